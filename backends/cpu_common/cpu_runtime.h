@@ -1,0 +1,62 @@
+/*
+ * cpu_runtime.h - memory, streams and events shared by every CPU backend (ref, openblas, onednn).
+ *
+ * On a CPU device "device memory" is host memory (64-byte aligned), a stream executes
+ * synchronously in the calling thread and an event records the monotonic clock. Each function
+ * has the signature of its slot in kmux_backend_ops, so a CPU backend fills its table with them.
+ */
+#ifndef KMUX_CPU_RUNTIME_H
+#define KMUX_CPU_RUNTIME_H
+
+#include "kmux_backend.h"
+
+/** Every CPU backend's state struct STARTS with this header, so that the shared slots below can
+ *  read the host services and the thread count from any CPU backend's state pointer. */
+typedef struct kmux_cpu_state_header {
+    const kmux_backend_host *host;
+    int num_threads; /**< >= 1 */
+} kmux_cpu_state_header;
+
+kmux_status kmux_cpu_mem_alloc(void *state, int device, size_t bytes, void **ptr);
+kmux_status kmux_cpu_mem_free(void *state, int device, void *ptr);
+kmux_status kmux_cpu_stream_create(void *state, int device, void *native, int own, void **stream);
+kmux_status kmux_cpu_stream_destroy(void *state, void *stream);
+kmux_status kmux_cpu_stream_synchronize(void *state, void *stream);
+kmux_status kmux_cpu_mem_copy(void *state, void *stream, void *dst, const void *src, size_t bytes,
+                              kmux_memcpy_kind kind);
+kmux_status kmux_cpu_mem_set(void *state, void *stream, void *dst, int value, size_t bytes);
+kmux_status kmux_cpu_event_create(void *state, int device, void **event);
+kmux_status kmux_cpu_event_destroy(void *state, void *event);
+kmux_status kmux_cpu_event_record(void *state, void *event, void *stream);
+kmux_status kmux_cpu_event_synchronize(void *state, void *event);
+kmux_status kmux_cpu_event_elapsed_ms(void *state, void *start, void *end, float *ms);
+
+/* Mixed-precision slots on the vectorised kernels of kernels/cpu (backends/cpu_common/cpu_amp.c),
+ * used by cpu:openblas and cpu:onednn (ref has its own scalar oracle). */
+kmux_status kmux_cpu_op_cast(void *state, void *stream, int64_t n, const void *src,
+                             kmux_dtype src_type, void *dst, kmux_dtype dst_type,
+                             const kmux_cast_options *opts);
+kmux_status kmux_cpu_op_amax(void *state, void *stream, int64_t n, const void *x, kmux_dtype type,
+                             float *amax);
+kmux_status kmux_cpu_op_unscale_check_finite(void *state, void *stream, int64_t count,
+                                             void *const *tensors, const int64_t *sizes,
+                                             const kmux_dtype *types, const float *inv_scale,
+                                             float *found_inf);
+kmux_status kmux_cpu_op_loss_scale_update(void *state, void *stream, float *scale,
+                                          int32_t *growth_tracker, const float *found_inf,
+                                          double growth_factor, double backoff_factor,
+                                          int64_t growth_interval);
+kmux_status kmux_cpu_op_fp8_scale_update(void *state, void *stream, const float *amax_history,
+                                         int64_t history_len, kmux_dtype fp8_type, float margin,
+                                         float *scale);
+
+/** Fills the host part of a CPU device's properties: vendor and model name (/proc/cpuinfo),
+ *  arch ("avx512_core", "avx2", "sse4.2", "generic" from run-time CPU detection), physical
+ *  memory, cores (num_threads), nominal max clock, peak f64/f32 FLOP/s from cores x SIMD lanes x
+ *  2 FMA pipes x 2 x clock. id, backend, library_version and dtype_support are the caller's. */
+void kmux_cpu_fill_host_props(kmux_device_props *props, int num_threads);
+
+/** Monotonic clock in seconds. */
+double kmux_cpu_now_s(void);
+
+#endif

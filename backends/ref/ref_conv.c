@@ -1,0 +1,157 @@
+/*
+ * ref_conv.c - reference 2-D convolution (cross-correlation), the three directions of kmux.h:
+ *   FWD          y  = alpha * conv(x, w)    + beta * y
+ *   BWD_DATA     dx = alpha * conv^T(dy, w) + beta * dx
+ *   BWD_WEIGHTS  dw = alpha * corr(x, dy)   + beta * dw
+ *
+ * The two inputs of the direction are decoded exactly to double. One loop nest walks the
+ * forward index space (n, k, p, q, c, r, s) and, for each tap inside the (padded) input,
+ * accumulates the product of the two inputs into a double copy of the output: y[n,k,p,q] for FWD,
+ * x[n,c,h,w] for BWD_DATA, w[k,c,r,s] for BWD_WEIGHTS. The three directions are therefore
+ * exact adjoints of each other (up to the order of the double sums). The output is then
+ * alpha * acc (+ beta * output when beta != 0, otherwise not read), rounded once (RNE).
+ */
+#include "ref_internal.h"
+#include "ref_dtype.h"
+
+#include <stdlib.h>
+
+kmux_status kmux_ref_conv2d_plan_create(void *state, int device, const kmux_conv2d_desc *desc,
+                                        const kmux_plan_prefs *prefs, void **plan) {
+    ref_plan *p = calloc(1, sizeof *p);
+    if (!p) return kmux_ref_oom(state, "kmux_conv2d_plan_create", sizeof *p);
+    p->kind = REF_PLAN_CONV2D;
+    p->cv = *desc;
+    *plan = p;
+    return KMUX_OK;
+}
+
+/* Shape of a convolution with the output size and the index functions of its layout. */
+typedef struct ref_cv_shape {
+    const kmux_conv2d_desc *d;
+    int64_t p, q, cg; /* output height, width; input channels per group */
+} ref_cv_shape;
+
+static int64_t ref_x_at(const ref_cv_shape *s, int64_t n, int64_t c, int64_t h, int64_t w) {
+    const kmux_conv2d_desc *d = s->d;
+    return d->layout == KMUX_NCHW ? ((n * d->c + c) * d->h + h) * d->w + w
+                                  : ((n * d->h + h) * d->w + w) * d->c + c;
+}
+
+/* c is the channel within the group (0 <= c < C / groups). */
+static int64_t ref_w_at(const ref_cv_shape *s, int64_t k, int64_t c, int64_t r, int64_t t) {
+    const kmux_conv2d_desc *d = s->d;
+    return d->layout == KMUX_NCHW ? ((k * s->cg + c) * d->r + r) * d->s + t
+                                  : ((k * d->r + r) * d->s + t) * s->cg + c;
+}
+
+static int64_t ref_y_at(const ref_cv_shape *s, int64_t n, int64_t k, int64_t p, int64_t q) {
+    const kmux_conv2d_desc *d = s->d;
+    return d->layout == KMUX_NCHW ? ((n * d->k + k) * s->p + p) * s->q + q
+                                  : ((n * s->p + p) * s->q + q) * d->k + k;
+}
+
+/* Decodes n elements of src into dst. */
+static void ref_decode(double *dst, const void *src, kmux_dtype t, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = kmux_ref_load(src, t, i);
+}
+
+/* Tensors as double: X, W, Y hold the inputs of the direction; acc the output being summed. */
+typedef struct ref_cv_bufs {
+    const double *x, *w, *y;
+    double *acc;
+} ref_cv_bufs;
+
+/* All taps of output pixel (n, k, p, q). */
+static void ref_cv_pixel(const ref_cv_shape *s, const ref_cv_bufs *b, int64_t n, int64_t k,
+                         int64_t p, int64_t q) {
+    const kmux_conv2d_desc *d = s->d;
+    int64_t c0 = k / (d->k / d->groups) * s->cg; /* first input channel of k's group */
+    int64_t yi = ref_y_at(s, n, k, p, q);
+    for (int64_t c = 0; c < s->cg; c++)
+        for (int64_t r = 0; r < d->r; r++) {
+            int64_t h = p * d->stride_h - d->pad_top + r * d->dilation_h;
+            if (h < 0 || h >= d->h) continue;
+            for (int64_t t = 0; t < d->s; t++) {
+                int64_t w = q * d->stride_w - d->pad_left + t * d->dilation_w;
+                if (w < 0 || w >= d->w) continue;
+                int64_t xi = ref_x_at(s, n, c0 + c, h, w);
+                int64_t wi = ref_w_at(s, k, c, r, t);
+                switch (d->direction) {
+                case KMUX_CONV_FWD:
+                    b->acc[yi] += b->x[xi] * b->w[wi];
+                    break;
+                case KMUX_CONV_BWD_DATA:
+                    b->acc[xi] += b->y[yi] * b->w[wi];
+                    break;
+                default:
+                    b->acc[wi] += b->x[xi] * b->y[yi];
+                    break;
+                }
+            }
+        }
+}
+
+kmux_status kmux_ref_conv2d_execute(void *state, void *plan, void *stream,
+                                    const kmux_conv2d_args *args) {
+    const kmux_conv2d_desc *d = &((const ref_plan *)plan)->cv;
+    ref_cv_shape s = {d, 0, 0, d->c / d->groups};
+    s.p = (d->h + d->pad_top + d->pad_bottom - ((d->r - 1) * d->dilation_h + 1)) / d->stride_h + 1;
+    s.q = (d->w + d->pad_left + d->pad_right - ((d->s - 1) * d->dilation_w + 1)) / d->stride_w + 1;
+    int64_t nx = d->n * d->c * d->h * d->w, nw = d->k * s.cg * d->r * d->s;
+    int64_t ny = d->n * d->k * s.p * s.q;
+
+    /* One block: the three tensors as double (the output's slot is the accumulator). */
+    size_t bytes = (size_t)(nx + nw + ny) * sizeof(double);
+    double *mem = calloc((size_t)(nx + nw + ny), sizeof(double));
+    if (!mem) return kmux_ref_oom(state, "kmux_conv2d_execute", bytes);
+    double *dx = mem, *dw = mem + nx, *dy = mem + nx + nw;
+    void *out = NULL;
+    kmux_dtype out_type = d->y_type;
+    int64_t n_out = 0;
+    double *acc = NULL;
+    switch (d->direction) {
+    case KMUX_CONV_FWD:
+        ref_decode(dx, args->x, d->x_type, nx);
+        ref_decode(dw, args->w, d->w_type, nw);
+        out = args->y;
+        out_type = d->y_type;
+        n_out = ny;
+        acc = dy;
+        break;
+    case KMUX_CONV_BWD_DATA:
+        ref_decode(dw, args->w, d->w_type, nw);
+        ref_decode(dy, args->y, d->y_type, ny);
+        out = args->x;
+        out_type = d->x_type;
+        n_out = nx;
+        acc = dx;
+        break;
+    default:
+        ref_decode(dx, args->x, d->x_type, nx);
+        ref_decode(dy, args->y, d->y_type, ny);
+        out = args->w;
+        out_type = d->w_type;
+        n_out = nw;
+        acc = dw;
+        break;
+    }
+    ref_cv_bufs b = {dx, dw, dy, acc};
+    for (int64_t n = 0; n < d->n; n++)
+        for (int64_t k = 0; k < d->k; k++)
+            for (int64_t p = 0; p < s.p; p++)
+                for (int64_t q = 0; q < s.q; q++)
+                    ref_cv_pixel(&s, &b, n, k, p, q);
+
+    int f64 = d->compute_type == KMUX_COMPUTE_F64;
+    double alpha = f64 ? *(const double *)args->alpha : (double)*(const float *)args->alpha;
+    double beta = f64 ? *(const double *)args->beta : (double)*(const float *)args->beta;
+    for (int64_t i = 0; i < n_out; i++) {
+        double v = alpha * acc[i];
+        if (beta != 0.0) v += beta * kmux_ref_load(out, out_type, i);
+        kmux_ref_store(out, out_type, i, v, 0);
+    }
+    free(mem);
+    return KMUX_OK;
+}

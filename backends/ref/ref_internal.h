@@ -1,0 +1,64 @@
+/*
+ * ref_internal.h - state and plan of the reference backend, shared by its source files.
+ */
+#ifndef KMUX_REF_INTERNAL_H
+#define KMUX_REF_INTERNAL_H
+
+#include "cpu_runtime.h"
+
+/** Backend state: one per context. Starts with the CPU header (host services, threads). */
+typedef struct ref_state {
+    kmux_cpu_state_header hdr;
+} ref_state;
+
+typedef enum ref_plan_kind { REF_PLAN_MATMUL = 1, REF_PLAN_CONV2D = 2 } ref_plan_kind;
+
+/** A plan only keeps a copy of the validated description: ref has one implementation. */
+typedef struct ref_plan {
+    ref_plan_kind kind;
+    kmux_matmul_desc mm; /**< REF_PLAN_MATMUL */
+    kmux_conv2d_desc cv; /**< REF_PLAN_CONV2D */
+} ref_plan;
+
+/** Reports an allocation failure of `bytes` in function `fn` through host->set_error. */
+kmux_status kmux_ref_oom(void *state, const char *fn, size_t bytes);
+
+/* ---- GEMM (ref_gemm.c); slots of kmux_backend_ops ---- */
+kmux_status kmux_ref_matmul_plan_create(void *state, int device, const kmux_matmul_desc *desc,
+                                        const kmux_plan_prefs *prefs, void **plan);
+/** D = act(a_scale * b_scale * alpha * op(A) op(B) + beta * C + bias) * d_scale, per batch
+ *  matrix, accumulated in double (int64 for I32 compute), rounded once to c_type. */
+kmux_status kmux_ref_matmul_execute(void *state, void *plan, void *stream,
+                                    const kmux_matmul_args *args);
+
+/* ---- convolution (ref_conv.c) ---- */
+kmux_status kmux_ref_conv2d_plan_create(void *state, int device, const kmux_conv2d_desc *desc,
+                                        const kmux_plan_prefs *prefs, void **plan);
+/** Direct loops over the forward index space, accumulating in double into a scratch copy of
+ *  the output of the direction, then output = alpha * acc + beta * output. */
+kmux_status kmux_ref_conv2d_execute(void *state, void *plan, void *stream,
+                                    const kmux_conv2d_args *args);
+
+/* ---- plans (ref_backend.c) ---- */
+kmux_status kmux_ref_plan_info(void *state, void *plan, kmux_plan_info *info);
+void kmux_ref_plan_destroy(void *state, void *plan);
+
+/* ---- mixed precision (ref_amp.c), semantics of kmux.h; scalars are host memory ---- */
+kmux_status kmux_ref_cast(void *state, void *stream, int64_t n, const void *src,
+                          kmux_dtype src_type, void *dst, kmux_dtype dst_type,
+                          const kmux_cast_options *opts);
+kmux_status kmux_ref_amax(void *state, void *stream, int64_t n, const void *x, kmux_dtype type,
+                          float *amax);
+kmux_status kmux_ref_unscale_check_finite(void *state, void *stream, int64_t count,
+                                          void *const *tensors, const int64_t *sizes,
+                                          const kmux_dtype *types, const float *inv_scale,
+                                          float *found_inf);
+kmux_status kmux_ref_loss_scale_update(void *state, void *stream, float *scale,
+                                       int32_t *growth_tracker, const float *found_inf,
+                                       double growth_factor, double backoff_factor,
+                                       int64_t growth_interval);
+kmux_status kmux_ref_fp8_scale_update(void *state, void *stream, const float *amax_history,
+                                      int64_t history_len, kmux_dtype fp8_type, float margin,
+                                      float *scale);
+
+#endif

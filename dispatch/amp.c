@@ -1,0 +1,168 @@
+/*
+ * amp.c - mixed-precision utilities: validation, then the stream's backend.
+ */
+#include <math.h>
+
+#include "validate.h"
+
+#define INVALID(...) kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, __VA_ARGS__)
+
+static kmux_status need_slot(const char *fn, const kmux_stream *s, int present) {
+    if (!present)
+        return kmux_set_error(KMUX_ERR_UNSUPPORTED, "%s: backend %s (%s) does not implement it", fn,
+                              s->dev->backend->name, s->dev->props.id);
+    return KMUX_OK;
+}
+
+static kmux_status done(kmux_status st, const char *fn, const kmux_stream *s) {
+    if (st != KMUX_OK && kmux_last_error()[0] == '\0')
+        kmux_set_error(st, "%s: backend %s on %s returned %s", fn, s->dev->backend->name,
+                       s->dev->props.id, kmux_status_str(st));
+    return st;
+}
+
+#define OPS(s) ((s)->dev->backend->ops)
+#define STATE(s) ((s)->dev->backend->state)
+
+static int castable(kmux_dtype t) {
+    return kmux_dtype_is_float(t);
+}
+
+kmux_status kmux_cast(kmux_stream *stream, int64_t n, const void *src, kmux_dtype src_type,
+                      void *dst, kmux_dtype dst_type, const kmux_cast_options *opts) {
+    kmux_clear_error();
+    const char *fn = "kmux_cast";
+    if (!stream) return INVALID("%s: stream is NULL", fn);
+    if (n < 0) return INVALID("%s: n = %lld is negative", fn, (long long)n);
+    if (!kmux_dtype_valid(src_type) || !castable(src_type))
+        return INVALID("%s: src_type = %s (%d) is not a floating-point kmux_dtype", fn,
+                       kmux_dtype_name(src_type), (int)src_type);
+    if (!kmux_dtype_valid(dst_type) || !castable(dst_type))
+        return INVALID("%s: dst_type = %s (%d) is not a floating-point kmux_dtype", fn,
+                       kmux_dtype_name(dst_type), (int)dst_type);
+    kmux_cast_options o = KMUX_CAST_OPTIONS_INIT;
+    if (opts) {
+        if (opts->struct_size < sizeof o)
+            return INVALID("%s: opts->struct_size = %zu, expected %zu (use KMUX_CAST_OPTIONS_INIT)",
+                           fn, opts->struct_size, sizeof o);
+        o = *opts;
+    }
+    if (o.saturate != 0 && o.saturate != 1)
+        return INVALID("%s: opts->saturate = %d must be 0 or 1", fn, o.saturate);
+    size_t sb, db;
+    if (!kmux_bytes_of(n, src_type, &sb) || !kmux_bytes_of(n, dst_type, &db))
+        return INVALID("%s: n = %lld elements overflow the address space", fn, (long long)n);
+    if (n > 0 && (!src || !dst))
+        return INVALID("%s: %s is NULL with n = %lld", fn, !src ? "src" : "dst", (long long)n);
+    if (n > 0) {
+        const char *s0 = src, *d0 = dst;
+        if (s0 < d0 + db && d0 < s0 + sb) return INVALID("%s: src and dst overlap", fn);
+    }
+    kmux_status st = need_slot(fn, stream, OPS(stream)->cast != NULL);
+    if (st != KMUX_OK) return st;
+    if (n == 0 && !o.amax) return KMUX_OK;
+    return done(
+        OPS(stream)->cast(STATE(stream), stream->native, n, src, src_type, dst, dst_type, &o), fn,
+        stream);
+}
+
+kmux_status kmux_amax(kmux_stream *stream, int64_t n, const void *x, kmux_dtype type, float *amax) {
+    kmux_clear_error();
+    const char *fn = "kmux_amax";
+    if (!stream) return INVALID("%s: stream is NULL", fn);
+    if (!amax) return INVALID("%s: amax is NULL", fn);
+    if (n < 0) return INVALID("%s: n = %lld is negative", fn, (long long)n);
+    if (!kmux_dtype_valid(type) || !kmux_dtype_is_float(type))
+        return INVALID("%s: type = %s (%d) is not a floating-point kmux_dtype", fn,
+                       kmux_dtype_name(type), (int)type);
+    size_t b;
+    if (!kmux_bytes_of(n, type, &b)) return INVALID("%s: n = %lld overflows", fn, (long long)n);
+    if (n > 0 && !x) return INVALID("%s: x is NULL with n = %lld", fn, (long long)n);
+    kmux_status st = need_slot(fn, stream, OPS(stream)->amax != NULL);
+    if (st != KMUX_OK) return st;
+    return done(OPS(stream)->amax(STATE(stream), stream->native, n, x, type, amax), fn, stream);
+}
+
+kmux_status kmux_unscale_check_finite(kmux_stream *stream, int64_t count, void *const *tensors,
+                                      const int64_t *sizes, const kmux_dtype *types,
+                                      const float *inv_scale, float *found_inf) {
+    kmux_clear_error();
+    const char *fn = "kmux_unscale_check_finite";
+    if (!stream) return INVALID("%s: stream is NULL", fn);
+    if (count < 0) return INVALID("%s: count = %lld is negative", fn, (long long)count);
+    if (!inv_scale) return INVALID("%s: inv_scale is NULL", fn);
+    if (!found_inf) return INVALID("%s: found_inf is NULL", fn);
+    if (count > 0 && (!tensors || !sizes || !types))
+        return INVALID("%s: %s is NULL with count = %lld", fn,
+                       !tensors ? "tensors"
+                       : !sizes ? "sizes"
+                                : "types",
+                       (long long)count);
+    for (int64_t i = 0; i < count; i++) {
+        kmux_dtype t = types[i];
+        if (t != KMUX_F32 && t != KMUX_F16 && t != KMUX_BF16 && t != KMUX_F64)
+            return INVALID("%s: types[%lld] = %s (%d) is not f32, f16, bf16 or f64", fn,
+                           (long long)i, kmux_dtype_name(t), (int)t);
+        size_t b;
+        if (sizes[i] < 0 || !kmux_bytes_of(sizes[i], t, &b))
+            return INVALID("%s: sizes[%lld] = %lld is negative or overflows", fn, (long long)i,
+                           (long long)sizes[i]);
+        if (sizes[i] > 0 && !tensors[i])
+            return INVALID("%s: tensors[%lld] is NULL with sizes[%lld] = %lld", fn, (long long)i,
+                           (long long)i, (long long)sizes[i]);
+    }
+    kmux_status st = need_slot(fn, stream, OPS(stream)->unscale_check_finite != NULL);
+    if (st != KMUX_OK) return st;
+    return done(OPS(stream)->unscale_check_finite(STATE(stream), stream->native, count, tensors,
+                                                  sizes, types, inv_scale, found_inf),
+                fn, stream);
+}
+
+kmux_status kmux_loss_scale_update(kmux_stream *stream, float *scale, int32_t *growth_tracker,
+                                   const float *found_inf, double growth_factor,
+                                   double backoff_factor, int64_t growth_interval) {
+    kmux_clear_error();
+    const char *fn = "kmux_loss_scale_update";
+    if (!stream || !scale || !growth_tracker || !found_inf)
+        return INVALID("%s: %s is NULL", fn,
+                       !stream           ? "stream"
+                       : !scale          ? "scale"
+                       : !growth_tracker ? "growth_tracker"
+                                         : "found_inf");
+    if (!(growth_factor > 1.0) || !isfinite(growth_factor))
+        return INVALID("%s: growth_factor = %g must be finite and > 1", fn, growth_factor);
+    if (!(backoff_factor > 0.0 && backoff_factor < 1.0))
+        return INVALID("%s: backoff_factor = %g must be in (0, 1)", fn, backoff_factor);
+    if (growth_interval < 1 || growth_interval > INT32_MAX)
+        return INVALID("%s: growth_interval = %lld must be in [1, 2^31-1]", fn,
+                       (long long)growth_interval);
+    kmux_status st = need_slot(fn, stream, OPS(stream)->loss_scale_update != NULL);
+    if (st != KMUX_OK) return st;
+    return done(OPS(stream)->loss_scale_update(STATE(stream), stream->native, scale, growth_tracker,
+                                               found_inf, growth_factor, backoff_factor,
+                                               growth_interval),
+                fn, stream);
+}
+
+kmux_status kmux_fp8_scale_update(kmux_stream *stream, const float *amax_history,
+                                  int64_t history_len, kmux_dtype fp8_type, float margin,
+                                  float *scale) {
+    kmux_clear_error();
+    const char *fn = "kmux_fp8_scale_update";
+    if (!stream || !amax_history || !scale)
+        return INVALID("%s: %s is NULL", fn,
+                       !stream         ? "stream"
+                       : !amax_history ? "amax_history"
+                                       : "scale");
+    if (history_len < 1)
+        return INVALID("%s: history_len = %lld must be >= 1", fn, (long long)history_len);
+    if (!kmux_dtype_is_fp8(fp8_type))
+        return INVALID("%s: fp8_type = %s (%d) is not an fp8 format", fn, kmux_dtype_name(fp8_type),
+                       (int)fp8_type);
+    if (!isfinite(margin)) return INVALID("%s: margin = %g is not finite", fn, (double)margin);
+    kmux_status st = need_slot(fn, stream, OPS(stream)->fp8_scale_update != NULL);
+    if (st != KMUX_OK) return st;
+    return done(OPS(stream)->fp8_scale_update(STATE(stream), stream->native, amax_history,
+                                              history_len, fp8_type, margin, scale),
+                fn, stream);
+}

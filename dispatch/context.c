@@ -1,0 +1,258 @@
+/*
+ * context.c - contexts, backend listing and device lookup.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Reads an integer environment variable; returns dflt when unset or not a number. */
+static int env_int(const char *name, int dflt) {
+    const char *v = getenv(name);
+    if (!v || !*v) return dflt;
+    char *end = NULL;
+    long x = strtol(v, &end, 10);
+    if (*end != '\0' || x < 0 || x > 1 << 20) return dflt;
+    return (int)x;
+}
+
+static void resolve_options(const kmux_context_options *opt, kmux_context_options *out) {
+    kmux_context_options d = KMUX_CONTEXT_OPTIONS_INIT;
+    if (opt) {
+        /* Fields beyond the caller's struct_size keep their defaults (older callers). */
+        size_t n = opt->struct_size < sizeof d ? opt->struct_size : sizeof d;
+        memcpy(&d, opt, n);
+        d.struct_size = sizeof d;
+    }
+    if (!d.backend_path) d.backend_path = getenv("KMUX_BACKEND_PATH");
+    if (!d.backends) d.backends = getenv("KMUX_BACKENDS");
+    if (!d.default_device) d.default_device = getenv("KMUX_DEVICE");
+    if (d.num_threads == 0) d.num_threads = env_int("KMUX_NUM_THREADS", 0);
+    if (d.num_threads == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        d.num_threads = n > 0 ? (int)n : 1;
+    }
+    if (d.verbose < 0) d.verbose = env_int("KMUX_VERBOSE", 0);
+    if (d.plan_cache_capacity == 0) d.plan_cache_capacity = 256;
+    *out = d;
+}
+
+kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **ctx) {
+    kmux_clear_error();
+    if (!ctx) return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_context_create: ctx is NULL");
+    if (opt && opt->struct_size < offsetof(kmux_context_options, backend_path) + sizeof(char *))
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "kmux_context_create: opt->struct_size = %zu is too small (use "
+                              "KMUX_CONTEXT_OPTIONS_INIT)",
+                              opt->struct_size);
+    kmux_context_options o;
+    resolve_options(opt, &o);
+    if (o.num_threads < 1 || o.num_threads > 4096)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "kmux_context_create: num_threads = %d is out of range [1, 4096]",
+                              o.num_threads);
+    if (o.verbose > 9 || o.plan_cache_capacity < -1)
+        return kmux_set_error(
+            KMUX_ERR_INVALID_ARGUMENT,
+            "kmux_context_create: verbose = %d or plan_cache_capacity = %d is out "
+            "of range",
+            o.verbose, o.plan_cache_capacity);
+
+    kmux_context *c = calloc(1, sizeof *c);
+    if (!c) return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_context_create: out of memory");
+    c->num_threads = o.num_threads;
+    c->verbose = o.verbose;
+    kmux_verbose_raise(o.verbose);
+    snprintf(c->default_device, sizeof c->default_device, "%s",
+             o.default_device ? o.default_device : "");
+
+    kmux_status st = kmux_plan_cache_create(o.plan_cache_capacity, &c->plan_cache);
+    if (st == KMUX_OK) st = kmux_load_backends(c, o.backend_path, o.backends);
+    if (st != KMUX_OK) {
+        kmux_context_destroy(c);
+        return st;
+    }
+
+    int total = 0;
+    for (int i = 0; i < c->backend_count; i++)
+        if (c->backends[i].available) total += c->backends[i].device_count;
+    c->devices = calloc((size_t)(total > 0 ? total : 1), sizeof *c->devices);
+    if (!c->devices) {
+        kmux_context_destroy(c);
+        return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_context_create: out of memory");
+    }
+    for (int i = 0; i < c->backend_count; i++) {
+        kmux_backend_instance *b = &c->backends[i];
+        if (!b->available) continue;
+        int usable = 0;
+        for (int d = 0; d < b->device_count; d++) {
+            kmux_device *dev = calloc(1, sizeof *dev);
+            if (!dev) {
+                kmux_context_destroy(c);
+                return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_context_create: out of memory");
+            }
+            dev->ctx = c;
+            dev->backend = b;
+            dev->index = d;
+            kmux_clear_error();
+            st = b->ops->device_props(b->state, d, &dev->props);
+            if (st != KMUX_OK) {
+                kmux_trace(2, "load,%s,device %d,unusable: %s", b->name, d, kmux_last_error());
+                free(dev);
+                continue;
+            }
+            dev->props.id[sizeof dev->props.id - 1] = '\0';
+            kmux_trace(2, "load,%s,device,%s,%s", b->name, dev->props.id, dev->props.name);
+            c->devices[c->device_count++] = dev;
+            usable++;
+        }
+        if (usable == 0) {
+            b->available = 0;
+            snprintf(b->reason, sizeof b->reason, "no device could be queried: %s",
+                     kmux_last_error());
+        }
+        b->device_count = usable;
+    }
+    kmux_clear_error();
+    *ctx = c;
+    return KMUX_OK;
+}
+
+kmux_status kmux_context_destroy(kmux_context *ctx) {
+    kmux_clear_error();
+    if (!ctx) return KMUX_OK;
+    /* Plans first: they belong to plugins that are unloaded below. */
+    kmux_plan_cache_destroy(ctx->plan_cache);
+    for (int i = 0; i < ctx->device_count; i++)
+        free(ctx->devices[i]);
+    free(ctx->devices);
+    kmux_unload_backends(ctx);
+    free(ctx);
+    return KMUX_OK;
+}
+
+kmux_status kmux_backend_count(const kmux_context *ctx, int *count) {
+    kmux_clear_error();
+    if (!ctx || !count)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_backend_count: %s is NULL",
+                              !ctx ? "ctx" : "count");
+    *count = ctx->backend_count;
+    return KMUX_OK;
+}
+
+kmux_status kmux_backend_info_get(const kmux_context *ctx, int i, kmux_backend_info *info) {
+    kmux_clear_error();
+    if (!ctx || !info)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_backend_info_get: %s is NULL",
+                              !ctx ? "ctx" : "info");
+    if (i < 0 || i >= ctx->backend_count)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "kmux_backend_info_get: i = %d is out of range [0, %d)", i,
+                              ctx->backend_count);
+    const kmux_backend_instance *b = &ctx->backends[i];
+    info->name = b->name;
+    info->version = b->version;
+    info->path = b->path;
+    info->available = b->available;
+    info->reason = b->reason;
+    info->device_count = b->available ? b->device_count : 0;
+    return KMUX_OK;
+}
+
+kmux_status kmux_device_count(const kmux_context *ctx, int *count) {
+    kmux_clear_error();
+    if (!ctx || !count)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_device_count: %s is NULL",
+                              !ctx ? "ctx" : "count");
+    *count = ctx->device_count;
+    return KMUX_OK;
+}
+
+kmux_status kmux_device_get(const kmux_context *ctx, int i, kmux_device **dev) {
+    kmux_clear_error();
+    if (!ctx || !dev)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_device_get: %s is NULL",
+                              !ctx ? "ctx" : "dev");
+    if (i < 0 || i >= ctx->device_count)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "kmux_device_get: i = %d is out of range [0, %d)", i,
+                              ctx->device_count);
+    *dev = ctx->devices[i];
+    return KMUX_OK;
+}
+
+static kmux_device *lookup(const kmux_context *ctx, const char *id) {
+    for (int i = 0; i < ctx->device_count; i++) {
+        kmux_device *d = ctx->devices[i];
+        if (strcmp(d->props.id, id) == 0) return d;
+        /* "cuda" means "cuda:0" */
+        if (strcmp(d->props.backend, id) == 0 && d->index == 0 && !d->props.is_host) return d;
+    }
+    return NULL;
+}
+
+kmux_status kmux_device_find(const kmux_context *ctx, const char *id, kmux_device **dev) {
+    kmux_clear_error();
+    if (!ctx || !id || !dev)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_device_find: %s is NULL",
+                              !ctx  ? "ctx"
+                              : !id ? "id"
+                                    : "dev");
+    kmux_device *d = NULL;
+    if (strcmp(id, "auto") == 0) {
+        if (ctx->default_device[0] && strcmp(ctx->default_device, "auto") != 0) {
+            d = lookup(ctx, ctx->default_device);
+            if (!d)
+                return kmux_set_error(KMUX_ERR_NOT_FOUND,
+                                      "kmux_device_find: \"auto\" resolves to the default device "
+                                      "\"%s\" (KMUX_DEVICE), which is not available",
+                                      ctx->default_device);
+        }
+        for (int i = 0; !d && i < ctx->device_count; i++)
+            if (!ctx->devices[i]->props.is_host) d = ctx->devices[i];
+        if (!d) d = lookup(ctx, "cpu:onednn");
+        if (!d) d = lookup(ctx, "cpu:openblas");
+        if (!d) d = lookup(ctx, "ref");
+    } else {
+        d = lookup(ctx, id);
+    }
+    if (!d) {
+        /* Say why: the backend may exist but be unavailable. */
+        char backend[32];
+        const char *colon = strchr(id, ':');
+        size_t n = colon ? (size_t)(colon - id) : strlen(id);
+        if (n >= sizeof backend) n = sizeof backend - 1;
+        memcpy(backend, id, n);
+        backend[n] = '\0';
+        if (strcmp(backend, "cpu") == 0 && colon)
+            snprintf(backend, sizeof backend, "%s", colon + 1);
+        for (int i = 0; i < ctx->backend_count; i++) {
+            const kmux_backend_instance *b = &ctx->backends[i];
+            if (strcmp(b->name, backend) == 0 && !b->available)
+                return kmux_set_error(
+                    KMUX_ERR_NOT_FOUND,
+                    "kmux_device_find: device \"%s\": backend %s is unavailable: %s", id, b->name,
+                    b->reason);
+        }
+        return kmux_set_error(KMUX_ERR_NOT_FOUND,
+                              "kmux_device_find: no available device \"%s\" (kmux-info lists them)",
+                              id);
+    }
+    *dev = d;
+    return KMUX_OK;
+}
+
+kmux_status kmux_device_props_get(const kmux_device *dev, kmux_device_props *props) {
+    kmux_clear_error();
+    if (!dev || !props)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_device_props_get: %s is NULL",
+                              !dev ? "dev" : "props");
+    *props = dev->props;
+    return KMUX_OK;
+}
+
+const char *kmux_device_id(const kmux_device *dev) {
+    return dev ? dev->props.id : NULL;
+}

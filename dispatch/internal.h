@@ -1,0 +1,138 @@
+/*
+ * internal.h - the core's private types: context, backend instances, devices, streams, events,
+ * plans. Not installed; never seen by users or plugins.
+ */
+#ifndef KMUX_INTERNAL_H
+#define KMUX_INTERNAL_H
+
+#include <pthread.h>
+#include <stdarg.h>
+
+#include "kmux_backend.h"
+
+#define KMUX_REASON_MAX 512
+
+/* ---- errors (errors.c) ---- */
+
+/** Sets this thread's kmux_last_error (printf format) and returns status. */
+kmux_status kmux_set_error(kmux_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/** Clears this thread's message; every public entry point calls it first. */
+void kmux_clear_error(void);
+
+/* ---- verbose trace (verbose.c) ---- */
+
+/** Level of the process-wide trace: the largest level asked by any live context. */
+int kmux_verbose_level(void);
+void kmux_verbose_raise(int level);
+/** Writes "kmux_verbose,<fmt...>\n" to stderr in one write when level <= kmux_verbose_level(). */
+void kmux_trace(int level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---- backends and devices ---- */
+
+typedef struct kmux_backend_instance {
+    char name[32];   /**< from the table, or from the file name when not loaded */
+    char path[1024]; /**< file it came from, "(built in)" for ref */
+    char version[160];
+    char reason[KMUX_REASON_MAX]; /**< why unavailable; "" when available */
+    void *dl_handle;              /**< dlopen handle; NULL for ref and for rejected files */
+    const kmux_backend_ops *ops;  /**< NULL when the plugin was rejected */
+    void *state;                  /**< the plugin's state for this context */
+    int device_count;
+    int available;
+    kmux_backend_host host;
+} kmux_backend_instance;
+
+struct kmux_device {
+    kmux_context *ctx;
+    kmux_backend_instance *backend;
+    int index; /**< index within its backend */
+    kmux_device_props props;
+};
+
+struct kmux_stream {
+    kmux_device *dev;
+    void *native; /**< the backend's stream object */
+};
+
+struct kmux_event {
+    kmux_device *dev;
+    void *native;
+    int recorded;
+};
+
+typedef enum kmux_plan_kind { KMUX_PLAN_MATMUL = 1, KMUX_PLAN_CONV2D = 2 } kmux_plan_kind;
+
+struct kmux_plan {
+    kmux_device *dev;
+    kmux_plan_kind kind;
+    void *native;
+    union {
+        kmux_matmul_desc matmul;
+        kmux_conv2d_desc conv;
+    } desc;
+    pthread_mutex_t lock; /**< serialises plan_next_impl against plan_info */
+    int cached;           /**< owned by the plan cache: kmux_plan_destroy refuses it */
+};
+
+typedef struct kmux_plan_cache kmux_plan_cache;
+
+struct kmux_context {
+    kmux_backend_instance *backends;
+    int backend_count;
+    kmux_device **devices; /**< usable devices only */
+    int device_count;
+    char default_device[64];
+    int num_threads;
+    int verbose;
+    kmux_plan_cache *plan_cache;
+};
+
+/* ---- loader.c ---- */
+
+/** Finds, loads and probes every backend (ref first) into ctx->backends. Never fails because a
+ *  plugin is broken: such a plugin is recorded as unavailable with the reason. */
+kmux_status kmux_load_backends(kmux_context *ctx, const char *backend_path, const char *allow);
+/** Finalises and unloads every backend of ctx. */
+void kmux_unload_backends(kmux_context *ctx);
+
+/* ---- plan_cache.c ---- */
+
+kmux_status kmux_plan_cache_create(int capacity, kmux_plan_cache **cache);
+void kmux_plan_cache_destroy(kmux_plan_cache *cache);
+/** Returns the cached matmul plan for (dev, desc) or creates, caches and returns one. The plan
+ *  stays valid until the context is destroyed (evicted plans are kept alive while in use). */
+kmux_status kmux_plan_cache_get_matmul(kmux_plan_cache *cache, kmux_device *dev,
+                                       const kmux_matmul_desc *desc, kmux_plan **plan);
+/** Releases a plan obtained from kmux_plan_cache_get_matmul. */
+void kmux_plan_cache_release(kmux_plan_cache *cache, kmux_plan *plan);
+
+/* ---- plan.c ---- */
+
+/** Creates a matmul plan without validation (the caller validated desc). */
+kmux_status kmux_matmul_plan_create_unchecked(kmux_device *dev, const kmux_matmul_desc *desc,
+                                              const kmux_plan_prefs *prefs, kmux_plan **plan);
+/** Destroys any plan, cached or not. */
+void kmux_plan_free(kmux_plan *plan);
+/** Executes a validated matmul plan with validated args, with the KMUX_VERBOSE trace. */
+kmux_status kmux_matmul_execute_unchecked(kmux_plan *plan, kmux_stream *stream,
+                                          const kmux_matmul_args *args);
+
+/* ---- shared helpers ---- */
+
+/** The scale type of a compute type: KMUX_F64, KMUX_I32 or KMUX_F32 (as cublasGemmEx). */
+kmux_dtype kmux_scale_type(kmux_compute_type ct);
+/** 1 when the host scalar p (of the scale type of ct) is zero. */
+int kmux_scalar_is_zero(const void *p, kmux_compute_type ct);
+/** Formats a short dtype list / shape for traces and messages into buf. */
+void kmux_describe_matmul(const kmux_matmul_desc *d, char *buf, size_t size);
+void kmux_describe_conv(const kmux_conv2d_desc *d, char *buf, size_t size);
+
+#endif

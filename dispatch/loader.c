@@ -1,0 +1,286 @@
+/*
+ * loader.c - finds backend plugins, loads them, checks their ABI and probes their hardware.
+ *
+ * Search order (the first file found for a backend name wins, so a folder earlier in the list
+ * overrides an installed plugin):
+ *   1. the context's backend_path option, else $KMUX_BACKEND_PATH (':'-separated folders);
+ *   2. the folder of libkmux.so itself (found with dladdr), which is the build tree's lib/, and
+ *      its kmux/ subfolder, which is where an installed (possibly relocated) kmux keeps them;
+ *   3. <libdir>/kmux as configured at build time (KMUX_PLUGIN_DIR).
+ * A plugin is a file named libkmux-<name>.so exporting KMUX_BACKEND_ENTRY_SYMBOL. Anything that
+ * goes wrong with one plugin makes that backend "unavailable: <reason>", never a failure of the
+ * context. Rejected plugins are unloaded at once; accepted ones stay loaded until the context is
+ * destroyed, after every object made from them.
+ */
+#define _GNU_SOURCE /* dladdr */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/ref/ref_backend.h"
+#include "internal.h"
+
+#define KMUX_MAX_BACKENDS 32
+
+/* Slots every backend must fill; the op slots after them are optional. */
+static const char *missing_required_slot(const kmux_backend_ops *o) {
+#define REQ(slot)                                                                                  \
+    if (!o->slot) return #slot
+    REQ(init);
+    REQ(fini);
+    REQ(probe);
+    REQ(version);
+    REQ(device_props);
+    REQ(mem_alloc);
+    REQ(mem_free);
+    REQ(stream_create);
+    REQ(stream_destroy);
+    REQ(stream_synchronize);
+    REQ(mem_copy);
+    REQ(mem_set);
+    REQ(event_create);
+    REQ(event_destroy);
+    REQ(event_record);
+    REQ(event_synchronize);
+    REQ(event_elapsed_ms);
+#undef REQ
+    return NULL;
+}
+
+/* Each instance keeps its own full-size copy of the table: slots a plugin built against an
+ * older minor version does not have are NULL (= unsupported). */
+typedef struct ops_holder {
+    kmux_backend_ops ops;
+} ops_holder;
+
+static int name_allowed(const char *allow, const char *name) {
+    if (!allow || !*allow || strcmp(name, "ref") == 0) return 1;
+    size_t len = strlen(name);
+    for (const char *p = allow; *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        while (n && *p == ' ')
+            p++, n--;
+        while (n && p[n - 1] == ' ')
+            n--;
+        if (n == len && strncmp(p, name, len) == 0) return 1;
+        if (!end) break;
+        p = end + 1;
+    }
+    return 0;
+}
+
+static kmux_backend_instance *find_backend(kmux_context *ctx, const char *name) {
+    for (int i = 0; i < ctx->backend_count; i++)
+        if (strcmp(ctx->backends[i].name, name) == 0) return &ctx->backends[i];
+    return NULL;
+}
+
+static void set_reason(kmux_backend_instance *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void set_reason(kmux_backend_instance *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b->reason, sizeof b->reason, fmt, ap);
+    va_end(ap);
+    b->available = 0;
+}
+
+/* Initialises, probes and enumerates an accepted backend table. */
+static void start_backend(kmux_context *ctx, kmux_backend_instance *b,
+                          const kmux_backend_ops *raw) {
+    ops_holder *h = calloc(1, sizeof *h);
+    if (!h) {
+        set_reason(b, "out of memory");
+        return;
+    }
+    size_t n = raw->struct_size < sizeof h->ops ? raw->struct_size : sizeof h->ops;
+    memcpy(&h->ops, raw, n);
+    h->ops.struct_size = (uint32_t)sizeof h->ops;
+    b->ops = &h->ops;
+    snprintf(b->name, sizeof b->name, "%s", raw->name ? raw->name : "?");
+
+    const char *missing = missing_required_slot(b->ops);
+    if (missing) {
+        set_reason(b, "plugin table has no '%s' function", missing);
+        return;
+    }
+    b->host.struct_size = sizeof b->host;
+    b->host.set_error = kmux_set_error;
+    b->host.trace = kmux_trace;
+    b->host.verbose = ctx->verbose;
+    b->host.num_threads = ctx->num_threads;
+    kmux_clear_error();
+    kmux_status st = b->ops->init(&b->host, &b->state);
+    if (st != KMUX_OK) {
+        set_reason(b, "init failed: %s: %s", kmux_status_str(st), kmux_last_error());
+        b->state = NULL;
+        return;
+    }
+    const char *v = b->ops->version(b->state);
+    snprintf(b->version, sizeof b->version, "%s", v ? v : "");
+    int count = 0;
+    char reason[KMUX_REASON_MAX] = "";
+    st = b->ops->probe(b->state, &count, reason, sizeof reason);
+    if (st != KMUX_OK) {
+        set_reason(b, "probe failed: %s: %s", kmux_status_str(st),
+                   reason[0] ? reason : kmux_last_error());
+        return;
+    }
+    if (count <= 0) {
+        set_reason(b, "%s", reason[0] ? reason : "no device found");
+        return;
+    }
+    b->device_count = count;
+    b->available = 1;
+    b->reason[0] = '\0';
+}
+
+static void try_plugin_file(kmux_context *ctx, const char *dir, const char *file,
+                            const char *allow) {
+    /* libkmux-<name>.so */
+    size_t flen = strlen(file);
+    if (flen <= strlen("libkmux-.so") || strncmp(file, "libkmux-", 8) != 0 ||
+        strcmp(file + flen - 3, ".so") != 0)
+        return;
+    char name[32];
+    size_t nlen = flen - 8 - 3;
+    if (nlen >= sizeof name) return;
+    memcpy(name, file + 8, nlen);
+    name[nlen] = '\0';
+    char path[1024];
+    if (snprintf(path, sizeof path, "%s/%s", dir, file) >= (int)sizeof path) return;
+
+    kmux_backend_instance *seen = find_backend(ctx, name);
+    if (seen) {
+        kmux_trace(2, "load,%s,%s,skipped: already found at %s", name, path, seen->path);
+        return;
+    }
+    if (ctx->backend_count >= KMUX_MAX_BACKENDS) return;
+    kmux_backend_instance *b = &ctx->backends[ctx->backend_count++];
+    memset(b, 0, sizeof *b);
+    snprintf(b->name, sizeof b->name, "%s", name);
+    snprintf(b->path, sizeof b->path, "%s", path);
+
+    if (!name_allowed(allow, name)) {
+        set_reason(b, "not in the KMUX_BACKENDS allow-list (%s)", allow);
+        kmux_trace(2, "load,%s,%s,rejected: %s", name, path, b->reason);
+        return;
+    }
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        const char *e = dlerror();
+        set_reason(b, "cannot load %s: %s", path, e ? e : "unknown dlopen error");
+        kmux_trace(2, "load,%s,%s,rejected: %s", name, path, b->reason);
+        return;
+    }
+    kmux_backend_entry_fn entry = NULL;
+    void *sym = dlsym(handle, KMUX_BACKEND_ENTRY_SYMBOL);
+    memcpy(&entry, &sym, sizeof entry); /* object pointer -> function pointer, ISO C way */
+    const kmux_backend_ops *raw = entry ? entry() : NULL;
+    if (!entry || !raw) {
+        set_reason(b, "%s does not export a usable '%s'", path, KMUX_BACKEND_ENTRY_SYMBOL);
+    } else if (raw->struct_size < offsetof(kmux_backend_ops, init)) {
+        set_reason(b, "plugin table too small (%u bytes)", (unsigned)raw->struct_size);
+    } else if (raw->abi_major != KMUX_BACKEND_ABI_MAJOR) {
+        set_reason(
+            b, "plugin ABI %u.%u is incompatible with the core's ABI %d.%d (rebuild the plugin)",
+            (unsigned)raw->abi_major, (unsigned)raw->abi_minor, KMUX_BACKEND_ABI_MAJOR,
+            KMUX_BACKEND_ABI_MINOR);
+    } else {
+        b->dl_handle = handle;
+        start_backend(ctx, b, raw);
+        snprintf(b->path, sizeof b->path, "%s", path); /* start_backend keeps it, be explicit */
+        kmux_trace(2, "load,%s,%s,%s%s", b->name, path,
+                   b->available ? "available" : "unavailable: ", b->reason);
+        return;
+    }
+    kmux_trace(2, "load,%s,%s,rejected: %s", name, path, b->reason);
+    dlclose(handle);
+}
+
+static void scan_dir(kmux_context *ctx, const char *dir, const char *allow) {
+    DIR *d = opendir(dir);
+    if (!d) {
+        kmux_trace(2, "load,search,%s,folder not found (not an error)", dir);
+        return;
+    }
+    kmux_trace(2, "load,search,%s", dir);
+    /* Sorted so the order of backends (and devices) does not depend on the file system. */
+    char *names[256];
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < 256) {
+        if (strncmp(e->d_name, "libkmux-", 8) == 0) names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && names[j] && names[j - 1] && strcmp(names[j - 1], names[j]) > 0;
+             j--) {
+            char *t = names[j];
+            names[j] = names[j - 1];
+            names[j - 1] = t;
+        }
+    for (int i = 0; i < n; i++) {
+        if (names[i]) try_plugin_file(ctx, dir, names[i], allow);
+        free(names[i]);
+    }
+}
+
+static void scan_path_list(kmux_context *ctx, const char *list, const char *allow) {
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *dir = strtok_r(buf, ":", &save); dir; dir = strtok_r(NULL, ":", &save))
+        if (*dir) scan_dir(ctx, dir, allow);
+}
+
+kmux_status kmux_load_backends(kmux_context *ctx, const char *backend_path, const char *allow) {
+    ctx->backends = calloc(KMUX_MAX_BACKENDS, sizeof *ctx->backends);
+    if (!ctx->backends)
+        return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_context_create: out of memory");
+
+    kmux_backend_instance *ref = &ctx->backends[ctx->backend_count++];
+    snprintf(ref->path, sizeof ref->path, "(built in)");
+    start_backend(ctx, ref, kmux_ref_backend_ops());
+    snprintf(ref->path, sizeof ref->path, "(built in)");
+
+    if (backend_path && *backend_path) scan_path_list(ctx, backend_path, allow);
+
+    Dl_info info;
+    if (dladdr((void *)(uintptr_t)&kmux_load_backends, &info) && info.dli_fname) {
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%s", info.dli_fname);
+        char *slash = strrchr(dir, '/');
+        if (slash) {
+            *slash = '\0';
+            scan_dir(ctx, dir, allow);
+            size_t len = strlen(dir);
+            if (len + 5 < sizeof dir) {
+                memcpy(dir + len, "/kmux", 6);
+                scan_dir(ctx, dir, allow);
+            }
+        }
+    }
+    scan_dir(ctx, KMUX_PLUGIN_DIR, allow);
+    return KMUX_OK;
+}
+
+void kmux_unload_backends(kmux_context *ctx) {
+    if (!ctx->backends) return;
+    for (int i = ctx->backend_count - 1; i >= 0; i--) {
+        kmux_backend_instance *b = &ctx->backends[i];
+        if (b->ops && b->state) b->ops->fini(b->state);
+        if (b->ops) free((ops_holder *)(void *)b->ops);
+        if (b->dl_handle) dlclose(b->dl_handle);
+    }
+    free(ctx->backends);
+    ctx->backends = NULL;
+    ctx->backend_count = 0;
+}

@@ -1,0 +1,193 @@
+/*
+ * memory.c - device memory, streams and events: argument checks, then the backend's slot.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+#define OPS(dev) ((dev)->backend->ops)
+#define STATE(dev) ((dev)->backend->state)
+
+/* Backends set their own message on failure; make sure there always is one. */
+static kmux_status checked(kmux_status st, const char *fn, const kmux_device *dev) {
+    if (st != KMUX_OK && kmux_last_error()[0] == '\0')
+        kmux_set_error(st, "%s: backend %s failed on %s with %s", fn, dev->backend->name,
+                       dev->props.id, kmux_status_str(st));
+    return st;
+}
+
+kmux_status kmux_malloc(kmux_device *dev, size_t bytes, void **ptr) {
+    kmux_clear_error();
+    if (!dev || !ptr)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_malloc: %s is NULL",
+                              !dev ? "dev" : "ptr");
+    if (bytes == 0) {
+        *ptr = NULL;
+        return KMUX_OK;
+    }
+    return checked(OPS(dev)->mem_alloc(STATE(dev), dev->index, bytes, ptr), "kmux_malloc", dev);
+}
+
+kmux_status kmux_free(kmux_device *dev, void *ptr) {
+    kmux_clear_error();
+    if (!dev) return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_free: dev is NULL");
+    if (!ptr) return KMUX_OK;
+    return checked(OPS(dev)->mem_free(STATE(dev), dev->index, ptr), "kmux_free", dev);
+}
+
+kmux_status kmux_memcpy(kmux_stream *stream, void *dst, const void *src, size_t bytes,
+                        kmux_memcpy_kind kind) {
+    kmux_clear_error();
+    if (!stream) return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_memcpy: stream is NULL");
+    if (kind < KMUX_MEMCPY_HOST_TO_HOST || kind > KMUX_MEMCPY_DEVICE_TO_DEVICE)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "kmux_memcpy: kind = %d is not a kmux_memcpy_kind", (int)kind);
+    if (bytes == 0) return KMUX_OK;
+    if (!dst || !src)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_memcpy: %s is NULL with bytes = %zu",
+                              !dst ? "dst" : "src", bytes);
+    kmux_device *dev = stream->dev;
+    return checked(OPS(dev)->mem_copy(STATE(dev), stream->native, dst, src, bytes, kind),
+                   "kmux_memcpy", dev);
+}
+
+kmux_status kmux_memset(kmux_stream *stream, void *dst, int value, size_t bytes) {
+    kmux_clear_error();
+    if (!stream) return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_memset: stream is NULL");
+    if (bytes == 0) return KMUX_OK;
+    if (!dst)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "kmux_memset: dst is NULL with bytes = %zu", bytes);
+    kmux_device *dev = stream->dev;
+    return checked(OPS(dev)->mem_set(STATE(dev), stream->native, dst, value, bytes), "kmux_memset",
+                   dev);
+}
+
+static kmux_status stream_new(kmux_device *dev, void *native, int own, kmux_stream **stream,
+                              const char *fn) {
+    kmux_stream *s = calloc(1, sizeof *s);
+    if (!s) return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    s->dev = dev;
+    kmux_status st = OPS(dev)->stream_create(STATE(dev), dev->index, native, own, &s->native);
+    if (st != KMUX_OK) {
+        free(s);
+        return checked(st, fn, dev);
+    }
+    *stream = s;
+    return KMUX_OK;
+}
+
+kmux_status kmux_stream_create(kmux_device *dev, kmux_stream **stream) {
+    kmux_clear_error();
+    if (!dev || !stream)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_stream_create: %s is NULL",
+                              !dev ? "dev" : "stream");
+    return stream_new(dev, NULL, 1, stream, "kmux_stream_create");
+}
+
+kmux_status kmux_stream_wrap_native(kmux_device *dev, void *native_stream, kmux_stream **stream) {
+    kmux_clear_error();
+    if (!dev || !stream)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_stream_wrap_native: %s is NULL",
+                              !dev ? "dev" : "stream");
+    if (dev->props.is_host && native_stream)
+        return kmux_set_error(KMUX_ERR_UNSUPPORTED,
+                              "kmux_stream_wrap_native: device %s has no native streams "
+                              "(native_stream must be NULL)",
+                              dev->props.id);
+    return stream_new(dev, native_stream, 0, stream, "kmux_stream_wrap_native");
+}
+
+kmux_status kmux_stream_synchronize(kmux_stream *stream) {
+    kmux_clear_error();
+    if (!stream)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_stream_synchronize: stream is NULL");
+    kmux_device *dev = stream->dev;
+    return checked(OPS(dev)->stream_synchronize(STATE(dev), stream->native),
+                   "kmux_stream_synchronize", dev);
+}
+
+kmux_status kmux_stream_destroy(kmux_stream *stream) {
+    kmux_clear_error();
+    if (!stream) return KMUX_OK;
+    kmux_device *dev = stream->dev;
+    kmux_status st = OPS(dev)->stream_destroy(STATE(dev), stream->native);
+    free(stream);
+    return checked(st, "kmux_stream_destroy", dev);
+}
+
+kmux_device *kmux_stream_device(const kmux_stream *stream) {
+    return stream ? stream->dev : NULL;
+}
+
+kmux_status kmux_event_create(kmux_device *dev, kmux_event **event) {
+    kmux_clear_error();
+    if (!dev || !event)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_event_create: %s is NULL",
+                              !dev ? "dev" : "event");
+    kmux_event *e = calloc(1, sizeof *e);
+    if (!e) return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_event_create: out of memory");
+    e->dev = dev;
+    kmux_status st = OPS(dev)->event_create(STATE(dev), dev->index, &e->native);
+    if (st != KMUX_OK) {
+        free(e);
+        return checked(st, "kmux_event_create", dev);
+    }
+    *event = e;
+    return KMUX_OK;
+}
+
+kmux_status kmux_event_record(kmux_event *event, kmux_stream *stream) {
+    kmux_clear_error();
+    if (!event || !stream)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_event_record: %s is NULL",
+                              !event ? "event" : "stream");
+    if (event->dev != stream->dev)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "kmux_event_record: event is on %s but stream is on %s",
+                              event->dev->props.id, stream->dev->props.id);
+    kmux_status st =
+        OPS(event->dev)->event_record(STATE(event->dev), event->native, stream->native);
+    if (st == KMUX_OK) event->recorded = 1;
+    return checked(st, "kmux_event_record", event->dev);
+}
+
+kmux_status kmux_event_synchronize(kmux_event *event) {
+    kmux_clear_error();
+    if (!event)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_event_synchronize: event is NULL");
+    if (!event->recorded)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "kmux_event_synchronize: event was never recorded");
+    return checked(OPS(event->dev)->event_synchronize(STATE(event->dev), event->native),
+                   "kmux_event_synchronize", event->dev);
+}
+
+kmux_status kmux_event_elapsed_ms(kmux_event *start, kmux_event *end, float *ms) {
+    kmux_clear_error();
+    if (!start || !end || !ms)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_event_elapsed_ms: %s is NULL",
+                              !start ? "start"
+                              : !end ? "end"
+                                     : "ms");
+    if (start->dev != end->dev)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "kmux_event_elapsed_ms: start is on %s but end is on %s",
+                              start->dev->props.id, end->dev->props.id);
+    if (!start->recorded || !end->recorded)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "kmux_event_elapsed_ms: %s event was never recorded",
+                              !start->recorded ? "start" : "end");
+    return checked(
+        OPS(start->dev)->event_elapsed_ms(STATE(start->dev), start->native, end->native, ms),
+        "kmux_event_elapsed_ms", start->dev);
+}
+
+kmux_status kmux_event_destroy(kmux_event *event) {
+    kmux_clear_error();
+    if (!event) return KMUX_OK;
+    kmux_device *dev = event->dev;
+    kmux_status st = OPS(dev)->event_destroy(STATE(dev), event->native);
+    free(event);
+    return checked(st, "kmux_event_destroy", dev);
+}

@@ -1,0 +1,344 @@
+/*
+ * plan.c - matmul and convolution plans: validation, creation by the device's backend,
+ * execution with the KMUX_VERBOSE trace, implementation walking.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "validate.h"
+
+#define OPS(dev) ((dev)->backend->ops)
+#define STATE(dev) ((dev)->backend->state)
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static kmux_status backend_failed(kmux_status st, const char *fn, const kmux_device *dev) {
+    if (st != KMUX_OK && kmux_last_error()[0] == '\0')
+        kmux_set_error(st, "%s: backend %s on %s returned %s without a message", fn,
+                       dev->backend->name, dev->props.id, kmux_status_str(st));
+    return st;
+}
+
+static kmux_plan_prefs resolve_prefs(const kmux_plan_prefs *prefs) {
+    kmux_plan_prefs p = KMUX_PLAN_PREFS_INIT;
+    if (prefs) {
+        size_t n = prefs->struct_size < sizeof p ? prefs->struct_size : sizeof p;
+        memcpy(&p, prefs, n);
+        p.struct_size = sizeof p;
+    }
+    return p;
+}
+
+void kmux_describe_matmul(const kmux_matmul_desc *d, char *buf, size_t size) {
+    snprintf(buf, size, "%s%s%s:m%lldn%lldk%lld:lda%lldldb%lldldc%lld:b%lld%s%s%s",
+             d->order == KMUX_ROW_MAJOR ? "row:" : "col:", d->transa == KMUX_TRANS ? "T" : "N",
+             d->transb == KMUX_TRANS ? "T" : "N", (long long)d->m, (long long)d->n, (long long)d->k,
+             (long long)d->lda, (long long)d->ldb, (long long)d->ldc, (long long)d->batch_count,
+             (d->epilogue & KMUX_EPILOGUE_BIAS) ? ":bias" : "",
+             (d->epilogue & KMUX_EPILOGUE_RELU) ? ":relu" : "",
+             (d->epilogue & KMUX_EPILOGUE_GELU) ? ":gelu" : "");
+}
+
+void kmux_describe_conv(const kmux_conv2d_desc *d, char *buf, size_t size) {
+    /* benchdnn's grammar (dilation there is 0-based) so that a trace line is a reproducer. */
+    static const char *dir[] = {"?", "fwd", "bwd_d", "bwd_w"};
+    snprintf(
+        buf, size,
+        "%s:%s:g%lldmb%lldic%lldih%lldiw%lldoc%lldkh%lldkw%lldsh%lldsw%lldpt%lldpb%lldpl%lldpr%"
+        "lldd%lldd%lld",
+        dir[d->direction >= 1 && d->direction <= 3 ? d->direction : 0],
+        d->layout == KMUX_NHWC ? "nhwc" : "nchw", (long long)d->groups, (long long)d->n,
+        (long long)d->c, (long long)d->h, (long long)d->w, (long long)d->k, (long long)d->r,
+        (long long)d->s, (long long)d->stride_h, (long long)d->stride_w, (long long)d->pad_top,
+        (long long)d->pad_bottom, (long long)d->pad_left, (long long)d->pad_right,
+        (long long)d->dilation_h - 1, (long long)d->dilation_w - 1);
+}
+
+static kmux_status plan_new(kmux_device *dev, kmux_plan_kind kind, kmux_plan **out) {
+    kmux_plan *p = calloc(1, sizeof *p);
+    if (!p) return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "plan creation: out of memory");
+    p->dev = dev;
+    p->kind = kind;
+    pthread_mutex_init(&p->lock, NULL);
+    *out = p;
+    return KMUX_OK;
+}
+
+void kmux_plan_free(kmux_plan *plan) {
+    if (!plan) return;
+    if (plan->native && OPS(plan->dev)->plan_destroy)
+        OPS(plan->dev)->plan_destroy(STATE(plan->dev), plan->native);
+    pthread_mutex_destroy(&plan->lock);
+    free(plan);
+}
+
+kmux_status kmux_matmul_plan_create_unchecked(kmux_device *dev, const kmux_matmul_desc *desc,
+                                              const kmux_plan_prefs *prefs, kmux_plan **plan) {
+    const kmux_backend_ops *o = OPS(dev);
+    char shape[256];
+    if (!o->matmul_plan_create || !o->matmul_execute)
+        return kmux_set_error(KMUX_ERR_UNSUPPORTED, "matmul: backend %s (%s) has no matmul",
+                              dev->backend->name, dev->props.id);
+    kmux_plan_prefs p = resolve_prefs(prefs);
+    kmux_plan *pl = NULL;
+    kmux_status st = plan_new(dev, KMUX_PLAN_MATMUL, &pl);
+    if (st != KMUX_OK) return st;
+    pl->desc.matmul = *desc;
+    double t0 = now_ms();
+    st = o->matmul_plan_create(STATE(dev), dev->index, desc, &p, &pl->native);
+    if (st != KMUX_OK) {
+        backend_failed(st, "kmux_matmul_plan_create", dev);
+        if (kmux_verbose_level() >= 2) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s", kmux_last_error());
+            kmux_describe_matmul(desc, shape, sizeof shape);
+            kmux_trace(2, "create,%s,matmul,%s:%s:%s,%s,%s,rejected: %s", dev->props.id,
+                       kmux_dtype_name(desc->a_type), kmux_dtype_name(desc->b_type),
+                       kmux_dtype_name(desc->c_type), kmux_compute_type_name(desc->compute_type),
+                       shape, msg);
+            kmux_set_error(st, "%s", msg);
+        }
+        pl->native = NULL;
+        kmux_plan_free(pl);
+        return st;
+    }
+    if (kmux_verbose_level() >= 2) {
+        kmux_plan_info info;
+        kmux_plan_info_get(pl, &info);
+        kmux_describe_matmul(desc, shape, sizeof shape);
+        kmux_trace(2, "create,%s,matmul,%s,%s:%s:%s,%s,%s,%.4f", dev->props.id, info.impl,
+                   kmux_dtype_name(desc->a_type), kmux_dtype_name(desc->b_type),
+                   kmux_dtype_name(desc->c_type), kmux_compute_type_name(desc->compute_type), shape,
+                   now_ms() - t0);
+    }
+    *plan = pl;
+    return KMUX_OK;
+}
+
+kmux_status kmux_matmul_plan_create(kmux_device *dev, const kmux_matmul_desc *desc,
+                                    const kmux_plan_prefs *prefs, kmux_plan **plan) {
+    kmux_clear_error();
+    const char *fn = "kmux_matmul_plan_create";
+    if (!dev || !desc || !plan)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                              !dev    ? "dev"
+                              : !desc ? "desc"
+                                      : "plan");
+    if (prefs && prefs->struct_size < offsetof(kmux_plan_prefs, allow_emulation))
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "%s: prefs->struct_size = %zu is too small", fn, prefs->struct_size);
+    kmux_status st = kmux_validate_matmul_desc(fn, desc);
+    if (st != KMUX_OK) return st;
+    return kmux_matmul_plan_create_unchecked(dev, desc, prefs, plan);
+}
+
+/* A plan needs a stream of its own device. */
+static kmux_status check_plan_stream(const char *fn, const kmux_plan *plan, const kmux_stream *s,
+                                     kmux_plan_kind kind) {
+    if (plan->kind != kind)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: plan is a %s plan", fn,
+                              plan->kind == KMUX_PLAN_MATMUL ? "matmul" : "convolution");
+    if (s->dev != plan->dev)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "%s: stream is on device %s but the plan was made for %s", fn,
+                              s->dev->props.id, plan->dev->props.id);
+    return KMUX_OK;
+}
+
+/* Times an execution for the level-1 trace. GPU work is asynchronous, so with the trace on the
+ * stream is synchronised around the call (as ONEDNN_VERBOSE does): tracing changes timing. */
+static void trace_exec(kmux_plan *plan, kmux_stream *stream, double t0, const char *op,
+                       const char *types, const char *compute, const char *shape) {
+    if (!plan->dev->props.is_host)
+        OPS(plan->dev)->stream_synchronize(STATE(plan->dev), stream->native);
+    double ms = now_ms() - t0;
+    kmux_plan_info info;
+    kmux_plan_info_get(plan, &info);
+    kmux_trace(1, "exec,%s,%s,%s,%s,%s,%s,%.4f", plan->dev->props.id, op, info.impl, types, compute,
+               shape, ms);
+    kmux_clear_error();
+}
+
+kmux_status kmux_matmul_execute_unchecked(kmux_plan *plan, kmux_stream *stream,
+                                          const kmux_matmul_args *args) {
+    const kmux_matmul_desc *d = &plan->desc.matmul;
+    if (d->m == 0 || d->n == 0 || d->batch_count == 0) return KMUX_OK; /* BLAS: nothing to do */
+    int verbose = kmux_verbose_level() >= 1;
+    double t0 = 0;
+    if (verbose) {
+        if (!plan->dev->props.is_host)
+            OPS(plan->dev)->stream_synchronize(STATE(plan->dev), stream->native);
+        t0 = now_ms();
+    }
+    kmux_status st =
+        OPS(plan->dev)->matmul_execute(STATE(plan->dev), plan->native, stream->native, args);
+    if (st != KMUX_OK) return backend_failed(st, "kmux_matmul_execute", plan->dev);
+    if (verbose) {
+        char types[64], shape[256];
+        snprintf(types, sizeof types, "%s:%s:%s", kmux_dtype_name(d->a_type),
+                 kmux_dtype_name(d->b_type), kmux_dtype_name(d->c_type));
+        kmux_describe_matmul(d, shape, sizeof shape);
+        trace_exec(plan, stream, t0, "matmul", types, kmux_compute_type_name(d->compute_type),
+                   shape);
+    }
+    return KMUX_OK;
+}
+
+kmux_status kmux_matmul_execute(kmux_plan *plan, kmux_stream *stream,
+                                const kmux_matmul_args *args) {
+    kmux_clear_error();
+    const char *fn = "kmux_matmul_execute";
+    if (!plan || !stream || !args)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                              !plan     ? "plan"
+                              : !stream ? "stream"
+                                        : "args");
+    kmux_status st = check_plan_stream(fn, plan, stream, KMUX_PLAN_MATMUL);
+    if (st == KMUX_OK) st = kmux_validate_matmul_args(fn, &plan->desc.matmul, args);
+    if (st != KMUX_OK) return st;
+    return kmux_matmul_execute_unchecked(plan, stream, args);
+}
+
+kmux_status kmux_conv2d_output_dims(const kmux_conv2d_desc *desc, int64_t *p, int64_t *q) {
+    kmux_clear_error();
+    if (!desc || !p || !q)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_conv2d_output_dims: %s is NULL",
+                              !desc ? "desc"
+                              : !p  ? "p"
+                                    : "q");
+    return kmux_validate_conv_desc("kmux_conv2d_output_dims", desc, p, q);
+}
+
+kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d_desc *desc,
+                                    const kmux_plan_prefs *prefs, kmux_plan **plan) {
+    kmux_clear_error();
+    const char *fn = "kmux_conv2d_plan_create";
+    if (!dev || !desc || !plan)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                              !dev    ? "dev"
+                              : !desc ? "desc"
+                                      : "plan");
+    if (prefs && prefs->struct_size < offsetof(kmux_plan_prefs, allow_emulation))
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "%s: prefs->struct_size = %zu is too small", fn, prefs->struct_size);
+    kmux_status st = kmux_validate_conv_desc(fn, desc, NULL, NULL);
+    if (st != KMUX_OK) return st;
+    const kmux_backend_ops *o = OPS(dev);
+    if (!o->conv2d_plan_create || !o->conv2d_execute)
+        return kmux_set_error(KMUX_ERR_UNSUPPORTED, "%s: backend %s (%s) has no convolution", fn,
+                              dev->backend->name, dev->props.id);
+    kmux_plan_prefs pr = resolve_prefs(prefs);
+    kmux_plan *pl = NULL;
+    st = plan_new(dev, KMUX_PLAN_CONV2D, &pl);
+    if (st != KMUX_OK) return st;
+    pl->desc.conv = *desc;
+    char shape[256];
+    kmux_describe_conv(desc, shape, sizeof shape);
+    double t0 = now_ms();
+    st = o->conv2d_plan_create(STATE(dev), dev->index, desc, &pr, &pl->native);
+    if (st != KMUX_OK) {
+        backend_failed(st, fn, dev);
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", kmux_last_error());
+        kmux_trace(2, "create,%s,conv2d,%s,%s,rejected: %s", dev->props.id,
+                   kmux_dtype_name(desc->x_type), shape, msg);
+        kmux_set_error(st, "%s", msg);
+        pl->native = NULL;
+        kmux_plan_free(pl);
+        return st;
+    }
+    if (kmux_verbose_level() >= 2) {
+        kmux_plan_info info;
+        kmux_plan_info_get(pl, &info);
+        kmux_trace(2, "create,%s,conv2d,%s,%s,%s,%s,%.4f", dev->props.id, info.impl,
+                   kmux_dtype_name(desc->x_type), kmux_compute_type_name(desc->compute_type), shape,
+                   now_ms() - t0);
+    }
+    *plan = pl;
+    return KMUX_OK;
+}
+
+kmux_status kmux_conv2d_execute(kmux_plan *plan, kmux_stream *stream,
+                                const kmux_conv2d_args *args) {
+    kmux_clear_error();
+    const char *fn = "kmux_conv2d_execute";
+    if (!plan || !stream || !args)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                              !plan     ? "plan"
+                              : !stream ? "stream"
+                                        : "args");
+    kmux_status st = check_plan_stream(fn, plan, stream, KMUX_PLAN_CONV2D);
+    if (st == KMUX_OK) st = kmux_validate_conv_args(fn, &plan->desc.conv, args);
+    if (st != KMUX_OK) return st;
+    int verbose = kmux_verbose_level() >= 1;
+    double t0 = 0;
+    if (verbose) {
+        if (!plan->dev->props.is_host)
+            OPS(plan->dev)->stream_synchronize(STATE(plan->dev), stream->native);
+        t0 = now_ms();
+    }
+    st = OPS(plan->dev)->conv2d_execute(STATE(plan->dev), plan->native, stream->native, args);
+    if (st != KMUX_OK) return backend_failed(st, fn, plan->dev);
+    if (verbose) {
+        const kmux_conv2d_desc *d = &plan->desc.conv;
+        char shape[256];
+        kmux_describe_conv(d, shape, sizeof shape);
+        trace_exec(plan, stream, t0, "conv2d", kmux_dtype_name(d->x_type),
+                   kmux_compute_type_name(d->compute_type), shape);
+    }
+    return KMUX_OK;
+}
+
+kmux_status kmux_plan_info_get(const kmux_plan *plan, kmux_plan_info *info) {
+    kmux_clear_error();
+    if (!plan || !info)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_plan_info_get: %s is NULL",
+                              !plan ? "plan" : "info");
+    memset(info, 0, sizeof *info);
+    info->impl = "?";
+    info->effective_compute = plan->kind == KMUX_PLAN_MATMUL ? plan->desc.matmul.compute_type
+                                                             : plan->desc.conv.compute_type;
+    kmux_status st = KMUX_OK;
+    if (OPS(plan->dev)->plan_info)
+        st = OPS(plan->dev)->plan_info(STATE(plan->dev), plan->native, info);
+    info->device = plan->dev->props.id;
+    if (!info->impl) info->impl = "?";
+    return backend_failed(st, "kmux_plan_info_get", plan->dev);
+}
+
+kmux_status kmux_plan_next_impl(kmux_plan *plan) {
+    kmux_clear_error();
+    if (!plan)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_plan_next_impl: plan is NULL");
+    if (plan->cached)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "kmux_plan_next_impl: plan belongs to the context's plan cache");
+    if (!OPS(plan->dev)->plan_next_impl)
+        return kmux_set_error(KMUX_ERR_LAST_IMPL,
+                              "kmux_plan_next_impl: backend %s offers one implementation per plan",
+                              plan->dev->backend->name);
+    pthread_mutex_lock(&plan->lock);
+    kmux_status st = OPS(plan->dev)->plan_next_impl(STATE(plan->dev), plan->native);
+    pthread_mutex_unlock(&plan->lock);
+    if (st == KMUX_ERR_LAST_IMPL && kmux_last_error()[0] == '\0')
+        kmux_set_error(st, "kmux_plan_next_impl: no further implementation on %s",
+                       plan->dev->props.id);
+    return backend_failed(st, "kmux_plan_next_impl", plan->dev);
+}
+
+kmux_status kmux_plan_destroy(kmux_plan *plan) {
+    kmux_clear_error();
+    if (!plan) return KMUX_OK;
+    if (plan->cached)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "kmux_plan_destroy: plan belongs to the context's plan cache");
+    kmux_plan_free(plan);
+    return KMUX_OK;
+}

@@ -1,0 +1,337 @@
+/*
+ * validate.c - argument validation for GEMM/matmul and convolution (see validate.h).
+ */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "validate.h"
+
+#define INVALID(...) kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, __VA_ARGS__)
+
+int kmux_dtype_valid(kmux_dtype t) {
+    return t >= KMUX_F64 && t <= KMUX_I32;
+}
+
+int kmux_dtype_is_fp8(kmux_dtype t) {
+    return t == KMUX_F8_E4M3 || t == KMUX_F8_E5M2 || t == KMUX_F8_E4M3_FNUZ ||
+           t == KMUX_F8_E5M2_FNUZ;
+}
+
+int kmux_dtype_is_float(kmux_dtype t) {
+    return t == KMUX_F64 || t == KMUX_F32 || t == KMUX_F16 || t == KMUX_BF16 ||
+           kmux_dtype_is_fp8(t);
+}
+
+static int is_fnuz(kmux_dtype t) {
+    return t == KMUX_F8_E4M3_FNUZ || t == KMUX_F8_E5M2_FNUZ;
+}
+
+int kmux_bytes_of(int64_t n, kmux_dtype t, size_t *bytes) {
+    int64_t b;
+    if (n < 0 || __builtin_mul_overflow(n, (int64_t)kmux_dtype_size(t), &b) ||
+        (uint64_t)b > (uint64_t)PTRDIFF_MAX)
+        return 0;
+    *bytes = (size_t)b;
+    return 1;
+}
+
+/* Number of elements spanned by `batch` matrices of rows x cols with leading dimension ld (in the
+ * storage order) and batch stride; 0 on overflow (callers only ask with rows, cols >= 1). */
+static int span_of(int64_t outer, int64_t inner, int64_t ld, int64_t batch, int64_t stride,
+                   int64_t *span) {
+    int64_t s, t;
+    if (__builtin_mul_overflow(outer - 1, ld, &s) || __builtin_add_overflow(s, inner, &s)) return 0;
+    if (batch > 1) {
+        if (__builtin_mul_overflow(batch - 1, stride, &t) || __builtin_add_overflow(s, t, &s))
+            return 0;
+    }
+    *span = s;
+    return 1;
+}
+
+/* Checks one operand: stored as rows x cols (before op), leading dimension ld. */
+static kmux_status check_operand(const char *fn, const char *name, const char *ldname,
+                                 kmux_order order, int64_t rows, int64_t cols, int64_t ld,
+                                 int64_t batch, int64_t stride, kmux_dtype t) {
+    /* CBLAS: row-major ld >= max(1, cols); column-major ld >= max(1, rows). */
+    int64_t need = order == KMUX_ROW_MAJOR ? cols : rows;
+    if (need < 1) need = 1;
+    if (ld < need)
+        return INVALID("%s: %s = %lld is smaller than %lld, the minimum for %s %s (%lld x %lld as "
+                       "stored)",
+                       fn, ldname, (long long)ld, (long long)need,
+                       order == KMUX_ROW_MAJOR ? "row-major" : "column-major", name,
+                       (long long)rows, (long long)cols);
+    if (rows == 0 || cols == 0) return KMUX_OK;
+    int64_t outer = order == KMUX_ROW_MAJOR ? rows : cols;
+    int64_t inner = order == KMUX_ROW_MAJOR ? cols : rows;
+    int64_t span;
+    size_t bytes;
+    if (!span_of(outer, inner, ld, batch, stride, &span) || !kmux_bytes_of(span, t, &bytes))
+        return INVALID("%s: matrix %s (%lld x %lld, %s = %lld, batch %lld, stride %lld) spans more "
+                       "elements than int64_t or the address space can hold",
+                       fn, name, (long long)rows, (long long)cols, ldname, (long long)ld,
+                       (long long)batch, (long long)stride);
+    return KMUX_OK;
+}
+
+/* The type table of kmux.h. */
+static kmux_status check_types(const char *fn, const kmux_matmul_desc *d) {
+    kmux_dtype a = d->a_type, b = d->b_type, c = d->c_type;
+    kmux_compute_type ct = d->compute_type;
+    const char *why = NULL;
+    if (kmux_dtype_is_fp8(a) || kmux_dtype_is_fp8(b)) {
+        if (!kmux_dtype_is_fp8(a) || !kmux_dtype_is_fp8(b))
+            why = "fp8 A needs fp8 B and vice versa";
+        else if (is_fnuz(a) != is_fnuz(b))
+            why = "OCP and FNUZ fp8 formats cannot be mixed";
+        else if (c != KMUX_F32 && c != KMUX_F16 && c != KMUX_BF16)
+            why = "fp8 inputs need an f32, f16 or bf16 output";
+        else if (ct != KMUX_COMPUTE_F32)
+            why = "fp8 inputs need KMUX_COMPUTE_F32";
+    } else if (a != b) {
+        why = "a_type and b_type must be equal (except between fp8 formats)";
+    } else {
+        switch (a) {
+        case KMUX_F64:
+            if (c != KMUX_F64 || ct != KMUX_COMPUTE_F64)
+                why = "f64 inputs need f64 output and KMUX_COMPUTE_F64";
+            break;
+        case KMUX_F32:
+            if (c != KMUX_F32)
+                why = "f32 inputs need an f32 output";
+            else if (ct != KMUX_COMPUTE_F32 && ct != KMUX_COMPUTE_F32_FAST_TF32 &&
+                     ct != KMUX_COMPUTE_F32_FAST_BF16)
+                why = "f32 inputs need KMUX_COMPUTE_F32 or one of its FAST variants";
+            break;
+        case KMUX_F16:
+            if (c != KMUX_F16 && c != KMUX_F32)
+                why = "f16 inputs need an f16 or f32 output";
+            else if (ct == KMUX_COMPUTE_F16 && c != KMUX_F16)
+                why = "KMUX_COMPUTE_F16 needs an f16 output";
+            else if (ct != KMUX_COMPUTE_F32 && ct != KMUX_COMPUTE_F16)
+                why = "f16 inputs need KMUX_COMPUTE_F32 or KMUX_COMPUTE_F16";
+            break;
+        case KMUX_BF16:
+            if (c != KMUX_BF16 && c != KMUX_F32)
+                why = "bf16 inputs need a bf16 or f32 output";
+            else if (ct != KMUX_COMPUTE_F32)
+                why = "bf16 inputs need KMUX_COMPUTE_F32";
+            break;
+        case KMUX_I8:
+            if (c != KMUX_I32 || ct != KMUX_COMPUTE_I32)
+                why = "i8 inputs need an i32 output and KMUX_COMPUTE_I32";
+            break;
+        default:
+            why = "this input type cannot be a GEMM operand";
+        }
+    }
+    if (why)
+        return INVALID("%s: a_type = %s, b_type = %s, c_type = %s, compute_type = %s is not a "
+                       "supported combination: %s",
+                       fn, kmux_dtype_name(a), kmux_dtype_name(b), kmux_dtype_name(c),
+                       kmux_compute_type_name(ct), why);
+    return KMUX_OK;
+}
+
+kmux_status kmux_validate_matmul_desc(const char *fn, const kmux_matmul_desc *d) {
+    if (d->struct_size < sizeof(kmux_matmul_desc))
+        return INVALID("%s: desc->struct_size = %zu, expected %zu (use KMUX_MATMUL_DESC_INIT)", fn,
+                       d->struct_size, sizeof(kmux_matmul_desc));
+    if (d->order != KMUX_ROW_MAJOR && d->order != KMUX_COL_MAJOR)
+        return INVALID("%s: order = %d is not KMUX_ROW_MAJOR (101) or KMUX_COL_MAJOR (102)", fn,
+                       (int)d->order);
+    if (d->transa != KMUX_NO_TRANS && d->transa != KMUX_TRANS)
+        return INVALID("%s: transa = %d is not KMUX_NO_TRANS (111) or KMUX_TRANS (112)", fn,
+                       (int)d->transa);
+    if (d->transb != KMUX_NO_TRANS && d->transb != KMUX_TRANS)
+        return INVALID("%s: transb = %d is not KMUX_NO_TRANS (111) or KMUX_TRANS (112)", fn,
+                       (int)d->transb);
+    if (!kmux_dtype_valid(d->a_type))
+        return INVALID("%s: a_type = %d is not a kmux_dtype", fn, (int)d->a_type);
+    if (!kmux_dtype_valid(d->b_type))
+        return INVALID("%s: b_type = %d is not a kmux_dtype", fn, (int)d->b_type);
+    if (!kmux_dtype_valid(d->c_type))
+        return INVALID("%s: c_type = %d is not a kmux_dtype", fn, (int)d->c_type);
+    if (d->compute_type < KMUX_COMPUTE_F64 || d->compute_type > KMUX_COMPUTE_I32)
+        return INVALID("%s: compute_type = %d is not a kmux_compute_type", fn,
+                       (int)d->compute_type);
+    if (d->m < 0) return INVALID("%s: m = %lld is negative", fn, (long long)d->m);
+    if (d->n < 0) return INVALID("%s: n = %lld is negative", fn, (long long)d->n);
+    if (d->k < 0) return INVALID("%s: k = %lld is negative", fn, (long long)d->k);
+    if (d->batch_count < 0)
+        return INVALID("%s: batch_count = %lld is negative", fn, (long long)d->batch_count);
+    if (d->stride_a < 0 || d->stride_b < 0 || d->stride_c < 0)
+        return INVALID("%s: stride_%s = %lld is negative", fn,
+                       d->stride_a < 0   ? "a"
+                       : d->stride_b < 0 ? "b"
+                                         : "c",
+                       (long long)(d->stride_a < 0   ? d->stride_a
+                                   : d->stride_b < 0 ? d->stride_b
+                                                     : d->stride_c));
+    kmux_status st = check_types(fn, d);
+    if (st != KMUX_OK) return st;
+
+    int ta = d->transa == KMUX_TRANS, tb = d->transb == KMUX_TRANS;
+    int64_t batch = d->batch_count;
+    st = check_operand(fn, "A", "lda", d->order, ta ? d->k : d->m, ta ? d->m : d->k, d->lda, batch,
+                       d->stride_a, d->a_type);
+    if (st == KMUX_OK)
+        st = check_operand(fn, "B", "ldb", d->order, tb ? d->n : d->k, tb ? d->k : d->n, d->ldb,
+                           batch, d->stride_b, d->b_type);
+    if (st == KMUX_OK)
+        st = check_operand(fn, "C", "ldc", d->order, d->m, d->n, d->ldc, batch, d->stride_c,
+                           d->c_type);
+    if (st != KMUX_OK) return st;
+    /* Batches of C must not overlap, or results would depend on the execution order. */
+    if (batch > 1 && d->m > 0 && d->n > 0) {
+        int64_t outer = d->order == KMUX_ROW_MAJOR ? d->m : d->n;
+        int64_t inner = d->order == KMUX_ROW_MAJOR ? d->n : d->m;
+        int64_t one = (outer - 1) * d->ldc + inner;
+        if (d->stride_c < one)
+            return INVALID("%s: stride_c = %lld is smaller than one C matrix (%lld elements), so "
+                           "the %lld batches would overlap",
+                           fn, (long long)d->stride_c, (long long)one, (long long)batch);
+    }
+    unsigned known = KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_GELU;
+    if (d->epilogue & ~known)
+        return INVALID("%s: epilogue = 0x%x has unknown flags", fn, d->epilogue);
+    if ((d->epilogue & KMUX_EPILOGUE_RELU) && (d->epilogue & KMUX_EPILOGUE_GELU))
+        return INVALID("%s: epilogue = 0x%x: RELU and GELU are exclusive", fn, d->epilogue);
+    if (d->epilogue && d->compute_type == KMUX_COMPUTE_I32)
+        return INVALID("%s: epilogue = 0x%x is not defined for integer GEMM", fn, d->epilogue);
+    if ((d->epilogue & KMUX_EPILOGUE_BIAS) && d->bias_type != KMUX_F32 && d->bias_type != d->c_type)
+        return INVALID("%s: bias_type = %s must be f32 or c_type (%s)", fn,
+                       kmux_dtype_name(d->bias_type), kmux_dtype_name(d->c_type));
+    return KMUX_OK;
+}
+
+kmux_status kmux_validate_matmul_args(const char *fn, const kmux_matmul_desc *d,
+                                      const kmux_matmul_args *a) {
+    if (a->struct_size < sizeof(kmux_matmul_args))
+        return INVALID("%s: args->struct_size = %zu, expected %zu (use KMUX_MATMUL_ARGS_INIT)", fn,
+                       a->struct_size, sizeof(kmux_matmul_args));
+    if (!a->alpha) return INVALID("%s: alpha is NULL", fn);
+    if (!a->beta) return INVALID("%s: beta is NULL", fn);
+    if (d->m == 0 || d->n == 0 || d->batch_count == 0) return KMUX_OK;
+    if (!a->C)
+        return INVALID("%s: C is NULL with m = %lld, n = %lld", fn, (long long)d->m,
+                       (long long)d->n);
+    int reads_ab = d->k > 0 && !kmux_scalar_is_zero(a->alpha, d->compute_type);
+    if (reads_ab && !a->A)
+        return INVALID("%s: A is NULL with k = %lld and alpha != 0", fn, (long long)d->k);
+    if (reads_ab && !a->B)
+        return INVALID("%s: B is NULL with k = %lld and alpha != 0", fn, (long long)d->k);
+    if ((d->epilogue & KMUX_EPILOGUE_BIAS) && !a->bias)
+        return INVALID("%s: bias is NULL with the KMUX_EPILOGUE_BIAS epilogue", fn);
+    return KMUX_OK;
+}
+
+kmux_status kmux_validate_conv_desc(const char *fn, const kmux_conv2d_desc *d, int64_t *p,
+                                    int64_t *q) {
+    if (d->struct_size < sizeof(kmux_conv2d_desc))
+        return INVALID("%s: desc->struct_size = %zu, expected %zu (use KMUX_CONV2D_DESC_INIT)", fn,
+                       d->struct_size, sizeof(kmux_conv2d_desc));
+    if (d->direction < KMUX_CONV_FWD || d->direction > KMUX_CONV_BWD_WEIGHTS)
+        return INVALID("%s: direction = %d is not a kmux_conv_direction", fn, (int)d->direction);
+    if (d->layout != KMUX_NCHW && d->layout != KMUX_NHWC)
+        return INVALID("%s: layout = %d is not KMUX_NCHW or KMUX_NHWC", fn, (int)d->layout);
+    const struct {
+        const char *name;
+        int64_t v;
+    } pos[] = {{"n", d->n},
+               {"c", d->c},
+               {"h", d->h},
+               {"w", d->w},
+               {"k", d->k},
+               {"r", d->r},
+               {"s", d->s},
+               {"groups", d->groups},
+               {"stride_h", d->stride_h},
+               {"stride_w", d->stride_w},
+               {"dilation_h", d->dilation_h},
+               {"dilation_w", d->dilation_w}};
+    for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
+        if (pos[i].v < 1)
+            return INVALID("%s: %s = %lld must be >= 1", fn, pos[i].name, (long long)pos[i].v);
+    const struct {
+        const char *name;
+        int64_t v;
+    } pads[] = {{"pad_top", d->pad_top},
+                {"pad_bottom", d->pad_bottom},
+                {"pad_left", d->pad_left},
+                {"pad_right", d->pad_right}};
+    for (size_t i = 0; i < 4; i++)
+        if (pads[i].v < 0)
+            return INVALID("%s: %s = %lld is negative", fn, pads[i].name, (long long)pads[i].v);
+    if (d->c % d->groups || d->k % d->groups)
+        return INVALID("%s: groups = %lld does not divide c = %lld and k = %lld", fn,
+                       (long long)d->groups, (long long)d->c, (long long)d->k);
+    /* Guard every intermediate against overflow: sizes up to 2^31 each keep products in range
+     * only if checked, so check them. */
+    int64_t eff_r, eff_s, hp, wp, P, Q;
+    if (__builtin_mul_overflow(d->r - 1, d->dilation_h, &eff_r) ||
+        __builtin_mul_overflow(d->s - 1, d->dilation_w, &eff_s) ||
+        __builtin_add_overflow(d->h, d->pad_top, &hp) ||
+        __builtin_add_overflow(hp, d->pad_bottom, &hp) ||
+        __builtin_add_overflow(d->w, d->pad_left, &wp) ||
+        __builtin_add_overflow(wp, d->pad_right, &wp))
+        return INVALID("%s: sizes overflow int64_t", fn);
+    eff_r += 1;
+    eff_s += 1;
+    if (hp < eff_r || wp < eff_s)
+        return INVALID("%s: the dilated filter (%lld x %lld) is larger than the padded input "
+                       "(%lld x %lld): the output would be empty",
+                       fn, (long long)eff_r, (long long)eff_s, (long long)hp, (long long)wp);
+    P = (hp - eff_r) / d->stride_h + 1;
+    Q = (wp - eff_s) / d->stride_w + 1;
+    int64_t x_elems, w_elems, y_elems, t;
+    size_t bytes;
+    if (__builtin_mul_overflow(d->n, d->c, &t) || __builtin_mul_overflow(t, d->h, &t) ||
+        __builtin_mul_overflow(t, d->w, &x_elems) ||
+        __builtin_mul_overflow(d->k, d->c / d->groups, &t) || __builtin_mul_overflow(t, d->r, &t) ||
+        __builtin_mul_overflow(t, d->s, &w_elems) || __builtin_mul_overflow(d->n, d->k, &t) ||
+        __builtin_mul_overflow(t, P, &t) || __builtin_mul_overflow(t, Q, &y_elems) ||
+        !kmux_bytes_of(x_elems, d->x_type, &bytes) || !kmux_bytes_of(w_elems, d->w_type, &bytes) ||
+        !kmux_bytes_of(y_elems, d->y_type, &bytes))
+        return INVALID(
+            "%s: tensor sizes (n=%lld c=%lld h=%lld w=%lld k=%lld r=%lld s=%lld) overflow "
+            "int64_t or the address space",
+            fn, (long long)d->n, (long long)d->c, (long long)d->h, (long long)d->w, (long long)d->k,
+            (long long)d->r, (long long)d->s);
+    if (!kmux_dtype_valid(d->x_type) || !kmux_dtype_valid(d->w_type) ||
+        !kmux_dtype_valid(d->y_type))
+        return INVALID("%s: x_type = %d, w_type = %d, y_type = %d: not all are kmux_dtype values",
+                       fn, (int)d->x_type, (int)d->w_type, (int)d->y_type);
+    if (d->x_type != d->w_type || d->x_type != d->y_type)
+        return INVALID("%s: x_type = %s, w_type = %s, y_type = %s must be equal", fn,
+                       kmux_dtype_name(d->x_type), kmux_dtype_name(d->w_type),
+                       kmux_dtype_name(d->y_type));
+    kmux_dtype t0 = d->x_type;
+    kmux_compute_type ct = d->compute_type;
+    int ok = (t0 == KMUX_F64 && ct == KMUX_COMPUTE_F64) ||
+             (t0 == KMUX_F32 && (ct == KMUX_COMPUTE_F32 || ct == KMUX_COMPUTE_F32_FAST_TF32 ||
+                                 ct == KMUX_COMPUTE_F32_FAST_BF16)) ||
+             ((t0 == KMUX_F16 || t0 == KMUX_BF16) && ct == KMUX_COMPUTE_F32);
+    if (!ok)
+        return INVALID("%s: dtype %s with compute_type = %s (%d) is not a supported convolution "
+                       "(f64/F64, f32/F32[_FAST_*], f16 or bf16/F32)",
+                       fn, kmux_dtype_name(t0), kmux_compute_type_name(ct), (int)ct);
+    if (p) *p = P;
+    if (q) *q = Q;
+    return KMUX_OK;
+}
+
+kmux_status kmux_validate_conv_args(const char *fn, const kmux_conv2d_desc *d,
+                                    const kmux_conv2d_args *a) {
+    if (a->struct_size < sizeof(kmux_conv2d_args))
+        return INVALID("%s: args->struct_size = %zu, expected %zu (use KMUX_CONV2D_ARGS_INIT)", fn,
+                       a->struct_size, sizeof(kmux_conv2d_args));
+    if (!a->alpha) return INVALID("%s: alpha is NULL", fn);
+    if (!a->beta) return INVALID("%s: beta is NULL", fn);
+    if (!a->x) return INVALID("%s: x is NULL", fn);
+    if (!a->w) return INVALID("%s: w is NULL", fn);
+    if (!a->y) return INVALID("%s: y is NULL", fn);
+    (void)d;
+    return KMUX_OK;
+}

@@ -1,0 +1,32 @@
+/*
+ * validate.h - argument validation, done once in the core before any backend runs.
+ *
+ * Every check failure sets kmux_last_error to "<fn>: <argument> = <value> <why>" and returns
+ * KMUX_ERR_INVALID_ARGUMENT (or KMUX_ERR_UNSUPPORTED where the request is valid but no backend of
+ * kmux can do it). `fn` is the public function name used in the message.
+ */
+#ifndef KMUX_VALIDATE_H
+#define KMUX_VALIDATE_H
+
+#include "internal.h"
+
+/** Shapes, leading dimensions, strides, enums, overflow, dtype table, epilogue of a matmul. */
+kmux_status kmux_validate_matmul_desc(const char *fn, const kmux_matmul_desc *d);
+/** Pointers of one matmul execution against its (valid) descriptor. */
+kmux_status kmux_validate_matmul_args(const char *fn, const kmux_matmul_desc *d,
+                                      const kmux_matmul_args *a);
+/** A convolution description; on success *p and *q (may be NULL) receive the output size. */
+kmux_status kmux_validate_conv_desc(const char *fn, const kmux_conv2d_desc *d, int64_t *p,
+                                    int64_t *q);
+kmux_status kmux_validate_conv_args(const char *fn, const kmux_conv2d_desc *d,
+                                    const kmux_conv2d_args *a);
+/** 1 when t is a known kmux_dtype. */
+int kmux_dtype_valid(kmux_dtype t);
+/** 1 for the four fp8 formats. */
+int kmux_dtype_is_fp8(kmux_dtype t);
+/** 1 for f64, f32, f16, bf16 and the fp8 formats. */
+int kmux_dtype_is_float(kmux_dtype t);
+/** n * elem_size fits in the address space: returns 1 and the byte count, else 0. */
+int kmux_bytes_of(int64_t n, kmux_dtype t, size_t *bytes);
+
+#endif

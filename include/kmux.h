@@ -1,0 +1,616 @@
+/*
+ * kmux.h - the whole public C API of kmux ("kernel multiplexer").
+ *
+ * One API for GEMM, 2-D convolution and mixed-precision tensor operations, dispatched at run
+ * time to a backend: CUDA (cuBLASLt, cuDNN), HIP, oneDNN, OpenBLAS, and the built-in reference
+ * backend "ref" that computes in f64 and is the oracle of every test.
+ *
+ * Reading order: types, errors, context and devices, memory/streams/events, GEMM, plans,
+ * convolution, mixed-precision utilities.
+ *
+ * Conventions used throughout:
+ * - Every function returns a kmux_status. On failure kmux_last_error() describes the cause
+ *   (function, argument and value, backend, native error code). Results are returned through
+ *   out-parameters, which are left untouched on failure unless documented otherwise.
+ * - Sizes, counts, strides and leading dimensions are int64_t and counted in ELEMENTS; memory
+ *   amounts (size_t) are counted in BYTES; times are in MILLISECONDS.
+ * - There is no hidden "current device" or "current stream": every operation takes a stream and
+ *   the stream implies the device. Pointers passed to an operation must be memory of that device
+ *   (host memory for CPU devices and "ref").
+ * - The library never aborts, never exits and never prints to stdout (the KMUX_VERBOSE trace goes
+ *   to stderr).
+ * - Thread safety: every function may be called concurrently from several threads on the same
+ *   context, except kmux_context_destroy, which must not race with any other use of that context.
+ *   A stream must not be used by two threads at the same time.
+ */
+#ifndef KMUX_H
+#define KMUX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define KMUX_API __declspec(dllexport)
+#else
+#define KMUX_API __attribute__((visibility("default")))
+#endif
+
+#define KMUX_VERSION_MAJOR 0
+#define KMUX_VERSION_MINOR 1
+#define KMUX_VERSION_PATCH 0
+
+/* ============================================================================================
+ * Status codes
+ * ============================================================================================ */
+
+/** Result of every kmux call. Ranges: 1xx invalid argument, 2xx unsupported, 3xx out of memory
+ *  or workspace, 4xx device or native library error, 5xx backend loading, 9xx internal. */
+typedef enum kmux_status {
+    KMUX_OK = 0,
+    KMUX_ERR_INVALID_ARGUMENT = 100,   /**< a null pointer, bad size, bad enum or bad combination */
+    KMUX_ERR_NOT_FOUND = 101,          /**< no device or backend matches the name asked for */
+    KMUX_ERR_UNSUPPORTED = 200,        /**< valid request the chosen device cannot honour */
+    KMUX_ERR_LAST_IMPL = 201,          /**< kmux_plan_next_impl: no further implementation */
+    KMUX_ERR_OUT_OF_MEMORY = 300,      /**< an allocation on the device or host failed */
+    KMUX_ERR_WORKSPACE = 301,          /**< the workspace given is too small */
+    KMUX_ERR_DEVICE = 400,             /**< a native library or runtime returned an error */
+    KMUX_ERR_DEVICE_UNAVAILABLE = 401, /**< the device or its driver cannot be used */
+    KMUX_ERR_BACKEND_LOAD = 500,       /**< a backend plugin could not be loaded */
+    KMUX_ERR_ABI_MISMATCH = 501,       /**< a plugin was built for another plugin ABI major */
+    KMUX_ERR_INTERNAL = 900            /**< a bug in kmux; please report it */
+} kmux_status;
+
+/** Name of a status code ("KMUX_ERR_INVALID_ARGUMENT"); "KMUX_STATUS_UNKNOWN" for a value that
+ *  is not a kmux_status. Never NULL, never fails, static storage. */
+KMUX_API const char *kmux_status_str(kmux_status s);
+
+/** The message of the last failing kmux call made by this thread: function, argument and value,
+ *  backend and native error code where there is one. "" when there is no error. Thread-local;
+ *  valid until the next kmux call on this thread. Never NULL. */
+KMUX_API const char *kmux_last_error(void);
+
+/** Version of the library as "MAJOR.MINOR.PATCH" (+ git commit when known). Static storage. */
+KMUX_API const char *kmux_version(void);
+
+/* ============================================================================================
+ * Data and compute types
+ * ============================================================================================ */
+
+/** Element types. The fp8 formats follow the OCP 8-bit Floating Point Specification (OFP8,
+ *  rev 1.0): E4M3 (max 448, no Inf, NaN = S.1111.111) and E5M2 (max 57344, IEEE-like Inf/NaN),
+ *  as on NVIDIA sm_89+ and AMD gfx950. The FNUZ variants are the ones of AMD gfx942 (MI300):
+ *  exponent bias one higher, no Inf, no -0, a single NaN encoded 0x80 (E4M3FNUZ max 240,
+ *  E5M2FNUZ max 57344). bf16 is the upper half of an IEEE binary32; f16 is IEEE binary16. */
+typedef enum kmux_dtype {
+    KMUX_F64 = 1,
+    KMUX_F32 = 2,
+    KMUX_F16 = 3,
+    KMUX_BF16 = 4,
+    KMUX_F8_E4M3 = 5,
+    KMUX_F8_E5M2 = 6,
+    KMUX_F8_E4M3_FNUZ = 7,
+    KMUX_F8_E5M2_FNUZ = 8,
+    KMUX_I8 = 9,
+    KMUX_I32 = 10
+} kmux_dtype;
+#define KMUX_DTYPE_COUNT 11 /**< one more than the largest kmux_dtype, for tables */
+
+/** Name of a dtype ("f32", "bf16", "e4m3", "e4m3fnuz", ...); "?" when unknown. */
+KMUX_API const char *kmux_dtype_name(kmux_dtype t);
+/** Size of one element in bytes; 0 for an unknown dtype. */
+KMUX_API size_t kmux_dtype_size(kmux_dtype t);
+
+/** Accumulation ("compute") types, as cublasComputeType_t. F32 is strict IEEE f32 arithmetic;
+ *  the FAST variants allow the backend to round inputs to TF32 or to split them into three bf16
+ *  terms (bf16x3) and must be asked for explicitly: kmux never lowers precision on its own. */
+typedef enum kmux_compute_type {
+    KMUX_COMPUTE_F64 = 1,
+    KMUX_COMPUTE_F32 = 2,
+    KMUX_COMPUTE_F32_FAST_TF32 = 3,
+    KMUX_COMPUTE_F32_FAST_BF16 = 4,
+    KMUX_COMPUTE_F16 = 5,
+    KMUX_COMPUTE_I32 = 6
+} kmux_compute_type;
+
+/** Name of a compute type ("f32", "f32_fast_tf32", ...); "?" when unknown. */
+KMUX_API const char *kmux_compute_type_name(kmux_compute_type t);
+
+/** Matrix storage order, with the values of CBLAS_ORDER. */
+typedef enum kmux_order { KMUX_ROW_MAJOR = 101, KMUX_COL_MAJOR = 102 } kmux_order;
+
+/** Operation on a matrix operand, with the values of CBLAS_TRANSPOSE (real types only). */
+typedef enum kmux_transpose { KMUX_NO_TRANS = 111, KMUX_TRANS = 112 } kmux_transpose;
+
+/* ============================================================================================
+ * Context, backends and devices
+ * ============================================================================================ */
+
+typedef struct kmux_context kmux_context; /**< loaded backends, devices, plan cache */
+typedef struct kmux_device kmux_device;   /**< owned by its context; valid until it is destroyed */
+typedef struct kmux_stream kmux_stream;   /**< an ordered queue of work on one device */
+typedef struct kmux_event kmux_event;     /**< a point in a stream, for timing and waiting */
+typedef struct kmux_plan kmux_plan;       /**< a prepared matmul or convolution */
+
+/** Options of kmux_context_create. Initialise with KMUX_CONTEXT_OPTIONS_INIT so that fields
+ *  added in later versions get their defaults. An option that is 0/NULL falls back to the
+ *  environment variable named beside it, then to the default. */
+typedef struct kmux_context_options {
+    size_t struct_size; /**< sizeof(kmux_context_options) */
+    const char
+        *backend_path;    /**< ':'-separated plugin folders searched FIRST (KMUX_BACKEND_PATH) */
+    const char *backends; /**< ','-separated allow-list of backend names (KMUX_BACKENDS);
+                               "ref" is always loaded */
+    const char *default_device; /**< what "auto" resolves to (KMUX_DEVICE) */
+    int num_threads;            /**< threads of CPU backends; 0 = KMUX_NUM_THREADS or all cores */
+    int verbose;                /**< -1 = KMUX_VERBOSE; 0 off, 1 executions, 2 + loading/plans */
+    int plan_cache_capacity;    /**< plans kept by kmux_gemm_ex & co (LRU); 0 = 256, -1 = none */
+} kmux_context_options;
+
+#define KMUX_CONTEXT_OPTIONS_INIT                                                                  \
+    { sizeof(kmux_context_options), NULL, NULL, NULL, 0, -1, 0 }
+
+/** Creates a context: finds backend plugins (the folder of libkmux.so, <libdir>/kmux and
+ *  KMUX_BACKEND_PATH), loads each once, probes its hardware and enumerates its devices. A plugin
+ *  that fails to load or finds no device is listed as unavailable with the reason; that is not an
+ *  error. opt may be NULL (all defaults).
+ *  Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if ctx is NULL or opt->struct_size is too small or
+ *  an option is out of range; KMUX_ERR_OUT_OF_MEMORY. */
+KMUX_API kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **ctx);
+
+/** Destroys a context, its cached plans and its backends. Plans, streams and events created from
+ *  it must have been destroyed first; memory from kmux_malloc must have been freed. NULL is a
+ *  no-op. Returns KMUX_OK. */
+KMUX_API kmux_status kmux_context_destroy(kmux_context *ctx);
+
+/** Description of one backend, loaded or not. Strings live as long as the context. */
+typedef struct kmux_backend_info {
+    const char *name;    /**< "ref", "openblas", "onednn", "cuda", "hip" */
+    const char *version; /**< version of the native library it wraps ("OpenBLAS 0.3.21"), or "" */
+    const char *path;    /**< file it was loaded from; "(built in)" for ref */
+    int available;       /**< 1 when it has at least one usable device */
+    const char *reason;  /**< why it is unavailable ("" when available) */
+    int device_count;    /**< devices it contributes */
+} kmux_backend_info;
+
+/** Number of backends the context knows about: every plugin file found (loaded or rejected) and
+ *  "ref". Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if ctx or count is NULL. */
+KMUX_API kmux_status kmux_backend_count(const kmux_context *ctx, int *count);
+
+/** Fills *info for backend i (0 <= i < count). Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if a
+ *  pointer is NULL or i is out of range. */
+KMUX_API kmux_status kmux_backend_info_get(const kmux_context *ctx, int i, kmux_backend_info *info);
+
+/** Number of usable devices, over all available backends ("ref" is always one).
+ *  Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if ctx or count is NULL. */
+KMUX_API kmux_status kmux_device_count(const kmux_context *ctx, int *count);
+
+/** Device i (0 <= i < count) in the order backends were loaded. Returns KMUX_OK;
+ *  KMUX_ERR_INVALID_ARGUMENT if a pointer is NULL or i is out of range. */
+KMUX_API kmux_status kmux_device_get(const kmux_context *ctx, int i, kmux_device **dev);
+
+/** Finds a device by its id: "ref", "cpu:openblas", "cpu:onednn", "cuda:0", "hip:1", or
+ *  "cuda" / "hip" for index 0 of that backend, or "auto": the context's default_device
+ *  (KMUX_DEVICE) when set, else the first GPU, else cpu:onednn, cpu:openblas, ref.
+ *  Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if a pointer is NULL; KMUX_ERR_NOT_FOUND when no
+ *  available device has that id (the message says whether its backend is unavailable and why). */
+KMUX_API kmux_status kmux_device_find(const kmux_context *ctx, const char *id, kmux_device **dev);
+
+/** Properties of a device. Fixed-size strings, always NUL-terminated. */
+typedef struct kmux_device_props {
+    char id[32];               /**< "cpu:onednn", "cuda:0" */
+    char backend[16];          /**< "onednn", "cuda" */
+    char vendor[32];           /**< "NVIDIA", "AMD", "Intel", "generic" */
+    char name[128];            /**< "NVIDIA H100 80GB HBM3", "AMD Ryzen 9 5950X" */
+    char arch[32];             /**< "sm_90", "gfx942", "avx2", "avx512_core" */
+    char driver_version[64];   /**< GPU driver/runtime versions, "" on CPU */
+    char library_version[96];  /**< native libraries used ("cuBLASLt 13.0.1, cuDNN 9.13.0") */
+    char pci_bus_id[32];       /**< "0000:3b:00.0" for GPUs, "" on CPU */
+    int is_host;               /**< 1 when device memory is host memory (CPU devices, ref) */
+    int64_t memory_bytes;      /**< device memory in bytes (physical RAM for CPU devices) */
+    int compute_units;         /**< multiprocessors / compute units / CPU cores used */
+    double clock_mhz;          /**< peak core clock in MHz, 0 if unknown */
+    double mem_bandwidth_gbps; /**< peak memory bandwidth in GB/s (1e9 bytes/s), 0 if unknown */
+    /** dtype_support[t] != 0 when dtype t may appear in GEMM on this device. */
+    unsigned char dtype_support[KMUX_DTYPE_COUNT];
+    /** peak_flops[t]: peak dense GEMM rate in FLOP/s with inputs of dtype t (ops/s for I8),
+     *  0 when unknown or unsupported. */
+    double peak_flops[KMUX_DTYPE_COUNT];
+} kmux_device_props;
+
+/** Fills *props. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if a pointer is NULL. */
+KMUX_API kmux_status kmux_device_props_get(const kmux_device *dev, kmux_device_props *props);
+
+/** The id of a device ("cuda:0"); NULL if dev is NULL. Lives as long as the context. */
+KMUX_API const char *kmux_device_id(const kmux_device *dev);
+
+/* ============================================================================================
+ * Memory, streams and events
+ * ============================================================================================ */
+
+/** Allocates bytes of device memory (host memory, 64-byte aligned, on CPU devices), at least
+ *  256-byte aligned on GPUs. bytes == 0 gives *ptr = NULL and KMUX_OK. Returns KMUX_OK;
+ *  KMUX_ERR_INVALID_ARGUMENT if dev or ptr is NULL; KMUX_ERR_OUT_OF_MEMORY; KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_malloc(kmux_device *dev, size_t bytes, void **ptr);
+
+/** Frees memory from kmux_malloc on the same device. NULL is a no-op. Returns KMUX_OK;
+ *  KMUX_ERR_INVALID_ARGUMENT if dev is NULL; KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_free(kmux_device *dev, void *ptr);
+
+/** Direction of a copy, as cudaMemcpyKind. */
+typedef enum kmux_memcpy_kind {
+    KMUX_MEMCPY_HOST_TO_HOST = 0,
+    KMUX_MEMCPY_HOST_TO_DEVICE = 1,
+    KMUX_MEMCPY_DEVICE_TO_HOST = 2,
+    KMUX_MEMCPY_DEVICE_TO_DEVICE = 3
+} kmux_memcpy_kind;
+
+/** Copies bytes from src to dst, ordered in stream (as cudaMemcpyAsync; on CPU devices it
+ *  completes before returning). Host memory given to a GPU copy should be synchronised with
+ *  kmux_stream_synchronize before it is reused. bytes == 0 is a no-op. Returns KMUX_OK;
+ *  KMUX_ERR_INVALID_ARGUMENT if stream is NULL, dst or src is NULL with bytes > 0, or kind is
+ *  unknown; KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_memcpy(kmux_stream *stream, void *dst, const void *src, size_t bytes,
+                                 kmux_memcpy_kind kind);
+
+/** Sets bytes of device memory to the byte value (as cudaMemsetAsync). Returns as kmux_memcpy. */
+KMUX_API kmux_status kmux_memset(kmux_stream *stream, void *dst, int value, size_t bytes);
+
+/** Creates a stream on dev (a new cudaStream_t / hipStream_t on GPUs; CPU streams execute
+ *  synchronously in the calling thread). Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if a pointer
+ *  is NULL; KMUX_ERR_OUT_OF_MEMORY; KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_stream_create(kmux_device *dev, kmux_stream **stream);
+
+/** Adopts a native stream (cudaStream_t, hipStream_t) without taking ownership: destroying the
+ *  kmux stream does not destroy the native one. NULL native_stream means the legacy default
+ *  stream of GPU backends. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if dev or stream is NULL;
+ *  KMUX_ERR_UNSUPPORTED on devices without native streams (CPU) when native_stream != NULL. */
+KMUX_API kmux_status kmux_stream_wrap_native(kmux_device *dev, void *native_stream,
+                                             kmux_stream **stream);
+
+/** Waits until all work queued on stream has finished. Returns KMUX_OK;
+ *  KMUX_ERR_INVALID_ARGUMENT if stream is NULL; KMUX_ERR_DEVICE (an asynchronous error). */
+KMUX_API kmux_status kmux_stream_synchronize(kmux_stream *stream);
+
+/** Destroys a stream after waiting for its work. NULL is a no-op. Returns KMUX_OK;
+ *  KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_stream_destroy(kmux_stream *stream);
+
+/** The device a stream belongs to; NULL if stream is NULL. */
+KMUX_API kmux_device *kmux_stream_device(const kmux_stream *stream);
+
+/** Creates a timing event on dev. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if a pointer is
+ *  NULL; KMUX_ERR_OUT_OF_MEMORY; KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_event_create(kmux_device *dev, kmux_event **event);
+
+/** Records event at the current end of stream (same device). Returns KMUX_OK;
+ *  KMUX_ERR_INVALID_ARGUMENT if a pointer is NULL or the devices differ; KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_event_record(kmux_event *event, kmux_stream *stream);
+
+/** Waits for a recorded event. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT; KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_event_synchronize(kmux_event *event);
+
+/** Milliseconds between two recorded, completed events of one device (as
+ *  cudaEventElapsedTime; monotonic clock on CPU devices). Returns KMUX_OK;
+ *  KMUX_ERR_INVALID_ARGUMENT if a pointer is NULL, the devices differ or an event was never
+ *  recorded; KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_event_elapsed_ms(kmux_event *start, kmux_event *end, float *ms);
+
+/** Destroys an event. NULL is a no-op. Returns KMUX_OK. */
+KMUX_API kmux_status kmux_event_destroy(kmux_event *event);
+
+/* ============================================================================================
+ * GEMM: C = alpha * op(A) * op(B) + beta * C
+ * ============================================================================================
+ *
+ * Shapes: op(A) is m x k, op(B) is k x n, C is m x n, in the storage order `order` with the
+ * leading dimensions of CBLAS: for KMUX_ROW_MAJOR, lda >= max(1, cols of A as stored) (k when
+ * transa == KMUX_NO_TRANS, else m), and likewise ldb, ldc >= max(1, n); for KMUX_COL_MAJOR the
+ * row counts (lda >= m, resp. k). All sizes are elements.
+ *
+ * alpha and beta point to HOST scalars of the scale type of the compute type, as in
+ * cublasGemmEx: double for KMUX_COMPUTE_F64, int32_t for KMUX_COMPUTE_I32, float otherwise.
+ *
+ * Degenerate sizes follow the reference BLAS exactly: m == 0 or n == 0 does nothing; k == 0 or
+ * *alpha == 0 computes C = beta * C without reading A or B (which may then be NULL); *beta == 0
+ * means C is not read, so NaN or Inf already in C does not survive.
+ *
+ * Supported type combinations (a_type = b_type; device support is in kmux_device_props):
+ *   a/b      c            compute
+ *   f64      f64          F64
+ *   f32      f32          F32, F32_FAST_TF32, F32_FAST_BF16
+ *   f16      f16, f32     F32, F16 (c = f16 only)
+ *   bf16     bf16, f32    F32
+ *   fp8 (any of the four, a and b may differ within OCP or within FNUZ)  f32, f16, bf16  F32
+ *   i8       i32          I32
+ * The result is computed in the compute type and rounded once to c_type (round to nearest even).
+ */
+
+/** GEMM with mixed types, as cublasGemmEx / cblas_?gemm. The call reuses a cached plan of the
+ *  context for the same arguments, so repeated shapes pay plan creation once.
+ *  Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT for a NULL stream/alpha/beta, NULL A or B when
+ *  they must be read, NULL C when m, n > 0, a negative size, a leading dimension too small, an
+ *  unknown enum, a size product that overflows, or a type combination not in the table above;
+ *  KMUX_ERR_UNSUPPORTED when the stream's device cannot run that combination;
+ *  KMUX_ERR_OUT_OF_MEMORY; KMUX_ERR_DEVICE for a native error. */
+KMUX_API kmux_status kmux_gemm_ex(kmux_stream *stream, kmux_order order, kmux_transpose transa,
+                                  kmux_transpose transb, int64_t m, int64_t n, int64_t k,
+                                  const void *alpha, const void *A, kmux_dtype a_type, int64_t lda,
+                                  const void *B, kmux_dtype b_type, int64_t ldb, const void *beta,
+                                  void *C, kmux_dtype c_type, int64_t ldc,
+                                  kmux_compute_type compute_type);
+
+/** batch_count independent GEMMs; matrix i of A starts at A + i * stride_a elements (likewise
+ *  B, C), as cublasGemmStridedBatchedEx. Strides may be 0 for A and B (broadcast), never for C
+ *  when batch_count > 1 (KMUX_ERR_INVALID_ARGUMENT). batch_count == 0 does nothing. Other
+ *  rules and statuses as kmux_gemm_ex; negative strides or batch_count give
+ *  KMUX_ERR_INVALID_ARGUMENT. */
+KMUX_API kmux_status kmux_gemm_strided_batched_ex(
+    kmux_stream *stream, kmux_order order, kmux_transpose transa, kmux_transpose transb, int64_t m,
+    int64_t n, int64_t k, const void *alpha, const void *A, kmux_dtype a_type, int64_t lda,
+    int64_t stride_a, const void *B, kmux_dtype b_type, int64_t ldb, int64_t stride_b,
+    const void *beta, void *C, kmux_dtype c_type, int64_t ldc, int64_t stride_c,
+    int64_t batch_count, kmux_compute_type compute_type);
+
+/* ============================================================================================
+ * Plans: matmul with epilogues and fp8 scales; implementation walking
+ * ============================================================================================ */
+
+/** Epilogue flags of a matmul plan, as cublasLtEpilogue_t. Applied in this order:
+ *  D = act(alpha * op(A) op(B) + beta * C + bias). bias has n elements of bias_type and is added
+ *  to every row: C[i][j] += bias[j] (as torch.addmm / nn.Linear, for either storage order).
+ *  RELU and GELU are exclusive; GELU is the tanh approximation (as cuBLASLt). */
+typedef enum kmux_epilogue {
+    KMUX_EPILOGUE_NONE = 0,
+    KMUX_EPILOGUE_BIAS = 1,
+    KMUX_EPILOGUE_RELU = 2,
+    KMUX_EPILOGUE_GELU = 4
+} kmux_epilogue;
+
+/** Description of a (strided batched) matmul. Initialise with KMUX_MATMUL_DESC_INIT. Fields have
+ *  the meaning of kmux_gemm_strided_batched_ex. */
+typedef struct kmux_matmul_desc {
+    size_t struct_size;
+    kmux_order order;
+    kmux_transpose transa, transb;
+    int64_t m, n, k;
+    kmux_dtype a_type, b_type, c_type;
+    int64_t lda, ldb, ldc;
+    int64_t batch_count; /**< 1 for a plain GEMM */
+    int64_t stride_a, stride_b, stride_c;
+    kmux_compute_type compute_type;
+    unsigned epilogue;    /**< OR of kmux_epilogue */
+    kmux_dtype bias_type; /**< f32 or c_type; ignored without KMUX_EPILOGUE_BIAS */
+} kmux_matmul_desc;
+
+#define KMUX_MATMUL_DESC_INIT                                                                      \
+    {                                                                                              \
+        sizeof(kmux_matmul_desc), KMUX_ROW_MAJOR, KMUX_NO_TRANS, KMUX_NO_TRANS, 0, 0, 0, KMUX_F32, \
+            KMUX_F32, KMUX_F32, 0, 0, 0, 1, 0, 0, 0, KMUX_COMPUTE_F32, KMUX_EPILOGUE_NONE,         \
+            KMUX_F32                                                                               \
+    }
+
+/** Preferences for plan creation. Initialise with KMUX_PLAN_PREFS_INIT. */
+typedef struct kmux_plan_prefs {
+    size_t struct_size;
+    size_t max_workspace_bytes; /**< workspace the plan may use; SIZE_MAX = backend default */
+    int allow_emulation;        /**< 1: a type may be run by converting it to a wider one in a
+                                     workspace (f16/bf16 on CPUs without native kernels); the
+                                     implementation name then says so ("+cvt") */
+    int require_deterministic;  /**< 1: only bitwise reproducible implementations */
+} kmux_plan_prefs;
+
+#define KMUX_PLAN_PREFS_INIT                                                                       \
+    { sizeof(kmux_plan_prefs), SIZE_MAX, 1, 0 }
+
+/** Pointers of one matmul execution. alpha/beta: host scalars as in kmux_gemm_ex. The fp8
+ *  scales (device f32 scalars, NULL = 1) dequantise A and B and quantise D as cuBLASLt's
+ *  CUBLASLT_MATMUL_DESC_{A,B,D}_SCALE_POINTER: D = d_scale * (a_scale * b_scale * alpha * AB +
+ *  beta * C). amax_d (device f32, may be NULL) receives max |D| before d_scale. */
+typedef struct kmux_matmul_args {
+    size_t struct_size;
+    const void *alpha, *beta;
+    const void *A, *B;
+    void *C;
+    const void *bias;
+    const float *a_scale, *b_scale, *d_scale;
+    float *amax_d;
+} kmux_matmul_args;
+
+#define KMUX_MATMUL_ARGS_INIT                                                                      \
+    { sizeof(kmux_matmul_args), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+
+/** Prepares a matmul on dev. The plan holds everything that does not depend on the data
+ *  (algorithm choice, primitives, workspace) and can be executed many times, concurrently on
+ *  different streams. prefs may be NULL (defaults).
+ *  Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT as kmux_gemm_ex, plus a bad epilogue or bias type;
+ *  KMUX_ERR_UNSUPPORTED when dev cannot run it under prefs (the message says why);
+ *  KMUX_ERR_OUT_OF_MEMORY; KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_matmul_plan_create(kmux_device *dev, const kmux_matmul_desc *desc,
+                                             const kmux_plan_prefs *prefs, kmux_plan **plan);
+
+/** Runs a matmul plan on stream (of the plan's device). Returns KMUX_OK;
+ *  KMUX_ERR_INVALID_ARGUMENT for NULL plan/stream/args/alpha/beta, a NULL operand that must be
+ *  read, a NULL bias with the BIAS epilogue, or a stream of another device; KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_matmul_execute(kmux_plan *plan, kmux_stream *stream,
+                                         const kmux_matmul_args *args);
+
+/** What a plan runs. Strings live as long as the plan (until next_impl or destroy). */
+typedef struct kmux_plan_info {
+    const char *impl;   /**< implementation name: "onednn:brg:avx2", "openblas:sgemm+cvt",
+                             "cublasLt:algo=6,tile=128x128" */
+    const char *device; /**< device id */
+    kmux_compute_type effective_compute; /**< what the implementation really accumulates in */
+    size_t workspace_bytes;              /**< workspace held by the plan, bytes */
+    int deterministic;                   /**< 1 when results are bitwise reproducible run to run */
+    int impl_index;                      /**< 0 for the first (preferred) implementation */
+} kmux_plan_info;
+
+/** Fills *info. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if a pointer is NULL. */
+KMUX_API kmux_status kmux_plan_info_get(const kmux_plan *plan, kmux_plan_info *info);
+
+/** Switches the plan to its next implementation (for benchmarks that walk them all, as
+ *  cublasLtMatmulAlgoGetHeuristic's list). Returns KMUX_OK; KMUX_ERR_LAST_IMPL when the current
+ *  one was the last (the plan is unchanged); KMUX_ERR_INVALID_ARGUMENT if plan is NULL. */
+KMUX_API kmux_status kmux_plan_next_impl(kmux_plan *plan);
+
+/** Destroys a plan. NULL is a no-op. Returns KMUX_OK. */
+KMUX_API kmux_status kmux_plan_destroy(kmux_plan *plan);
+
+/* ============================================================================================
+ * 2-D convolution (cross-correlation, as cuDNN CUDNN_CROSS_CORRELATION and oneDNN)
+ * ============================================================================================
+ *
+ * Tensors, in elements:
+ *   x (input)   N x C x H x W    (NCHW) or N x H x W x C (NHWC)
+ *   w (filter)  K x C/groups x R x S (KCRS, with NCHW) or K x R x S x C/groups (KRSC, with NHWC)
+ *   y (output)  N x K x P x Q    (NCHW) or N x P x Q x K (NHWC)
+ * P = (H + pad_top + pad_bottom - ((R - 1) * dilation_h + 1)) / stride_h + 1, likewise Q with
+ * W, S, pad_left, pad_right, dilation_w, stride_w. Dilation follows cuDNN/PyTorch: 1 = dense
+ * (oneDNN's dilation 0). Groups: C and K are divisible by groups; groups == C == K is depthwise.
+ *
+ * Directions (as cudnnConvolutionForward / BackwardData / BackwardFilter):
+ *   FWD          y  = alpha * conv(x, w)        + beta * y
+ *   BWD_DATA     dx = alpha * conv^T(dy, w)     + beta * dx     (x holds dx, y holds dy)
+ *   BWD_WEIGHTS  dw = alpha * corr(x, dy)       + beta * dw     (w holds dw, y holds dy)
+ * alpha and beta are host scalars: double for KMUX_COMPUTE_F64, float otherwise. beta == 0
+ * means the output is not read.
+ */
+
+typedef enum kmux_conv_direction {
+    KMUX_CONV_FWD = 1,
+    KMUX_CONV_BWD_DATA = 2,
+    KMUX_CONV_BWD_WEIGHTS = 3
+} kmux_conv_direction;
+
+typedef enum kmux_layout { KMUX_NCHW = 1, KMUX_NHWC = 2 } kmux_layout;
+
+/** Description of a 2-D convolution. Initialise with KMUX_CONV2D_DESC_INIT (stride 1, no
+ *  padding, dilation 1, 1 group, NCHW, f32). */
+typedef struct kmux_conv2d_desc {
+    size_t struct_size;
+    kmux_conv_direction direction;
+    kmux_layout layout;
+    int64_t n, c, h, w; /**< input batch, channels, height, width */
+    int64_t k, r, s;    /**< output channels, filter height, filter width */
+    int64_t groups;
+    int64_t stride_h, stride_w;
+    int64_t pad_top, pad_bottom, pad_left, pad_right;
+    int64_t dilation_h, dilation_w;    /**< 1 = dense */
+    kmux_dtype x_type, w_type, y_type; /**< f32, f16, bf16 (all equal); f64 on ref */
+    kmux_compute_type compute_type;
+} kmux_conv2d_desc;
+
+#define KMUX_CONV2D_DESC_INIT                                                                      \
+    {                                                                                              \
+        sizeof(kmux_conv2d_desc), KMUX_CONV_FWD, KMUX_NCHW, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, \
+            0, 1, 1, KMUX_F32, KMUX_F32, KMUX_F32, KMUX_COMPUTE_F32                                \
+    }
+
+/** Output height P and width Q of desc (no validation beyond what the formula needs).
+ *  Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if a pointer is NULL or the description is
+ *  invalid (the same checks as kmux_conv2d_plan_create). */
+KMUX_API kmux_status kmux_conv2d_output_dims(const kmux_conv2d_desc *desc, int64_t *p, int64_t *q);
+
+/** Pointers of one convolution execution; see the direction table for which are read/written. */
+typedef struct kmux_conv2d_args {
+    size_t struct_size;
+    const void *alpha, *beta;
+    void *x, *w, *y;
+} kmux_conv2d_args;
+
+#define KMUX_CONV2D_ARGS_INIT                                                                      \
+    { sizeof(kmux_conv2d_args), NULL, NULL, NULL, NULL, NULL }
+
+/** Prepares a convolution on dev; prefs may be NULL. Returns KMUX_OK;
+ *  KMUX_ERR_INVALID_ARGUMENT for a NULL pointer, a size < 1 (n, c, h, w, k, r, s, groups,
+ *  strides, dilations) or negative padding, C or K not divisible by groups, an empty output
+ *  (P or Q < 1), a size product that overflows, an unknown enum or mixed dtypes;
+ *  KMUX_ERR_UNSUPPORTED when dev cannot run it; KMUX_ERR_OUT_OF_MEMORY; KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d_desc *desc,
+                                             const kmux_plan_prefs *prefs, kmux_plan **plan);
+
+/** Runs a convolution plan on stream. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT for a NULL
+ *  plan/stream/args/alpha/beta/tensor, a matmul plan, or a stream of another device;
+ *  KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_conv2d_execute(kmux_plan *plan, kmux_stream *stream,
+                                         const kmux_conv2d_args *args);
+
+/* ============================================================================================
+ * Mixed precision
+ * ============================================================================================
+ *
+ * Scalars and flags (scale, amax, found_inf, growth tracker) live in DEVICE memory (host memory
+ * on CPU devices), so a GPU trainer never has to synchronise to read them.
+ */
+
+/** Options of kmux_cast. Initialise with KMUX_CAST_OPTIONS_INIT. */
+typedef struct kmux_cast_options {
+    size_t struct_size;
+    int saturate;       /**< 1: values beyond the target's largest finite value become that value
+                             with their sign (Inf too), as cuda_fp8's __NV_SATFINITE; 0: they
+                             become Inf, or NaN in formats without Inf (e4m3, FNUZ) */
+    const float *scale; /**< device f32: multiply by *scale before rounding; NULL = 1 */
+    float *amax;        /**< device f32: receives max |x| over the input (before scaling, NaN
+                             ignored); NULL = not wanted */
+} kmux_cast_options;
+
+#define KMUX_CAST_OPTIONS_INIT                                                                     \
+    { sizeof(kmux_cast_options), 0, NULL, NULL }
+
+/** Converts n elements from src_type to dst_type: f32 <-> f16, bf16, the four fp8 formats, and
+ *  f64 <-> f32 (and any pair among those, through exact f32/f64 decoding). Rounding is to
+ *  nearest, ties to even, once. NaN stays NaN (any payload; the FNUZ formats' single NaN);
+ *  -0 stays -0 except in FNUZ formats (no -0: it becomes +0); subnormals are kept, never
+ *  flushed; overflow: see kmux_cast_options.saturate. src and dst must not overlap. opts may be
+ *  NULL. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT for a NULL stream, NULL src/dst with n > 0,
+ *  n < 0, an unknown dtype or a pair not listed (i8, i32); KMUX_ERR_UNSUPPORTED; KMUX_ERR_DEVICE.
+ */
+KMUX_API kmux_status kmux_cast(kmux_stream *stream, int64_t n, const void *src, kmux_dtype src_type,
+                               void *dst, kmux_dtype dst_type, const kmux_cast_options *opts);
+
+/** Writes max |x_i| over n elements of a floating-point dtype to the device f32 *amax (0 for
+ *  n == 0; NaN elements are ignored, Inf counts). Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT
+ *  for a NULL pointer (x may be NULL when n == 0), n < 0, or an integer dtype; KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_amax(kmux_stream *stream, int64_t n, const void *x, kmux_dtype type,
+                               float *amax);
+
+/** For each of count tensors (tensors[i]: sizes[i] elements of types[i], f32/f16/bf16/f64),
+ *  multiplies every element in place by *inv_scale (device f32) and sets *found_inf (device f32)
+ *  to 1.0 if any element, BEFORE scaling, was Inf or NaN; *found_inf is not cleared otherwise,
+ *  as torch._amp_foreach_non_finite_check_and_unscale_. Returns KMUX_OK;
+ *  KMUX_ERR_INVALID_ARGUMENT for a NULL pointer, count < 0, sizes[i] < 0 or an unsupported
+ *  dtype; KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_unscale_check_finite(kmux_stream *stream, int64_t count,
+                                               void *const *tensors, const int64_t *sizes,
+                                               const kmux_dtype *types, const float *inv_scale,
+                                               float *found_inf);
+
+/** Dynamic loss scaling, as torch.cuda.amp.GradScaler (torch._amp_update_scale_): if
+ *  *found_inf != 0: *scale *= backoff_factor and *growth_tracker = 0; else
+ *  ++*growth_tracker, and when it reaches growth_interval: *scale *= growth_factor (only if the
+ *  result is finite) and *growth_tracker = 0. scale, growth_tracker, found_inf: device memory.
+ *  Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT for a NULL pointer, growth_factor <= 1 or not
+ *  finite, backoff_factor outside (0, 1), growth_interval < 1; KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_loss_scale_update(kmux_stream *stream, float *scale,
+                                            int32_t *growth_tracker, const float *found_inf,
+                                            double growth_factor, double backoff_factor,
+                                            int64_t growth_interval);
+
+/** Delayed-scaling fp8 recipe, as NVIDIA Transformer Engine (amax_compute_algo "max"):
+ *  amax = max over the history_len entries of amax_history (device f32); if amax is finite and
+ *  > 0, *scale = (fmax(fp8_type) / amax) / 2^margin, else *scale is unchanged. fmax is 448
+ *  (e4m3), 57344 (e5m2, e5m2fnuz), 240 (e4m3fnuz). Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT
+ *  for a NULL pointer, history_len < 1, a non-fp8 type or a margin that is not finite;
+ *  KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_fp8_scale_update(kmux_stream *stream, const float *amax_history,
+                                           int64_t history_len, kmux_dtype fp8_type, float margin,
+                                           float *scale);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KMUX_H */

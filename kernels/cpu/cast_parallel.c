@@ -1,0 +1,92 @@
+/*
+ * cast_parallel.c - the floating-point environment guard and the parallel-for of the conversion
+ * and mixed-precision kernels.
+ */
+#include <pthread.h>
+#include <stdint.h>
+
+#include "cast_internal.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+
+/* MXCSR default: all exceptions masked, round to nearest even, FTZ and DAZ off. */
+#define KMUX_MXCSR_IEEE 0x1f80u
+
+unsigned kmux_cast_fp_enter(void) {
+    unsigned saved = _mm_getcsr();
+    if (saved != KMUX_MXCSR_IEEE) _mm_setcsr(KMUX_MXCSR_IEEE);
+    return saved;
+}
+
+void kmux_cast_fp_leave(unsigned saved) {
+    /* Restoring also drops the sticky exception flags our own arithmetic raised. */
+    _mm_setcsr(saved);
+}
+#else
+unsigned kmux_cast_fp_enter(void) {
+    return 0;
+}
+
+void kmux_cast_fp_leave(unsigned saved) {
+    (void)saved;
+}
+#endif
+
+typedef struct worker {
+    pthread_t thread;
+    kmux_cast_range_fn fn;
+    void *ctx;
+    int64_t begin, end;
+    int tid;
+} worker;
+
+static void run_range(const worker *w) {
+    unsigned saved = kmux_cast_fp_enter();
+    w->fn(w->ctx, w->begin, w->end, w->tid);
+    kmux_cast_fp_leave(saved);
+}
+
+static void *worker_main(void *arg) {
+    run_range(arg);
+    return NULL;
+}
+
+int kmux_cast_parallel_for(int64_t n, int64_t unit, int threads, int64_t align,
+                           kmux_cast_range_fn fn, void *ctx) {
+    if (align < 1) align = 1;
+    int64_t nw = threads;
+    if (nw > KMUX_CAST_MAX_THREADS) nw = KMUX_CAST_MAX_THREADS;
+    if (unit < 1) unit = 1;
+    if (n <= 0 || n > INT64_MAX / unit || n * unit < KMUX_CAST_PARALLEL_MIN || nw <= 1) {
+        worker w = {.fn = fn, .ctx = ctx, .begin = 0, .end = n, .tid = 0};
+        run_range(&w);
+        return 1;
+    }
+    /* Keep every range at least half of the threshold long, and at least one block. */
+    if (nw > n * unit / (KMUX_CAST_PARALLEL_MIN / 2)) nw = n * unit / (KMUX_CAST_PARALLEL_MIN / 2);
+    int64_t blocks = (n + align - 1) / align;
+    if (nw > blocks) nw = blocks;
+    if (nw < 1) nw = 1;
+    worker w[KMUX_CAST_MAX_THREADS];
+    int64_t per = blocks / nw, extra = blocks % nw, pos = 0;
+    for (int64_t i = 0; i < nw; i++) {
+        int64_t len = (per + (i < extra)) * align;
+        w[i] = (worker){.fn = fn, .ctx = ctx, .begin = pos, .end = pos + len, .tid = (int)i};
+        if (w[i].end > n) w[i].end = n;
+        pos = w[i].end;
+    }
+    /* Workers 1.. run on new threads, worker 0 on this one. A thread that cannot be created has
+     * its range run here instead, so the result never depends on thread creation succeeding. */
+    int started[KMUX_CAST_MAX_THREADS] = {0};
+    for (int64_t i = 1; i < nw; i++)
+        started[i] = pthread_create(&w[i].thread, NULL, worker_main, &w[i]) == 0;
+    run_range(&w[0]);
+    for (int64_t i = 1; i < nw; i++) {
+        if (started[i])
+            pthread_join(w[i].thread, NULL);
+        else
+            run_range(&w[i]);
+    }
+    return (int)nw;
+}

@@ -1,0 +1,65 @@
+/*
+ * kmux_cpu_kernels.h - kmux's own CPU kernels (static library kmux_cpu_kernels, linked into the
+ * CPU backends). Vectorised with F16C/AVX2 where the CPU has them, chosen at RUN time
+ * (__builtin_cpu_supports), with a portable C path otherwise. Arguments are trusted (validated
+ * by the core). Sizes are elements.
+ */
+#ifndef KMUX_CPU_KERNELS_H
+#define KMUX_CPU_KERNELS_H
+
+#include <stdint.h>
+#include "kmux.h"
+
+/* ---- CPU feature detection (cached) ---- */
+int kmux_cpu_has_avx2_fma(void);   /* AVX2 + FMA */
+int kmux_cpu_has_f16c(void);
+int kmux_cpu_has_avx512_bf16(void);
+int kmux_cpu_has_avx512_fp16(void);
+
+/* ---- dtype conversion (kernels/cpu/cast*.c) ---- */
+/** Widens n elements of a floating type (f16, bf16, fp8 x4, f32, f64) to f32, exactly (every
+ *  narrow value is representable in f32). `threads` >= 1 splits large arrays. */
+void kmux_cpu_to_f32(int64_t n, const void *src, kmux_dtype src_type, float *dst, int threads);
+/** Widens a strided matrix: rows x cols elements with leading dimension ld (row-major view) into
+ *  a dense rows x cols f32 matrix (leading dimension cols). */
+void kmux_cpu_matrix_to_f32(int64_t rows, int64_t cols, const void *src, kmux_dtype src_type,
+                            int64_t ld, float *dst, int threads);
+/** The full kmux_cast semantics of kmux.h (RNE, NaN kept, saturate, scale, amax). Returns
+ *  KMUX_OK or KMUX_ERR_UNSUPPORTED for a pair it does not handle. */
+kmux_status kmux_cpu_cast(int64_t n, const void *src, kmux_dtype src_type, void *dst,
+                          kmux_dtype dst_type, int saturate, const float *scale, float *amax,
+                          int threads);
+/** Rounds one f32 to a narrow format with the kmux_cast rules; returns the bit pattern. */
+uint16_t kmux_cpu_f32_to_f16_bits(float x);
+uint16_t kmux_cpu_f32_to_bf16_bits(float x);
+uint8_t kmux_cpu_f32_to_fp8_bits(float x, kmux_dtype fp8_type, int saturate);
+float kmux_cpu_f16_bits_to_f32(uint16_t h);
+float kmux_cpu_bf16_bits_to_f32(uint16_t b);
+float kmux_cpu_fp8_bits_to_f32(uint8_t v, kmux_dtype fp8_type);
+
+/* ---- mixed-precision utilities (kernels/cpu/amp.c), semantics of kmux.h ---- */
+float kmux_cpu_amax(int64_t n, const void *x, kmux_dtype type, int threads);
+/** Returns 1 when any element was Inf/NaN before scaling. */
+int kmux_cpu_unscale_check_finite(int64_t n, void *x, kmux_dtype type, float inv_scale,
+                                  int threads);
+
+/* ---- convolution helpers (kernels/cpu/im2col.c), NCHW or NHWC, one image, one group ---- */
+/*
+ * The geometry (layout, c, h, w, r, s, groups, strides, pad_top, pad_left, dilations; 1 = dense)
+ * comes from a kmux_conv2d_desc; p and q are its output height and width. x is ONE image
+ * (c*h*w f32 in the layout) and g a group index in [0, groups); Cg = c/groups. The column
+ * matrix of group g is row-major f32:
+ *   NCHW: (Cg*r*s) x (p*q), row (ci*r + ri)*s + si, column pi*q + qi  -> W_g[K/g x Cg*r*s] * col
+ *   NHWC: (p*q) x (r*s*Cg), row pi*q + qi, column (ri*s + si)*Cg + ci  -> col * W_g^T
+ * (the filter layouts KCRS and KRSC give exactly these row orders). Taps that fall into the
+ * padding are 0 in col.
+ */
+/** Lowers image x, group g, to its column matrix col (fully written). */
+void kmux_cpu_im2col_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
+                         const float *x, float *col);
+/** The adjoint of kmux_cpu_im2col_f32: ADDS every element of col into the image x at the tap it
+ *  was read from (overlapping taps accumulate; padding taps are dropped). Channels of other
+ *  groups are not touched. */
+void kmux_cpu_col2im_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
+                         const float *col, float *x);
+#endif

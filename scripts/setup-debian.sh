@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs everything kmux needs on Debian 12 from Debian's own packages (run as root, or with
+# sudo available). Idempotent. The CUDA toolkit is not a Debian package: when /usr/local/cuda
+# exists the CUDA backend is built too, otherwise it is skipped (and kmux-info says so).
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config git clang-format   # toolchain
+  libopenblas-dev                                                  # cpu:openblas backend
+  libdnnl-dev ocl-icd-opencl-dev                                   # cpu:onednn (its CMake config needs OpenCL)
+  libcriterion-dev                                                 # tests
+  libjansson-dev                                                   # kmux-bench JSON lines
+  chromium nodejs npm                                              # report page test, JSON schema check
+)
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${PACKAGES[@]}" >/dev/null
+echo "setup-debian: installed ${PACKAGES[*]}"

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: a normal build (every backend whose toolkit is found,
+# warnings as errors) with its tests, then the same suite again under AddressSanitizer and
+# UndefinedBehaviorSanitizer. GPU tests report themselves skipped (with the reason) when no GPU
+# is present; tests/gpu/run.sh runs them on a machine that has one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== build (warnings as errors) =="
+KMUX_BUILD_DIR=build ./scripts/build.sh
+echo "== kmux-info =="
+./build/bin/kmux-info
+echo "== tests =="
+ctest --test-dir build --output-on-failure --timeout 1200
+
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer build =="
+# CUDA is left out here: its plugin cannot run without a GPU and nvcc does not take -fsanitize.
+KMUX_BUILD_DIR=build-asan ./scripts/build.sh -DCMAKE_BUILD_TYPE=Debug \
+  -DKMUX_SANITIZE=address,undefined -DKMUX_WITH_CUDA=OFF
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
+export LSAN_OPTIONS=suppressions=$PWD/tests/sanitizer/lsan.supp:print_suppressions=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+ctest --test-dir build-asan --output-on-failure --timeout 2400 -LE no_sanitizer

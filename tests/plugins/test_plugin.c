@@ -1,0 +1,73 @@
+/*
+ * test_plugin.c - deliberately unusable plugins for the loader tests, one per build flag:
+ *   TEST_PLUGIN_WRONGABI: a complete table that claims ABI major KMUX_BACKEND_ABI_MAJOR + 1;
+ *   TEST_PLUGIN_NOENTRY:  exports no kmux_backend_entry at all;
+ *   TEST_PLUGIN_NODEVICE: a valid plugin whose probe finds no device and says why.
+ */
+#include <stdio.h>
+
+#include "kmux_backend.h"
+
+#if !defined(TEST_PLUGIN_NOENTRY)
+static int dummy_state;
+
+static kmux_status t_init(const kmux_backend_host *host, void **state) {
+    *state = &dummy_state;
+    return KMUX_OK;
+}
+static void t_fini(void *state) {}
+static kmux_status t_probe(void *state, int *count, char *reason, size_t size) {
+    *count = 0;
+    snprintf(reason, size, "test plugin: no device (by design)");
+    return KMUX_OK;
+}
+static const char *t_version(void *state) {
+    return "test 1.0";
+}
+static kmux_status t_unreachable(void) {
+    return KMUX_ERR_INTERNAL;
+}
+
+#define STUB(type) ((type)(void (*)(void))t_unreachable)
+
+static const kmux_backend_ops ops = {
+    .struct_size = sizeof(kmux_backend_ops),
+#if defined(TEST_PLUGIN_WRONGABI)
+    .abi_major = KMUX_BACKEND_ABI_MAJOR + 1,
+    .name = "wrongabi",
+#else
+    .abi_major = KMUX_BACKEND_ABI_MAJOR,
+    .name = "nodevice",
+#endif
+    .abi_minor = 0,
+    .init = t_init,
+    .fini = t_fini,
+    .probe = t_probe,
+    .version = t_version,
+    /* never called: probe reports no device */
+    .device_props = STUB(kmux_status(*)(void *, int, kmux_device_props *)),
+    .mem_alloc = STUB(kmux_status(*)(void *, int, size_t, void **)),
+    .mem_free = STUB(kmux_status(*)(void *, int, void *)),
+    .stream_create = STUB(kmux_status(*)(void *, int, void *, int, void **)),
+    .stream_destroy = STUB(kmux_status(*)(void *, void *)),
+    .stream_synchronize = STUB(kmux_status(*)(void *, void *)),
+    .mem_copy =
+        STUB(kmux_status(*)(void *, void *, void *, const void *, size_t, kmux_memcpy_kind)),
+    .mem_set = STUB(kmux_status(*)(void *, void *, void *, int, size_t)),
+    .event_create = STUB(kmux_status(*)(void *, int, void **)),
+    .event_destroy = STUB(kmux_status(*)(void *, void *)),
+    .event_record = STUB(kmux_status(*)(void *, void *, void *)),
+    .event_synchronize = STUB(kmux_status(*)(void *, void *)),
+    .event_elapsed_ms = STUB(kmux_status(*)(void *, void *, void *, float *)),
+};
+
+KMUX_BACKEND_EXPORT const kmux_backend_ops *kmux_backend_entry(void);
+const kmux_backend_ops *kmux_backend_entry(void) {
+    return &ops;
+}
+#else
+KMUX_BACKEND_EXPORT int kmux_not_an_entry(void);
+int kmux_not_an_entry(void) {
+    return 0;
+}
+#endif

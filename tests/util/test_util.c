@@ -1,0 +1,45 @@
+#include "test_util.h"
+
+#include <stdio.h>
+
+kmux_context *tu_context(void) {
+    kmux_context *ctx = NULL;
+    TU_OK(kmux_context_create(NULL, &ctx));
+    return ctx;
+}
+
+kmux_device *tu_device(kmux_context *ctx, const char *id) {
+    kmux_device *dev = NULL;
+    if (kmux_device_find(ctx, id, &dev) != KMUX_OK) {
+        fprintf(stderr, "device %s not available: %s\n", id, kmux_last_error());
+        return NULL;
+    }
+    return dev;
+}
+
+const char **tu_device_ids(kmux_context *ctx) {
+    static const char *ids[64];
+    int n = 0;
+    TU_OK(kmux_device_count(ctx, &n));
+    int j = 0;
+    for (int i = 0; i < n && j < 63; i++) {
+        kmux_device *d = NULL;
+        TU_OK(kmux_device_get(ctx, i, &d));
+        ids[j++] = kmux_device_id(d);
+    }
+    ids[j] = NULL;
+    return ids;
+}
+
+uint64_t tu_rand_u64(uint64_t *state) {
+    uint64_t x = *state ? *state : 0x9E3779B97F4A7C15ull;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+double tu_rand_uniform(uint64_t *state, double lo, double hi) {
+    return lo + (hi - lo) * (double)(tu_rand_u64(state) >> 11) * (1.0 / 9007199254740992.0);
+}
