@@ -408,8 +408,11 @@ typedef struct kmux_plan_prefs {
 
 /** Pointers of one matmul execution. alpha/beta: host scalars as in kmux_gemm_ex. The fp8
  *  scales (device f32 scalars, NULL = 1) dequantise A and B and quantise D as cuBLASLt's
- *  CUBLASLT_MATMUL_DESC_{A,B,D}_SCALE_POINTER: D = d_scale * (a_scale * b_scale * alpha * AB +
- *  beta * C). amax_d (device f32, may be NULL) receives max |D| before d_scale. */
+ *  CUBLASLT_MATMUL_DESC_{A,B,D}_SCALE_POINTER; with the epilogue the full formula is
+ *    D = d_scale * act(a_scale * b_scale * alpha * op(A) op(B) + beta * C + bias)
+ *  rounded once to c_type. amax_d (device f32, may be NULL) receives max |act(...)| over D
+ *  before d_scale is applied (NaN ignored). Integer GEMM (i8 -> i32) wraps modulo 2^32 like
+ *  cuBLAS integer arithmetic. */
 typedef struct kmux_matmul_args {
     size_t struct_size;
     const void *alpha, *beta;
