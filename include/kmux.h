@@ -429,7 +429,9 @@ typedef struct kmux_matmul_args {
 /** Prepares a matmul on dev. The plan holds everything that does not depend on the data
  *  (algorithm choice, primitives, workspace) and can be executed many times, concurrently on
  *  different streams. prefs may be NULL (defaults).
- *  Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT as kmux_gemm_ex, plus a bad epilogue or bias type;
+ *  Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT as kmux_gemm_ex, plus unknown epilogue flags,
+ *  RELU with GELU, any epilogue on integer (KMUX_COMPUTE_I32) GEMM, or a bias_type that is
+ *  neither f32 nor c_type;
  *  KMUX_ERR_UNSUPPORTED when dev cannot run it under prefs (the message says why);
  *  KMUX_ERR_OUT_OF_MEMORY; KMUX_ERR_DEVICE. */
 KMUX_API kmux_status kmux_matmul_plan_create(kmux_device *dev, const kmux_matmul_desc *desc,

@@ -274,7 +274,7 @@ Test(ref_conv, plan_info) {
     kmux_plan_info info;
     TU_OK(kmux_plan_info_get(plan, &info));
     cr_expect_str_eq(info.impl, "ref:direct");
-    cr_expect_eq(info.effective_compute, KMUX_COMPUTE_F32);
+    cr_expect_eq(info.effective_compute, KMUX_COMPUTE_F64);
     cr_expect_eq(info.deterministic, 1);
     TU_OK(kmux_plan_destroy(plan));
 }

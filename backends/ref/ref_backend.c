@@ -68,11 +68,13 @@ static kmux_status ref_device_props(void *state, int device, kmux_device_props *
 kmux_status kmux_ref_plan_info(void *state, void *plan, kmux_plan_info *info) {
     const ref_plan *p = plan;
     if (p->kind == REF_PLAN_MATMUL) {
-        info->impl = "ref:f64";
-        info->effective_compute = p->mm.compute_type;
+        /* integer GEMM is exact; everything else accumulates in f64 */
+        info->impl = p->mm.compute_type == KMUX_COMPUTE_I32 ? "ref:i64" : "ref:f64";
+        info->effective_compute =
+            p->mm.compute_type == KMUX_COMPUTE_I32 ? KMUX_COMPUTE_I32 : KMUX_COMPUTE_F64;
     } else {
         info->impl = "ref:direct";
-        info->effective_compute = p->cv.compute_type;
+        info->effective_compute = KMUX_COMPUTE_F64;
     }
     info->workspace_bytes = 0;
     info->deterministic = 1;

@@ -58,8 +58,7 @@ static float from_bits32(uint32_t u) {
 
 /* ---- widening -------------------------------------------------------------------------------- */
 
-void kmux_cast_to_f32_serial(int64_t n, const void *src, kmux_dtype t, float *dst,
-                                       int avx2) {
+void kmux_cast_to_f32_serial(int64_t n, const void *src, kmux_dtype t, float *dst, int avx2) {
     switch (t) {
     case KMUX_F32:
         if ((const void *)dst != src) memcpy(dst, src, (size_t)n * sizeof(float));
@@ -294,6 +293,7 @@ static void cast_range(void *p, int64_t begin, int64_t end, int tid) {
         }
         from_f32(j, len, f, j->dst + (size_t)i * ds, stream);
     }
+    if (stream && j->avx2) kmux_cast_stream_fence();
     j->amax[tid] = amax;
 }
 

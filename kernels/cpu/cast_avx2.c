@@ -20,6 +20,17 @@
 #include <immintrin.h>
 
 #define KMUX_AVX2 __attribute__((target("avx2,fma,f16c")))
+/* Helpers must be inlined into the loops (GCC does not always on its own, and then rebuilds every
+ * constant per call). */
+/* Software prefetch 2 KiB ahead: the hardware prefetchers alone leave a single thread short of
+ * the read bandwidth memcpy gets. Prefetching past the end of an array is harmless (prefetches
+ * never fault); the address is formed as an integer so no out-of-bounds pointer exists. */
+#define KMUX_PREFETCH_AHEAD(p) _mm_prefetch((const char *)((uintptr_t)(p) + 2048u), _MM_HINT_T0)
+#define KMUX_AVX2_INLINE __attribute__((target("avx2,fma,f16c"), always_inline)) static inline
+
+void kmux_cast_stream_fence(void) {
+    _mm_sfence();
+}
 
 KMUX_AVX2 void kmux_cast_f16_to_f32_avx2(int64_t n, const uint16_t *src, float *dst) {
     int64_t i = 0;
@@ -78,7 +89,7 @@ KMUX_AVX2 void kmux_cast_fp8_to_f32_avx2(int64_t n, const uint8_t *src, const fl
  * theorem), so a scaled cast is a single rounding, as kmux_cast promises. The rounding error
  * comes from FMA (x*s - p, exact while |p| >= 2^-100; below that f16 results are 0 anyway, and
  * the bf16 kernel takes those lanes through the scalar f64 path). */
-KMUX_AVX2 static inline __m256 mul_round_odd(__m256 x, __m256 s) {
+KMUX_AVX2_INLINE __m256 mul_round_odd(__m256 x, __m256 s) {
     const __m256i absm = _mm256_set1_epi32(0x7fffffff);
     __m256 p = _mm256_mul_ps(x, s);
     __m256 e = _mm256_fmsub_ps(x, s, p);
@@ -96,8 +107,8 @@ KMUX_AVX2 static inline __m256 mul_round_odd(__m256 x, __m256 s) {
 
 /* Loads 8 floats, multiplies by the scale and clamps to +-maxv when asked. NaN passes through
  * the clamp: MINPS/MAXPS return their SECOND operand when either is NaN. */
-KMUX_AVX2 static inline __m256 load_scaled(const float *p, int has_scale, __m256 s, int saturate,
-                                           __m256 maxv) {
+KMUX_AVX2_INLINE __m256 load_scaled(const float *p, int has_scale, __m256 s, int saturate,
+                                    __m256 maxv) {
     __m256 x = _mm256_loadu_ps(p);
     if (has_scale) x = mul_round_odd(x, s);
     if (saturate) {
@@ -122,13 +133,14 @@ KMUX_AVX2 void kmux_cast_f32_to_f16_avx2(int64_t n, const float *src, uint16_t *
     }
     if (stream && ((uintptr_t)(dst + i) & 15) == 0) {
         for (; i + 32 <= n; i += 32) {
+            KMUX_PREFETCH_AHEAD(src + i);
+            KMUX_PREFETCH_AHEAD(src + i + 16);
             for (int k = 0; k < 32; k += 8) {
                 __m256 x = load_scaled(src + i + k, has_scale, s, saturate, maxv);
                 _mm_stream_si128((__m128i *)(dst + i + k),
                                  _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
             }
         }
-        _mm_sfence();
     }
     for (; i + 8 <= n; i += 8) {
         __m256 x = load_scaled(src + i, has_scale, s, saturate, maxv);
@@ -147,18 +159,19 @@ KMUX_AVX2 void kmux_cast_f32_to_f16_avx2(int64_t n, const float *src, uint16_t *
 }
 
 /* 8 f32 -> 8 bf16 codes in the low halves of 32-bit lanes: RNE by integer addition; NaN ->
- * quiet NaN with sign and leading payload; saturate turns an Inf result into the largest finite
- * value of its sign (0x7f80 -> 0x7f7f, with the sign bit untouched). */
-KMUX_AVX2 static inline __m256i bf16_codes(__m256 x, int saturate) {
+ * quiet NaN with sign and leading payload (NaN lanes are rare: they are blended in only when a
+ * vector has one); saturate turns an Inf result into the largest finite value of its sign
+ * (0x7f80 -> 0x7f7f, with the sign bit untouched). */
+KMUX_AVX2_INLINE __m256i bf16_codes(__m256 x, int saturate) {
     const __m256i u = _mm256_castps_si256(x);
     const __m256i one = _mm256_set1_epi32(1);
-    __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), one);
-    __m256i r = _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb);
-    r = _mm256_srli_epi32(r, 16);
+    const __m256i hi = _mm256_srli_epi32(u, 16);
+    __m256i r = _mm256_add_epi32(u, _mm256_set1_epi32(0x7fff));
+    r = _mm256_srli_epi32(_mm256_add_epi32(r, _mm256_and_si256(hi, one)), 16);
     __m256i a = _mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff));
     __m256i is_nan = _mm256_cmpgt_epi32(a, _mm256_set1_epi32(0x7f800000));
-    __m256i q = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
-    r = _mm256_blendv_epi8(r, q, is_nan);
+    if (!_mm256_testz_si256(is_nan, is_nan))
+        r = _mm256_blendv_epi8(r, _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), is_nan);
     if (saturate) {
         __m256i mag = _mm256_and_si256(r, _mm256_set1_epi32(0x7fff));
         __m256i inf = _mm256_cmpeq_epi32(mag, _mm256_set1_epi32(0x7f80));
@@ -169,7 +182,7 @@ KMUX_AVX2 static inline __m256i bf16_codes(__m256 x, int saturate) {
 
 /* 16 f32 -> 16 bf16 codes in order. With a scale, products below 2^-100 in magnitude (where the
  * FMA error term of mul_round_odd may be inexact) go through the exact scalar path. */
-KMUX_AVX2 static inline __m256i bf16_pack16(const float *p, int has_scale, __m256 s, int saturate) {
+KMUX_AVX2_INLINE __m256i bf16_pack16(const float *p, int has_scale, __m256 s, int saturate) {
     __m256 x0 = _mm256_loadu_ps(p), x1 = _mm256_loadu_ps(p + 8);
     if (has_scale) {
         const __m256i absm = _mm256_set1_epi32(0x7fffffff), tiny = _mm256_set1_epi32(0x0d800000);
@@ -206,11 +219,12 @@ KMUX_AVX2 void kmux_cast_f32_to_bf16_avx2(int64_t n, const float *src, uint16_t 
     }
     if (stream && ((uintptr_t)(dst + i) & 31) == 0) {
         for (; i + 32 <= n; i += 32) {
+            KMUX_PREFETCH_AHEAD(src + i);
+            KMUX_PREFETCH_AHEAD(src + i + 16);
             _mm256_stream_si256((__m256i *)(dst + i), bf16_pack16(src + i, has_scale, s, saturate));
             _mm256_stream_si256((__m256i *)(dst + i + 16),
                                 bf16_pack16(src + i + 16, has_scale, s, saturate));
         }
-        _mm_sfence();
     }
     for (; i + 16 <= n; i += 16)
         _mm256_storeu_si256((__m256i *)(dst + i), bf16_pack16(src + i, has_scale, s, saturate));
@@ -224,7 +238,7 @@ KMUX_AVX2 void kmux_cast_f32_to_bf16_avx2(int64_t n, const float *src, uint16_t 
 }
 
 /* |x| bits of 8 floats with NaN lanes set to 0; as integers they order like the magnitudes. */
-KMUX_AVX2 static inline __m256i abs_bits_no_nan(__m256i u) {
+KMUX_AVX2_INLINE __m256i abs_bits_no_nan(__m256i u) {
     __m256i a = _mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff));
     return _mm256_andnot_si256(_mm256_cmpgt_epi32(a, _mm256_set1_epi32(0x7f800000)), a);
 }
@@ -233,6 +247,8 @@ KMUX_AVX2 float kmux_cast_amax_f32_avx2(int64_t n, const float *x) {
     __m256i m0 = _mm256_setzero_si256(), m1 = m0, m2 = m0, m3 = m0;
     int64_t i = 0;
     for (; i + 32 <= n; i += 32) {
+        KMUX_PREFETCH_AHEAD(x + i);
+        KMUX_PREFETCH_AHEAD(x + i + 16);
         m0 = _mm256_max_epi32(m0, abs_bits_no_nan(_mm256_loadu_si256((const __m256i *)(x + i))));
         m1 =
             _mm256_max_epi32(m1, abs_bits_no_nan(_mm256_loadu_si256((const __m256i *)(x + i + 8))));
@@ -282,6 +298,8 @@ KMUX_AVX2 int kmux_cast_unscale_f32_avx2(int64_t n, float *x, float s) {
 }
 
 #else /* not x86: never called (kmux_cpu_has_* answer 0), defined so the library links */
+
+void kmux_cast_stream_fence(void) {}
 
 void kmux_cast_f16_to_f32_avx2(int64_t n, const uint16_t *src, float *dst) {
     (void)n, (void)src, (void)dst;

@@ -107,6 +107,10 @@ void kmux_cast_f32_to_f16_avx2(int64_t n, const float *src, uint16_t *dst, int s
 /** n f32 -> bf16 (RNE, kmux_cast rules); scale and stream as above. */
 void kmux_cast_f32_to_bf16_avx2(int64_t n, const float *src, uint16_t *dst, int saturate,
                                 const float *scale, int stream);
+/** Orders the non-temporal stores of the kernels above (stream = 1) before later stores; call it
+ *  once at the end of a range written with stream = 1, before another thread reads the data. No
+ *  sfence is done per call: one per chunk would stall the write-combining buffers every few KiB. */
+void kmux_cast_stream_fence(void);
 /** max |x| over n f32, NaN ignored (integer compare of magnitudes: independent of DAZ). */
 float kmux_cast_amax_f32_avx2(int64_t n, const float *x);
 /** x *= s for n f32 in place; returns 1 if any element was Inf/NaN before scaling. */

@@ -17,18 +17,15 @@ static void valid_range(int64_t q, int64_t w, int64_t stride, int64_t off, int64
                         int64_t *q1) {
     int64_t lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
     int64_t hi = (w - 1 - off) < 0 ? 0 : (w - 1 - off) / stride + 1;
-    if (lo > q)
-        lo = q;
-    if (hi > q)
-        hi = q;
-    if (hi < lo)
-        hi = lo;
+    if (lo > q) lo = q;
+    if (hi > q) hi = q;
+    if (hi < lo) hi = lo;
     *q0 = lo;
     *q1 = hi;
 }
 
-static void im2col_nchw(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
-                        const float *x, float *col) {
+static void im2col_nchw(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g, const float *x,
+                        float *col) {
     const int64_t cg = d->c / d->groups, pq = p * q, hw = d->h * d->w;
     for (int64_t ci = 0; ci < cg; ci++) {
         const float *plane = x + (g * cg + ci) * hw;
@@ -74,8 +71,7 @@ static void col2im_nchw(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t
                 valid_range(q, d->w, d->stride_w, off_w, &q0, &q1);
                 for (int64_t pi = 0; pi < p; pi++) {
                     const int64_t hi = pi * d->stride_h - d->pad_top + ri * d->dilation_h;
-                    if (hi < 0 || hi >= d->h)
-                        continue;
+                    if (hi < 0 || hi >= d->h) continue;
                     const float *src = row + pi * q;
                     const int64_t base = hi * d->w + off_w;
                     for (int64_t qi = q0; qi < q1; qi++)
@@ -86,8 +82,8 @@ static void col2im_nchw(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t
     }
 }
 
-static void im2col_nhwc(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
-                        const float *x, float *col) {
+static void im2col_nhwc(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g, const float *x,
+                        float *col) {
     const int64_t cg = d->c / d->groups, rsc = d->r * d->s * cg;
     for (int64_t pi = 0; pi < p; pi++) {
         for (int64_t qi = 0; qi < q; qi++) {
@@ -97,11 +93,13 @@ static void im2col_nhwc(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t
                 for (int64_t si = 0; si < d->s; si++) {
                     const int64_t wi = qi * d->stride_w - d->pad_left + si * d->dilation_w;
                     float *t = dst + (ri * d->s + si) * cg;
-                    if (hi < 0 || hi >= d->h || wi < 0 || wi >= d->w) {
-                        memset(t, 0, (size_t)cg * sizeof(float));
-                    } else {
+                    const int inside = hi >= 0 && hi < d->h && wi >= 0 && wi < d->w;
+                    if (cg == 1) /* depthwise: no library call per element */
+                        *t = inside ? x[(hi * d->w + wi) * d->c + g] : 0.0f;
+                    else if (inside)
                         memcpy(t, x + (hi * d->w + wi) * d->c + g * cg, (size_t)cg * sizeof(float));
-                    }
+                    else
+                        memset(t, 0, (size_t)cg * sizeof(float));
                 }
             }
         }
@@ -116,12 +114,10 @@ static void col2im_nhwc(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t
             const float *src = col + (pi * q + qi) * rsc;
             for (int64_t ri = 0; ri < d->r; ri++) {
                 const int64_t hi = pi * d->stride_h - d->pad_top + ri * d->dilation_h;
-                if (hi < 0 || hi >= d->h)
-                    continue;
+                if (hi < 0 || hi >= d->h) continue;
                 for (int64_t si = 0; si < d->s; si++) {
                     const int64_t wi = qi * d->stride_w - d->pad_left + si * d->dilation_w;
-                    if (wi < 0 || wi >= d->w)
-                        continue;
+                    if (wi < 0 || wi >= d->w) continue;
                     const float *t = src + (ri * d->s + si) * cg;
                     float *dst = x + (hi * d->w + wi) * d->c + g * cg;
                     for (int64_t ci = 0; ci < cg; ci++)
@@ -132,8 +128,8 @@ static void col2im_nhwc(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t
     }
 }
 
-void kmux_cpu_im2col_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
-                         const float *x, float *col) {
+void kmux_cpu_im2col_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g, const float *x,
+                         float *col) {
     if (d->layout == KMUX_NHWC)
         im2col_nhwc(d, p, q, g, x, col);
     else

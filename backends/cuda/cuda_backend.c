@@ -1,0 +1,236 @@
+/*
+ * cuda_backend.c - the CUDA backend's entry point: function table, init, probe, version and the
+ * per-device library handles that are created on first use.
+ *
+ * init and probe never need a GPU: without a driver, probe answers 0 devices and the reason
+ * ("no CUDA driver (cudaErrorInsufficientDriver: ...)"). Nothing here creates a CUDA context:
+ * contexts (hundreds of MiB of device memory each) appear only when memory, a stream or a plan
+ * is first made on a device, so kmux-info and the probe of an unused backend stay cheap.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_backend.h"
+
+/* Devices older than Ampere are not offered: the plugin's kernels are built for sm_80+ only. */
+#define KMUX_CUDA_MIN_SM 80
+
+static void format_version(kmux_cuda_state *st) {
+    int rt = 0;
+    (void)cudaRuntimeGetVersion(&rt);
+    size_t lt = cublasLtGetVersion();
+    size_t dnn = cudnnGetVersion();
+    snprintf(st->version, sizeof st->version,
+             "CUDA runtime %d.%d, cuBLASLt %zu.%zu.%zu, cuDNN %zu.%zu.%zu", rt / 1000,
+             (rt % 1000) / 10, lt / 10000, (lt % 10000) / 100, lt % 100, dnn / 10000,
+             (dnn % 10000) / 100, dnn % 100);
+}
+
+static kmux_status cuda_init(const kmux_backend_host *host, void **state) {
+    kmux_cuda_state *st = calloc(1, sizeof *st);
+    if (!st) return host->set_error(KMUX_ERR_OUT_OF_MEMORY, "cuda init: out of memory");
+    st->host = host;
+    format_version(st);
+    *state = st;
+    return KMUX_OK;
+}
+
+static void cuda_fini(void *state) {
+    kmux_cuda_state *st = state;
+    if (!st) return;
+    for (int i = 0; i < st->device_count; i++) {
+        kmux_cuda_device *d = &st->devices[i];
+        if (d->lt || d->dnn) {
+            kmux_cuda_guard g;
+            if (kmux_cuda_enter(st, i, "cuda fini", &g) == KMUX_OK) {
+                if (d->dnn) cudnnDestroy(d->dnn);
+                if (d->lt) cublasLtDestroy(d->lt);
+                kmux_cuda_leave(&g);
+            }
+        }
+        pthread_mutex_destroy(&d->lock);
+    }
+    free(st->devices);
+    free(st);
+}
+
+/* Writes why there is no usable device. */
+static void no_device_reason(cudaError_t e, char *reason, size_t size) {
+    int driver = 0, runtime = 0;
+    (void)cudaDriverGetVersion(&driver);
+    (void)cudaRuntimeGetVersion(&runtime);
+    if (e == cudaErrorInsufficientDriver && driver == 0)
+        snprintf(reason, size, "no CUDA driver (%s: %s)", cudaGetErrorName(e),
+                 cudaGetErrorString(e));
+    else if (e == cudaErrorInsufficientDriver)
+        snprintf(reason, size, "CUDA driver %d.%d is older than the CUDA runtime %d.%d (%s: %s)",
+                 driver / 1000, (driver % 1000) / 10, runtime / 1000, (runtime % 1000) / 10,
+                 cudaGetErrorName(e), cudaGetErrorString(e));
+    else if (e == cudaErrorNoDevice)
+        snprintf(reason, size, "no CUDA device (%s: %s)", cudaGetErrorName(e),
+                 cudaGetErrorString(e));
+    else
+        snprintf(reason, size, "cudaGetDeviceCount failed (%s (%d): %s)", cudaGetErrorName(e),
+                 (int)e, cudaGetErrorString(e));
+}
+
+static kmux_status cuda_probe(void *state, int *device_count, char *reason, size_t reason_size) {
+    kmux_cuda_state *st = state;
+    if (st->probed) {
+        *device_count = st->device_count;
+        if (st->device_count == 0 && reason_size) {
+            if (st->probe_error != cudaSuccess)
+                no_device_reason(st->probe_error, reason, reason_size);
+            else
+                snprintf(reason, reason_size, "no CUDA device of sm_%d or newer", KMUX_CUDA_MIN_SM);
+        }
+        return KMUX_OK;
+    }
+    st->probed = 1;
+    *device_count = 0;
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        st->probe_error = e;
+        if (reason_size) no_device_reason(e, reason, reason_size);
+        return KMUX_OK;
+    }
+    if (n <= 0) {
+        st->probe_error = cudaErrorNoDevice;
+        if (reason_size) no_device_reason(cudaErrorNoDevice, reason, reason_size);
+        return KMUX_OK;
+    }
+    st->devices = calloc((size_t)n, sizeof *st->devices);
+    if (!st->devices)
+        return st->host->set_error(KMUX_ERR_OUT_OF_MEMORY, "cuda probe: out of memory");
+    char skipped[256] = "";
+    for (int ord = 0; ord < n; ord++) {
+        int major = 0, minor = 0, pools = 0;
+        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ord) != cudaSuccess ||
+            cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ord) != cudaSuccess) {
+            (void)cudaGetLastError();
+            continue;
+        }
+        if (major * 10 + minor < KMUX_CUDA_MIN_SM) {
+            size_t len = strlen(skipped);
+            snprintf(skipped + len, sizeof skipped - len, "%sdevice %d is sm_%d%d", len ? ", " : "",
+                     ord, major, minor);
+            continue;
+        }
+        (void)cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, ord);
+        (void)cudaGetLastError();
+        kmux_cuda_device *d = &st->devices[st->device_count++];
+        d->ordinal = ord;
+        d->sm = major * 10 + minor;
+        d->memory_pools = pools;
+        d->default_workspace = d->sm >= 90 ? 32 * KMUX_CUDA_MIB : 4 * KMUX_CUDA_MIB;
+        pthread_mutex_init(&d->lock, NULL);
+    }
+    *device_count = st->device_count;
+    if (st->device_count == 0 && reason_size)
+        snprintf(reason, reason_size,
+                 "no CUDA device of sm_%d or newer (%s); kmux-cuda is built for sm_80, sm_86, "
+                 "sm_89, sm_90",
+                 KMUX_CUDA_MIN_SM, skipped);
+    return KMUX_OK;
+}
+
+static const char *cuda_version(void *state) {
+    return ((kmux_cuda_state *)state)->version;
+}
+
+kmux_status kmux_cuda_lt_handle(kmux_cuda_state *st, int device, cublasLtHandle_t *lt) {
+    kmux_cuda_device *d = &st->devices[device];
+    kmux_status s = KMUX_OK;
+    pthread_mutex_lock(&d->lock);
+    if (!d->lt) {
+        cublasStatus_t cs = cublasLtCreate(&d->lt);
+        if (cs != CUBLAS_STATUS_SUCCESS) {
+            d->lt = NULL;
+            s = kmux_cuda_fail_lt(st, cs, "cublasLtCreate on cuda:%d", device);
+        }
+    }
+    *lt = d->lt;
+    pthread_mutex_unlock(&d->lock);
+    return s;
+}
+
+kmux_status kmux_cuda_dnn_query_handle(kmux_cuda_state *st, int device, cudnnHandle_t *dnn) {
+    kmux_cuda_device *d = &st->devices[device];
+    if (!d->dnn) {
+        cudnnStatus_t cs = cudnnCreate(&d->dnn);
+        if (cs != CUDNN_STATUS_SUCCESS) {
+            d->dnn = NULL;
+            return kmux_cuda_fail_dnn(st, cs, "cudnnCreate on cuda:%d", device);
+        }
+    }
+    *dnn = d->dnn;
+    return KMUX_OK;
+}
+
+/* ---- shared plan slots ---- */
+
+static kmux_status cuda_plan_info(void *state, void *plan, kmux_plan_info *info) {
+    const kmux_cuda_plan_header *h = plan;
+    return h->kind == KMUX_CUDA_PLAN_MATMUL ? kmux_cuda_matmul_plan_info(state, plan, info)
+                                            : kmux_cuda_conv_plan_info(state, plan, info);
+}
+
+static kmux_status cuda_plan_next_impl(void *state, void *plan) {
+    const kmux_cuda_plan_header *h = plan;
+    return h->kind == KMUX_CUDA_PLAN_MATMUL ? kmux_cuda_matmul_next_impl(state, plan)
+                                            : kmux_cuda_conv_next_impl(state, plan);
+}
+
+static void cuda_plan_destroy(void *state, void *plan) {
+    const kmux_cuda_plan_header *h = plan;
+    if (!h) return;
+    if (h->kind == KMUX_CUDA_PLAN_MATMUL)
+        kmux_cuda_matmul_plan_destroy(state, plan);
+    else
+        kmux_cuda_conv_plan_destroy(state, plan);
+}
+
+static kmux_backend_ops cuda_ops = {
+    .struct_size = sizeof(kmux_backend_ops),
+    .abi_major = KMUX_BACKEND_ABI_MAJOR,
+    .abi_minor = KMUX_BACKEND_ABI_MINOR,
+    .name = "cuda",
+    .init = cuda_init,
+    .fini = cuda_fini,
+    .probe = cuda_probe,
+    .version = cuda_version,
+    .device_props = kmux_cuda_device_props,
+    .mem_alloc = kmux_cuda_mem_alloc,
+    .mem_free = kmux_cuda_mem_free,
+    .stream_create = kmux_cuda_stream_create,
+    .stream_destroy = kmux_cuda_stream_destroy,
+    .stream_synchronize = kmux_cuda_stream_synchronize,
+    .mem_copy = kmux_cuda_mem_copy,
+    .mem_set = kmux_cuda_mem_set,
+    .event_create = kmux_cuda_event_create,
+    .event_destroy = kmux_cuda_event_destroy,
+    .event_record = kmux_cuda_event_record,
+    .event_synchronize = kmux_cuda_event_synchronize,
+    .event_elapsed_ms = kmux_cuda_event_elapsed_ms,
+    .matmul_plan_create = kmux_cuda_matmul_plan_create,
+    .matmul_execute = kmux_cuda_matmul_execute,
+    .conv2d_plan_create = kmux_cuda_conv2d_plan_create,
+    .conv2d_execute = kmux_cuda_conv2d_execute,
+    .plan_info = cuda_plan_info,
+    .plan_next_impl = cuda_plan_next_impl,
+    .plan_destroy = cuda_plan_destroy,
+};
+
+static pthread_once_t cuda_ops_once = PTHREAD_ONCE_INIT;
+static void fill_optional_slots(void) {
+    kmux_cuda_amp_fill_ops(&cuda_ops);
+}
+
+KMUX_BACKEND_EXPORT const kmux_backend_ops *kmux_backend_entry(void);
+KMUX_BACKEND_EXPORT const kmux_backend_ops *kmux_backend_entry(void) {
+    pthread_once(&cuda_ops_once, fill_optional_slots);
+    return &cuda_ops;
+}

@@ -1,0 +1,234 @@
+/*
+ * cuda_backend.h - internal declarations of the CUDA backend plugin (libkmux-cuda.so).
+ *
+ * Files: cuda_backend.c (entry, init, probe, lazy library handles), cuda_props.c (device
+ * properties and peak rates), cuda_errors.c (native error -> kmux_status + message),
+ * cuda_runtime.c (memory, streams and their workspace, events), cuda_matmul.c (cuBLASLt),
+ * cuda_conv.c (cuDNN), cuda_amp.c (mixed-precision slots on kernels/gpu), cuda_kernels.cu (the
+ * backend's own small kernels: GEMM post-processing and byte packing).
+ *
+ * Device selection: the CUDA runtime's "current device" is per-thread state that belongs to the
+ * caller. Every entry point that needs a device switches to it with kmux_cuda_enter and switches
+ * back with kmux_cuda_leave, so a trainer's own cudaSetDevice survives every kmux call.
+ */
+#ifndef KMUX_CUDA_BACKEND_H
+#define KMUX_CUDA_BACKEND_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include "kmux_backend.h"
+
+#define KMUX_CUDA_MIB ((size_t)1 << 20)
+/** Most heuristic candidates a matmul plan keeps (its implementations). */
+#define KMUX_CUDA_MAX_ALGOS 8
+/** Most cuDNN algorithms a convolution plan keeps. */
+#define KMUX_CUDA_MAX_CONV_ALGOS 8
+/** Default workspace cap of a convolution plan when prefs leave it to the backend (bytes). */
+#define KMUX_CUDA_CONV_DEFAULT_WS (256 * KMUX_CUDA_MIB)
+
+/** One CUDA device as the backend knows it. */
+typedef struct kmux_cuda_device {
+    int ordinal;              /**< CUDA device ordinal */
+    int sm;                   /**< 10 * major + minor, e.g. 90 */
+    int memory_pools;         /**< cudaDevAttrMemoryPoolsSupported: stream-ordered workspace */
+    size_t default_workspace; /**< cuBLASLt workspace cap: 32 MiB on sm_90, 4 MiB elsewhere */
+    pthread_mutex_t lock;     /**< guards the lazily created handles below */
+    cublasLtHandle_t lt;      /**< created on the first matmul plan (it creates the context) */
+    cudnnHandle_t dnn;        /**< for plan-time cuDNN queries only; created on first conv plan */
+} kmux_cuda_device;
+
+/** The backend's state for one kmux context. */
+typedef struct kmux_cuda_state {
+    const kmux_backend_host *host;
+    int probed;
+    int device_count;
+    cudaError_t probe_error;   /**< cudaSuccess or what cudaGetDeviceCount said */
+    kmux_cuda_device *devices; /**< device_count entries */
+    char version[160];         /**< "CUDA runtime 13.0, cuBLASLt 13.1.0, cuDNN 9.19.0" */
+} kmux_cuda_state;
+
+/** A kmux stream on a CUDA device: the native stream plus what work on it needs. A stream is
+ *  used by one thread at a time (kmux.h), so none of this needs a lock. */
+typedef struct kmux_cuda_stream {
+    int device;
+    cudaStream_t stream;
+    int own;           /**< 1 when kmux created the native stream and destroys it */
+    cudnnHandle_t dnn; /**< bound to this stream; created on its first convolution */
+    void *ws;          /**< workspace of cuBLASLt/cuDNN/packing on this stream, grown on demand */
+    size_t ws_size;
+} kmux_cuda_stream;
+
+/** A timing event. */
+typedef struct kmux_cuda_event {
+    int device;
+    cudaEvent_t event;
+} kmux_cuda_event;
+
+/** Every plan of this backend starts with this header (plan_info / next_impl / destroy are
+ *  shared slots). */
+typedef enum kmux_cuda_plan_kind {
+    KMUX_CUDA_PLAN_MATMUL = 1,
+    KMUX_CUDA_PLAN_CONV = 2
+} kmux_cuda_plan_kind;
+typedef struct kmux_cuda_plan_header {
+    kmux_cuda_plan_kind kind;
+    int device;
+} kmux_cuda_plan_header;
+
+/* ---- cuda_backend.c ---------------------------------------------------------------------- */
+
+/** The cuBLASLt handle of a device, created on first use (thread-safe). Returns KMUX_OK or the
+ *  mapped cuBLASLt error. The caller has entered the device. */
+kmux_status kmux_cuda_lt_handle(kmux_cuda_state *st, int device, cublasLtHandle_t *lt);
+/** The plan-time cuDNN handle of a device, created on first use (thread-safe); its stream is
+ *  never set, it only answers queries. Call with st->devices[device].lock HELD (cuDNN handles
+ *  are not safe for concurrent use). The caller has entered the device. */
+kmux_status kmux_cuda_dnn_query_handle(kmux_cuda_state *st, int device, cudnnHandle_t *dnn);
+
+/* ---- cuda_errors.c ----------------------------------------------------------------------- */
+
+/** kmux status for a CUDA runtime error: out of memory -> KMUX_ERR_OUT_OF_MEMORY, no driver or
+ *  device -> KMUX_ERR_DEVICE_UNAVAILABLE, not supported -> KMUX_ERR_UNSUPPORTED, else
+ *  KMUX_ERR_DEVICE. */
+kmux_status kmux_cuda_status_of(cudaError_t e);
+/** Reports a failed CUDA runtime call through host->set_error: "<context>: cudaErrorX (n):
+ *  <description>". Clears the runtime's (non-sticky) last error. Returns the mapped status. */
+kmux_status kmux_cuda_fail(const kmux_cuda_state *st, cudaError_t e, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/** As kmux_cuda_fail for cuBLASLt: CUBLAS_STATUS_ALLOC_FAILED -> KMUX_ERR_OUT_OF_MEMORY,
+ *  NOT_SUPPORTED -> KMUX_ERR_UNSUPPORTED, else KMUX_ERR_DEVICE. */
+kmux_status kmux_cuda_fail_lt(const kmux_cuda_state *st, cublasStatus_t s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/** As kmux_cuda_fail for cuDNN: ALLOC_FAILED -> OUT_OF_MEMORY, NOT_SUPPORTED* -> UNSUPPORTED,
+ *  else KMUX_ERR_DEVICE. */
+kmux_status kmux_cuda_fail_dnn(const kmux_cuda_state *st, cudnnStatus_t s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/** Reports a kmux-level condition (unsupported combination, ...) with the given status. */
+kmux_status kmux_cuda_error(const kmux_cuda_state *st, kmux_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/** Names and sizes of kmux types (the plugin does not link libkmux, whose kmux_dtype_name it
+ *  would otherwise use): "f32", "e4m3", ...; "?" when unknown; size 0 when unknown. */
+const char *kmux_cuda_dtype_name(kmux_dtype t);
+size_t kmux_cuda_dtype_size(kmux_dtype t);
+const char *kmux_cuda_compute_name(kmux_compute_type c);
+
+/* ---- cuda_runtime.c ---------------------------------------------------------------------- */
+
+/** Saved caller device, restored by kmux_cuda_leave. */
+typedef struct kmux_cuda_guard {
+    int previous; /**< -1 when unknown (nothing to restore) */
+} kmux_cuda_guard;
+
+/** Makes `device` current for this thread, remembering the caller's device in *g. Returns
+ *  KMUX_OK or the mapped cudaSetDevice error (message names `fn`). */
+kmux_status kmux_cuda_enter(const kmux_cuda_state *st, int device, const char *fn,
+                            kmux_cuda_guard *g);
+/** Restores the device saved by kmux_cuda_enter (errors are ignored: the caller's operation
+ *  has already succeeded or failed on its own). */
+void kmux_cuda_leave(const kmux_cuda_guard *g);
+
+/** Makes s->ws at least `bytes` large (256-byte aligned), stream-ordered where the device has
+ *  memory pools. *ws receives the workspace (NULL when bytes == 0). Returns KMUX_OK or
+ *  KMUX_ERR_OUT_OF_MEMORY / KMUX_ERR_DEVICE with a message naming `fn`. The device is entered. */
+kmux_status kmux_cuda_stream_workspace(kmux_cuda_state *st, kmux_cuda_stream *s, size_t bytes,
+                                       const char *fn, void **ws);
+
+/** cuDNN handle bound to stream s, created on first use. The device is entered. */
+kmux_status kmux_cuda_stream_dnn(kmux_cuda_state *st, kmux_cuda_stream *s, cudnnHandle_t *dnn);
+
+kmux_status kmux_cuda_mem_alloc(void *state, int device, size_t bytes, void **ptr);
+kmux_status kmux_cuda_mem_free(void *state, int device, void *ptr);
+kmux_status kmux_cuda_stream_create(void *state, int device, void *native, int own, void **stream);
+kmux_status kmux_cuda_stream_destroy(void *state, void *stream);
+kmux_status kmux_cuda_stream_synchronize(void *state, void *stream);
+kmux_status kmux_cuda_mem_copy(void *state, void *stream, void *dst, const void *src, size_t bytes,
+                               kmux_memcpy_kind kind);
+kmux_status kmux_cuda_mem_set(void *state, void *stream, void *dst, int value, size_t bytes);
+kmux_status kmux_cuda_event_create(void *state, int device, void **event);
+kmux_status kmux_cuda_event_destroy(void *state, void *event);
+kmux_status kmux_cuda_event_record(void *state, void *event, void *stream);
+kmux_status kmux_cuda_event_synchronize(void *state, void *event);
+kmux_status kmux_cuda_event_elapsed_ms(void *state, void *start, void *end, float *ms);
+
+/* ---- cuda_props.c ------------------------------------------------------------------------ */
+
+/** Fills the properties of device `device` from the runtime (no context is created). */
+kmux_status kmux_cuda_device_props(void *state, int device, kmux_device_props *props);
+
+/** Dense peak rates in FLOP (ops for int8) per clock per SM for an architecture, from NVIDIA's
+ *  architecture whitepapers; 0 where the architecture has no such unit or is unknown. `geforce`
+ *  selects the consumer parts of sm_86/sm_89, whose tensor cores run f32-accumulate at half
+ *  rate. Fields are indexed by kmux_dtype (F64, F32, F16, BF16, F8_E4M3, F8_E5M2, I8); tf32 is
+ *  separate. tensor_clock_ratio: the clock NVIDIA's tensor-core figures assume, as a fraction of
+ *  the reported max boost clock (1 except Hopper). */
+typedef struct kmux_cuda_arch_rates {
+    double per_clock_sm[KMUX_DTYPE_COUNT];
+    double tf32;
+    double tensor_clock_ratio;
+} kmux_cuda_arch_rates;
+/** Returns 1 and fills *r for a known architecture, 0 otherwise (*r zeroed). */
+int kmux_cuda_arch_rates_get(int sm, int geforce, kmux_cuda_arch_rates *r);
+
+/* ---- cuda_matmul.c ----------------------------------------------------------------------- */
+
+kmux_status kmux_cuda_matmul_plan_create(void *state, int device, const kmux_matmul_desc *desc,
+                                         const kmux_plan_prefs *prefs, void **plan);
+kmux_status kmux_cuda_matmul_execute(void *state, void *plan, void *stream,
+                                     const kmux_matmul_args *args);
+/** plan_info / next_impl / destroy for matmul plans (called through the shared slots). */
+kmux_status kmux_cuda_matmul_plan_info(kmux_cuda_state *st, void *plan, kmux_plan_info *info);
+kmux_status kmux_cuda_matmul_next_impl(kmux_cuda_state *st, void *plan);
+void kmux_cuda_matmul_plan_destroy(kmux_cuda_state *st, void *plan);
+
+/* ---- cuda_conv.c ------------------------------------------------------------------------- */
+
+kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_conv2d_desc *desc,
+                                         const kmux_plan_prefs *prefs, void **plan);
+kmux_status kmux_cuda_conv2d_execute(void *state, void *plan, void *stream,
+                                     const kmux_conv2d_args *args);
+kmux_status kmux_cuda_conv_plan_info(kmux_cuda_state *st, void *plan, kmux_plan_info *info);
+kmux_status kmux_cuda_conv_next_impl(kmux_cuda_state *st, void *plan);
+void kmux_cuda_conv_plan_destroy(kmux_cuda_state *st, void *plan);
+
+/* ---- cuda_amp.c -------------------------------------------------------------------------- */
+
+/** Fills the mixed-precision slots of ops from kernels/gpu (left NULL when those kernels are
+ *  not part of the build). */
+void kmux_cuda_amp_fill_ops(kmux_backend_ops *ops);
+
+/* ---- cuda_lt_names.c (generated) --------------------------------------------------------- */
+
+/** "128x256" for a cublasLtMatmulTile_t value; NULL when unknown. */
+const char *kmux_cuda_lt_tile_name(int tile);
+/** "64x3" for a cublasLtMatmulStages_t value; NULL when unknown. */
+const char *kmux_cuda_lt_stages_name(int stages_id);
+/** "2x1x1" for a cublasLtClusterShape_t value; NULL when unknown. */
+const char *kmux_cuda_lt_cluster_name(int cluster);
+
+/* ---- small helpers ----------------------------------------------------------------------- */
+
+/** Rounds x up to a multiple of a (a power of two). */
+static inline size_t kmux_cuda_align_up(size_t x, size_t a) {
+    return (x + a - 1) & ~(a - 1);
+}
+
+#endif

@@ -1,0 +1,415 @@
+/*
+ * cuda_conv.c - 2-D convolution plans on cuDNN 9's convolution API (cudnnConvolutionForward,
+ * BackwardData, BackwardFilter), forward, backward-data and backward-weights.
+ *
+ * Layouts: NCHW with KCRS filters, NHWC with KRSC filters (cuDNN's CUDNN_TENSOR_NCHW / NHWC
+ * filter formats). Types: f32, f16, bf16 (f32 accumulation; f16 accumulation with
+ * KMUX_COMPUTE_F16) and f64. The API takes one padding per axis, so asymmetric padding is
+ * KMUX_ERR_UNSUPPORTED.
+ *
+ * Precision: strict f32 (and f64) run with CUDNN_FMA_MATH, which restricts cuDNN to FMA kernels:
+ * no TF32 tensor-core math. KMUX_COMPUTE_F32_FAST_TF32 allows CUDNN_DEFAULT_MATH (TF32 on sm_80+).
+ * F32_FAST_BF16 has no cuDNN counterpart and runs strict f32 (reported as effective F32).
+ * FFT and Winograd algorithms transform the data and do not round once per product as kmux's
+ * "compute type" promises; they are offered only under F32_FAST_TF32, where the caller accepted
+ * reduced precision.
+ *
+ * Implementations: the algorithms cudnnGet*Algorithm_v7 ranks for the problem whose workspace
+ * fits the cap (prefs->max_workspace_bytes, default KMUX_CUDA_CONV_DEFAULT_WS), best first; the
+ * implementation name is cuDNN's algorithm name plus the math mode.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_backend.h"
+
+typedef struct conv_impl {
+    int algo;
+    size_t ws;
+    cudnnMathType_t math;
+    int deterministic;
+    kmux_compute_type effective;
+    char name[96];
+} conv_impl;
+
+typedef struct conv_plan {
+    kmux_cuda_plan_header hdr;
+    kmux_conv2d_desc d;
+    cudnnTensorDescriptor_t xd, yd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+    int n_impl, cur;
+    conv_impl impl[KMUX_CUDA_MAX_CONV_ALGOS];
+} conv_plan;
+
+static const char *algo_name(kmux_conv_direction dir, int a) {
+    static const char *const fwd[] = {
+        "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
+        "WINOGRAD",      "WINOGRAD_NONFUSED"};
+    static const char *const bwd_data[] = {"ALGO_0",     "ALGO_1",   "FFT",
+                                           "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
+    static const char *const bwd_filter[] = {
+        "ALGO_0", "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED", "FFT_TILING"};
+    if (dir == KMUX_CONV_FWD) return a >= 0 && a < 8 ? fwd[a] : "?";
+    if (dir == KMUX_CONV_BWD_DATA) return a >= 0 && a < 6 ? bwd_data[a] : "?";
+    return a >= 0 && a < 7 ? bwd_filter[a] : "?";
+}
+
+/* FFT / Winograd: transforms that change the numerics beyond one rounding per product. */
+static int is_transform_algo(kmux_conv_direction dir, int a) {
+    if (dir == KMUX_CONV_FWD)
+        return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+               a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
+               a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+    if (dir == KMUX_CONV_BWD_DATA)
+        return a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT ||
+               a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
+               a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD ||
+               a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+    return a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT ||
+           a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING ||
+           a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD ||
+           a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
+}
+
+static const char *math_name(cudnnMathType_t m) {
+    switch (m) {
+    case CUDNN_DEFAULT_MATH:
+        return "default";
+    case CUDNN_TENSOR_OP_MATH:
+        return "tensor_op";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
+        return "tensor_op_conv";
+    case CUDNN_FMA_MATH:
+        return "fma";
+    default:
+        return "?";
+    }
+}
+
+static const char *dir_name(kmux_conv_direction d) {
+    return d == KMUX_CONV_FWD ? "fwd" : d == KMUX_CONV_BWD_DATA ? "bwd_data" : "bwd_weights";
+}
+
+static kmux_status conv_unsupported(const kmux_cuda_state *st, int device,
+                                    const kmux_conv2d_desc *d, const char *why) {
+    return kmux_cuda_error(
+        st, KMUX_ERR_UNSUPPORTED,
+        "kmux_conv2d_plan_create: cuda:%d cannot run %s %s %s (compute %s, n%lld c%lld h%lld "
+        "w%lld k%lld r%lld s%lld): %s",
+        device, dir_name(d->direction), d->layout == KMUX_NHWC ? "NHWC" : "NCHW",
+        kmux_cuda_dtype_name(d->x_type), kmux_cuda_compute_name(d->compute_type), (long long)d->n,
+        (long long)d->c, (long long)d->h, (long long)d->w, (long long)d->k, (long long)d->r,
+        (long long)d->s, why);
+}
+
+static void conv_free(conv_plan *p) {
+    if (p->xd) cudnnDestroyTensorDescriptor(p->xd);
+    if (p->yd) cudnnDestroyTensorDescriptor(p->yd);
+    if (p->wd) cudnnDestroyFilterDescriptor(p->wd);
+    if (p->cd) cudnnDestroyConvolutionDescriptor(p->cd);
+    free(p);
+}
+
+/* Workspace of one algorithm under the descriptor's current math mode; nonzero status when
+ * cuDNN does not accept the combination. */
+static cudnnStatus_t ws_size(cudnnHandle_t h, const conv_plan *p, int algo, size_t *bytes) {
+    switch (p->d.direction) {
+    case KMUX_CONV_FWD:
+        return cudnnGetConvolutionForwardWorkspaceSize(h, p->xd, p->wd, p->cd, p->yd,
+                                                       (cudnnConvolutionFwdAlgo_t)algo, bytes);
+    case KMUX_CONV_BWD_DATA:
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(
+            h, p->wd, p->yd, p->cd, p->xd, (cudnnConvolutionBwdDataAlgo_t)algo, bytes);
+    default:
+        return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+            h, p->xd, p->yd, p->cd, p->wd, (cudnnConvolutionBwdFilterAlgo_t)algo, bytes);
+    }
+}
+
+/* One ranked candidate of cuDNN's heuristics, whatever the direction. */
+typedef struct ranked {
+    int algo;
+    cudnnStatus_t status;
+    size_t memory;
+    cudnnDeterminism_t determinism;
+    cudnnMathType_t math;
+} ranked;
+
+static cudnnStatus_t heuristics(cudnnHandle_t h, const conv_plan *p, ranked *out, int *count) {
+    cudnnStatus_t s;
+    int got = 0;
+    *count = 0;
+    if (p->d.direction == KMUX_CONV_FWD) {
+        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        s = cudnnGetConvolutionForwardAlgorithm_v7(h, p->xd, p->wd, p->cd, p->yd,
+                                                   CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf);
+        for (int i = 0; s == CUDNN_STATUS_SUCCESS && i < got; i++)
+            out[i] = (ranked){(int)perf[i].algo, perf[i].status, perf[i].memory,
+                              perf[i].determinism, perf[i].mathType};
+    } else if (p->d.direction == KMUX_CONV_BWD_DATA) {
+        cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        s = cudnnGetConvolutionBackwardDataAlgorithm_v7(
+            h, p->wd, p->yd, p->cd, p->xd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, perf);
+        for (int i = 0; s == CUDNN_STATUS_SUCCESS && i < got; i++)
+            out[i] = (ranked){(int)perf[i].algo, perf[i].status, perf[i].memory,
+                              perf[i].determinism, perf[i].mathType};
+    } else {
+        cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+        s = cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+            h, p->xd, p->yd, p->cd, p->wd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, perf);
+        for (int i = 0; s == CUDNN_STATUS_SUCCESS && i < got; i++)
+            out[i] = (ranked){(int)perf[i].algo, perf[i].status, perf[i].memory,
+                              perf[i].determinism, perf[i].mathType};
+    }
+    if (s == CUDNN_STATUS_SUCCESS) *count = got;
+    return s;
+}
+
+#define RANKED_MAX 8 /* >= every *_ALGO_COUNT */
+
+kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_conv2d_desc *desc,
+                                         const kmux_plan_prefs *prefs, void **plan) {
+    kmux_cuda_state *st = state;
+    kmux_cuda_device *dv = &st->devices[device];
+    const kmux_conv2d_desc *d = desc;
+
+    if (d->pad_top != d->pad_bottom || d->pad_left != d->pad_right)
+        return conv_unsupported(
+            st, device, d,
+            "asymmetric padding (cuDNN's convolution descriptor has one padding per axis)");
+    int64_t p_out =
+        (d->h + d->pad_top + d->pad_bottom - ((d->r - 1) * d->dilation_h + 1)) / d->stride_h + 1;
+    int64_t q_out =
+        (d->w + d->pad_left + d->pad_right - ((d->s - 1) * d->dilation_w + 1)) / d->stride_w + 1;
+    const int64_t dims[] = {d->n,          d->c,          d->h,       d->w,
+                            d->k,          d->r,          d->s,       d->groups,
+                            d->stride_h,   d->stride_w,   d->pad_top, d->pad_left,
+                            d->dilation_h, d->dilation_w, p_out,      q_out};
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
+        if (dims[i] > INT_MAX)
+            return conv_unsupported(st, device, d, "a size beyond INT_MAX (cuDNN takes int)");
+    if (d->n * d->c * d->h * d->w > INT_MAX || d->n * d->k * p_out * q_out > INT_MAX)
+        return conv_unsupported(st, device, d, "a tensor of 2^31 elements or more (cuDNN's limit)");
+
+    cudnnDataType_t dt, ct;
+    kmux_compute_type eff;
+    int strict = 0, allow_transform = 0;
+    cudnnMathType_t math0;
+    switch (d->x_type) {
+    case KMUX_F64:
+        dt = ct = CUDNN_DATA_DOUBLE, eff = KMUX_COMPUTE_F64, strict = 1, math0 = CUDNN_FMA_MATH;
+        break;
+    case KMUX_F32:
+        dt = ct = CUDNN_DATA_FLOAT;
+        if (d->compute_type == KMUX_COMPUTE_F32_FAST_TF32)
+            eff = KMUX_COMPUTE_F32_FAST_TF32, math0 = CUDNN_DEFAULT_MATH, allow_transform = 1;
+        else
+            eff = KMUX_COMPUTE_F32, strict = 1, math0 = CUDNN_FMA_MATH;
+        break;
+    case KMUX_F16:
+    case KMUX_BF16:
+        if (d->x_type == KMUX_BF16 && dv->sm < 80)
+            return conv_unsupported(st, device, d, "bf16 needs sm_80");
+        dt = d->x_type == KMUX_F16 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
+        ct = d->compute_type == KMUX_COMPUTE_F16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+        eff = d->compute_type == KMUX_COMPUTE_F16 ? KMUX_COMPUTE_F16 : KMUX_COMPUTE_F32;
+        math0 = CUDNN_TENSOR_OP_MATH;
+        break;
+    default:
+        return conv_unsupported(st, device, d, "cuDNN convolutions take f64, f32, f16 and bf16");
+    }
+
+    conv_plan *p = calloc(1, sizeof *p);
+    if (!p)
+        return st->host->set_error(KMUX_ERR_OUT_OF_MEMORY,
+                                   "kmux_conv2d_plan_create: out of memory");
+    p->hdr.kind = KMUX_CUDA_PLAN_CONV;
+    p->hdr.device = device;
+    p->d = *d;
+    cudnnTensorFormat_t fmt = d->layout == KMUX_NHWC ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    cudnnStatus_t cs;
+    const char *what = "creating descriptors";
+    if ((cs = cudnnCreateTensorDescriptor(&p->xd)) != CUDNN_STATUS_SUCCESS ||
+        (cs = cudnnCreateTensorDescriptor(&p->yd)) != CUDNN_STATUS_SUCCESS ||
+        (cs = cudnnCreateFilterDescriptor(&p->wd)) != CUDNN_STATUS_SUCCESS ||
+        (cs = cudnnCreateConvolutionDescriptor(&p->cd)) != CUDNN_STATUS_SUCCESS)
+        goto dnn_fail;
+    what = "describing the tensors";
+    if ((cs = cudnnSetTensor4dDescriptor(p->xd, fmt, dt, (int)d->n, (int)d->c, (int)d->h,
+                                         (int)d->w)) != CUDNN_STATUS_SUCCESS ||
+        (cs = cudnnSetTensor4dDescriptor(p->yd, fmt, dt, (int)d->n, (int)d->k, (int)p_out,
+                                         (int)q_out)) != CUDNN_STATUS_SUCCESS ||
+        (cs = cudnnSetFilter4dDescriptor(p->wd, dt, fmt, (int)d->k, (int)(d->c / d->groups),
+                                         (int)d->r, (int)d->s)) != CUDNN_STATUS_SUCCESS)
+        goto dnn_fail;
+    what = "describing the convolution";
+    if ((cs = cudnnSetConvolution2dDescriptor(
+             p->cd, (int)d->pad_top, (int)d->pad_left, (int)d->stride_h, (int)d->stride_w,
+             (int)d->dilation_h, (int)d->dilation_w, CUDNN_CROSS_CORRELATION, ct)) !=
+            CUDNN_STATUS_SUCCESS ||
+        (cs = cudnnSetConvolutionGroupCount(p->cd, (int)d->groups)) != CUDNN_STATUS_SUCCESS ||
+        (cs = cudnnSetConvolutionMathType(p->cd, math0)) != CUDNN_STATUS_SUCCESS)
+        goto dnn_fail;
+
+    size_t pref_cap = prefs ? prefs->max_workspace_bytes : SIZE_MAX;
+    int need_det = prefs ? prefs->require_deterministic : 0;
+    size_t cap = pref_cap == SIZE_MAX ? KMUX_CUDA_CONV_DEFAULT_WS : pref_cap;
+    kmux_cuda_guard g;
+    kmux_status s = kmux_cuda_enter(st, device, "kmux_conv2d_plan_create", &g);
+    if (s != KMUX_OK) {
+        conv_free(p);
+        return s;
+    }
+    pthread_mutex_lock(&dv->lock);
+    cudnnHandle_t h;
+    s = kmux_cuda_dnn_query_handle(st, device, &h);
+    ranked r[RANKED_MAX];
+    int got = 0;
+    int rejected_cap = 0, rejected_det = 0, rejected_transform = 0;
+    if (s == KMUX_OK) {
+        cs = heuristics(h, p, r, &got);
+        if (cs != CUDNN_STATUS_SUCCESS)
+            s = kmux_cuda_fail_dnn(
+                st, cs, "kmux_conv2d_plan_create: cudnnGet*Algorithm_v7 on cuda:%d", device);
+    }
+    for (int i = 0; s == KMUX_OK && i < got && p->n_impl < KMUX_CUDA_MAX_CONV_ALGOS; i++) {
+        if (r[i].status != CUDNN_STATUS_SUCCESS) continue;
+        if (is_transform_algo(d->direction, r[i].algo) && !allow_transform) {
+            rejected_transform++;
+            continue;
+        }
+        if (need_det && r[i].determinism != CUDNN_DETERMINISTIC) {
+            rejected_det++;
+            continue;
+        }
+        cudnnMathType_t m = strict ? CUDNN_FMA_MATH : r[i].math;
+        if (strict && r[i].math != CUDNN_FMA_MATH && r[i].math != CUDNN_DEFAULT_MATH) continue;
+        if (cudnnSetConvolutionMathType(p->cd, m) != CUDNN_STATUS_SUCCESS) continue;
+        size_t bytes = 0;
+        if (ws_size(h, p, r[i].algo, &bytes) != CUDNN_STATUS_SUCCESS) continue;
+        if (bytes > cap) {
+            rejected_cap++;
+            continue;
+        }
+        int dup = 0;
+        for (int j = 0; j < p->n_impl; j++)
+            dup |= p->impl[j].algo == r[i].algo && p->impl[j].math == m;
+        if (dup) continue;
+        conv_impl *im = &p->impl[p->n_impl++];
+        im->algo = r[i].algo;
+        im->ws = bytes;
+        im->math = m;
+        im->deterministic = r[i].determinism == CUDNN_DETERMINISTIC;
+        /* f32 data with any math but FMA may use TF32 tensor cores on sm_80+ */
+        if (d->x_type == KMUX_F32)
+            im->effective = m == CUDNN_FMA_MATH ? KMUX_COMPUTE_F32 : KMUX_COMPUTE_F32_FAST_TF32;
+        else
+            im->effective = eff;
+        snprintf(im->name, sizeof im->name, "cudnn:%s:%s,math=%s", dir_name(d->direction),
+                 algo_name(d->direction, im->algo), math_name(m));
+    }
+    if (s == KMUX_OK && p->n_impl > 0) cudnnSetConvolutionMathType(p->cd, p->impl[0].math);
+    pthread_mutex_unlock(&dv->lock);
+    kmux_cuda_leave(&g);
+    if (s != KMUX_OK) {
+        conv_free(p);
+        return s;
+    }
+    if (p->n_impl == 0) {
+        char why[256];
+        snprintf(why, sizeof why,
+                 "no cuDNN %zu algorithm qualifies (%d ranked; %d over the %zu-byte workspace cap, "
+                 "%d not "
+                 "deterministic, %d FFT/Winograd excluded at this precision)",
+                 cudnnGetVersion(), got, rejected_cap, cap, rejected_det, rejected_transform);
+        kmux_status us = conv_unsupported(st, device, d, why);
+        conv_free(p);
+        return us;
+    }
+    if (st->host->verbose >= 2)
+        st->host->trace(2, "cuda,conv_plan,cuda:%d,%d candidates,first %s", device, p->n_impl,
+                        p->impl[0].name);
+    *plan = p;
+    return KMUX_OK;
+
+dnn_fail:;
+    kmux_status fs =
+        kmux_cuda_fail_dnn(st, cs, "kmux_conv2d_plan_create: %s on cuda:%d", what, device);
+    conv_free(p);
+    return fs;
+}
+
+kmux_status kmux_cuda_conv2d_execute(void *state, void *plan, void *stream,
+                                     const kmux_conv2d_args *args) {
+    kmux_cuda_state *st = state;
+    conv_plan *p = plan;
+    kmux_cuda_stream *cs = stream;
+    const conv_impl *im = &p->impl[p->cur];
+    kmux_cuda_guard g;
+    kmux_status s = kmux_cuda_enter(st, p->hdr.device, "kmux_conv2d_execute", &g);
+    if (s != KMUX_OK) return s;
+    cudnnHandle_t h;
+    void *ws = NULL;
+    s = kmux_cuda_stream_dnn(st, cs, &h);
+    if (s == KMUX_OK) s = kmux_cuda_stream_workspace(st, cs, im->ws, "kmux_conv2d_execute", &ws);
+    if (s == KMUX_OK) {
+        cudnnStatus_t ds;
+        switch (p->d.direction) {
+        case KMUX_CONV_FWD:
+            ds = cudnnConvolutionForward(h, args->alpha, p->xd, args->x, p->wd, args->w, p->cd,
+                                         (cudnnConvolutionFwdAlgo_t)im->algo, ws, im->ws,
+                                         args->beta, p->yd, args->y);
+            break;
+        case KMUX_CONV_BWD_DATA:
+            ds = cudnnConvolutionBackwardData(h, args->alpha, p->wd, args->w, p->yd, args->y, p->cd,
+                                              (cudnnConvolutionBwdDataAlgo_t)im->algo, ws, im->ws,
+                                              args->beta, p->xd, args->x);
+            break;
+        default:
+            ds = cudnnConvolutionBackwardFilter(h, args->alpha, p->xd, args->x, p->yd, args->y,
+                                                p->cd, (cudnnConvolutionBwdFilterAlgo_t)im->algo,
+                                                ws, im->ws, args->beta, p->wd, args->w);
+            break;
+        }
+        if (ds != CUDNN_STATUS_SUCCESS)
+            s = kmux_cuda_fail_dnn(st, ds, "kmux_conv2d_execute: %s on cuda:%d", im->name,
+                                   p->hdr.device);
+    }
+    kmux_cuda_leave(&g);
+    return s;
+}
+
+kmux_status kmux_cuda_conv_plan_info(kmux_cuda_state *st, void *plan, kmux_plan_info *info) {
+    (void)st;
+    const conv_plan *p = plan;
+    const conv_impl *im = &p->impl[p->cur];
+    info->impl = im->name;
+    info->effective_compute = im->effective;
+    info->workspace_bytes = im->ws;
+    info->deterministic = im->deterministic;
+    info->impl_index = p->cur;
+    return KMUX_OK;
+}
+
+kmux_status kmux_cuda_conv_next_impl(kmux_cuda_state *st, void *plan) {
+    conv_plan *p = plan;
+    if (p->cur + 1 >= p->n_impl)
+        return kmux_cuda_error(
+            st, KMUX_ERR_LAST_IMPL,
+            "kmux_plan_next_impl: cuda:%d: %s was the last of %d cuDNN algorithms", p->hdr.device,
+            p->impl[p->cur].name, p->n_impl);
+    cudnnStatus_t cs = cudnnSetConvolutionMathType(p->cd, p->impl[p->cur + 1].math);
+    if (cs != CUDNN_STATUS_SUCCESS)
+        return kmux_cuda_fail_dnn(
+            st, cs, "kmux_plan_next_impl: cudnnSetConvolutionMathType on cuda:%d", p->hdr.device);
+    p->cur++;
+    return KMUX_OK;
+}
+
+void kmux_cuda_conv_plan_destroy(kmux_cuda_state *st, void *plan) {
+    (void)st;
+    conv_free(plan);
+}

@@ -1,0 +1,148 @@
+/*
+ * cuda_errors.c - CUDA runtime, cuBLASLt and cuDNN errors as kmux statuses with a message that
+ * names the operation, the device and the native code with its name.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "cuda_backend.h"
+
+kmux_status kmux_cuda_status_of(cudaError_t e) {
+    switch (e) {
+    case cudaSuccess:
+        return KMUX_OK;
+    case cudaErrorMemoryAllocation:
+        return KMUX_ERR_OUT_OF_MEMORY;
+    case cudaErrorInsufficientDriver:
+    case cudaErrorNoDevice:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorInvalidDevice:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice:
+        return KMUX_ERR_DEVICE_UNAVAILABLE;
+    case cudaErrorNotSupported:
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorUnsupportedPtxVersion:
+        return KMUX_ERR_UNSUPPORTED;
+    default:
+        return KMUX_ERR_DEVICE;
+    }
+}
+
+/* The message is built in two steps so that the caller's context comes first. */
+static void format_context(char *buf, size_t size, const char *fmt, va_list ap)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 0)))
+#endif
+    ;
+static void format_context(char *buf, size_t size, const char *fmt, va_list ap) {
+    vsnprintf(buf, size, fmt, ap);
+}
+
+kmux_status kmux_cuda_fail(const kmux_cuda_state *st, cudaError_t e, const char *fmt, ...) {
+    char ctx[512];
+    va_list ap;
+    va_start(ap, fmt);
+    format_context(ctx, sizeof ctx, fmt, ap);
+    va_end(ap);
+    (void)cudaGetLastError(); /* clear a non-sticky error so the next call starts clean */
+    kmux_status s = kmux_cuda_status_of(e);
+    return st->host->set_error(s, "%s: %s (%d): %s [backend cuda]", ctx, cudaGetErrorName(e),
+                               (int)e, cudaGetErrorString(e));
+}
+
+kmux_status kmux_cuda_fail_lt(const kmux_cuda_state *st, cublasStatus_t s, const char *fmt, ...) {
+    char ctx[512];
+    va_list ap;
+    va_start(ap, fmt);
+    format_context(ctx, sizeof ctx, fmt, ap);
+    va_end(ap);
+    kmux_status k = s == CUBLAS_STATUS_ALLOC_FAILED    ? KMUX_ERR_OUT_OF_MEMORY
+                    : s == CUBLAS_STATUS_NOT_SUPPORTED ? KMUX_ERR_UNSUPPORTED
+                    : s == CUBLAS_STATUS_ARCH_MISMATCH ? KMUX_ERR_UNSUPPORTED
+                                                       : KMUX_ERR_DEVICE;
+    return st->host->set_error(k, "%s: %s (%d): %s [backend cuda, cuBLASLt %zu]", ctx,
+                               cublasLtGetStatusName(s), (int)s, cublasLtGetStatusString(s),
+                               cublasLtGetVersion());
+}
+
+kmux_status kmux_cuda_fail_dnn(const kmux_cuda_state *st, cudnnStatus_t s, const char *fmt, ...) {
+    char ctx[512];
+    va_list ap;
+    va_start(ap, fmt);
+    format_context(ctx, sizeof ctx, fmt, ap);
+    va_end(ap);
+    /* cuDNN 9 groups its codes by category (3xxx: not supported, ...). */
+    kmux_status k = KMUX_ERR_DEVICE;
+    if (s == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
+        s == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED)
+        k = KMUX_ERR_OUT_OF_MEMORY;
+    else if (CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED)
+        k = KMUX_ERR_UNSUPPORTED;
+    return st->host->set_error(k, "%s: cuDNN status %d: %s [backend cuda, cuDNN %zu]", ctx, (int)s,
+                               cudnnGetErrorString(s), cudnnGetVersion());
+}
+
+kmux_status kmux_cuda_error(const kmux_cuda_state *st, kmux_status status, const char *fmt, ...) {
+    char ctx[768];
+    va_list ap;
+    va_start(ap, fmt);
+    format_context(ctx, sizeof ctx, fmt, ap);
+    va_end(ap);
+    return st->host->set_error(status, "%s [backend cuda]", ctx);
+}
+
+/* The plugin does not link libkmux, so it carries its own copies of the name tables. */
+const char *kmux_cuda_dtype_name(kmux_dtype t) {
+    static const char *const names[KMUX_DTYPE_COUNT] = {[KMUX_F64] = "f64",
+                                                        [KMUX_F32] = "f32",
+                                                        [KMUX_F16] = "f16",
+                                                        [KMUX_BF16] = "bf16",
+                                                        [KMUX_F8_E4M3] = "e4m3",
+                                                        [KMUX_F8_E5M2] = "e5m2",
+                                                        [KMUX_F8_E4M3_FNUZ] = "e4m3fnuz",
+                                                        [KMUX_F8_E5M2_FNUZ] = "e5m2fnuz",
+                                                        [KMUX_I8] = "i8",
+                                                        [KMUX_I32] = "i32"};
+    return (int)t > 0 && (int)t < KMUX_DTYPE_COUNT && names[t] ? names[t] : "?";
+}
+
+size_t kmux_cuda_dtype_size(kmux_dtype t) {
+    switch (t) {
+    case KMUX_F64:
+        return 8;
+    case KMUX_F32:
+    case KMUX_I32:
+        return 4;
+    case KMUX_F16:
+    case KMUX_BF16:
+        return 2;
+    case KMUX_F8_E4M3:
+    case KMUX_F8_E5M2:
+    case KMUX_F8_E4M3_FNUZ:
+    case KMUX_F8_E5M2_FNUZ:
+    case KMUX_I8:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+const char *kmux_cuda_compute_name(kmux_compute_type c) {
+    switch (c) {
+    case KMUX_COMPUTE_F64:
+        return "f64";
+    case KMUX_COMPUTE_F32:
+        return "f32";
+    case KMUX_COMPUTE_F32_FAST_TF32:
+        return "f32_fast_tf32";
+    case KMUX_COMPUTE_F32_FAST_BF16:
+        return "f32_fast_bf16";
+    case KMUX_COMPUTE_F16:
+        return "f16";
+    case KMUX_COMPUTE_I32:
+        return "i32";
+    default:
+        return "?";
+    }
+}

@@ -1,0 +1,309 @@
+/*
+ * cuda_runtime.c - device selection, memory, streams (with their workspace and cuDNN handle)
+ * and events of the CUDA backend.
+ */
+#include <stdlib.h>
+
+#include "cuda_backend.h"
+
+#define STATE(p) ((kmux_cuda_state *)(p))
+
+kmux_status kmux_cuda_enter(const kmux_cuda_state *st, int device, const char *fn,
+                            kmux_cuda_guard *g) {
+    int ordinal = st->devices[device].ordinal;
+    int cur = -1;
+    g->previous = -1;
+    if (cudaGetDevice(&cur) != cudaSuccess) {
+        (void)cudaGetLastError();
+        cur = -1;
+    }
+    if (cur == ordinal) return KMUX_OK;
+    cudaError_t e = cudaSetDevice(ordinal);
+    if (e != cudaSuccess)
+        return kmux_cuda_fail(st, e, "%s: cudaSetDevice(%d) for cuda:%d", fn, ordinal, device);
+    g->previous = cur;
+    return KMUX_OK;
+}
+
+void kmux_cuda_leave(const kmux_cuda_guard *g) {
+    if (g->previous >= 0) {
+        (void)cudaSetDevice(g->previous);
+        (void)cudaGetLastError();
+    }
+}
+
+/* ---- memory ---- */
+
+kmux_status kmux_cuda_mem_alloc(void *state, int device, size_t bytes, void **ptr) {
+    kmux_cuda_state *st = STATE(state);
+    if (bytes == 0) {
+        *ptr = NULL;
+        return KMUX_OK;
+    }
+    kmux_cuda_guard g;
+    kmux_status s = kmux_cuda_enter(st, device, "kmux_malloc", &g);
+    if (s != KMUX_OK) return s;
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, bytes);
+    kmux_cuda_leave(&g);
+    if (e != cudaSuccess)
+        return kmux_cuda_fail(st, e, "kmux_malloc: cudaMalloc(%zu bytes) on cuda:%d", bytes,
+                              device);
+    *ptr = p;
+    return KMUX_OK;
+}
+
+kmux_status kmux_cuda_mem_free(void *state, int device, void *ptr) {
+    kmux_cuda_state *st = STATE(state);
+    if (!ptr) return KMUX_OK;
+    kmux_cuda_guard g;
+    kmux_status s = kmux_cuda_enter(st, device, "kmux_free", &g);
+    if (s != KMUX_OK) return s;
+    cudaError_t e = cudaFree(ptr);
+    kmux_cuda_leave(&g);
+    if (e != cudaSuccess)
+        return kmux_cuda_fail(st, e, "kmux_free: cudaFree(%p) on cuda:%d", ptr, device);
+    return KMUX_OK;
+}
+
+/* ---- streams ---- */
+
+kmux_status kmux_cuda_stream_create(void *state, int device, void *native, int own, void **stream) {
+    kmux_cuda_state *st = STATE(state);
+    kmux_cuda_stream *s = calloc(1, sizeof *s);
+    if (!s) return st->host->set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_stream_create: out of memory");
+    s->device = device;
+    s->own = own;
+    if (own) {
+        kmux_cuda_guard g;
+        kmux_status ks = kmux_cuda_enter(st, device, "kmux_stream_create", &g);
+        if (ks != KMUX_OK) {
+            free(s);
+            return ks;
+        }
+        /* A blocking stream (default flags) stays ordered with the legacy default stream, so
+         * work a caller queued there with plain CUDA calls is seen by kmux. */
+        cudaError_t e = cudaStreamCreate(&s->stream);
+        kmux_cuda_leave(&g);
+        if (e != cudaSuccess) {
+            free(s);
+            return kmux_cuda_fail(st, e, "kmux_stream_create: cudaStreamCreate on cuda:%d", device);
+        }
+    } else {
+        s->stream = (cudaStream_t)native;
+    }
+    *stream = s;
+    return KMUX_OK;
+}
+
+kmux_status kmux_cuda_stream_destroy(void *state, void *stream) {
+    kmux_cuda_state *st = STATE(state);
+    kmux_cuda_stream *s = stream;
+    if (!s) return KMUX_OK;
+    kmux_cuda_guard g;
+    kmux_status ks = kmux_cuda_enter(st, s->device, "kmux_stream_destroy", &g);
+    if (ks != KMUX_OK) return ks;
+    cudaError_t e = cudaStreamSynchronize(s->stream);
+    cudaError_t e2 = cudaSuccess;
+    /* cudaFree also releases a cudaMallocAsync block; the stream is idle by now. */
+    if (s->ws) e2 = cudaFree(s->ws);
+    if (s->dnn) cudnnDestroy(s->dnn);
+    if (s->own) {
+        cudaError_t e3 = cudaStreamDestroy(s->stream);
+        if (e2 == cudaSuccess) e2 = e3;
+    }
+    kmux_cuda_leave(&g);
+    free(s);
+    if (e != cudaSuccess)
+        return kmux_cuda_fail(
+            st, e, "kmux_stream_destroy: cudaStreamSynchronize (an earlier asynchronous error)");
+    if (e2 != cudaSuccess)
+        return kmux_cuda_fail(st, e2, "kmux_stream_destroy: releasing the stream");
+    return KMUX_OK;
+}
+
+kmux_status kmux_cuda_stream_synchronize(void *state, void *stream) {
+    kmux_cuda_state *st = STATE(state);
+    kmux_cuda_stream *s = stream;
+    kmux_cuda_guard g;
+    kmux_status ks = kmux_cuda_enter(st, s->device, "kmux_stream_synchronize", &g);
+    if (ks != KMUX_OK) return ks;
+    cudaError_t e = cudaStreamSynchronize(s->stream);
+    kmux_cuda_leave(&g);
+    if (e != cudaSuccess)
+        return kmux_cuda_fail(st, e, "kmux_stream_synchronize: cudaStreamSynchronize on cuda:%d",
+                              s->device);
+    return KMUX_OK;
+}
+
+kmux_status kmux_cuda_stream_workspace(kmux_cuda_state *st, kmux_cuda_stream *s, size_t bytes,
+                                       const char *fn, void **ws) {
+    if (bytes == 0) {
+        *ws = NULL;
+        return KMUX_OK;
+    }
+    if (s->ws_size >= bytes) {
+        *ws = s->ws;
+        return KMUX_OK;
+    }
+    /* Grow geometrically (at least 1 MiB) so a sequence of growing plans reallocates rarely. */
+    size_t want = kmux_cuda_align_up(bytes, KMUX_CUDA_MIB);
+    if (want < 2 * s->ws_size) want = kmux_cuda_align_up(2 * s->ws_size, KMUX_CUDA_MIB);
+    void *p = NULL;
+    cudaError_t e;
+    if (st->devices[s->device].memory_pools) {
+        /* Stream-ordered: the old block is released after the work queued before it, the new
+         * one is usable by everything queued after; no device-wide synchronisation. */
+        if (s->ws) (void)cudaFreeAsync(s->ws, s->stream);
+        s->ws = NULL;
+        s->ws_size = 0;
+        e = cudaMallocAsync(&p, want, s->stream);
+        if (e != cudaSuccess && want > bytes) {
+            (void)cudaGetLastError();
+            want = bytes;
+            e = cudaMallocAsync(&p, want, s->stream);
+        }
+    } else {
+        e = cudaStreamSynchronize(s->stream);
+        if (e == cudaSuccess && s->ws) e = cudaFree(s->ws);
+        s->ws = NULL;
+        s->ws_size = 0;
+        if (e == cudaSuccess) e = cudaMalloc(&p, want);
+    }
+    if (e != cudaSuccess)
+        return kmux_cuda_fail(st, e, "%s: allocating %zu bytes of workspace on cuda:%d", fn, want,
+                              s->device);
+    s->ws = p;
+    s->ws_size = want;
+    *ws = p;
+    return KMUX_OK;
+}
+
+kmux_status kmux_cuda_stream_dnn(kmux_cuda_state *st, kmux_cuda_stream *s, cudnnHandle_t *dnn) {
+    if (!s->dnn) {
+        cudnnStatus_t cs = cudnnCreate(&s->dnn);
+        if (cs != CUDNN_STATUS_SUCCESS) {
+            s->dnn = NULL;
+            return kmux_cuda_fail_dnn(st, cs, "kmux_conv2d_execute: cudnnCreate on cuda:%d",
+                                      s->device);
+        }
+        cs = cudnnSetStream(s->dnn, s->stream);
+        if (cs != CUDNN_STATUS_SUCCESS) {
+            cudnnDestroy(s->dnn);
+            s->dnn = NULL;
+            return kmux_cuda_fail_dnn(st, cs, "kmux_conv2d_execute: cudnnSetStream on cuda:%d",
+                                      s->device);
+        }
+    }
+    *dnn = s->dnn;
+    return KMUX_OK;
+}
+
+kmux_status kmux_cuda_mem_copy(void *state, void *stream, void *dst, const void *src, size_t bytes,
+                               kmux_memcpy_kind kind) {
+    kmux_cuda_state *st = STATE(state);
+    kmux_cuda_stream *s = stream;
+    if (bytes == 0) return KMUX_OK;
+    static const enum cudaMemcpyKind kinds[] = {cudaMemcpyHostToHost, cudaMemcpyHostToDevice,
+                                                cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice};
+    kmux_cuda_guard g;
+    kmux_status ks = kmux_cuda_enter(st, s->device, "kmux_memcpy", &g);
+    if (ks != KMUX_OK) return ks;
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kinds[kind], s->stream);
+    kmux_cuda_leave(&g);
+    if (e != cudaSuccess)
+        return kmux_cuda_fail(
+            st, e, "kmux_memcpy: cudaMemcpyAsync(dst=%p, src=%p, %zu bytes, kind=%d) on cuda:%d",
+            dst, src, bytes, (int)kind, s->device);
+    return KMUX_OK;
+}
+
+kmux_status kmux_cuda_mem_set(void *state, void *stream, void *dst, int value, size_t bytes) {
+    kmux_cuda_state *st = STATE(state);
+    kmux_cuda_stream *s = stream;
+    if (bytes == 0) return KMUX_OK;
+    kmux_cuda_guard g;
+    kmux_status ks = kmux_cuda_enter(st, s->device, "kmux_memset", &g);
+    if (ks != KMUX_OK) return ks;
+    cudaError_t e = cudaMemsetAsync(dst, value, bytes, s->stream);
+    kmux_cuda_leave(&g);
+    if (e != cudaSuccess)
+        return kmux_cuda_fail(
+            st, e, "kmux_memset: cudaMemsetAsync(dst=%p, value=%d, %zu bytes) on cuda:%d", dst,
+            value, bytes, s->device);
+    return KMUX_OK;
+}
+
+/* ---- events ---- */
+
+kmux_status kmux_cuda_event_create(void *state, int device, void **event) {
+    kmux_cuda_state *st = STATE(state);
+    kmux_cuda_event *ev = calloc(1, sizeof *ev);
+    if (!ev) return st->host->set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_event_create: out of memory");
+    ev->device = device;
+    kmux_cuda_guard g;
+    kmux_status ks = kmux_cuda_enter(st, device, "kmux_event_create", &g);
+    if (ks != KMUX_OK) {
+        free(ev);
+        return ks;
+    }
+    cudaError_t e = cudaEventCreate(&ev->event);
+    kmux_cuda_leave(&g);
+    if (e != cudaSuccess) {
+        free(ev);
+        return kmux_cuda_fail(st, e, "kmux_event_create: cudaEventCreate on cuda:%d", device);
+    }
+    *event = ev;
+    return KMUX_OK;
+}
+
+kmux_status kmux_cuda_event_destroy(void *state, void *event) {
+    kmux_cuda_state *st = STATE(state);
+    kmux_cuda_event *ev = event;
+    if (!ev) return KMUX_OK;
+    kmux_cuda_guard g;
+    kmux_status ks = kmux_cuda_enter(st, ev->device, "kmux_event_destroy", &g);
+    cudaError_t e = cudaEventDestroy(ev->event);
+    if (ks == KMUX_OK) kmux_cuda_leave(&g);
+    free(ev);
+    if (e != cudaSuccess) return kmux_cuda_fail(st, e, "kmux_event_destroy: cudaEventDestroy");
+    return KMUX_OK;
+}
+
+kmux_status kmux_cuda_event_record(void *state, void *event, void *stream) {
+    kmux_cuda_state *st = STATE(state);
+    kmux_cuda_event *ev = event;
+    kmux_cuda_stream *s = stream;
+    kmux_cuda_guard g;
+    kmux_status ks = kmux_cuda_enter(st, ev->device, "kmux_event_record", &g);
+    if (ks != KMUX_OK) return ks;
+    cudaError_t e = cudaEventRecord(ev->event, s->stream);
+    kmux_cuda_leave(&g);
+    if (e != cudaSuccess)
+        return kmux_cuda_fail(st, e, "kmux_event_record: cudaEventRecord on cuda:%d", ev->device);
+    return KMUX_OK;
+}
+
+kmux_status kmux_cuda_event_synchronize(void *state, void *event) {
+    kmux_cuda_state *st = STATE(state);
+    kmux_cuda_event *ev = event;
+    cudaError_t e = cudaEventSynchronize(ev->event);
+    if (e != cudaSuccess)
+        return kmux_cuda_fail(st, e, "kmux_event_synchronize: cudaEventSynchronize on cuda:%d",
+                              ev->device);
+    return KMUX_OK;
+}
+
+kmux_status kmux_cuda_event_elapsed_ms(void *state, void *start, void *end, float *ms) {
+    kmux_cuda_state *st = STATE(state);
+    const kmux_cuda_event *a = start, *b = end;
+    float t = 0.0f;
+    cudaError_t e = cudaEventElapsedTime(&t, a->event, b->event);
+    if (e != cudaSuccess)
+        return kmux_cuda_fail(st, e,
+                              "kmux_event_elapsed_ms: cudaEventElapsedTime on cuda:%d (are both "
+                              "events recorded and complete?)",
+                              a->device);
+    *ms = t;
+    return KMUX_OK;
+}

@@ -1,0 +1,332 @@
+/*
+ * openblas_matmul.c - matmul plans of the OpenBLAS backend.
+ *
+ * Three implementations, chosen by the types (the core has validated the combination):
+ *   "openblas:dgemm"       f64, compute F64: cblas_dgemm
+ *   "openblas:sgemm"       f32, compute F32 (strict): cblas_sgemm
+ *   "openblas:sgemm+cvt"   f16, bf16, fp8 inputs, compute F32, only with prefs->allow_emulation:
+ *                          A and B are widened exactly to f32 in a per-execute workspace, sgemm
+ *                          accumulates in f32, and the result is rounded once to c_type.
+ * F32_FAST_TF32/BF16, F16 accumulation and i8 are refused (KMUX_ERR_UNSUPPORTED): OpenBLAS has
+ * no such modes and kmux never substitutes another precision silently.
+ *
+ * Degenerate cases are handled here, not left to OpenBLAS: k == 0 or alpha == 0 gives
+ * C = beta * C without touching A or B; beta == 0 never reads C (OpenBLAS's GEMM_BETA stores 0
+ * for beta == 0, checked by tests/test_openblas.c with NaN in C).
+ *
+ * Determinism: OpenBLAS's level-3 threading splits M and N between threads, never K, so each
+ * element of C is one dot product summed in a fixed order by one thread; the split depends only
+ * on the shape and the thread count, which is fixed for the process (openblas_set_num_threads at
+ * init). Results are therefore bitwise reproducible run to run, and the plans say so.
+ */
+#include "openblas_internal.h"
+
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpu/kmux_cpu_kernels.h"
+
+typedef enum mm_path { MM_DGEMM, MM_SGEMM, MM_SGEMM_CVT } mm_path;
+
+typedef struct mm_plan {
+    kmux_ob_plan head; /* must be first */
+    kmux_matmul_desc d;
+    mm_path path;
+    /* row-major views of the stored A, B, C (rows x cols; ld = the user's) */
+    int64_t a_rows, a_cols, b_rows, b_cols, c_rows, c_cols;
+    size_t ws_a, ws_b, ws_c, ws_bias; /* bytes of each workspace part */
+} mm_plan;
+
+/* Row-major view of an operand stored in `order`, op()-ed with `trans`, of logical shape
+ * rows x cols after op(). */
+static void stored_view(kmux_order order, kmux_transpose trans, int64_t rows, int64_t cols,
+                        int64_t *vr, int64_t *vc) {
+    int swap = (order == KMUX_COL_MAJOR) != (trans == KMUX_TRANS);
+    *vr = swap ? cols : rows;
+    *vc = swap ? rows : cols;
+}
+
+static int is_narrow_float(kmux_dtype t) {
+    return t == KMUX_F16 || t == KMUX_BF16 || t == KMUX_F8_E4M3 || t == KMUX_F8_E5M2 ||
+           t == KMUX_F8_E4M3_FNUZ || t == KMUX_F8_E5M2_FNUZ;
+}
+
+static kmux_status unsupported(kmux_ob_state *st, const kmux_matmul_desc *d, const char *why) {
+    return KMUX_OB_ERROR(st, KMUX_ERR_UNSUPPORTED,
+                         "kmux_matmul_plan_create: backend openblas cannot run a=%s b=%s c=%s "
+                         "compute=%s: %s",
+                         kmux_ob_dtype_name(d->a_type), kmux_ob_dtype_name(d->b_type),
+                         kmux_ob_dtype_name(d->c_type), kmux_ob_compute_name(d->compute_type), why);
+}
+
+/* Chooses the implementation; KMUX_OK or UNSUPPORTED with the reason. */
+static kmux_status choose_path(kmux_ob_state *st, const kmux_matmul_desc *d,
+                               const kmux_plan_prefs *prefs, mm_path *path) {
+    if (d->a_type == KMUX_I8) return unsupported(st, d, "OpenBLAS has no integer GEMM");
+    if (d->compute_type == KMUX_COMPUTE_F32_FAST_TF32 ||
+        d->compute_type == KMUX_COMPUTE_F32_FAST_BF16)
+        return unsupported(st, d,
+                           "OpenBLAS has no TF32/bf16x3 mode and strict f32 is not substituted "
+                           "for it silently; ask for KMUX_COMPUTE_F32");
+    if (d->compute_type == KMUX_COMPUTE_F16)
+        return unsupported(st, d, "OpenBLAS has no f16 accumulation; ask for KMUX_COMPUTE_F32");
+    if (d->a_type == KMUX_F64 && d->compute_type == KMUX_COMPUTE_F64) {
+        *path = MM_DGEMM;
+        return KMUX_OK;
+    }
+    if (d->a_type == KMUX_F32 && d->compute_type == KMUX_COMPUTE_F32) {
+        *path = MM_SGEMM;
+        return KMUX_OK;
+    }
+    if (is_narrow_float(d->a_type) && is_narrow_float(d->b_type) &&
+        d->compute_type == KMUX_COMPUTE_F32 &&
+        (d->c_type == KMUX_F32 || d->c_type == KMUX_F16 || d->c_type == KMUX_BF16)) {
+        if (!prefs->allow_emulation)
+            return unsupported(st, d,
+                               "OpenBLAS has no native kernel for these types; they run only by "
+                               "conversion to f32 (\"openblas:sgemm+cvt\"), which needs "
+                               "prefs.allow_emulation = 1");
+        *path = MM_SGEMM_CVT;
+        return KMUX_OK;
+    }
+    return unsupported(st, d, "type combination not implemented by this backend");
+}
+
+kmux_status kmux_ob_matmul_plan_create(void *state, int device, const kmux_matmul_desc *desc,
+                                       const kmux_plan_prefs *prefs, void **plan) {
+    kmux_ob_state *st = state;
+    const kmux_plan_prefs defaults = KMUX_PLAN_PREFS_INIT;
+    if (!prefs) prefs = &defaults;
+    mm_path path = MM_SGEMM;
+    kmux_status s = choose_path(st, desc, prefs, &path);
+    if (s != KMUX_OK) return s;
+
+    const int64_t dims[] = {desc->m, desc->n, desc->k, desc->lda, desc->ldb, desc->ldc};
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
+        if (!kmux_ob_fits_blasint(dims[i]))
+            return unsupported(st, desc,
+                               "a size or leading dimension exceeds OpenBLAS's 32-bit "
+                               "blasint (2^31 - 1)");
+    }
+
+    mm_plan *p = calloc(1, sizeof *p);
+    if (!p)
+        return KMUX_OB_ERROR(st, KMUX_ERR_OUT_OF_MEMORY,
+                             "kmux_matmul_plan_create: backend openblas: out of host memory (%zu "
+                             "bytes)",
+                             sizeof *p);
+    p->d = *desc;
+    p->path = path;
+    stored_view(desc->order, desc->transa, desc->m, desc->k, &p->a_rows, &p->a_cols);
+    stored_view(desc->order, desc->transb, desc->k, desc->n, &p->b_rows, &p->b_cols);
+    stored_view(desc->order, KMUX_NO_TRANS, desc->m, desc->n, &p->c_rows, &p->c_cols);
+
+    /* Workspace of one execute (batches reuse it one after the other). The sizes are products
+     * of validated, blasint-sized dimensions, so they fit in size_t on a 64-bit host. */
+    const size_t elem = path == MM_DGEMM ? sizeof(double) : sizeof(float);
+    if (path == MM_SGEMM_CVT) {
+        p->ws_a = (size_t)(p->a_rows * p->a_cols) * sizeof(float);
+        p->ws_b = (size_t)(p->b_rows * p->b_cols) * sizeof(float);
+        if (desc->c_type != KMUX_F32) p->ws_c = (size_t)(p->c_rows * p->c_cols) * sizeof(float);
+    }
+    if (desc->epilogue & KMUX_EPILOGUE_BIAS) p->ws_bias = (size_t)desc->n * elem;
+    size_t ws = p->ws_a + p->ws_b + p->ws_c + p->ws_bias + 4 * 64; /* + alignment of 4 parts */
+    if (ws > prefs->max_workspace_bytes && (p->ws_a + p->ws_b + p->ws_c + p->ws_bias) > 0) {
+        free(p);
+        char why[160];
+        snprintf(why, sizeof why, "needs %zu bytes of workspace, prefs.max_workspace_bytes is %zu",
+                 ws, prefs->max_workspace_bytes);
+        return unsupported(st, desc, why);
+    }
+    if (p->ws_a + p->ws_b + p->ws_c + p->ws_bias == 0) ws = 0;
+
+    p->head.kind = KMUX_OB_MATMUL;
+    p->head.effective_compute = path == MM_DGEMM ? KMUX_COMPUTE_F64 : KMUX_COMPUTE_F32;
+    p->head.workspace_bytes = ws;
+    p->head.deterministic = 1; /* see the file comment */
+    p->head.impl_index = 0;
+    snprintf(p->head.impl, sizeof p->head.impl, "openblas:%s%s%s%s%s",
+             path == MM_DGEMM ? "dgemm" : "sgemm", path == MM_SGEMM_CVT ? "+cvt" : "",
+             (desc->epilogue & KMUX_EPILOGUE_BIAS) ? "+bias" : "",
+             (desc->epilogue & KMUX_EPILOGUE_RELU) ? "+relu" : "",
+             (desc->epilogue & KMUX_EPILOGUE_GELU) ? "+gelu" : "");
+    *plan = p;
+    return KMUX_OK;
+}
+
+/* ---- execution -------------------------------------------------------------------------- */
+
+static size_t align64(size_t b) {
+    return (b + 63) & ~(size_t)63;
+}
+
+static CBLAS_ORDER cb_order(kmux_order o) {
+    return o == KMUX_COL_MAJOR ? CblasColMajor : CblasRowMajor;
+}
+
+static CBLAS_TRANSPOSE cb_trans(kmux_transpose t) {
+    return t == KMUX_TRANS ? CblasTrans : CblasNoTrans;
+}
+
+static void fill_epilogue(const mm_plan *p, const kmux_matmul_args *args, void *bias_ws,
+                          int threads, kmux_ob_epilogue *e) {
+    const kmux_matmul_desc *d = &p->d;
+    memset(e, 0, sizeof *e);
+    e->flags = d->epilogue;
+    e->bias_per_row = d->order == KMUX_COL_MAJOR; /* a stored row of col-major C is a column */
+    if (d->epilogue & KMUX_EPILOGUE_BIAS) {
+        if (p->path == MM_DGEMM) {
+            double *b = bias_ws;
+            for (int64_t j = 0; j < d->n; j++)
+                b[j] = d->bias_type == KMUX_F64 ? ((const double *)args->bias)[j]
+                                                : (double)((const float *)args->bias)[j];
+            e->bias_f64 = b;
+        } else {
+            kmux_cpu_to_f32(d->n, args->bias, d->bias_type, bias_ws, threads);
+            e->bias_f32 = bias_ws;
+        }
+    }
+    if (args->d_scale) {
+        e->has_d_scale = 1;
+        e->d_scale = *args->d_scale;
+    }
+    e->want_amax = args->amax_d != NULL;
+}
+
+static float scale_product(const kmux_matmul_args *args) {
+    float s = 1.0f;
+    if (args->a_scale) s *= *args->a_scale;
+    if (args->b_scale) s *= *args->b_scale;
+    return s;
+}
+
+static void run_dgemm(const mm_plan *p, const kmux_matmul_args *args, const kmux_ob_epilogue *e,
+                      float *amax) {
+    const kmux_matmul_desc *d = &p->d;
+    const double alpha = *(const double *)args->alpha, beta = *(const double *)args->beta;
+    const double alpha_eff = alpha * (double)scale_product(args);
+    const int degenerate = d->k == 0 || alpha == 0.0;
+    for (int64_t b = 0; b < d->batch_count; b++) {
+        double *C = (double *)args->C + b * d->stride_c;
+        if (degenerate) {
+            kmux_ob_scale_f64(C, p->c_rows, p->c_cols, d->ldc, beta);
+        } else {
+            const double *A = (const double *)args->A + b * d->stride_a;
+            const double *B = (const double *)args->B + b * d->stride_b;
+            cblas_dgemm(cb_order(d->order), cb_trans(d->transa), cb_trans(d->transb), (int)d->m,
+                        (int)d->n, (int)d->k, alpha_eff, A, (int)d->lda, B, (int)d->ldb, beta, C,
+                        (int)d->ldc);
+        }
+        if (kmux_ob_epilogue_active(e))
+            kmux_ob_epilogue_f64(C, p->c_rows, p->c_cols, d->ldc, e, amax);
+    }
+}
+
+static void run_sgemm(const mm_plan *p, const kmux_matmul_args *args, const kmux_ob_epilogue *e,
+                      float *amax) {
+    const kmux_matmul_desc *d = &p->d;
+    const float alpha = *(const float *)args->alpha, beta = *(const float *)args->beta;
+    const float alpha_eff = alpha * scale_product(args);
+    const int degenerate = d->k == 0 || alpha == 0.0f;
+    for (int64_t b = 0; b < d->batch_count; b++) {
+        float *C = (float *)args->C + b * d->stride_c;
+        if (degenerate) {
+            kmux_ob_scale_f32(C, p->c_rows, p->c_cols, d->ldc, beta);
+        } else {
+            const float *A = (const float *)args->A + b * d->stride_a;
+            const float *B = (const float *)args->B + b * d->stride_b;
+            cblas_sgemm(cb_order(d->order), cb_trans(d->transa), cb_trans(d->transb), (int)d->m,
+                        (int)d->n, (int)d->k, alpha_eff, A, (int)d->lda, B, (int)d->ldb, beta, C,
+                        (int)d->ldc);
+        }
+        if (kmux_ob_epilogue_active(e))
+            kmux_ob_epilogue_f32(C, p->c_rows, p->c_cols, d->ldc, e, NULL, KMUX_F32, 0, amax);
+    }
+}
+
+/* Narrow inputs: widen A and B (once when their batch stride is 0), sgemm in f32 into C itself
+ * (c = f32) or into an f32 copy of C, then the epilogue pass rounds once to c_type. */
+static void run_sgemm_cvt(const mm_plan *p, const kmux_matmul_args *args, const kmux_ob_epilogue *e,
+                          char *ws, int threads, float *amax) {
+    const kmux_matmul_desc *d = &p->d;
+    const float alpha = *(const float *)args->alpha, beta = *(const float *)args->beta;
+    const float alpha_eff = alpha * scale_product(args);
+    const int degenerate = d->k == 0 || alpha == 0.0f;
+    const size_t a_size = kmux_ob_dtype_size(d->a_type), b_size = kmux_ob_dtype_size(d->b_type);
+    const size_t c_size = kmux_ob_dtype_size(d->c_type);
+    float *Af = (float *)ws;
+    float *Bf = (float *)(ws + align64(p->ws_a));
+    float *Cf = (float *)(ws + align64(p->ws_a) + align64(p->ws_b));
+    const int c_direct = d->c_type == KMUX_F32;
+    for (int64_t b = 0; b < d->batch_count; b++) {
+        char *C = (char *)args->C + (size_t)(b * d->stride_c) * c_size;
+        float *T = c_direct ? (float *)C : Cf;
+        const int64_t ldt = c_direct ? d->ldc : p->c_cols;
+        if (!c_direct && beta != 0.0f)
+            kmux_cpu_matrix_to_f32(p->c_rows, p->c_cols, C, d->c_type, d->ldc, Cf, threads);
+        if (degenerate) {
+            kmux_ob_scale_f32(T, p->c_rows, p->c_cols, ldt, beta);
+        } else {
+            if (b == 0 || d->stride_a != 0)
+                kmux_cpu_matrix_to_f32(p->a_rows, p->a_cols,
+                                       (const char *)args->A + (size_t)(b * d->stride_a) * a_size,
+                                       d->a_type, d->lda, Af, threads);
+            if (b == 0 || d->stride_b != 0)
+                kmux_cpu_matrix_to_f32(p->b_rows, p->b_cols,
+                                       (const char *)args->B + (size_t)(b * d->stride_b) * b_size,
+                                       d->b_type, d->ldb, Bf, threads);
+            /* the dense f32 copies have leading dimension = their view's column count */
+            cblas_sgemm(cb_order(d->order), cb_trans(d->transa), cb_trans(d->transb), (int)d->m,
+                        (int)d->n, (int)d->k, alpha_eff, Af, (int)p->a_cols, Bf, (int)p->b_cols,
+                        beta, T, (int)ldt);
+        }
+        if (c_direct) {
+            if (kmux_ob_epilogue_active(e))
+                kmux_ob_epilogue_f32(T, p->c_rows, p->c_cols, ldt, e, NULL, KMUX_F32, 0, amax);
+        } else {
+            kmux_ob_epilogue_f32(T, p->c_rows, p->c_cols, ldt, e, C, d->c_type, d->ldc, amax);
+        }
+    }
+}
+
+kmux_status kmux_ob_matmul_execute(void *state, void *plan, void *stream,
+                                   const kmux_matmul_args *args) {
+    kmux_ob_state *st = state;
+    const mm_plan *p = plan;
+    const kmux_matmul_desc *d = &p->d;
+    (void)stream; /* CPU streams run synchronously in the calling thread */
+    float amax = 0.0f;
+    if (d->m == 0 || d->n == 0 || d->batch_count == 0) {
+        if (args->amax_d) *args->amax_d = 0.0f;
+        return KMUX_OK;
+    }
+    char *ws = NULL;
+    if (p->head.workspace_bytes > 0) {
+        ws = kmux_ob_ws_get(st, p->head.workspace_bytes);
+        if (!ws)
+            return KMUX_OB_ERROR(st, KMUX_ERR_OUT_OF_MEMORY,
+                                 "kmux_matmul_execute: backend openblas (%s): cannot allocate %zu "
+                                 "bytes of workspace",
+                                 p->head.impl, p->head.workspace_bytes);
+    }
+    const int threads = st->hdr.num_threads;
+    void *bias_ws = ws ? ws + align64(p->ws_a) + align64(p->ws_b) + align64(p->ws_c) : NULL;
+    kmux_ob_epilogue e;
+    fill_epilogue(p, args, bias_ws, threads, &e);
+    switch (p->path) {
+    case MM_DGEMM:
+        run_dgemm(p, args, &e, &amax);
+        break;
+    case MM_SGEMM:
+        run_sgemm(p, args, &e, &amax);
+        break;
+    case MM_SGEMM_CVT:
+        run_sgemm_cvt(p, args, &e, ws, threads, &amax);
+        break;
+    }
+    kmux_ob_ws_put(st, ws);
+    if (args->amax_d) *args->amax_d = amax;
+    return KMUX_OK;
+}

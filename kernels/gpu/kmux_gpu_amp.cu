@@ -1,0 +1,147 @@
+/*
+ * kmux_gpu_amp.cu - kmux_gpu_unscale_check_finite, kmux_gpu_loss_scale_update and
+ * kmux_gpu_fp8_scale_update (see kmux_gpu_kernels.h), one source for CUDA and HIP. The scalar
+ * updates run as single-thread kernels so that scale, tracker and flags never leave the device.
+ */
+#include "kmux_gpu_formats.cuh"
+#include "kmux_gpu_kernels.h"
+
+namespace {
+
+/* x *= inv in place, rounded once to T (f32: the IEEE multiply; f64: the f64 multiply; f16/bf16:
+ * decoded exactly, the exact product rounded once), found_inf = 1 when an element was not
+ * finite before scaling (all writers store the same value). */
+template <int T>
+__global__ void __launch_bounds__(KMUX_GPU_BLOCK)
+    unscale_kernel(int64_t n, void *x, const float *inv_scale, float *found_inf) {
+    const float inv = *inv_scale;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    bool bad = false;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        if (T == KMUX_F64) {
+            double v = ((double *)x)[i];
+            bad |= !isfinite(v);
+            ((double *)x)[i] = v * (double)inv;
+        } else if (T == KMUX_F32) {
+            float v = ((float *)x)[i];
+            bad |= (__float_as_uint(v) & 0x7fffffffu) > 0x7f7fffffu;
+            ((float *)x)[i] = __fmul_rn(v, inv);
+        } else {
+            uint16_t *p = (uint16_t *)x;
+            float v = kmux_gpu_decode<T>(p[i]);
+            bad |= (__float_as_uint(v) & 0x7fffffffu) > 0x7f7fffffu;
+            p[i] = (uint16_t)kmux_gpu_scaled_code<T>(v, inv, 0);
+        }
+    }
+    if (bad) *found_inf = 1.0f;
+}
+
+/* torch._amp_update_scale_: products in double, rounded to f32; == against the interval. */
+__global__ void loss_scale_kernel(float *scale, int32_t *growth_tracker, const float *found_inf,
+                                  double growth_factor, double backoff_factor,
+                                  int64_t growth_interval) {
+    if (*found_inf != 0.0f) { /* NaN counts as found */
+        *scale = (float)((double)*scale * backoff_factor);
+        *growth_tracker = 0;
+        return;
+    }
+    int64_t successful = (int64_t)*growth_tracker + 1;
+    if (successful == growth_interval) {
+        float grown = (float)((double)*scale * growth_factor);
+        if (isfinite(grown)) *scale = grown;
+        *growth_tracker = 0;
+    } else {
+        *growth_tracker = successful > 2147483647 ? 2147483647 : (int32_t)successful;
+    }
+}
+
+/* Transformer Engine delayed scaling: NaN in the history keeps the scale (torch.max propagates
+ * NaN); the quotient is formed in f64 and rounded once; beyond the f32 range -> FLT_MAX. */
+__global__ void fp8_scale_kernel(const float *history, int64_t len, double fmax, double margin,
+                                 float *scale) {
+    double amax = -1.0;
+    for (int64_t i = 0; i < len; i++) {
+        double v = (double)history[i];
+        if (v != v) return;
+        if (v > amax) amax = v;
+    }
+    if (!(amax > 0.0) || isinf(amax)) return;
+    float s = (float)(fmax / amax / exp2(margin));
+    if (isinf(s)) s = 3.402823466e38f;
+    *scale = s;
+}
+
+unsigned blocks_for(int64_t n) {
+    int64_t b = (n + KMUX_GPU_BLOCK - 1) / KMUX_GPU_BLOCK;
+    if (b < 1) b = 1;
+    if (b > KMUX_GPU_MAX_BLOCKS) b = KMUX_GPU_MAX_BLOCKS;
+    return (unsigned)b;
+}
+
+template <int T>
+int launch_unscale(kmux_gpu_stream_t st, int64_t n, void *x, const float *inv, float *found) {
+    unscale_kernel<T><<<blocks_for(n), KMUX_GPU_BLOCK, 0, st>>>(n, x, inv, found);
+    return (int)kmux_gpu_get_last_error();
+}
+
+} // namespace
+
+extern "C" int kmux_gpu_unscale_check_finite(void *stream, int64_t count, void *const *tensors,
+                                             const int64_t *sizes, const kmux_dtype *types,
+                                             const float *inv_scale, float *found_inf) {
+    kmux_gpu_stream_t st = (kmux_gpu_stream_t)stream;
+    for (int64_t t = 0; t < count; t++) {
+        if (sizes[t] <= 0) continue;
+        int e;
+        switch (types[t]) {
+        case KMUX_F64:
+            e = launch_unscale<KMUX_F64>(st, sizes[t], tensors[t], inv_scale, found_inf);
+            break;
+        case KMUX_F32:
+            e = launch_unscale<KMUX_F32>(st, sizes[t], tensors[t], inv_scale, found_inf);
+            break;
+        case KMUX_F16:
+            e = launch_unscale<KMUX_F16>(st, sizes[t], tensors[t], inv_scale, found_inf);
+            break;
+        case KMUX_BF16:
+            e = launch_unscale<KMUX_BF16>(st, sizes[t], tensors[t], inv_scale, found_inf);
+            break;
+        default:
+            e = (int)KMUX_GPU_ERROR_INVALID_VALUE;
+            break;
+        }
+        if (e != 0) return e;
+    }
+    return 0;
+}
+
+extern "C" int kmux_gpu_loss_scale_update(void *stream, float *scale, int32_t *growth_tracker,
+                                          const float *found_inf, double growth_factor,
+                                          double backoff_factor, int64_t growth_interval) {
+    loss_scale_kernel<<<1, 1, 0, (kmux_gpu_stream_t)stream>>>(
+        scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval);
+    return (int)kmux_gpu_get_last_error();
+}
+
+extern "C" int kmux_gpu_fp8_scale_update(void *stream, const float *amax_history,
+                                         int64_t history_len, kmux_dtype fp8_type, float margin,
+                                         float *scale) {
+    double fmax;
+    switch (fp8_type) {
+    case KMUX_F8_E4M3:
+        fmax = 448.0;
+        break;
+    case KMUX_F8_E4M3_FNUZ:
+        fmax = 240.0;
+        break;
+    case KMUX_F8_E5M2:
+    case KMUX_F8_E5M2_FNUZ:
+        fmax = 57344.0;
+        break;
+    default:
+        return (int)KMUX_GPU_ERROR_INVALID_VALUE;
+    }
+    fp8_scale_kernel<<<1, 1, 0, (kmux_gpu_stream_t)stream>>>(amax_history, history_len, fmax,
+                                                             (double)margin, scale);
+    return (int)kmux_gpu_get_last_error();
+}

@@ -1,0 +1,65 @@
+/*
+ * kmux_gpu_kernels.h - C interface of kmux's own GPU kernels (the .cu files of kernels/gpu),
+ * written once and compiled by nvcc into libkmux-cuda.so and by hip-clang into libkmux-hip.so.
+ *
+ * Every launcher enqueues its work on `stream` (a cudaStream_t or hipStream_t passed as void *;
+ * NULL = the legacy default stream) and returns the native error code of the launch as an int:
+ * 0 (cudaSuccess / hipSuccess) or a cudaError_t / hipError_t value, which the caller names with
+ * cudaGetErrorName / hipGetErrorName. Launchers never synchronise and never allocate.
+ *
+ * Arguments are trusted (validated once by the core). Pointers are device pointers unless said
+ * otherwise; every scalar (scale, amax, found_inf, growth_tracker) lives in device memory so that
+ * no launcher needs to synchronise. Sizes are elements. Semantics are those of the kmux.h
+ * functions of the same names, bit for bit equal to the CPU kernels of kernels/cpu:
+ * round-to-nearest-even once (a scaled value is the exact product rounded once), NaN kept,
+ * subnormals kept (no flush-to-zero), overflow to Inf / NaN / the largest finite value.
+ */
+#ifndef KMUX_GPU_KERNELS_H
+#define KMUX_GPU_KERNELS_H
+
+#include <stdint.h>
+
+#include "kmux.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** kmux_cast: n elements of src_type (f64, f32, f16, bf16 or an fp8 format) to dst_type, any pair
+ *  of these. saturate: 0/1 as kmux_cast_options.saturate. scale: device f32 or NULL. amax: device
+ *  f32 or NULL; receives max |src| (before scaling, NaN ignored; 0 for n == 0). src and dst must
+ *  not overlap. Returns 0 or the native error code (cudaErrorInvalidValue / hipErrorInvalidValue
+ *  for a dtype these kernels do not convert). */
+int kmux_gpu_cast(void *stream, int64_t n, const void *src, kmux_dtype src_type, void *dst,
+                  kmux_dtype dst_type, int saturate, const float *scale, float *amax);
+
+/** kmux_amax: max |x_i| over n elements of a floating dtype into the device f32 *amax (0 for
+ *  n == 0, NaN ignored, Inf counts). Returns 0 or the native error code. */
+int kmux_gpu_amax(void *stream, int64_t n, const void *x, kmux_dtype type, float *amax);
+
+/** kmux_unscale_check_finite: tensors, sizes and types are HOST arrays of count entries
+ *  (tensors[i]: device pointer to sizes[i] elements of f32, f16, bf16 or f64); every element is
+ *  multiplied in place by *inv_scale (device f32) and *found_inf (device f32) is set to 1.0f when
+ *  any element was Inf or NaN before scaling (never cleared). One launch per tensor. Returns 0 or
+ *  the native error code of the first launch that failed. */
+int kmux_gpu_unscale_check_finite(void *stream, int64_t count, void *const *tensors,
+                                  const int64_t *sizes, const kmux_dtype *types,
+                                  const float *inv_scale, float *found_inf);
+
+/** kmux_loss_scale_update (torch._amp_update_scale_): one single-thread kernel, so the scalars stay
+ *  on the device. scale, growth_tracker, found_inf: device pointers. Returns 0 or the native error
+ *  code. */
+int kmux_gpu_loss_scale_update(void *stream, float *scale, int32_t *growth_tracker,
+                               const float *found_inf, double growth_factor, double backoff_factor,
+                               int64_t growth_interval);
+
+/** kmux_fp8_scale_update (Transformer Engine delayed scaling, "max" over the history): one
+ *  single-thread kernel. amax_history (history_len device f32) and scale (device f32). Returns 0
+ *  or the native error code. */
+int kmux_gpu_fp8_scale_update(void *stream, const float *amax_history, int64_t history_len,
+                              kmux_dtype fp8_type, float margin, float *scale);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,906 @@
+/*
+ * test_cuda.c - the CUDA backend (libkmux-cuda.so, device "cuda:0") against the reference.
+ *
+ * Without a usable GPU every test but one skips with the reason the backend gave
+ * ("no CUDA driver (cudaErrorInsufficientDriver: ...)"); the one that always runs checks that the
+ * plugin was found, loaded and probed, and that its reason names the native error instead of
+ * crashing or staying silent. With a GPU the tests compare cuda:0 with "ref" on what is specific
+ * to this backend (the generic cross-device sweep is test_conformance_*): strict f32 vs TF32,
+ * half types, fp8 scales and amax, int8, epilogues in both storage orders, degenerate sizes,
+ * unaligned operands, every heuristic candidate, convolutions in every direction and layout.
+ * Inputs are small integers wherever the result must be exact, so "exact" means bit for bit.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/logging.h>
+
+#include "kmux_cpu_kernels.h"
+#include "test_util.h"
+
+/* ---- backend lookup ---------------------------------------------------------------------- */
+
+/* Info of the "cuda" backend; 0 when no such backend is known to ctx. */
+static int cuda_backend(kmux_context *ctx, kmux_backend_info *out) {
+    int n = 0;
+    TU_OK(kmux_backend_count(ctx, &n));
+    for (int i = 0; i < n; i++) {
+        kmux_backend_info bi;
+        TU_OK(kmux_backend_info_get(ctx, i, &bi));
+        if (strcmp(bi.name, "cuda") == 0) {
+            *out = bi;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* cuda:0, or the test is skipped with the backend's reason. */
+static kmux_device *cuda_or_skip(kmux_context *ctx) {
+    kmux_device *d = NULL;
+    if (kmux_device_find(ctx, "cuda:0", &d) == KMUX_OK) return d;
+    kmux_backend_info bi;
+    if (!cuda_backend(ctx, &bi)) cr_skip_test("cuda backend not built or not found");
+    cr_skip_test("cuda:0 unavailable: %s", bi.reason);
+    return NULL;
+}
+
+static kmux_device *ref_dev(kmux_context *ctx) {
+    kmux_device *d = NULL;
+    TU_OK(kmux_device_find(ctx, "ref", &d));
+    return d;
+}
+
+static int sm_of(kmux_device *dev) {
+    kmux_device_props p;
+    TU_OK(kmux_device_props_get(dev, &p));
+    return atoi(p.arch + 3);
+}
+
+/* ---- host elements ----------------------------------------------------------------------- */
+
+static void set_elem(void *buf, kmux_dtype t, size_t i, double v) {
+    switch (t) {
+    case KMUX_F64:
+        ((double *)buf)[i] = v;
+        break;
+    case KMUX_F32:
+        ((float *)buf)[i] = (float)v;
+        break;
+    case KMUX_F16:
+        ((uint16_t *)buf)[i] = kmux_cpu_f32_to_f16_bits((float)v);
+        break;
+    case KMUX_BF16:
+        ((uint16_t *)buf)[i] = kmux_cpu_f32_to_bf16_bits((float)v);
+        break;
+    case KMUX_F8_E4M3:
+    case KMUX_F8_E5M2:
+    case KMUX_F8_E4M3_FNUZ:
+    case KMUX_F8_E5M2_FNUZ:
+        ((uint8_t *)buf)[i] = kmux_cpu_f32_to_fp8_bits((float)v, t, 1);
+        break;
+    case KMUX_I8:
+        ((int8_t *)buf)[i] = (int8_t)v;
+        break;
+    case KMUX_I32:
+        ((int32_t *)buf)[i] = (int32_t)v;
+        break;
+    }
+}
+
+static double get_elem(const void *buf, kmux_dtype t, size_t i) {
+    switch (t) {
+    case KMUX_F64:
+        return ((const double *)buf)[i];
+    case KMUX_F32:
+        return ((const float *)buf)[i];
+    case KMUX_F16:
+        return kmux_cpu_f16_bits_to_f32(((const uint16_t *)buf)[i]);
+    case KMUX_BF16:
+        return kmux_cpu_bf16_bits_to_f32(((const uint16_t *)buf)[i]);
+    case KMUX_I8:
+        return ((const int8_t *)buf)[i];
+    case KMUX_I32:
+        return ((const int32_t *)buf)[i];
+    default:
+        return kmux_cpu_fp8_bits_to_f32(((const uint8_t *)buf)[i], t);
+    }
+}
+
+/* Buffer of `count` elements filled with integers in [-range, range] (every other one 0 when
+ * sparse, keeping partial sums small). */
+static void *int_fill(kmux_dtype t, size_t count, int range, int sparse, uint64_t *rng) {
+    void *b = calloc(count ? count : 1, kmux_dtype_size(t));
+    cr_assert(b);
+    for (size_t i = 0; i < count; i++) {
+        long v = (long)(tu_rand_u64(rng) % (uint64_t)(2 * range + 1)) - range;
+        if (sparse && (i % 2)) v = 0;
+        set_elem(b, t, i, (double)v);
+    }
+    return b;
+}
+
+/* ---- running a matmul on a device -------------------------------------------------------- */
+
+typedef struct mm_case {
+    kmux_matmul_desc d;
+    const void *alpha, *beta;
+    const void *A, *B, *bias;   /* host; A/B may be NULL (degenerate cases) */
+    void *C;                    /* host: initial C in, result out */
+    size_t a_off, b_off, c_off; /* byte offsets of the device operands (alignment tests) */
+    const float *scales;        /* a_scale, b_scale, d_scale (host values) or NULL */
+    int want_amax;
+    float amax; /* out */
+} mm_case;
+
+/* Elements spanned by an operand stored with leading dimension ld. */
+static size_t span(kmux_order o, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
+                   int64_t stride) {
+    int64_t outer = o == KMUX_ROW_MAJOR ? rows : cols;
+    return (size_t)((batch - 1) * stride + ld * outer);
+}
+static size_t a_elems(const kmux_matmul_desc *d) {
+    int64_t r = d->transa == KMUX_TRANS ? d->k : d->m, c = d->transa == KMUX_TRANS ? d->m : d->k;
+    return span(d->order, r, c, d->lda, d->batch_count, d->stride_a);
+}
+static size_t b_elems(const kmux_matmul_desc *d) {
+    int64_t r = d->transb == KMUX_TRANS ? d->n : d->k, c = d->transb == KMUX_TRANS ? d->k : d->n;
+    return span(d->order, r, c, d->ldb, d->batch_count, d->stride_b);
+}
+static size_t c_elems(const kmux_matmul_desc *d) {
+    return span(d->order, d->m, d->n, d->ldc, d->batch_count, d->stride_c);
+}
+
+/* Device copy of host data (NULL stays NULL). */
+static void *upload(kmux_device *dev, kmux_stream *s, const void *host, size_t bytes, size_t off) {
+    if (!host) return NULL;
+    char *p = NULL;
+    TU_OK(kmux_malloc(dev, bytes + off, (void **)&p));
+    TU_OK(kmux_memcpy(s, p + off, host, bytes, KMUX_MEMCPY_HOST_TO_DEVICE));
+    return p + off;
+}
+
+/* Runs the case on dev (implementation number impl) and copies C (and amax) back. Returns the
+ * status of plan creation or execution; fills *info when info != NULL. */
+static kmux_status mm_run(kmux_device *dev, mm_case *c, int impl, kmux_plan_info *info) {
+    const kmux_matmul_desc *d = &c->d;
+    kmux_stream *s = NULL;
+    TU_OK(kmux_stream_create(dev, &s));
+    kmux_plan *plan = NULL;
+    kmux_status st = kmux_matmul_plan_create(dev, d, NULL, &plan);
+    if (st != KMUX_OK) {
+        TU_OK(kmux_stream_destroy(s));
+        return st;
+    }
+    for (int i = 0; i < impl; i++)
+        TU_OK(kmux_plan_next_impl(plan));
+    if (info) TU_OK(kmux_plan_info_get(plan, info));
+    size_t as = a_elems(d) * kmux_dtype_size(d->a_type),
+           bs = b_elems(d) * kmux_dtype_size(d->b_type);
+    size_t cs = c_elems(d) * kmux_dtype_size(d->c_type);
+    size_t biasb = (size_t)d->n * kmux_dtype_size(d->bias_type);
+    char *A = upload(dev, s, c->A, as, c->a_off), *B = upload(dev, s, c->B, bs, c->b_off);
+    char *C = upload(dev, s, c->C, cs, c->c_off);
+    char *bias = upload(dev, s, c->bias, biasb, 0);
+    float *sc = NULL;
+    if (c->scales || c->want_amax) {
+        float host[4] = {1, 1, 1, 0};
+        if (c->scales) memcpy(host, c->scales, 3 * sizeof(float));
+        sc = upload(dev, s, host, sizeof host, 0);
+    }
+    kmux_matmul_args args = KMUX_MATMUL_ARGS_INIT;
+    args.alpha = c->alpha;
+    args.beta = c->beta;
+    args.A = A;
+    args.B = B;
+    args.C = C;
+    args.bias = bias;
+    if (c->scales) args.a_scale = sc, args.b_scale = sc + 1, args.d_scale = sc + 2;
+    if (c->want_amax) args.amax_d = sc + 3;
+    st = kmux_matmul_execute(plan, s, &args);
+    if (st == KMUX_OK) {
+        TU_OK(kmux_memcpy(s, c->C, C, cs, KMUX_MEMCPY_DEVICE_TO_HOST));
+        if (c->want_amax)
+            TU_OK(kmux_memcpy(s, &c->amax, sc + 3, sizeof(float), KMUX_MEMCPY_DEVICE_TO_HOST));
+        TU_OK(kmux_stream_synchronize(s));
+    }
+    TU_OK(kmux_stream_synchronize(s));
+    if (A) TU_OK(kmux_free(dev, A - c->a_off));
+    if (B) TU_OK(kmux_free(dev, B - c->b_off));
+    TU_OK(kmux_free(dev, C - c->c_off));
+    if (bias) TU_OK(kmux_free(dev, bias));
+    if (sc) TU_OK(kmux_free(dev, sc));
+    TU_OK(kmux_plan_destroy(plan));
+    TU_OK(kmux_stream_destroy(s));
+    return st;
+}
+
+/* A ready case: integer operands, C prefilled, leading dimensions padded by `pad`. */
+static mm_case mm_make(kmux_order o, kmux_transpose ta, kmux_transpose tb, int64_t m, int64_t n,
+                       int64_t k, kmux_dtype ab, kmux_dtype ct, kmux_compute_type comp, int64_t pad,
+                       uint64_t seed) {
+    mm_case c;
+    memset(&c, 0, sizeof c);
+    kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
+    d.order = o, d.transa = ta, d.transb = tb, d.m = m, d.n = n, d.k = k;
+    d.a_type = d.b_type = ab, d.c_type = ct, d.compute_type = comp;
+    if (o == KMUX_ROW_MAJOR) { /* leading dimension = columns as stored */
+        d.lda = (ta == KMUX_NO_TRANS ? k : m) + pad;
+        d.ldb = (tb == KMUX_NO_TRANS ? n : k) + pad;
+        d.ldc = n + pad;
+    } else { /* rows as stored */
+        d.lda = (ta == KMUX_NO_TRANS ? m : k) + pad;
+        d.ldb = (tb == KMUX_NO_TRANS ? k : n) + pad;
+        d.ldc = m + pad;
+    }
+    c.d = d;
+    uint64_t rng = seed;
+    int range = ab == KMUX_I8 ? 5 : 3;
+    c.A = int_fill(ab, a_elems(&d), range, 0, &rng);
+    c.B = int_fill(ab, b_elems(&d), range, 1, &rng);
+    c.C = int_fill(ct, c_elems(&d), 4, 0, &rng);
+    return c;
+}
+
+static void mm_free(mm_case *c) {
+    free((void *)c->A);
+    free((void *)c->B);
+    free(c->C);
+    free((void *)c->bias);
+}
+
+/* Runs c on cuda and on ref from the same inputs; returns the cuda status; on KMUX_OK the two
+ * outputs are in *cuda_out / *ref_out (caller frees). */
+static kmux_status mm_both(kmux_device *cuda, kmux_device *ref, mm_case *c, void **cuda_out,
+                           void **ref_out, kmux_plan_info *info) {
+    size_t cs = c_elems(&c->d) * kmux_dtype_size(c->d.c_type);
+    void *c0 = malloc(cs);
+    memcpy(c0, c->C, cs);
+    kmux_status st = mm_run(cuda, c, 0, info);
+    *cuda_out = malloc(cs);
+    memcpy(*cuda_out, c->C, cs);
+    float cuda_amax = c->amax;
+    memcpy(c->C, c0, cs);
+    size_t a_off = c->a_off, b_off = c->b_off, c_off = c->c_off;
+    c->a_off = c->b_off = c->c_off = 0;
+    TU_OK(mm_run(ref, c, 0, NULL));
+    c->a_off = a_off, c->b_off = b_off, c->c_off = c_off;
+    *ref_out = malloc(cs);
+    memcpy(*ref_out, c->C, cs);
+    memcpy(c->C, c0, cs);
+    free(c0);
+    float ref_amax = c->amax;
+    c->amax = cuda_amax;
+    if (c->want_amax && st == KMUX_OK)
+        cr_expect_eq(cuda_amax, ref_amax, "amax_d: cuda %g, ref %g", cuda_amax, ref_amax);
+    return st;
+}
+
+static const char *order_s(kmux_order o) {
+    return o == KMUX_ROW_MAJOR ? "row" : "col";
+}
+static const char *tr_s(kmux_transpose t) {
+    return t == KMUX_TRANS ? "T" : "N";
+}
+
+/* Bitwise comparison of every element of C (padding included: both started equal). */
+static void expect_same(const mm_case *c, const void *got, const void *want, const char *what) {
+    size_t n = c_elems(&c->d);
+    size_t es = kmux_dtype_size(c->d.c_type);
+    for (size_t i = 0; i < n; i++) {
+        if (memcmp((const char *)got + i * es, (const char *)want + i * es, es) != 0) {
+            cr_assert_fail("%s: %s %s%s m%lld n%lld k%lld %s->%s: C[%zu] = %g on cuda:0, %g on ref",
+                           what, order_s(c->d.order), tr_s(c->d.transa), tr_s(c->d.transb),
+                           (long long)c->d.m, (long long)c->d.n, (long long)c->d.k,
+                           kmux_dtype_name(c->d.a_type), kmux_dtype_name(c->d.c_type), i,
+                           get_elem(got, c->d.c_type, i), get_elem(want, c->d.c_type, i));
+        }
+    }
+}
+
+/* ---- the test that runs everywhere ------------------------------------------------------- */
+
+Test(cuda, backend_listed_with_honest_reason) {
+#if defined(KMUX_TEST_CUDA_BUILT) && KMUX_TEST_CUDA_BUILT == 0
+    cr_skip_test(
+        "the cuda plugin is not part of this build (KMUX_WITH_CUDA=OFF or toolkit not found)");
+#endif
+    kmux_context *ctx = tu_context();
+    kmux_backend_info bi;
+    int found = cuda_backend(ctx, &bi);
+#if !defined(KMUX_TEST_CUDA_BUILT)
+    if (!found)
+        cr_skip_test("no cuda plugin found (build without KMUX_TEST_CUDA_BUILT information)");
+#endif
+    cr_assert(found, "libkmux-cuda.so was built but the context does not list a 'cuda' backend");
+    cr_assert(strstr(bi.path, "libkmux-cuda.so") != NULL, "cuda backend path '%s'", bi.path);
+    /* the plugin loaded (its table answered version()) rather than failing in dlopen */
+    cr_assert(strstr(bi.version, "cuBLASLt") && strstr(bi.version, "cuDNN"),
+              "version '%s' (reason '%s'): the plugin did not load", bi.version, bi.reason);
+    kmux_device *dev = NULL;
+    if (bi.available) {
+        cr_expect_eq(bi.reason[0], '\0', "available with reason '%s'", bi.reason);
+        cr_expect_geq(bi.device_count, 1);
+        TU_OK(kmux_device_find(ctx, "cuda:0", &dev));
+        TU_OK(kmux_device_find(ctx, "cuda", &dev));
+    } else {
+        cr_expect_eq(bi.device_count, 0);
+        /* the native error by name: cudaErrorInsufficientDriver, cudaErrorNoDevice, ... */
+        cr_assert(strstr(bi.reason, "cudaError") != NULL,
+                  "reason '%s' does not name the CUDA error", bi.reason);
+        TU_STATUS(KMUX_ERR_NOT_FOUND, kmux_device_find(ctx, "cuda:0", &dev));
+        cr_log_info("cuda unavailable: %s", bi.reason);
+    }
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* ---- device, memory, streams, events ----------------------------------------------------- */
+
+Test(cuda, device_props) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx);
+    kmux_device_props p;
+    TU_OK(kmux_device_props_get(dev, &p));
+    cr_expect_str_eq(p.id, "cuda:0");
+    cr_expect_str_eq(p.backend, "cuda");
+    cr_expect_str_eq(p.vendor, "NVIDIA");
+    cr_assert(strncmp(p.arch, "sm_", 3) == 0, "arch '%s'", p.arch);
+    int sm = atoi(p.arch + 3);
+    cr_expect_geq(sm, 80, "arch %s below the sm_80 the plugin is built for", p.arch);
+    cr_expect_eq(p.is_host, 0);
+    cr_expect_gt(p.memory_bytes, 0);
+    cr_expect_gt(p.compute_units, 0);
+    cr_expect_gt(p.clock_mhz, 100.0);
+    cr_expect_gt(p.mem_bandwidth_gbps, 10.0);
+    cr_expect(p.pci_bus_id[0] != '\0');
+    cr_expect(strstr(p.library_version, "cuBLASLt") && strstr(p.library_version, "cuDNN"), "%s",
+              p.library_version);
+    cr_expect(p.dtype_support[KMUX_F32] && p.dtype_support[KMUX_F16] && p.dtype_support[KMUX_BF16]);
+    cr_expect_eq(p.dtype_support[KMUX_F8_E4M3], sm >= 89);
+    cr_expect_eq(p.dtype_support[KMUX_F8_E4M3_FNUZ], 0);
+    cr_expect_eq(p.dtype_support[KMUX_F8_E5M2_FNUZ], 0);
+    if (sm == 80 || sm == 86 || sm == 89 || sm == 90) {
+        cr_expect_gt(p.peak_flops[KMUX_F32], 1e12);
+        cr_expect_geq(p.peak_flops[KMUX_BF16], 2 * p.peak_flops[KMUX_F32]);
+        cr_expect_eq(p.peak_flops[KMUX_F16], p.peak_flops[KMUX_BF16]);
+    }
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+Test(cuda, memory_streams_events) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx);
+    kmux_stream *s = NULL, *def = NULL;
+    TU_OK(kmux_stream_create(dev, &s));
+    TU_OK(kmux_stream_wrap_native(dev, NULL, &def)); /* legacy default stream, not owned */
+    enum { N = 1 << 20 };
+    unsigned char *h = malloc(N), *back = malloc(N);
+    for (int i = 0; i < N; i++)
+        h[i] = (unsigned char)(i * 7 + 3);
+    void *d1 = NULL, *d2 = NULL;
+    TU_OK(kmux_malloc(dev, N, &d1));
+    TU_OK(kmux_malloc(dev, N, &d2));
+    cr_expect_eq((uintptr_t)d1 % 256, 0, "kmux_malloc must give 256-byte aligned memory");
+    kmux_event *e0 = NULL, *e1 = NULL;
+    TU_OK(kmux_event_create(dev, &e0));
+    TU_OK(kmux_event_create(dev, &e1));
+    TU_OK(kmux_event_record(e0, s));
+    TU_OK(kmux_memcpy(s, d1, h, N, KMUX_MEMCPY_HOST_TO_DEVICE));
+    TU_OK(kmux_memset(s, (char *)d1 + 100, 0xAB, 1000));
+    TU_OK(kmux_memcpy(s, d2, d1, N, KMUX_MEMCPY_DEVICE_TO_DEVICE));
+    TU_OK(kmux_event_record(e1, s));
+    TU_OK(kmux_stream_synchronize(s));
+    TU_OK(kmux_memcpy(def, back, d2, N, KMUX_MEMCPY_DEVICE_TO_HOST));
+    TU_OK(kmux_stream_synchronize(def));
+    for (int i = 0; i < N; i++) {
+        unsigned char want = (i >= 100 && i < 1100) ? 0xAB : h[i];
+        if (back[i] != want) cr_assert_fail("byte %d: %u, want %u", i, back[i], want);
+    }
+    float ms = -1;
+    TU_OK(kmux_event_synchronize(e1));
+    TU_OK(kmux_event_elapsed_ms(e0, e1, &ms));
+    cr_expect_geq(ms, 0.0f);
+    TU_OK(kmux_event_destroy(e0));
+    TU_OK(kmux_event_destroy(e1));
+    TU_OK(kmux_free(dev, d1));
+    TU_OK(kmux_free(dev, d2));
+    TU_OK(kmux_stream_destroy(def));
+    TU_OK(kmux_stream_destroy(s));
+    free(h);
+    free(back);
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* ---- GEMM -------------------------------------------------------------------------------- */
+
+static const float one = 1.0f, two = 2.0f, zero = 0.0f, minus_half = -0.5f;
+
+Test(cuda, gemm_f32_strict_exact_all_layouts) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx), *ref = ref_dev(ctx);
+    const kmux_order orders[] = {KMUX_ROW_MAJOR, KMUX_COL_MAJOR};
+    const kmux_transpose tr[] = {KMUX_NO_TRANS, KMUX_TRANS};
+    uint64_t seed = 11;
+    for (int o = 0; o < 2; o++)
+        for (int a = 0; a < 2; a++)
+            for (int b = 0; b < 2; b++) {
+                mm_case c = mm_make(orders[o], tr[a], tr[b], 37, 29, 45, KMUX_F32, KMUX_F32,
+                                    KMUX_COMPUTE_F32, 3, seed++);
+                c.alpha = &two, c.beta = &minus_half;
+                void *got, *want;
+                kmux_plan_info info;
+                TU_OK(mm_both(dev, ref, &c, &got, &want, &info));
+                cr_expect_eq(info.effective_compute, KMUX_COMPUTE_F32, "%s", info.impl);
+                cr_expect(strncmp(info.impl, "cublasLt:", 9) == 0, "impl '%s'", info.impl);
+                expect_same(&c, got, want, "f32 strict");
+                free(got), free(want), mm_free(&c);
+            }
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+Test(cuda, gemm_f64_exact) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx), *ref = ref_dev(ctx);
+    mm_case c = mm_make(KMUX_ROW_MAJOR, KMUX_TRANS, KMUX_NO_TRANS, 33, 40, 17, KMUX_F64, KMUX_F64,
+                        KMUX_COMPUTE_F64, 1, 5);
+    const double a = 3.0, b = 1.0;
+    c.alpha = &a, c.beta = &b;
+    void *got, *want;
+    TU_OK(mm_both(dev, ref, &c, &got, &want, NULL));
+    expect_same(&c, got, want, "f64");
+    free(got), free(want), mm_free(&c);
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* Full-mantissa f32 inputs: strict f32 must stay within f32 accumulation error of ref, which
+ * TF32 (10-bit mantissa inputs) cannot; TF32 is used only when asked and says so. */
+Test(cuda, tf32_only_when_asked) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx), *ref = ref_dev(ctx);
+    const int64_t m = 64, n = 64, k = 64;
+    kmux_compute_type modes[] = {KMUX_COMPUTE_F32, KMUX_COMPUTE_F32_FAST_TF32};
+    for (int mode = 0; mode < 2; mode++) {
+        mm_case c = mm_make(KMUX_ROW_MAJOR, KMUX_NO_TRANS, KMUX_NO_TRANS, m, n, k, KMUX_F32,
+                            KMUX_F32, modes[mode], 0, 99);
+        uint64_t rng = 1234;
+        for (int64_t i = 0; i < m * k; i++)
+            ((float *)c.A)[i] = (float)tu_rand_uniform(&rng, 1.0, 2.0);
+        for (int64_t i = 0; i < k * n; i++)
+            ((float *)c.B)[i] = (float)tu_rand_uniform(&rng, 1.0, 2.0);
+        c.alpha = &one, c.beta = &zero;
+        void *got, *want;
+        kmux_plan_info info;
+        TU_OK(mm_both(dev, ref, &c, &got, &want, &info));
+        cr_expect_eq(info.effective_compute, modes[mode], "%s: effective %s", info.impl,
+                     kmux_compute_type_name(info.effective_compute));
+        double worst = 0;
+        for (int64_t i = 0; i < m * n; i++) {
+            double w = ((float *)want)[i], g = ((float *)got)[i];
+            double rel = fabs(g - w) / fabs(w);
+            if (rel > worst) worst = rel;
+        }
+        if (mode == 0) /* k products of values in [1, 4), f32 accumulation: <= k * 2^-24 relative */
+            cr_expect_leq(worst, (double)k * 0x1p-24, "strict f32 relative error %g: TF32 used?",
+                          worst);
+        else /* inputs rounded to 10 mantissa bits */
+            cr_expect_leq(worst, 4 * 0x1p-11, "TF32 relative error %g", worst);
+        free(got), free(want), mm_free(&c);
+    }
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+Test(cuda, gemm_half_types_exact) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx), *ref = ref_dev(ctx);
+    const struct {
+        kmux_dtype ab, c;
+        kmux_compute_type comp;
+    } combos[] = {{KMUX_F16, KMUX_F16, KMUX_COMPUTE_F32},
+                  {KMUX_F16, KMUX_F32, KMUX_COMPUTE_F32},
+                  {KMUX_BF16, KMUX_BF16, KMUX_COMPUTE_F32},
+                  {KMUX_BF16, KMUX_F32, KMUX_COMPUTE_F32}};
+    uint64_t seed = 21;
+    for (size_t i = 0; i < sizeof combos / sizeof combos[0]; i++)
+        for (int o = 0; o < 2; o++) {
+            mm_case c = mm_make(o ? KMUX_COL_MAJOR : KMUX_ROW_MAJOR, KMUX_NO_TRANS, KMUX_TRANS, 48,
+                                40, 64, combos[i].ab, combos[i].c, combos[i].comp, 8, seed++);
+            c.alpha = &one, c.beta = &one;
+            void *got, *want;
+            TU_OK(mm_both(dev, ref, &c, &got, &want, NULL));
+            expect_same(&c, got, want, "half types");
+            free(got), free(want), mm_free(&c);
+        }
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+Test(cuda, gemm_i8_to_i32_exact) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx), *ref = ref_dev(ctx);
+    const int32_t a = 1, b = 2;
+    for (int o = 0; o < 2; o++) {
+        mm_case c = mm_make(o ? KMUX_COL_MAJOR : KMUX_ROW_MAJOR, KMUX_NO_TRANS, KMUX_NO_TRANS, 32,
+                            48, 64, KMUX_I8, KMUX_I32, KMUX_COMPUTE_I32, 0, 7 + (uint64_t)o);
+        c.alpha = &a, c.beta = &b;
+        void *got, *want;
+        TU_OK(mm_both(dev, ref, &c, &got, &want, NULL));
+        expect_same(&c, got, want, "i8");
+        free(got), free(want), mm_free(&c);
+    }
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* fp8 with per-tensor scales (powers of two, so exact) and amax_d, in layouts that are and are
+ * not cuBLASLt's "TN", with a C leading dimension that breaks the 16-byte rule. */
+Test(cuda, gemm_fp8_scales_amax_layouts) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx), *ref = ref_dev(ctx);
+    if (sm_of(dev) < 89) cr_skip_test("fp8 GEMM needs sm_89+");
+    const float scales[3] = {2.0f, 0.5f, 0.25f};
+    const kmux_transpose tr[] = {KMUX_NO_TRANS, KMUX_TRANS};
+    uint64_t seed = 300;
+    for (int o = 0; o < 2; o++)
+        for (int ta = 0; ta < 2; ta++)
+            for (int ct = 0; ct < 2; ct++) {
+                /* k = 16: every value stays exact in bf16, so amax_d is exact too */
+                mm_case c =
+                    mm_make(o ? KMUX_COL_MAJOR : KMUX_ROW_MAJOR, tr[ta], tr[1 - ta], 32, 48, 16,
+                            KMUX_F8_E4M3, ct ? KMUX_F32 : KMUX_BF16, KMUX_COMPUTE_F32,
+                            ta ? 16 : 3 /* odd ld: packing and the f32 temporary */, seed++);
+                c.alpha = &one, c.beta = &minus_half;
+                c.scales = scales;
+                c.want_amax = 1;
+                void *got, *want;
+                kmux_plan_info info;
+                TU_OK(mm_both(dev, ref, &c, &got, &want, &info));
+                expect_same(&c, got, want, info.impl);
+                free(got), free(want), mm_free(&c);
+            }
+    /* e4m3 x e5m2 is supported; e5m2 x e5m2 is not (cuBLASLt), and says why */
+    mm_case c = mm_make(KMUX_ROW_MAJOR, KMUX_NO_TRANS, KMUX_TRANS, 16, 16, 32, KMUX_F8_E5M2,
+                        KMUX_BF16, KMUX_COMPUTE_F32, 0, 1);
+    kmux_plan *plan = NULL;
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(dev, &c.d, NULL, &plan));
+    cr_expect(strstr(kmux_last_error(), "e5m2") != NULL, "%s", kmux_last_error());
+    mm_free(&c);
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+Test(cuda, fnuz_fp8_unsupported) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx);
+    kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
+    d.m = d.n = d.k = 16, d.lda = d.ldb = d.ldc = 16;
+    d.a_type = d.b_type = KMUX_F8_E4M3_FNUZ, d.c_type = KMUX_BF16;
+    kmux_plan *plan = NULL;
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(dev, &d, NULL, &plan));
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+Test(cuda, epilogues_both_orders) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx), *ref = ref_dev(ctx);
+    const unsigned epis[] = {KMUX_EPILOGUE_BIAS, KMUX_EPILOGUE_RELU,
+                             KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU,
+                             KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_GELU};
+    const kmux_dtype ctypes[] = {KMUX_F32, KMUX_BF16};
+    uint64_t seed = 500;
+    for (size_t e = 0; e < sizeof epis / sizeof epis[0]; e++)
+        for (int o = 0; o < 2; o++)
+            for (int t = 0; t < 2; t++) {
+                kmux_dtype ab = ctypes[t] == KMUX_F32 ? KMUX_F32 : KMUX_BF16;
+                mm_case c =
+                    mm_make(o ? KMUX_COL_MAJOR : KMUX_ROW_MAJOR, KMUX_NO_TRANS, KMUX_NO_TRANS, 24,
+                            40, 32, ab, ctypes[t], KMUX_COMPUTE_F32, 2, seed++);
+                c.d.epilogue = epis[e];
+                c.d.bias_type = ctypes[t];
+                uint64_t rng = seed * 3;
+                c.bias = int_fill(ctypes[t], (size_t)c.d.n, 5, 0, &rng);
+                c.alpha = &one, c.beta = &one;
+                void *got, *want;
+                kmux_plan_info info;
+                TU_OK(mm_both(dev, ref, &c, &got, &want, &info));
+                if (epis[e] & KMUX_EPILOGUE_GELU) { /* tanh approximation: never exact */
+                    double tol = ctypes[t] == KMUX_F32 ? 1e-5 : 1.0 / 128;
+                    for (size_t i = 0; i < c_elems(&c.d); i++) {
+                        double g = get_elem(got, ctypes[t], i), w = get_elem(want, ctypes[t], i);
+                        if (fabs(g - w) > tol * (1 + fabs(w)))
+                            cr_assert_fail("%s %s gelu C[%zu] = %g, ref %g (%s)",
+                                           order_s(c.d.order), kmux_dtype_name(ctypes[t]), i, g, w,
+                                           info.impl);
+                    }
+                } else {
+                    expect_same(&c, got, want, info.impl);
+                }
+                free(got), free(want), mm_free(&c);
+            }
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* k == 0 and alpha == 0: C = beta * C (+ bias) without reading A or B (passed as NULL);
+ * beta == 0: C is not read (NaN in C must not survive). */
+Test(cuda, degenerate_sizes_and_scalars) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx), *ref = ref_dev(ctx);
+    for (int variant = 0; variant < 4; variant++) {
+        mm_case c = mm_make(variant % 2 ? KMUX_COL_MAJOR : KMUX_ROW_MAJOR, KMUX_NO_TRANS,
+                            KMUX_NO_TRANS, 20, 12, variant < 2 ? 0 : 8, KMUX_F32, KMUX_F32,
+                            KMUX_COMPUTE_F32, 1, 40 + (uint64_t)variant);
+        if (variant < 2) { /* k == 0 with a bias */
+            c.d.epilogue = KMUX_EPILOGUE_BIAS;
+            uint64_t rng = 77;
+            c.bias = int_fill(KMUX_F32, (size_t)c.d.n, 5, 0, &rng);
+            c.alpha = &one;
+        } else {
+            c.alpha = &zero;
+        }
+        free((void *)c.A), free((void *)c.B);
+        c.A = c.B = NULL;
+        c.beta = &two;
+        void *got, *want;
+        TU_OK(mm_both(dev, ref, &c, &got, &want, NULL));
+        expect_same(&c, got, want, variant < 2 ? "k == 0" : "alpha == 0");
+        free(got), free(want), mm_free(&c);
+    }
+    /* beta == 0 over a C full of NaN */
+    mm_case c = mm_make(KMUX_ROW_MAJOR, KMUX_NO_TRANS, KMUX_NO_TRANS, 16, 16, 16, KMUX_F32,
+                        KMUX_F32, KMUX_COMPUTE_F32, 0, 3);
+    for (size_t i = 0; i < c_elems(&c.d); i++)
+        ((float *)c.C)[i] = NAN;
+    c.alpha = &one, c.beta = &zero;
+    void *got, *want;
+    TU_OK(mm_both(dev, ref, &c, &got, &want, NULL));
+    for (size_t i = 0; i < c_elems(&c.d); i++)
+        cr_assert(!isnan(((float *)got)[i]), "C[%zu] is NaN with beta = 0", i);
+    expect_same(&c, got, want, "beta == 0");
+    free(got), free(want), mm_free(&c);
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+Test(cuda, strided_batched_with_broadcast) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx), *ref = ref_dev(ctx);
+    mm_case c = mm_make(KMUX_ROW_MAJOR, KMUX_NO_TRANS, KMUX_NO_TRANS, 24, 20, 16, KMUX_F16,
+                        KMUX_F32, KMUX_COMPUTE_F32, 0, 8);
+    mm_free(&c);
+    kmux_matmul_desc *d = &c.d;
+    d->batch_count = 3;
+    d->stride_a = 0; /* A broadcast */
+    d->stride_b = d->k * d->ldb + 8;
+    d->stride_c = d->m * d->ldc + 4;
+    uint64_t rng = 9;
+    c.A = int_fill(d->a_type, a_elems(d), 3, 0, &rng);
+    c.B = int_fill(d->b_type, b_elems(d), 3, 1, &rng);
+    c.C = int_fill(d->c_type, c_elems(d), 3, 0, &rng);
+    c.bias = NULL;
+    c.alpha = &one, c.beta = &two;
+    void *got, *want;
+    TU_OK(mm_both(dev, ref, &c, &got, &want, NULL));
+    expect_same(&c, got, want, "strided batched");
+    free(got), free(want), mm_free(&c);
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* Operands only 4 (f32) or 2 (f16) bytes aligned: a candidate for that alignment is used. */
+Test(cuda, unaligned_operands) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx), *ref = ref_dev(ctx);
+    const kmux_dtype types[] = {KMUX_F32, KMUX_F16};
+    for (int t = 0; t < 2; t++) {
+        mm_case c = mm_make(KMUX_ROW_MAJOR, KMUX_NO_TRANS, KMUX_NO_TRANS, 31, 33, 35, types[t],
+                            types[t], KMUX_COMPUTE_F32, 0, 60 + (uint64_t)t);
+        size_t es = kmux_dtype_size(types[t]);
+        c.a_off = es, c.b_off = 3 * es, c.c_off = es;
+        c.alpha = &one, c.beta = &one;
+        void *got, *want;
+        TU_OK(mm_both(dev, ref, &c, &got, &want, NULL));
+        expect_same(&c, got, want, "unaligned");
+        free(got), free(want), mm_free(&c);
+    }
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* Every heuristic candidate of a plan gives the exact result; the walk ends with LAST_IMPL. */
+Test(cuda, every_implementation_exact) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx), *ref = ref_dev(ctx);
+    mm_case c = mm_make(KMUX_ROW_MAJOR, KMUX_NO_TRANS, KMUX_NO_TRANS, 128, 96, 256, KMUX_BF16,
+                        KMUX_F32, KMUX_COMPUTE_F32, 0, 77);
+    c.alpha = &one, c.beta = &zero;
+    size_t cs = c_elems(&c.d) * sizeof(float);
+    void *c0 = malloc(cs), *want = malloc(cs);
+    memcpy(c0, c.C, cs);
+    TU_OK(mm_run(ref, &c, 0, NULL));
+    memcpy(want, c.C, cs);
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_matmul_plan_create(dev, &c.d, NULL, &plan));
+    int n = 1;
+    while (kmux_plan_next_impl(plan) == KMUX_OK)
+        n++;
+    TU_STATUS(KMUX_ERR_LAST_IMPL, kmux_plan_next_impl(plan));
+    TU_OK(kmux_plan_destroy(plan));
+    cr_expect_geq(n, 1);
+    for (int i = 0; i < n; i++) {
+        memcpy(c.C, c0, cs);
+        kmux_plan_info info;
+        TU_OK(mm_run(dev, &c, i, &info));
+        cr_expect_eq(info.impl_index, i);
+        expect_same(&c, c.C, want, info.impl);
+    }
+    free(c0), free(want), mm_free(&c);
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* ---- convolution ------------------------------------------------------------------------- */
+
+typedef struct cv_case {
+    kmux_conv2d_desc d;
+    void *x, *w, *y; /* host */
+    size_t xe, we, ye;
+} cv_case;
+
+static cv_case cv_make(kmux_conv_direction dir, kmux_layout l, kmux_dtype t, uint64_t seed) {
+    cv_case c;
+    memset(&c, 0, sizeof c);
+    kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
+    d.direction = dir, d.layout = l;
+    d.n = 2, d.c = 8, d.h = 13, d.w = 11, d.k = 6, d.r = 3, d.s = 3;
+    d.groups = 2, d.stride_h = 2, d.stride_w = 1;
+    d.pad_top = d.pad_bottom = 1, d.pad_left = d.pad_right = 2;
+    d.dilation_h = 1, d.dilation_w = 2;
+    d.x_type = d.w_type = d.y_type = t;
+    int64_t p, q;
+    TU_OK(kmux_conv2d_output_dims(&d, &p, &q));
+    c.d = d;
+    c.xe = (size_t)(d.n * d.c * d.h * d.w);
+    c.we = (size_t)(d.k * (d.c / d.groups) * d.r * d.s);
+    c.ye = (size_t)(d.n * d.k * p * q);
+    uint64_t rng = seed;
+    c.x = int_fill(t, c.xe, 2, 0, &rng);
+    c.w = int_fill(t, c.we, 2, 0, &rng);
+    c.y = int_fill(t, c.ye, 2, 0, &rng);
+    return c;
+}
+
+static void cv_free(cv_case *c) {
+    free(c->x), free(c->w), free(c->y);
+}
+
+/* Runs c on dev; returns the output tensor (host, caller frees) and its element count. */
+static void *cv_run(kmux_device *dev, const cv_case *c, float alpha, float beta, size_t *count,
+                    kmux_plan_info *info) {
+    const kmux_conv2d_desc *d = &c->d;
+    size_t es = kmux_dtype_size(d->x_type);
+    kmux_stream *s = NULL;
+    TU_OK(kmux_stream_create(dev, &s));
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_conv2d_plan_create(dev, d, NULL, &plan));
+    if (info) TU_OK(kmux_plan_info_get(plan, info));
+    void *x = upload(dev, s, c->x, c->xe * es, 0), *w = upload(dev, s, c->w, c->we * es, 0);
+    void *y = upload(dev, s, c->y, c->ye * es, 0);
+    kmux_conv2d_args a = KMUX_CONV2D_ARGS_INIT;
+    a.alpha = &alpha, a.beta = &beta, a.x = x, a.w = w, a.y = y;
+    TU_OK(kmux_conv2d_execute(plan, s, &a));
+    void *out = d->direction == KMUX_CONV_FWD ? y : d->direction == KMUX_CONV_BWD_DATA ? x : w;
+    *count = d->direction == KMUX_CONV_FWD        ? c->ye
+             : d->direction == KMUX_CONV_BWD_DATA ? c->xe
+                                                  : c->we;
+    void *host = malloc(*count * es);
+    TU_OK(kmux_memcpy(s, host, out, *count * es, KMUX_MEMCPY_DEVICE_TO_HOST));
+    TU_OK(kmux_stream_synchronize(s));
+    TU_OK(kmux_free(dev, x));
+    TU_OK(kmux_free(dev, w));
+    TU_OK(kmux_free(dev, y));
+    TU_OK(kmux_plan_destroy(plan));
+    TU_OK(kmux_stream_destroy(s));
+    return host;
+}
+
+Test(cuda, conv_every_direction_and_layout) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx), *ref = ref_dev(ctx);
+    const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
+    const kmux_layout layouts[] = {KMUX_NCHW, KMUX_NHWC};
+    const kmux_dtype types[] = {KMUX_F32, KMUX_F16, KMUX_BF16};
+    uint64_t seed = 1000;
+    for (int t = 0; t < 3; t++)
+        for (int l = 0; l < 2; l++)
+            for (int di = 0; di < 3; di++) {
+                cv_case c = cv_make(dirs[di], layouts[l], types[t], seed++);
+                size_t n1, n2;
+                kmux_plan_info info;
+                void *got = cv_run(dev, &c, 1.0f, 0.5f, &n1, &info);
+                void *want = cv_run(ref, &c, 1.0f, 0.5f, &n2, NULL);
+                cr_assert_eq(n1, n2);
+                cr_expect(strncmp(info.impl, "cudnn:", 6) == 0, "impl %s", info.impl);
+                if (types[t] == KMUX_F32) {
+                    cr_expect_eq(info.effective_compute, KMUX_COMPUTE_F32, "%s", info.impl);
+                    cr_expect(strstr(info.impl, "math=fma") != NULL, "strict f32 conv ran %s",
+                              info.impl);
+                }
+                /* integer data: f32 is exact; f16/bf16 outputs within one output rounding */
+                double rel = types[t] == KMUX_F32 ? 0 : types[t] == KMUX_F16 ? 0x1p-10 : 0x1p-7;
+                for (size_t i = 0; i < n1; i++) {
+                    double g = get_elem(got, types[t], i), w = get_elem(want, types[t], i);
+                    if (fabs(g - w) > rel * fabs(w))
+                        cr_assert_fail("conv dir %d %s %s: out[%zu] = %g, ref %g (%s)",
+                                       (int)dirs[di], layouts[l] == KMUX_NHWC ? "NHWC" : "NCHW",
+                                       kmux_dtype_name(types[t]), i, g, w, info.impl);
+                }
+                free(got), free(want), cv_free(&c);
+            }
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+Test(cuda, conv_asymmetric_padding_unsupported) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx);
+    cv_case c = cv_make(KMUX_CONV_FWD, KMUX_NCHW, KMUX_F32, 1);
+    c.d.pad_bottom = 0;
+    kmux_plan *plan = NULL;
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_conv2d_plan_create(dev, &c.d, NULL, &plan));
+    cr_expect(strstr(kmux_last_error(), "asymmetric") != NULL, "%s", kmux_last_error());
+    cv_free(&c);
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* ---- mixed precision (kernels/gpu) ------------------------------------------------------- */
+
+Test(cuda, cast_and_amax_match_ref) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx), *ref = ref_dev(ctx);
+    enum { N = 4099 };
+    float *src = malloc(N * sizeof(float));
+    uint64_t rng = 5;
+    for (int i = 0; i < N; i++)
+        src[i] = (float)tu_rand_uniform(&rng, -600.0, 600.0);
+    src[7] = NAN;
+    const kmux_dtype dsts[] = {KMUX_F16, KMUX_BF16, KMUX_F8_E4M3, KMUX_F8_E5M2};
+    for (int t = 0; t < 4; t++) {
+        if ((dsts[t] == KMUX_F8_E4M3 || dsts[t] == KMUX_F8_E5M2) && sm_of(dev) < 89) continue;
+        size_t es = kmux_dtype_size(dsts[t]);
+        unsigned char *want = malloc(N * es), *got = malloc(N * es);
+        kmux_stream *rs = NULL, *s = NULL;
+        TU_OK(kmux_stream_create(ref, &rs));
+        kmux_cast_options o = KMUX_CAST_OPTIONS_INIT;
+        o.saturate = 1;
+        TU_OK(kmux_cast(rs, N, src, KMUX_F32, want, dsts[t], &o));
+        TU_OK(kmux_stream_destroy(rs));
+        TU_OK(kmux_stream_create(dev, &s));
+        void *dsrc = upload(dev, s, src, N * sizeof(float), 0), *ddst = NULL;
+        float *damax = NULL;
+        TU_OK(kmux_malloc(dev, N * es, &ddst));
+        TU_OK(kmux_malloc(dev, sizeof(float), (void **)&damax));
+        o.amax = damax;
+        kmux_status st = kmux_cast(s, N, dsrc, KMUX_F32, ddst, dsts[t], &o);
+        if (st == KMUX_ERR_UNSUPPORTED) {
+            const char *why = kmux_last_error();
+            cr_skip_test("kmux_cast unsupported on cuda:0 (%s)", why);
+        }
+        TU_OK(st);
+        float amax = 0;
+        TU_OK(kmux_memcpy(s, got, ddst, N * es, KMUX_MEMCPY_DEVICE_TO_HOST));
+        TU_OK(kmux_memcpy(s, &amax, damax, sizeof amax, KMUX_MEMCPY_DEVICE_TO_HOST));
+        TU_OK(kmux_stream_synchronize(s));
+        float want_amax = 0;
+        for (int i = 0; i < N; i++)
+            if (!isnan(src[i]) && fabsf(src[i]) > want_amax) want_amax = fabsf(src[i]);
+        cr_expect_eq(amax, want_amax, "amax %g, want %g", amax, want_amax);
+        for (int i = 0; i < N; i++) {
+            if (i == 7) continue; /* NaN payloads may differ */
+            if (memcmp(got + i * es, want + i * es, es) != 0)
+                cr_assert_fail("cast f32 -> %s of %g: cuda %g, ref %g", kmux_dtype_name(dsts[t]),
+                               src[i], get_elem(got, dsts[t], (size_t)i),
+                               get_elem(want, dsts[t], (size_t)i));
+        }
+        TU_OK(kmux_free(dev, dsrc));
+        TU_OK(kmux_free(dev, ddst));
+        TU_OK(kmux_free(dev, damax));
+        TU_OK(kmux_stream_destroy(s));
+        free(want), free(got);
+    }
+    free(src);
+    TU_OK(kmux_context_destroy(ctx));
+}

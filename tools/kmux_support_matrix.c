@@ -1,0 +1,427 @@
+/*
+ * kmux-support-matrix - which operation x direction x dtype combination x compute type each
+ * device of this machine supports, as a Markdown table (docs/support-matrix.md is its output).
+ *
+ * The plugins themselves are asked: for every row a plan is created on every device
+ * (kmux_matmul_plan_create / kmux_conv2d_plan_create, nothing is executed). A cell holds the
+ * name of the implementation the plan chose, or "—" when the device answered
+ * KMUX_ERR_UNSUPPORTED, with the reason in a numbered footnote (inline with --verbose). Any
+ * other answer is printed as "ERROR <status>" (it is a bug: tests/test_conformance_* fail too).
+ *
+ * Usage: kmux-support-matrix [--verbose] [--all-impls] [--no-emulation] [--devices=ID,ID...]
+ *   --verbose       reasons inline in the cells instead of footnotes
+ *   --all-impls     every implementation of a plan (kmux_plan_next_impl), not only the first
+ *   --no-emulation  plans with allow_emulation = 0 (no "+cvt" conversion paths)
+ *   --devices=...   only these device ids (default: every available device, ref included)
+ * Exit status: 0 when the table was printed, 1 when no context could be created, 2 on a usage
+ * error.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kmux.h"
+
+#define MAX_DEVICES 32
+#define MAX_NOTES 512
+#define CELL 512
+
+typedef struct options {
+    int verbose, all_impls, no_emulation;
+    const char *devices;
+} options;
+
+typedef struct notes {
+    char *text[MAX_NOTES];
+    int count;
+} notes;
+
+/** Footnote number of a reason (added when new); 0 when the table is full. */
+static int note_id(notes *n, const char *reason) {
+    for (int i = 0; i < n->count; i++)
+        if (strcmp(n->text[i], reason) == 0) return i + 1;
+    if (n->count == MAX_NOTES) return 0;
+    size_t len = strlen(reason) + 1;
+    n->text[n->count] = malloc(len);
+    if (!n->text[n->count]) return 0;
+    memcpy(n->text[n->count], reason, len);
+    return ++n->count;
+}
+
+/** Copies s into out (size n) with Markdown table metacharacters escaped. */
+static void md_escape(const char *s, char *out, size_t n) {
+    size_t j = 0;
+    for (; *s && j + 3 < n; s++) {
+        if (*s == '|' || *s == '*' || *s == '_' || *s == '<' || *s == '`') out[j++] = '\\';
+        out[j++] = *s == '\n' ? ' ' : *s;
+    }
+    out[j] = '\0';
+}
+
+/** Copies s for a code span inside a table cell: only '|' needs escaping there. */
+static void md_escape_code(const char *s, char *out, size_t n) {
+    size_t j = 0;
+    for (; *s && j + 3 < n; s++) {
+        if (*s == '|') out[j++] = '\\';
+        out[j++] = *s;
+    }
+    out[j] = '\0';
+}
+
+static void append(char *cell, size_t n, const char *s) {
+    size_t len = strlen(cell);
+    if (len < n) snprintf(cell + len, n - len, "%s", s);
+}
+
+/** Fills cell with what plan creation answered; takes ownership of plan. */
+static void describe_answer(const options *o, notes *nt, kmux_status s, kmux_plan *plan,
+                            kmux_compute_type requested, char *cell, size_t n) {
+    char esc[CELL];
+    cell[0] = '\0';
+    if (s == KMUX_ERR_UNSUPPORTED) {
+        if (o->verbose) {
+            md_escape(kmux_last_error(), esc, sizeof esc);
+            snprintf(cell, n, "— (%s)", esc);
+        } else {
+            int id = note_id(nt, kmux_last_error());
+            if (id)
+                snprintf(cell, n, "—&nbsp;[%d]", id);
+            else
+                snprintf(cell, n, "—");
+        }
+        return;
+    }
+    if (s != KMUX_OK) {
+        md_escape(kmux_last_error(), esc, sizeof esc);
+        snprintf(cell, n, "ERROR %s: %s", kmux_status_str(s), esc);
+        return;
+    }
+    for (int i = 0; i < 64; i++) {
+        kmux_plan_info info;
+        if (kmux_plan_info_get(plan, &info) != KMUX_OK) {
+            append(cell, n, "(kmux_plan_info_get failed)");
+            break;
+        }
+        md_escape_code(info.impl ? info.impl : "?", esc, sizeof esc);
+        if (i) append(cell, n, "<br>");
+        append(cell, n, "`");
+        append(cell, n, esc);
+        append(cell, n, "`");
+        if (info.effective_compute != requested) {
+            append(cell, n, " (accumulates in ");
+            append(cell, n, kmux_compute_type_name(info.effective_compute));
+            append(cell, n, ")");
+        }
+        if (!o->all_impls) {
+            if (kmux_plan_next_impl(plan) == KMUX_OK) append(cell, n, " (+more)");
+            break;
+        }
+        if (kmux_plan_next_impl(plan) != KMUX_OK) break;
+    }
+    kmux_plan_destroy(plan);
+}
+
+typedef struct matrix {
+    const options *opt;
+    notes nt;
+    int ndev;
+    kmux_device *dev[MAX_DEVICES];
+} matrix;
+
+static void print_header_row(const matrix *mx, const char *first) {
+    printf("| %s |", first);
+    for (int d = 0; d < mx->ndev; d++)
+        printf(" %s |", kmux_device_id(mx->dev[d]));
+    printf("\n|---|");
+    for (int d = 0; d < mx->ndev; d++)
+        printf("---|");
+    printf("\n");
+}
+
+static void matmul_row(matrix *mx, const char *label, const kmux_matmul_desc *md) {
+    kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
+    prefs.allow_emulation = !mx->opt->no_emulation;
+    printf("| %s |", label);
+    for (int d = 0; d < mx->ndev; d++) {
+        kmux_plan *plan = NULL;
+        char cell[CELL];
+        kmux_status s = kmux_matmul_plan_create(mx->dev[d], md, &prefs, &plan);
+        describe_answer(mx->opt, &mx->nt, s, plan, md->compute_type, cell, sizeof cell);
+        printf(" %s |", cell);
+    }
+    printf("\n");
+}
+
+static void conv_row(matrix *mx, const char *label, const kmux_conv2d_desc *cd) {
+    kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
+    prefs.allow_emulation = !mx->opt->no_emulation;
+    printf("| %s |", label);
+    for (int d = 0; d < mx->ndev; d++) {
+        kmux_plan *plan = NULL;
+        char cell[CELL];
+        kmux_status s = kmux_conv2d_plan_create(mx->dev[d], cd, &prefs, &plan);
+        describe_answer(mx->opt, &mx->nt, s, plan, cd->compute_type, cell, sizeof cell);
+        printf(" %s |", cell);
+    }
+    printf("\n");
+}
+
+/** The GEMM dtype table of kmux.h. */
+typedef struct combo {
+    kmux_dtype a, b, c;
+    kmux_compute_type compute;
+} combo;
+
+static int gemm_combos(combo *out) {
+    static const kmux_dtype fam[2][2] = {{KMUX_F8_E4M3, KMUX_F8_E5M2},
+                                         {KMUX_F8_E4M3_FNUZ, KMUX_F8_E5M2_FNUZ}};
+    static const kmux_dtype fp8_out[3] = {KMUX_F32, KMUX_F16, KMUX_BF16};
+    int n = 0;
+    out[n++] = (combo){KMUX_F64, KMUX_F64, KMUX_F64, KMUX_COMPUTE_F64};
+    out[n++] = (combo){KMUX_F32, KMUX_F32, KMUX_F32, KMUX_COMPUTE_F32};
+    out[n++] = (combo){KMUX_F32, KMUX_F32, KMUX_F32, KMUX_COMPUTE_F32_FAST_TF32};
+    out[n++] = (combo){KMUX_F32, KMUX_F32, KMUX_F32, KMUX_COMPUTE_F32_FAST_BF16};
+    out[n++] = (combo){KMUX_F16, KMUX_F16, KMUX_F16, KMUX_COMPUTE_F32};
+    out[n++] = (combo){KMUX_F16, KMUX_F16, KMUX_F16, KMUX_COMPUTE_F16};
+    out[n++] = (combo){KMUX_F16, KMUX_F16, KMUX_F32, KMUX_COMPUTE_F32};
+    out[n++] = (combo){KMUX_BF16, KMUX_BF16, KMUX_BF16, KMUX_COMPUTE_F32};
+    out[n++] = (combo){KMUX_BF16, KMUX_BF16, KMUX_F32, KMUX_COMPUTE_F32};
+    for (int f = 0; f < 2; f++)
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++)
+                for (int o = 0; o < 3; o++)
+                    out[n++] = (combo){fam[f][i], fam[f][j], fp8_out[o], KMUX_COMPUTE_F32};
+    out[n++] = (combo){KMUX_I8, KMUX_I8, KMUX_I32, KMUX_COMPUTE_I32};
+    return n;
+}
+
+static kmux_matmul_desc matmul_desc(const combo *c, int64_t batch, unsigned epilogue) {
+    kmux_matmul_desc md = KMUX_MATMUL_DESC_INIT;
+    md.order = KMUX_ROW_MAJOR;
+    md.m = md.n = md.k = 64;
+    md.lda = md.ldb = md.ldc = 64;
+    md.a_type = c->a, md.b_type = c->b, md.c_type = c->c;
+    md.compute_type = c->compute;
+    md.batch_count = batch;
+    if (batch > 1) md.stride_a = md.stride_b = md.stride_c = 64 * 64;
+    md.epilogue = epilogue;
+    md.bias_type = KMUX_F32;
+    return md;
+}
+
+static void combo_label(const combo *c, const char *extra, char *buf, size_t n) {
+    if (c->a == c->b)
+        snprintf(buf, n, "%s → %s, compute %s%s", kmux_dtype_name(c->a), kmux_dtype_name(c->c),
+                 kmux_compute_type_name(c->compute), extra);
+    else
+        snprintf(buf, n, "%s × %s → %s, compute %s%s", kmux_dtype_name(c->a), kmux_dtype_name(c->b),
+                 kmux_dtype_name(c->c), kmux_compute_type_name(c->compute), extra);
+}
+
+static void gemm_tables(matrix *mx) {
+    combo cs[64];
+    int n = gemm_combos(cs);
+    char label[160];
+    printf("\n## GEMM\n\nkmux_matmul_plan_create with m = n = k = 64, row-major, no transpose, "
+           "lda = ldb = ldc = 64 (kmux_gemm_ex and kmux_gemm_strided_batched_ex use the same "
+           "plans).\n\n");
+    print_header_row(mx, "a → c, compute");
+    for (int i = 0; i < n; i++) {
+        combo_label(&cs[i], "", label, sizeof label);
+        kmux_matmul_desc md = matmul_desc(&cs[i], 1, KMUX_EPILOGUE_NONE);
+        matmul_row(mx, label, &md);
+    }
+
+    printf("\n## Strided batched GEMM\n\nAs above with batch_count = 16 (packed strides).\n\n");
+    print_header_row(mx, "a → c, compute");
+    for (int i = 0; i < n; i++) {
+        combo_label(&cs[i], "", label, sizeof label);
+        kmux_matmul_desc md = matmul_desc(&cs[i], 16, KMUX_EPILOGUE_NONE);
+        matmul_row(mx, label, &md);
+    }
+
+    static const struct {
+        unsigned e;
+        const char *name;
+    } epis[] = {{KMUX_EPILOGUE_BIAS, "bias"},
+                {KMUX_EPILOGUE_RELU, "relu"},
+                {KMUX_EPILOGUE_GELU, "gelu"},
+                {KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU, "bias+relu"},
+                {KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_GELU, "bias+gelu"}};
+    printf("\n## GEMM epilogues\n\nAs the GEMM table, with an epilogue (bias of f32). Integer "
+           "GEMM has no epilogue in kmux.h.\n\n");
+    print_header_row(mx, "epilogue: a → c, compute");
+    for (size_t e = 0; e < sizeof epis / sizeof epis[0]; e++)
+        for (int i = 0; i < n; i++) {
+            if (cs[i].c == KMUX_I32) continue;
+            if (cs[i].a != cs[i].b || (cs[i].a != cs[i].c && cs[i].c != KMUX_F32)) continue;
+            char body[128];
+            combo_label(&cs[i], "", body, sizeof body);
+            snprintf(label, sizeof label, "%s: %s", epis[e].name, body);
+            kmux_matmul_desc md = matmul_desc(&cs[i], 1, epis[e].e);
+            matmul_row(mx, label, &md);
+        }
+}
+
+static const char *dir_name(kmux_conv_direction d) {
+    return d == KMUX_CONV_FWD ? "FWD" : d == KMUX_CONV_BWD_DATA ? "BWD_DATA" : "BWD_WEIGHTS";
+}
+
+static void conv_tables(matrix *mx) {
+    static const struct {
+        kmux_dtype t;
+        kmux_compute_type c;
+    } types[] = {{KMUX_F32, KMUX_COMPUTE_F32},
+                 {KMUX_F16, KMUX_COMPUTE_F32},
+                 {KMUX_BF16, KMUX_COMPUTE_F32},
+                 {KMUX_F64, KMUX_COMPUTE_F64}};
+    static const struct {
+        int64_t groups;
+        const char *name;
+    } grouping[] = {{1, ""}, {2, ", 2 groups"}, {32, ", depthwise"}};
+    printf("\n## 2-D convolution\n\nkmux_conv2d_plan_create with n = 2, c = k = 32, h = w = 14, "
+           "3x3 filter, padding 1, stride 1, dilation 1 (groups as labelled).\n\n");
+    print_header_row(mx, "direction, type, compute, layout");
+    for (int g = 0; g < 3; g++)
+        for (int dir = KMUX_CONV_FWD; dir <= KMUX_CONV_BWD_WEIGHTS; dir++)
+            for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+                for (int l = 0; l < 2; l++) {
+                    if (g > 0 && types[t].t == KMUX_F64) continue;
+                    kmux_conv2d_desc cd = KMUX_CONV2D_DESC_INIT;
+                    cd.direction = (kmux_conv_direction)dir;
+                    cd.layout = l ? KMUX_NHWC : KMUX_NCHW;
+                    cd.n = 2, cd.c = 32, cd.h = 14, cd.w = 14, cd.k = 32, cd.r = 3, cd.s = 3;
+                    cd.groups = grouping[g].groups;
+                    cd.pad_top = cd.pad_bottom = cd.pad_left = cd.pad_right = 1;
+                    cd.x_type = cd.w_type = cd.y_type = types[t].t;
+                    cd.compute_type = types[t].c;
+                    char label[160];
+                    snprintf(label, sizeof label, "%s %s, compute %s, %s%s", dir_name(cd.direction),
+                             kmux_dtype_name(types[t].t), kmux_compute_type_name(types[t].c),
+                             l ? "NHWC" : "NCHW", grouping[g].name);
+                    conv_row(mx, label, &cd);
+                }
+}
+
+static int selected(const char *list, const char *id) {
+    if (!list) return 1;
+    size_t n = strlen(id);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncmp(p, id, n) == 0) return 1;
+        if (!end) break;
+        p = end + 1;
+    }
+    return 0;
+}
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: kmux-support-matrix [--verbose] [--all-impls] [--no-emulation] "
+               "[--devices=ID,ID...]\n"
+               "Prints, as Markdown, which GEMM and convolution combinations every device "
+               "supports (plan creation only).\n");
+}
+
+int main(int argc, char **argv) {
+    options opt = {0, 0, 0, NULL};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--verbose") == 0)
+            opt.verbose = 1;
+        else if (strcmp(argv[i], "--all-impls") == 0)
+            opt.all_impls = 1;
+        else if (strcmp(argv[i], "--no-emulation") == 0)
+            opt.no_emulation = 1;
+        else if (strncmp(argv[i], "--devices=", 10) == 0)
+            opt.devices = argv[i] + 10;
+        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "kmux-support-matrix: unknown argument '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    kmux_context *ctx = NULL;
+    if (kmux_context_create(NULL, &ctx) != KMUX_OK) {
+        fprintf(stderr, "kmux-support-matrix: kmux_context_create: %s\n", kmux_last_error());
+        return 1;
+    }
+    matrix mx;
+    memset(&mx, 0, sizeof mx);
+    mx.opt = &opt;
+    int ndev = 0;
+    kmux_device_count(ctx, &ndev);
+    for (int i = 0; i < ndev && mx.ndev < MAX_DEVICES; i++) {
+        kmux_device *d = NULL;
+        if (kmux_device_get(ctx, i, &d) == KMUX_OK && selected(opt.devices, kmux_device_id(d)))
+            mx.dev[mx.ndev++] = d;
+    }
+
+    /* ---- header: how, where and when this was generated ---- */
+    char date[64] = "?";
+    time_t now = time(NULL);
+    struct tm *tm = gmtime(&now);
+    if (tm) strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", tm);
+    printf("# kmux support matrix\n\n");
+    printf("Generated by `kmux-support-matrix%s%s%s%s%s` (kmux %s) on %s. Each cell is what the "
+           "device's plugin answered to plan creation for that row (nothing was executed): the "
+           "implementation it chose, or — when it answered KMUX_ERR_UNSUPPORTED, with the reason "
+           "%s. It depends on the machine, the libraries found and their versions: regenerate "
+           "it on the machine you care about. Whether a supported combination gives the right "
+           "answer is what `ctest -R conformance` checks.\n\n",
+           opt.verbose ? " --verbose" : "", opt.all_impls ? " --all-impls" : "",
+           opt.no_emulation ? " --no-emulation" : "", opt.devices ? " --devices=" : "",
+           opt.devices ? opt.devices : "", kmux_version(), date,
+           opt.verbose ? "in brackets" : "in the footnote");
+    /* the host CPU, as a CPU backend names it (ref does not) */
+    const char *host = "unknown";
+    kmux_device_props hp;
+    for (int i = 0; i < ndev; i++) {
+        kmux_device *d = NULL;
+        if (kmux_device_get(ctx, i, &d) == KMUX_OK && kmux_device_props_get(d, &hp) == KMUX_OK &&
+            hp.is_host && strcmp(hp.backend, "ref") != 0 && hp.name[0]) {
+            host = hp.name;
+            break;
+        }
+    }
+    char host_esc[256];
+    md_escape(host, host_esc, sizeof host_esc);
+    printf("Machine: %s. Backends and devices:\n\n", host_esc);
+    int nb = 0;
+    kmux_backend_count(ctx, &nb);
+    for (int i = 0; i < nb; i++) {
+        kmux_backend_info bi;
+        if (kmux_backend_info_get(ctx, i, &bi) != KMUX_OK) continue;
+        char esc[CELL];
+        md_escape(bi.available ? "" : bi.reason, esc, sizeof esc);
+        printf("- backend **%s**%s%s: %s%s\n", bi.name, bi.version && bi.version[0] ? " " : "",
+               bi.version ? bi.version : "", bi.available ? "available" : "unavailable — ", esc);
+    }
+    for (int d = 0; d < mx.ndev; d++) {
+        kmux_device_props p;
+        if (kmux_device_props_get(mx.dev[d], &p) != KMUX_OK) continue;
+        char name[256];
+        md_escape(p.name, name, sizeof name);
+        printf("- device `%s`: %s, arch %s, %s %d%s%s\n", p.id, name, p.arch,
+               p.is_host ? "threads" : "compute units", p.compute_units,
+               p.library_version[0] ? ", " : "", p.library_version);
+    }
+
+    gemm_tables(&mx);
+    conv_tables(&mx);
+
+    if (!opt.verbose && mx.nt.count) {
+        printf("\n## Reasons\n\n");
+        for (int i = 0; i < mx.nt.count; i++) {
+            char esc[CELL * 2];
+            md_escape(mx.nt.text[i], esc, sizeof esc);
+            printf("%d. %s\n", i + 1, esc);
+            free(mx.nt.text[i]);
+        }
+    }
+    kmux_context_destroy(ctx);
+    return 0;
+}
