@@ -9,8 +9,8 @@
  *   3. <libdir>/kmux as configured at build time (KMUX_PLUGIN_DIR).
  * A plugin is a file named libkmux-<name>.so exporting KMUX_BACKEND_ENTRY_SYMBOL. Anything that
  * goes wrong with one plugin makes that backend "unavailable: <reason>", never a failure of the
- * context. Rejected plugins are unloaded at once; accepted ones stay loaded until the context is
- * destroyed, after every object made from them.
+ * context. Rejected plugins are unloaded at once; accepted ones are finalised when their context
+ * is destroyed (after every object made from them) but stay mapped until the process exits.
  */
 #define _GNU_SOURCE /* dladdr */
 #include <dirent.h>
@@ -278,7 +278,10 @@ void kmux_unload_backends(kmux_context *ctx) {
         kmux_backend_instance *b = &ctx->backends[i];
         if (b->ops && b->state) b->ops->fini(b->state);
         if (b->ops) free((ops_holder *)(void *)b->ops);
-        if (b->dl_handle) dlclose(b->dl_handle);
+        /* Accepted plugins are deliberately never dlclose()d: the libraries they pull in (libgomp
+         * and OpenBLAS thread pools, the CUDA runtime) keep worker threads that run their code
+         * until process exit, and unloading that code under them crashes at exit. A later
+         * context's dlopen of the same file just finds it loaded. */
     }
     free(ctx->backends);
     ctx->backends = NULL;

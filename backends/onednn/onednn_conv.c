@@ -1,0 +1,454 @@
+/*
+ * onednn_conv.c - 2-D convolution plans on oneDNN's convolution primitives: forward,
+ * backward-data and backward-weights, NCHW (filter KCRS = oneDNN goihw/oihw) and NHWC (filter
+ * KRSC = gohwi/ohwi), stride, asymmetric padding, dilation (kmux 1 = oneDNN 0), groups.
+ *
+ * Layouts - measured on this machine (2 cores, avx512_core, oneDNN 2.6.3), ResNet-50 3x3
+ * mb8ic64ih56oc64oh56kh3ph1, f32, best of 7 with the reorders of every call included:
+ *   NCHW, plain nchw/oihw (gemm:jit)                fwd 10.0 ms  bwd_d 13.6 ms  bwd_w 13.1 ms
+ *   NCHW, format any (jit:avx512_core, nChw16c)     fwd  7.3 ms  bwd_d  6.0 ms  bwd_w  6.3 ms
+ *   NHWC, plain nhwc/ohwi                           ref:any only: ~17 s (not usable)
+ *   NHWC, format any everywhere                     fwd  6.1 ms  bwd_d  6.3 ms  bwd_w  6.4 ms
+ *   NHWC, activations nhwc, filter any (brgconv/jit) fwd  5.4 ms  bwd_d  5.4 ms  bwd_w  5.7 ms
+ * So NCHW plans let oneDNN choose every layout (format any) and reorder inside the plan; NHWC
+ * plans keep the activations as given and let oneDNN choose the filter layout only.
+ *
+ * Types: f32; bf16/f16 natively where oneDNN has a non-reference kernel for this CPU, otherwise
+ * (with prefs.allow_emulation) widened to f32 ("+cvt"). The primitive always writes f32, and
+ * alpha/beta (y = alpha * conv + beta * y, beta == 0: y not read) and the rounding to the
+ * output type are applied once after it, so every result is rounded once.
+ */
+#include "onednn_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kmux_cpu_kernels.h"
+
+static const char FN[] = "kmux_conv2d_plan_create";
+
+enum { T_X = 0, T_W = 1, T_Y = 2 };
+
+/** One of x, w, y as the primitive sees it. */
+typedef struct conv_tensor {
+    int64_t n;                  /**< elements */
+    dnnl_memory_desc_t user_md; /**< the user's layout, in the primitive's data type */
+    dnnl_memory_desc_t prim_md; /**< the layout the primitive chose */
+    int cvt;                    /**< input widened to f32 before use */
+    int reorder;                /**< prim_md differs from user_md */
+    dnnl_primitive_t reorder_prim;
+    size_t off_cvt, off_prim, off_tmp; /**< workspace offsets */
+} conv_tensor;
+
+/** What an implementation choice fixes (rebuilt by plan_next_impl). */
+typedef struct conv_impl {
+    dnnl_primitive_t prim;
+    conv_tensor t[3];
+    size_t scratch, work_bytes;
+    char name[64];
+} conv_impl;
+
+typedef struct kmux_dnn_conv_plan {
+    kmux_dnn_plan base;
+    kmux_conv2d_desc d;
+    int64_t p, q;
+    int cvt; /**< run in f32 on converted data */
+    int out; /**< T_Y, T_X or T_W: the tensor the direction writes */
+    conv_impl impl;
+} kmux_dnn_conv_plan;
+
+static size_t align64(size_t v) {
+    return (v + 63) / 64 * 64;
+}
+
+/* Plain memory descriptor of tensor i in the user's layout. */
+static dnnl_status_t user_md(const kmux_dnn_conv_plan *p, int i, dnnl_data_type_t dt,
+                             dnnl_memory_desc_t *md) {
+    const kmux_conv2d_desc *d = &p->d;
+    int nhwc = d->layout == KMUX_NHWC;
+    if (i == T_X) {
+        dnnl_dims_t dims = {d->n, d->c, d->h, d->w};
+        return dnnl_memory_desc_init_by_tag(md, 4, dims, dt, nhwc ? dnnl_nhwc : dnnl_nchw);
+    }
+    if (i == T_Y) {
+        dnnl_dims_t dims = {d->n, d->k, p->p, p->q};
+        return dnnl_memory_desc_init_by_tag(md, 4, dims, dt, nhwc ? dnnl_nhwc : dnnl_nchw);
+    }
+    if (d->groups == 1) {
+        dnnl_dims_t dims = {d->k, d->c, d->r, d->s};
+        return dnnl_memory_desc_init_by_tag(md, 4, dims, dt, nhwc ? dnnl_ohwi : dnnl_oihw);
+    }
+    dnnl_dims_t dims = {d->groups, d->k / d->groups, d->c / d->groups, d->r, d->s};
+    return dnnl_memory_desc_init_by_tag(md, 5, dims, dt, nhwc ? dnnl_gohwi : dnnl_goihw);
+}
+
+/* The descriptor the primitive is created with: format any where the layout policy (header
+ * comment) lets oneDNN choose. */
+static void op_md(const kmux_dnn_conv_plan *p, int i, const dnnl_memory_desc_t *user,
+                  dnnl_memory_desc_t *md) {
+    int choose = p->d.layout == KMUX_NCHW || i == T_W;
+    *md = *user;
+    if (choose)
+        dnnl_memory_desc_init_by_tag(md, user->ndims, user->dims, user->data_type,
+                                     dnnl_format_tag_any);
+}
+
+/* Builds the (backward: forward hint and) convolution primitive descriptor for the data types
+ * in_dt (inputs) and f32 (output), implementation impl_index. */
+static dnnl_status_t conv_pd(kmux_dnn_state *st, const kmux_dnn_conv_plan *p,
+                             dnnl_data_type_t in_dt, int impl_index, dnnl_primitive_desc_t *pd) {
+    const kmux_conv2d_desc *d = &p->d;
+    dnnl_memory_desc_t u[3], m[3], h[3];
+    dnnl_status_t s = dnnl_success;
+    for (int i = 0; i < 3 && s == dnnl_success; i++) {
+        s = user_md(p, i, i == p->out ? dnnl_f32 : in_dt, &u[i]);
+        if (s == dnnl_success) op_md(p, i, &u[i], &m[i]);
+        if (s == dnnl_success) s = user_md(p, i, in_dt, &h[i]);
+        if (s == dnnl_success) op_md(p, i, &h[i], &h[i]);
+    }
+    if (s != dnnl_success) return s;
+    dnnl_dims_t strides = {d->stride_h, d->stride_w};
+    dnnl_dims_t dil = {d->dilation_h - 1, d->dilation_w - 1};
+    dnnl_dims_t pl = {d->pad_top, d->pad_left}, pr = {d->pad_bottom, d->pad_right};
+    dnnl_primitive_attr_t attr = kmux_dnn_attr_new();
+    if (!attr) return dnnl_out_of_memory;
+    dnnl_convolution_desc_t op, fwd;
+    dnnl_primitive_desc_t hint = NULL;
+    if (d->direction == KMUX_CONV_FWD) {
+        s = dnnl_dilated_convolution_forward_desc_init(&op, dnnl_forward_inference,
+                                                       dnnl_convolution_direct, &m[T_X], &m[T_W],
+                                                       NULL, &m[T_Y], strides, dil, pl, pr);
+    } else {
+        /* backward primitives need the forward one they belong to as a hint */
+        s = dnnl_dilated_convolution_forward_desc_init(&fwd, dnnl_forward_training,
+                                                       dnnl_convolution_direct, &h[T_X], &h[T_W],
+                                                       NULL, &h[T_Y], strides, dil, pl, pr);
+        if (s == dnnl_success) s = dnnl_primitive_desc_create(&hint, &fwd, attr, st->engine, NULL);
+        if (s == dnnl_success && d->direction == KMUX_CONV_BWD_DATA)
+            s = dnnl_dilated_convolution_backward_data_desc_init(
+                &op, dnnl_convolution_direct, &m[T_X], &m[T_W], &m[T_Y], strides, dil, pl, pr);
+        else if (s == dnnl_success)
+            s = dnnl_dilated_convolution_backward_weights_desc_init(&op, dnnl_convolution_direct,
+                                                                    &m[T_X], &m[T_W], NULL, &m[T_Y],
+                                                                    strides, dil, pl, pr);
+    }
+    if (s == dnnl_success)
+        s = kmux_dnn_pd_create(&op, attr, st->engine, hint, impl_index, NULL, pd);
+    if (hint) dnnl_primitive_desc_destroy(hint);
+    dnnl_primitive_attr_destroy(attr);
+    return s;
+}
+
+static void impl_destroy(conv_impl *im) {
+    if (im->prim) dnnl_primitive_destroy(im->prim);
+    for (int i = 0; i < 3; i++)
+        if (im->t[i].reorder_prim) dnnl_primitive_destroy(im->t[i].reorder_prim);
+    memset(im, 0, sizeof *im);
+}
+
+static const dnnl_memory_desc_t *pd_md(const_dnnl_primitive_desc_t pd, kmux_conv_direction dir,
+                                       int i) {
+    static const dnnl_query_t fwd[3] = {dnnl_query_src_md, dnnl_query_weights_md,
+                                        dnnl_query_dst_md};
+    static const dnnl_query_t bwd_d[3] = {dnnl_query_diff_src_md, dnnl_query_weights_md,
+                                          dnnl_query_diff_dst_md};
+    static const dnnl_query_t bwd_w[3] = {dnnl_query_src_md, dnnl_query_diff_weights_md,
+                                          dnnl_query_diff_dst_md};
+    const dnnl_query_t *q = dir == KMUX_CONV_FWD ? fwd : dir == KMUX_CONV_BWD_DATA ? bwd_d : bwd_w;
+    return dnnl_primitive_desc_query_md(pd, q[i], 0);
+}
+
+/* A reorder primitive from -> to (user-managed scratchpad); its scratchpad size in *scratch. */
+static dnnl_status_t make_reorder(kmux_dnn_state *st, const dnnl_memory_desc_t *from,
+                                  const dnnl_memory_desc_t *to, dnnl_primitive_t *prim,
+                                  size_t *scratch) {
+    dnnl_primitive_attr_t attr = kmux_dnn_attr_new();
+    if (!attr) return dnnl_out_of_memory;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t s =
+        dnnl_reorder_primitive_desc_create(&pd, from, st->engine, to, st->engine, attr);
+    dnnl_primitive_attr_destroy(attr);
+    if (s != dnnl_success) return s;
+    size_t sc = kmux_dnn_pd_scratch(pd);
+    if (sc > *scratch) *scratch = sc;
+    s = dnnl_primitive_create(prim, pd);
+    dnnl_primitive_desc_destroy(pd);
+    return s;
+}
+
+/* Everything the implementation impl_index fixes: primitive, layouts, reorders, workspace. */
+static dnnl_status_t impl_build(kmux_dnn_state *st, const kmux_dnn_conv_plan *p, int impl_index,
+                                dnnl_data_type_t in_dt, conv_impl *im) {
+    dnnl_primitive_desc_t pd = NULL;
+    memset(im, 0, sizeof *im);
+    dnnl_status_t s = conv_pd(st, p, in_dt, impl_index, &pd);
+    if (s != dnnl_success) return s;
+    snprintf(im->name, sizeof im->name, "%s", kmux_dnn_pd_impl(pd));
+    im->scratch = kmux_dnn_pd_scratch(pd);
+    size_t off = 0;
+    for (int i = 0; i < 3 && s == dnnl_success; i++) {
+        conv_tensor *t = &im->t[i];
+        int is_out = i == p->out;
+        s = user_md(p, i, is_out ? dnnl_f32 : in_dt, &t->user_md);
+        if (s != dnnl_success) break;
+        t->prim_md = *pd_md(pd, p->d.direction, i);
+        t->n = (int64_t)(dnnl_memory_desc_get_size(&t->user_md) /
+                         (is_out || in_dt == dnnl_f32 ? 4 : 2));
+        t->cvt = !is_out && p->cvt;
+        t->reorder = !dnnl_memory_desc_equal(&t->user_md, &t->prim_md);
+        if (t->cvt) {
+            t->off_cvt = off;
+            off += align64((size_t)t->n * sizeof(float));
+        }
+        if (t->reorder) {
+            t->off_prim = off;
+            off += align64(dnnl_memory_desc_get_size(&t->prim_md));
+            s = is_out ? make_reorder(st, &t->prim_md, &t->user_md, &t->reorder_prim, &im->scratch)
+                       : make_reorder(st, &t->user_md, &t->prim_md, &t->reorder_prim, &im->scratch);
+        }
+        if (is_out) { /* f32 result in the user's layout, before alpha/beta and rounding */
+            t->off_tmp = off;
+            off += align64((size_t)t->n * sizeof(float));
+        }
+    }
+    if (s == dnnl_success) s = dnnl_primitive_create(&im->prim, pd);
+    dnnl_primitive_desc_destroy(pd);
+    im->work_bytes = off;
+    if (s != dnnl_success) impl_destroy(im);
+    return s;
+}
+
+static void set_impl_name(kmux_dnn_conv_plan *p) {
+    snprintf(p->base.impl, sizeof p->base.impl, "onednn:%s%s", p->impl.name, p->cvt ? "+cvt" : "");
+    p->base.workspace_bytes = p->impl.work_bytes + p->impl.scratch;
+    p->base.work_bytes = p->impl.work_bytes;
+}
+
+static kmux_status create_unsupported(kmux_dnn_state *st, const kmux_conv2d_desc *d,
+                                      const char *why) {
+    return KMUX_DNN_ERROR(st, KMUX_ERR_UNSUPPORTED,
+                          "%s: backend onednn: %s convolution with %s data and compute %s: %s", FN,
+                          d->direction == KMUX_CONV_FWD        ? "forward"
+                          : d->direction == KMUX_CONV_BWD_DATA ? "backward-data"
+                                                               : "backward-weights",
+                          kmux_dnn_dtype_name(d->x_type), kmux_dnn_compute_name(d->compute_type),
+                          why);
+}
+
+/* Native kernels first; "+cvt" when there are none (or only reference ones) and emulation is
+ * allowed. */
+static kmux_status choose_impl(kmux_dnn_state *st, kmux_dnn_conv_plan *p,
+                               const kmux_plan_prefs *prefs) {
+    const kmux_conv2d_desc *d = &p->d;
+    int narrow = d->x_type != KMUX_F32;
+    char why[192];
+    p->cvt = 0;
+    dnnl_status_t s = impl_build(st, p, 0, kmux_dnn_dtype(d->x_type), &p->impl);
+    if (s == dnnl_success &&
+        !(narrow && strncmp(p->impl.name, "ref", 3) == 0 && prefs->allow_emulation))
+        return KMUX_OK;
+    if (s == dnnl_success) impl_destroy(&p->impl); /* only a reference kernel: prefer cvt */
+    if (!narrow) return kmux_dnn_fail(st, FN, "convolution primitive creation", s);
+    if (!prefs->allow_emulation) {
+        snprintf(why, sizeof why,
+                 "oneDNN has no kernel for it on this CPU (isa %s: %s) and "
+                 "prefs.allow_emulation is 0 (it would run in f32 on converted data, \"+cvt\")",
+                 kmux_dnn_isa_name(st->isa), kmux_dnn_status_name(s));
+        return create_unsupported(st, d, why);
+    }
+    p->cvt = 1;
+    s = impl_build(st, p, 0, dnnl_f32, &p->impl);
+    if (s != dnnl_success) return kmux_dnn_fail(st, FN, "f32 convolution primitive creation", s);
+    return KMUX_OK;
+}
+
+kmux_status kmux_dnn_conv2d_plan_create(void *state, int device, const kmux_conv2d_desc *desc,
+                                        const kmux_plan_prefs *prefs, void **plan) {
+    kmux_dnn_state *st = state;
+    const kmux_conv2d_desc *d = desc;
+    if (d->x_type == KMUX_F64 || d->compute_type == KMUX_COMPUTE_F64)
+        return create_unsupported(st, d, "oneDNN 2.x has no f64 on CPU (use ref)");
+    if (d->x_type != KMUX_F32 && d->x_type != KMUX_BF16 && d->x_type != KMUX_F16)
+        return create_unsupported(st, d, "only f32, bf16 and f16 are supported");
+    kmux_dnn_conv_plan *p = calloc(1, sizeof *p);
+    if (!p) return kmux_dnn_oom(st, FN, sizeof *p);
+    p->base.kind = KMUX_DNN_CONV2D;
+    /* oneDNN accumulates in f32 (FAST_* compute types run strict f32: oneDNN 2.x has no TF32,
+     * and its bf16 fpmath mode would round to bf16, below what bf16x3 promises) */
+    p->base.effective_compute = KMUX_COMPUTE_F32;
+    p->d = *d;
+    p->p = (d->h + d->pad_top + d->pad_bottom - ((d->r - 1) * d->dilation_h + 1)) / d->stride_h + 1;
+    p->q = (d->w + d->pad_left + d->pad_right - ((d->s - 1) * d->dilation_w + 1)) / d->stride_w + 1;
+    p->out = d->direction == KMUX_CONV_FWD ? T_Y : d->direction == KMUX_CONV_BWD_DATA ? T_X : T_W;
+    kmux_dnn_pool_init(&p->base);
+    kmux_dnn_threads th;
+    kmux_dnn_threads_enter(st, &th);
+    kmux_status ks = choose_impl(st, p, prefs);
+    kmux_dnn_threads_leave(&th);
+    if (ks != KMUX_OK) {
+        kmux_dnn_conv2d_destroy(&p->base);
+        return ks;
+    }
+    set_impl_name(p);
+    if (p->base.workspace_bytes > prefs->max_workspace_bytes) {
+        size_t need = p->base.workspace_bytes;
+        kmux_dnn_conv2d_destroy(&p->base);
+        return KMUX_DNN_ERROR(st, KMUX_ERR_UNSUPPORTED,
+                              "%s: backend onednn: the plan needs %zu bytes of workspace, "
+                              "prefs.max_workspace_bytes is %zu",
+                              FN, need, prefs->max_workspace_bytes);
+    }
+    st->hdr.host->trace(2, "kmux_verbose,plan,onednn,conv2d,%s,reorders x:%d w:%d y:%d",
+                        p->base.impl, p->impl.t[T_X].reorder, p->impl.t[T_W].reorder,
+                        p->impl.t[T_Y].reorder);
+    *plan = p;
+    return KMUX_OK;
+}
+
+kmux_status kmux_dnn_conv2d_next_impl(kmux_dnn_state *st, kmux_dnn_plan *plan) {
+    kmux_dnn_conv_plan *p = (kmux_dnn_conv_plan *)plan;
+    conv_impl next;
+    kmux_dnn_threads th;
+    kmux_dnn_threads_enter(st, &th);
+    dnnl_status_t s = impl_build(st, p, p->base.impl_index + 1,
+                                 p->cvt ? dnnl_f32 : kmux_dnn_dtype(p->d.x_type), &next);
+    kmux_dnn_threads_leave(&th);
+    if (s == dnnl_iterator_ends)
+        return KMUX_DNN_ERROR(st, KMUX_ERR_LAST_IMPL,
+                              "kmux_plan_next_impl: backend onednn: %s is the last of the "
+                              "implementations oneDNN offers",
+                              p->base.impl);
+    if (s != dnnl_success)
+        return kmux_dnn_fail(st, "kmux_plan_next_impl", "convolution primitive creation", s);
+    kmux_dnn_pool_clear(&p->base); /* contexts hold memories of the old layouts */
+    impl_destroy(&p->impl);
+    p->impl = next;
+    p->base.impl_index++;
+    set_impl_name(p);
+    return KMUX_OK;
+}
+
+void kmux_dnn_conv2d_destroy(kmux_dnn_plan *plan) {
+    kmux_dnn_conv_plan *p = (kmux_dnn_conv_plan *)plan;
+    impl_destroy(&p->impl);
+    kmux_dnn_pool_destroy(&p->base);
+    free(p);
+}
+
+/* ---- execution ------------------------------------------------------------------------------ */
+
+typedef struct conv_run {
+    kmux_dnn_state *st;
+    kmux_dnn_conv_plan *p;
+    kmux_dnn_exec_ctx *ctx;
+    kmux_status ks;
+} conv_run;
+
+/* Memory of tensor i: slot 2i in the primitive's layout, 2i+1 in the user's. */
+static dnnl_memory_t mem(conv_run *r, int i, int user, void *ptr) {
+    const conv_tensor *t = &r->p->impl.t[i];
+    return kmux_dnn_ctx_mem(r->st, r->ctx, 2 * i + user, user ? &t->user_md : &t->prim_md, ptr,
+                            &r->ks);
+}
+
+static int execute(conv_run *r, dnnl_primitive_t prim, int n, dnnl_exec_arg_t *args) {
+    if (r->ctx->scratch_mem)
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, r->ctx->scratch_mem};
+    dnnl_status_t s = dnnl_primitive_execute(prim, r->ctx->stream, n, args);
+    if (s != dnnl_success) r->ks = kmux_dnn_fail(r->st, "kmux_conv2d_execute", "execute", s);
+    return s == dnnl_success;
+}
+
+static int reorder(conv_run *r, int i, void *from, void *to, int to_user) {
+    const conv_tensor *t = &r->p->impl.t[i];
+    dnnl_memory_t mf = mem(r, i, !to_user, from);
+    dnnl_memory_t mt = mf ? mem(r, i, to_user, to) : NULL;
+    if (!mt) return 0;
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, mf}, {DNNL_ARG_TO, mt}};
+    return execute(r, t->reorder_prim, 2, args);
+}
+
+/* y = alpha * t + beta * y over n elements, rounded once to the user's type. */
+static void combine(const float *t, void *y, kmux_dtype type, int64_t n, double alpha,
+                    double beta) {
+    for (int64_t i = 0; i < n; i++) {
+        double v = alpha * (double)t[i];
+        if (beta != 0.0) v += beta * kmux_dnn_load(y, type, i);
+        kmux_dnn_store(y, type, i, v);
+    }
+}
+
+static kmux_status run(conv_run *r, const kmux_conv2d_args *a) {
+    kmux_dnn_conv_plan *p = r->p;
+    char *ws = r->ctx->work;
+    void *user[3] = {a->x, a->w, a->y};
+    static const int fwd_args[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+    static const int bwd_d_args[3] = {DNNL_ARG_DIFF_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_DST};
+    static const int bwd_w_args[3] = {DNNL_ARG_SRC, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_DST};
+    const int *arg_of = p->d.direction == KMUX_CONV_FWD        ? fwd_args
+                        : p->d.direction == KMUX_CONV_BWD_DATA ? bwd_d_args
+                                                               : bwd_w_args;
+    double alpha = *(const float *)a->alpha, beta = *(const float *)a->beta;
+    kmux_dtype type = p->d.x_type;
+    int plain_out = alpha == 1.0 && beta == 0.0 && type == KMUX_F32;
+    dnnl_exec_arg_t args[4];
+    void *prim_ptr[3];
+    for (int i = 0; i < 3; i++) {
+        conv_tensor *t = &p->impl.t[i];
+        if (i == p->out) {
+            prim_ptr[i] = t->reorder ? ws + t->off_prim : plain_out ? user[i] : ws + t->off_tmp;
+            continue;
+        }
+        void *src = user[i];
+        if (t->cvt) {
+            kmux_cpu_to_f32(t->n, src, type, (float *)(ws + t->off_cvt), r->st->hdr.num_threads);
+            src = ws + t->off_cvt;
+        }
+        if (t->reorder) {
+            if (!reorder(r, i, src, ws + t->off_prim, 0)) return r->ks;
+            src = ws + t->off_prim;
+        }
+        prim_ptr[i] = src;
+    }
+    for (int i = 0; i < 3; i++) {
+        dnnl_memory_t m = mem(r, i, 0, prim_ptr[i]);
+        if (!m) return r->ks;
+        args[i] = (dnnl_exec_arg_t){arg_of[i], m};
+    }
+    if (!execute(r, p->impl.prim, 3, args)) return r->ks;
+    conv_tensor *o = &p->impl.t[p->out];
+    float *res = prim_ptr[p->out];
+    if (o->reorder) {
+        void *to = plain_out ? user[p->out] : ws + o->off_tmp;
+        if (!reorder(r, p->out, res, to, 1)) return r->ks;
+        res = to;
+    }
+    if (res == user[p->out]) return KMUX_OK;
+    if (alpha == 1.0 && beta == 0.0) {
+        kmux_status ks = kmux_cpu_cast(o->n, res, KMUX_F32, user[p->out], type, 0, NULL, NULL,
+                                       r->st->hdr.num_threads);
+        if (ks != KMUX_OK)
+            return KMUX_DNN_ERROR(r->st, ks,
+                                  "kmux_conv2d_execute: backend onednn: f32 -> %s "
+                                  "rounding failed",
+                                  kmux_dnn_dtype_name(type));
+        return KMUX_OK;
+    }
+    combine(res, user[p->out], type, o->n, alpha, beta);
+    return KMUX_OK;
+}
+
+kmux_status kmux_dnn_conv2d_execute(void *state, void *plan, void *stream,
+                                    const kmux_conv2d_args *args) {
+    conv_run r = {state, plan, NULL, KMUX_OK};
+    kmux_dnn_threads th;
+    kmux_dnn_threads_enter(r.st, &th);
+    kmux_status ks = kmux_dnn_ctx_acquire(r.st, &r.p->base, r.p->impl.scratch, &r.ctx);
+    if (ks == KMUX_OK) {
+        ks = run(&r, args);
+        kmux_dnn_ctx_release(&r.p->base, r.ctx);
+    }
+    kmux_dnn_threads_leave(&th);
+    return ks;
+}

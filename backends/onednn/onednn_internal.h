@@ -1,0 +1,178 @@
+/*
+ * onednn_internal.h - private declarations of the oneDNN backend plugin (device "cpu:onednn"):
+ * backend state, the common head of its plans, the per-execution context pool and the helpers
+ * its files share. The plugin uses oneDNN's C API only (oneDNN 2.x), so it stays C11.
+ */
+#ifndef KMUX_ONEDNN_INTERNAL_H
+#define KMUX_ONEDNN_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include "backends/cpu_common/cpu_runtime.h"
+#include "kmux_backend.h"
+
+#define KMUX_DNN_NAME "onednn"
+
+/** Backend state for one context. The CPU header must come first (cpu_runtime.h). */
+typedef struct kmux_dnn_state {
+    kmux_cpu_state_header hdr;
+    dnnl_engine_t engine;        /**< the CPU engine; NULL when it could not be created */
+    dnnl_status_t engine_status; /**< why engine is NULL */
+    dnnl_cpu_isa_t isa;          /**< ISA oneDNN dispatches to on this CPU */
+    char version[96];            /**< "oneDNN 2.6.3 (cpu runtime OMP, isa avx512_core_bf16)" */
+} kmux_dnn_state;
+
+/* ---- execution contexts (onednn_exec_ctx.c) ------------------------------------------------ */
+
+#define KMUX_DNN_MAX_MEMS 12
+
+/** What one execution needs besides the primitives: a oneDNN stream, memory objects bound to
+ *  the plan's memory descriptors (their data handles are set per call, which costs ~0.04 us
+ *  against ~0.9 us for creating them), the scratchpad and the workspace. A plan keeps a pool of
+ *  them; each execute takes one for itself, so executes on several threads never share one. */
+typedef struct kmux_dnn_exec_ctx {
+    struct kmux_dnn_exec_ctx *next;
+    dnnl_stream_t stream;
+    dnnl_memory_t mem[KMUX_DNN_MAX_MEMS]; /**< slot meaning is the plan kind's; NULL = not made */
+    dnnl_memory_t scratch_mem;            /**< 1-D u8 memory over scratch */
+    void *scratch;                        /**< oneDNN scratchpad (user-managed mode) */
+    size_t scratch_cap;
+    void *work; /**< the plan's workspace (conversions, temporaries), plan->work_bytes */
+} kmux_dnn_exec_ctx;
+
+/** A plan's free execution contexts (LIFO, mutex-protected; uncontended lock ~20 ns). */
+typedef struct kmux_dnn_ctx_pool {
+    pthread_mutex_t lock;
+    kmux_dnn_exec_ctx *free_list;
+} kmux_dnn_ctx_pool;
+
+typedef enum kmux_dnn_plan_kind { KMUX_DNN_MATMUL = 1, KMUX_DNN_CONV2D = 2 } kmux_dnn_plan_kind;
+
+/** Common head of both plan kinds: what kmux_plan_info reports, and the context pool. */
+typedef struct kmux_dnn_plan {
+    kmux_dnn_plan_kind kind;
+    char impl[128]; /**< "onednn:brg:avx512_core", "onednn:gemm:jit+cvt" */
+    kmux_compute_type effective_compute;
+    size_t workspace_bytes; /**< scratchpad + workspace of one execute, bytes */
+    size_t work_bytes;      /**< the workspace part (kmux_dnn_exec_ctx.work) */
+    int impl_index;
+    kmux_dnn_ctx_pool pool;
+} kmux_dnn_plan;
+
+/** Initialises the pool of a new plan. */
+void kmux_dnn_pool_init(kmux_dnn_plan *plan);
+/** Takes a free context of plan (or makes one: stream, workspace of plan->work_bytes) with a
+ *  scratchpad of at least scratch_bytes. Returns KMUX_OK, KMUX_ERR_OUT_OF_MEMORY or
+ *  KMUX_ERR_DEVICE (message set). */
+kmux_status kmux_dnn_ctx_acquire(kmux_dnn_state *st, kmux_dnn_plan *plan, size_t scratch_bytes,
+                                 kmux_dnn_exec_ctx **ctx);
+/** Gives a context back to its plan's pool. */
+void kmux_dnn_ctx_release(kmux_dnn_plan *plan, kmux_dnn_exec_ctx *ctx);
+/** Destroys every pooled context (plan destruction; no execute may be running). */
+void kmux_dnn_pool_destroy(kmux_dnn_plan *plan);
+/** Memory object of slot i of ctx for md (created on first use, no data handle), with its data
+ *  handle set to ptr. NULL on failure (message set in *status). */
+dnnl_memory_t kmux_dnn_ctx_mem(kmux_dnn_state *st, kmux_dnn_exec_ctx *ctx, int i,
+                               const dnnl_memory_desc_t *md, void *ptr, kmux_status *status);
+/** Destroys every pooled context, so that later executes make new ones (after plan_next_impl
+ *  changed the plan's descriptors or workspace size; no execute may be running). */
+void kmux_dnn_pool_clear(kmux_dnn_plan *plan);
+
+/* ---- threads (onednn_util.c) ---------------------------------------------------------------- */
+
+/** The OpenMP runtime oneDNN was built with reads the calling thread's nthreads-var when it opens
+ *  a parallel region (and at primitive creation, to size the blocking). omp_set_num_threads sets
+ *  only the calling thread's value, so every create/execute sets it to the context's thread count
+ *  and restores the caller's value afterwards: per call, per thread, no global state. */
+typedef struct kmux_dnn_threads {
+    int saved;
+} kmux_dnn_threads;
+
+void kmux_dnn_threads_enter(const kmux_dnn_state *st, kmux_dnn_threads *t);
+void kmux_dnn_threads_leave(const kmux_dnn_threads *t);
+
+/* ---- oneDNN helpers (onednn_util.c) --------------------------------------------------------- */
+
+/** Name of a dnnl_status_t ("dnnl_unimplemented"). */
+const char *kmux_dnn_status_name(dnnl_status_t s);
+/** Sets the error "<fn>: oneDNN <what> failed: <dnnl status name> (<code>)" and returns the
+ *  kmux status it maps to (unimplemented -> UNSUPPORTED, out_of_memory -> OUT_OF_MEMORY,
+ *  anything else -> DEVICE). */
+kmux_status kmux_dnn_fail(const kmux_dnn_state *st, const char *fn, const char *what,
+                          dnnl_status_t s);
+/** Sets an out-of-memory error for `bytes` and returns KMUX_ERR_OUT_OF_MEMORY. */
+kmux_status kmux_dnn_oom(const kmux_dnn_state *st, const char *fn, size_t bytes);
+
+/** A primitive attribute with user-managed scratchpad and strict f32 math (oneDNN's default
+ *  fpmath mode can be changed by ONEDNN_DEFAULT_FPMATH_MODE, so it is always set). NULL on
+ *  failure. */
+dnnl_primitive_attr_t kmux_dnn_attr_new(void);
+
+/** Creates the primitive descriptor of op_desc for implementation number impl_index (0 = the
+ *  first oneDNN offers; reference "ref:" implementations are only counted when nothing else is
+ *  offered), or, when want_impl is not NULL, the first implementation with that name (falling
+ *  back to index 0). Returns dnnl_success, dnnl_iterator_ends when impl_index is past the last,
+ *  or oneDNN's error. */
+dnnl_status_t kmux_dnn_pd_create(const_dnnl_op_desc_t op_desc, const_dnnl_primitive_attr_t attr,
+                                 dnnl_engine_t engine, const_dnnl_primitive_desc_t hint,
+                                 int impl_index, const char *want_impl, dnnl_primitive_desc_t *pd);
+/** The implementation string of pd ("brg:avx512_core"); "?" if it cannot be queried. */
+const char *kmux_dnn_pd_impl(const_dnnl_primitive_desc_t pd);
+/** Bytes of pd's scratchpad (0 when it needs none). */
+size_t kmux_dnn_pd_scratch(const_dnnl_primitive_desc_t pd);
+
+/** oneDNN data type of a kmux dtype; dnnl_data_type_undef for those oneDNN 2.x lacks (f64, fp8). */
+dnnl_data_type_t kmux_dnn_dtype(kmux_dtype t);
+const char *kmux_dnn_dtype_name(kmux_dtype t);
+const char *kmux_dnn_compute_name(kmux_compute_type t);
+size_t kmux_dnn_dtype_size(kmux_dtype t);
+/** Name of a oneDNN ISA ("avx512_core_bf16"). */
+const char *kmux_dnn_isa_name(dnnl_cpu_isa_t isa);
+
+/* ---- element-wise helpers (onednn_elementwise.c) -------------------------------------------- */
+
+/** Loads element i of an f32/f16/bf16/i32 array as double (exact). */
+double kmux_dnn_load(const void *p, kmux_dtype t, int64_t i);
+/** Stores v rounded ONCE to t (f32/f16/bf16: RNE, via round-to-odd f32; i32: RNE, saturated). */
+void kmux_dnn_store(void *p, kmux_dtype t, int64_t i, double v);
+/** tanh approximation of GELU, as cuBLASLt and oneDNN's gelu_tanh. */
+double kmux_dnn_gelu(double x);
+/** Largest absolute value of a float array (NaN ignored), combined with *amax (max). */
+void kmux_dnn_amax_f32(const float *x, int64_t n, float *amax);
+
+/* ---- matmul (onednn_matmul.c, onednn_matmul_exec.c) ----------------------------------------- */
+
+/** matmul_plan_create slot. UNSUPPORTED for f64 (oneDNN 2.x has no f64 on CPU), and for f16,
+ *  bf16 and fp8 inputs without a native oneDNN implementation unless prefs->allow_emulation. */
+kmux_status kmux_dnn_matmul_plan_create(void *state, int device, const kmux_matmul_desc *desc,
+                                        const kmux_plan_prefs *prefs, void **plan);
+/** matmul_execute slot. */
+kmux_status kmux_dnn_matmul_execute(void *state, void *plan, void *stream,
+                                    const kmux_matmul_args *args);
+/** plan_next_impl for a matmul plan. */
+kmux_status kmux_dnn_matmul_next_impl(kmux_dnn_state *st, kmux_dnn_plan *plan);
+/** Frees a matmul plan. */
+void kmux_dnn_matmul_destroy(kmux_dnn_plan *plan);
+
+/* ---- convolution (onednn_conv.c) ------------------------------------------------------------ */
+
+/** conv2d_plan_create slot: f32; bf16/f16 natively where oneDNN has kernels, else with
+ *  prefs->allow_emulation in f32 ("+cvt"); compute F32 only. */
+kmux_status kmux_dnn_conv2d_plan_create(void *state, int device, const kmux_conv2d_desc *desc,
+                                        const kmux_plan_prefs *prefs, void **plan);
+/** conv2d_execute slot. */
+kmux_status kmux_dnn_conv2d_execute(void *state, void *plan, void *stream,
+                                    const kmux_conv2d_args *args);
+/** plan_next_impl for a conv plan. */
+kmux_status kmux_dnn_conv2d_next_impl(kmux_dnn_state *st, kmux_dnn_plan *plan);
+/** Frees a conv plan. */
+void kmux_dnn_conv2d_destroy(kmux_dnn_plan *plan);
+
+/** Sets the error of the calling thread through the host (returns status). */
+#define KMUX_DNN_ERROR(st, status, ...) ((st)->hdr.host->set_error((status), __VA_ARGS__))
+
+#endif

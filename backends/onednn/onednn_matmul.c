@@ -1,0 +1,562 @@
+/*
+ * onednn_matmul.c - creation of matmul plans on oneDNN's matmul primitive (see onednn_matmul.h
+ * for the row-major problem the plan solves).
+ *
+ * Types: f32 (strict: fpmath mode strict, also for the F32_FAST_* compute types, which oneDNN
+ * 2.x cannot honour with TF32 or bf16x3 - the plan reports effective compute F32); i8 x i8 ->
+ * s32 (exact, see onednn_matmul.h); bf16 and f16 either on oneDNN's native kernels (bf16 on
+ * avx512_core_bf16, f16 nowhere in 2.x) or converted to f32 in a workspace ("+cvt", only when
+ * the caller allows emulation; which comes first: has_amx), fp8 always "+cvt"; the result is
+ * rounded once to c_type. f64: oneDNN 2.x has no f64 on CPU, and kmux never lowers f64, so
+ * UNSUPPORTED. k == 0: no primitive (oneDNN divides by K), C = beta * C by hand.
+ * alpha is a constant output scale, beta a sum post-op (none for beta == 0: C is not read), the
+ * bias a binary-add post-op broadcast over rows where that is safe (onednn_matmul.h),
+ * relu/gelu_tanh eltwise post-ops; otherwise bias and activation are applied by hand.
+ */
+#include "onednn_matmul.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char FN[] = "kmux_matmul_plan_create";
+
+static int is_fp8(kmux_dtype t) {
+    return t == KMUX_F8_E4M3 || t == KMUX_F8_E5M2 || t == KMUX_F8_E4M3_FNUZ ||
+           t == KMUX_F8_E5M2_FNUZ;
+}
+
+static size_t align64(size_t v) {
+    return (v + 63) / 64 * 64;
+}
+
+static uint32_t f32_bits(float f) {
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+}
+
+/* Memory descriptor of an input: the user's storage, or (dense) its packed f32 copy. */
+static dnnl_status_t operand_md(const kmux_dnn_mm_operand *o, int nd, int64_t batch,
+                                dnnl_data_type_t dt, int dense, dnnl_memory_desc_t *md) {
+    int64_t srows = o->trans ? o->cols : o->rows, scols = o->trans ? o->rows : o->cols;
+    int64_t ld = dense ? scols : o->ld;
+    dnnl_dims_t dims = {0}, strides = {0};
+    int i = 0;
+    if (nd == 3) {
+        dims[0] = o->bstride == 0 ? 1 : batch;
+        strides[0] = (dense || o->bstride == 0) ? srows * scols : o->bstride;
+        i = 1;
+    }
+    dims[i] = o->rows;
+    dims[i + 1] = o->cols;
+    strides[i] = o->trans ? 1 : ld;
+    strides[i + 1] = o->trans ? ld : 1;
+    return dnnl_memory_desc_init_by_strides(md, nd, dims, dt, strides);
+}
+
+/* Memory descriptor of the output: the C view, or the dense f32 workspace W. */
+static dnnl_status_t dst_md(const kmux_dnn_mm_plan *p, int nd, dnnl_data_type_t dt, int dense,
+                            dnnl_memory_desc_t *md) {
+    dnnl_dims_t dims = {0}, strides = {0};
+    int i = 0;
+    if (nd == 3) {
+        dims[0] = p->prim_batch;
+        strides[0] = dense ? p->M * p->N : p->bstride_r;
+        i = 1;
+    }
+    dims[i] = p->M;
+    dims[i + 1] = p->N;
+    strides[i] = dense ? p->N : p->ldr;
+    strides[i + 1] = 1;
+    return dnnl_memory_desc_init_by_strides(md, nd, dims, dt, strides);
+}
+
+/* The attribute of the variant (alpha, beta). NULL when oneDNN refuses (status in *s). */
+static dnnl_primitive_attr_t variant_attr(const kmux_dnn_mm_plan *p, float alpha, float beta,
+                                          dnnl_status_t *s) {
+    dnnl_primitive_attr_t attr = kmux_dnn_attr_new();
+    dnnl_post_ops_t po = NULL;
+    *s = attr ? dnnl_success : dnnl_out_of_memory;
+    if (*s == dnnl_success && !p->is_int) {
+        if (p->rt_alpha) {
+            float rt = DNNL_RUNTIME_F32_VAL;
+            *s = dnnl_primitive_attr_set_output_scales(attr, 1, 0, &rt);
+        } else if (alpha != 1.0f) {
+            *s = dnnl_primitive_attr_set_output_scales(attr, 1, 0, &alpha);
+        }
+        if (*s == dnnl_success) *s = dnnl_post_ops_create(&po);
+        if (*s == dnnl_success && beta != 0.0f) *s = dnnl_post_ops_append_sum(po, beta);
+        if (*s == dnnl_success && p->bias_in_prim)
+            *s = dnnl_post_ops_append_binary(po, dnnl_binary_add, &p->md_bias);
+        if (*s == dnnl_success && !p->epi_by_hand && (p->d.epilogue & KMUX_EPILOGUE_RELU))
+            *s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
+        if (*s == dnnl_success && !p->epi_by_hand && (p->d.epilogue & KMUX_EPILOGUE_GELU))
+            *s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_gelu_tanh, 0.0f, 0.0f);
+        if (*s == dnnl_success) *s = dnnl_primitive_attr_set_post_ops(attr, po);
+    }
+    if (po) dnnl_post_ops_destroy(po);
+    if (*s != dnnl_success && attr) {
+        dnnl_primitive_attr_destroy(attr);
+        attr = NULL;
+    }
+    return attr;
+}
+
+/* Creates the primitive of (alpha, beta) for the plan's implementation. want_impl NULL: the
+ * implementation number p->mode_index (used for the first variant, which fixes the name). */
+static dnnl_status_t variant_create(kmux_dnn_state *st, const kmux_dnn_mm_plan *p, float alpha,
+                                    float beta, const char *want_impl, dnnl_primitive_t *prim,
+                                    size_t *scratch, char *impl, size_t impl_size) {
+    dnnl_status_t s;
+    dnnl_primitive_attr_t attr = variant_attr(p, alpha, beta, &s);
+    if (!attr) return s;
+    dnnl_primitive_desc_t pd = NULL;
+    s = kmux_dnn_pd_create(&p->op, attr, st->engine, NULL, p->mode_index, want_impl, &pd);
+    dnnl_primitive_attr_destroy(attr);
+    if (s != dnnl_success) return s;
+    if (impl) snprintf(impl, impl_size, "%s", kmux_dnn_pd_impl(pd));
+    *scratch = kmux_dnn_pd_scratch(pd);
+    s = dnnl_primitive_create(prim, pd);
+    dnnl_primitive_desc_destroy(pd);
+    return s;
+}
+
+kmux_status kmux_dnn_mm_variant_get(kmux_dnn_state *st, kmux_dnn_mm_plan *p, float alpha,
+                                    float beta, dnnl_primitive_t *prim, size_t *scratch,
+                                    int *temporary) {
+    uint32_t ab = (p->is_int || p->rt_alpha) ? 0u : f32_bits(alpha);
+    uint32_t bb = (p->is_int || beta == 0.0f) ? 0u : f32_bits(beta);
+    *temporary = 0;
+    int n = atomic_load_explicit(&p->nvariants, memory_order_acquire);
+    for (int i = 0; i < n; i++)
+        if (p->v[i].alpha_bits == ab && p->v[i].beta_bits == bb) {
+            *prim = p->v[i].prim;
+            *scratch = p->v[i].scratch;
+            return KMUX_OK;
+        }
+    pthread_mutex_lock(&p->vlock);
+    n = atomic_load_explicit(&p->nvariants, memory_order_relaxed);
+    for (int i = 0; i < n; i++)
+        if (p->v[i].alpha_bits == ab && p->v[i].beta_bits == bb) {
+            *prim = p->v[i].prim;
+            *scratch = p->v[i].scratch;
+            pthread_mutex_unlock(&p->vlock);
+            return KMUX_OK;
+        }
+    dnnl_primitive_t np = NULL;
+    size_t ns = 0;
+    dnnl_status_t s = variant_create(st, p, p->is_int ? 1.0f : alpha, p->is_int ? 0.0f : beta,
+                                     p->prim_impl, &np, &ns, NULL, 0);
+    if (s != dnnl_success) {
+        pthread_mutex_unlock(&p->vlock);
+        return kmux_dnn_fail(st, "kmux_matmul_execute", "matmul primitive creation (alpha/beta)",
+                             s);
+    }
+    if (n < KMUX_DNN_MM_VARIANTS) {
+        p->v[n].alpha_bits = ab;
+        p->v[n].beta_bits = bb;
+        p->v[n].prim = np;
+        p->v[n].scratch = ns;
+        atomic_store_explicit(&p->nvariants, n + 1, memory_order_release);
+    } else {
+        *temporary = 1;
+    }
+    pthread_mutex_unlock(&p->vlock);
+    *prim = np;
+    *scratch = ns;
+    return KMUX_OK;
+}
+
+/* Maps the call onto the row-major problem R = P Q (see onednn_matmul.h). */
+static void map_problem(kmux_dnn_mm_plan *p) {
+    const kmux_matmul_desc *d = &p->d;
+    kmux_dnn_mm_operand a = {0}, b = {0};
+    int col = d->order == KMUX_COL_MAJOR;
+    /* op(A) is m x k, op(B) k x n; in column-major they enter transposed */
+    a.rows = col ? d->k : d->m;
+    a.cols = col ? d->m : d->k;
+    b.rows = col ? d->n : d->k;
+    b.cols = col ? d->k : d->n;
+    a.trans = d->transa == KMUX_TRANS;
+    b.trans = d->transb == KMUX_TRANS;
+    a.ld = d->lda;
+    b.ld = d->ldb;
+    a.bstride = d->batch_count > 1 ? d->stride_a : 0;
+    b.bstride = d->batch_count > 1 ? d->stride_b : 0;
+    a.type = d->a_type;
+    b.type = d->b_type;
+    a.from_a = 1;
+    p->swapped = col;
+    p->P = col ? b : a;
+    p->Q = col ? a : b;
+    p->M = col ? d->n : d->m;
+    p->N = col ? d->m : d->n;
+    p->K = d->k;
+    p->ldr = d->ldc;
+    p->bstride_r = d->stride_c;
+    /* A and B both broadcast: oneDNN rejects a batch that only the output has; loop instead */
+    int both_bcast = d->batch_count > 1 && d->stride_a == 0 && d->stride_b == 0;
+    p->loop = both_bcast ? d->batch_count : 1;
+    p->prim_batch = both_bcast ? 1 : d->batch_count;
+    p->P.distinct = p->P.bstride == 0 ? 1 : d->batch_count;
+    p->Q.distinct = p->Q.bstride == 0 ? 1 : d->batch_count;
+}
+
+static dnnl_status_t build_descs_once(kmux_dnn_mm_plan *p) {
+    int nd = p->prim_batch > 1 ? 3 : 2;
+    /* I32: P is the biased u8 copy (see onednn_matmul.h), dense */
+    dnnl_status_t s = operand_md(&p->P, nd, p->prim_batch, p->is_int ? dnnl_u8 : p->in_type,
+                                 p->cvt || p->is_int, &p->md_p);
+    if (s == dnnl_success) s = operand_md(&p->Q, nd, p->prim_batch, p->in_type, p->cvt, &p->md_q);
+    if (s == dnnl_success) s = dst_md(p, nd, p->dst_type, p->use_w, &p->md_dst);
+    if (s == dnnl_success && p->bias_in_prim) {
+        dnnl_dims_t dims = {1, 1, 1};
+        dims[nd - 1] = p->N;
+        s = dnnl_memory_desc_init_by_tag(&p->md_bias, nd, dims, dnnl_f32,
+                                         nd == 3 ? dnnl_abc : dnnl_ab);
+    }
+    if (s == dnnl_success && p->rt_alpha) {
+        dnnl_dims_t one = {1};
+        s = dnnl_memory_desc_init_by_tag(&p->md_scale, 1, one, dnnl_f32, dnnl_a);
+    }
+    if (s == dnnl_success) s = dnnl_matmul_desc_init(&p->op, &p->md_p, &p->md_q, NULL, &p->md_dst);
+    return s;
+}
+
+/* Memory descriptors and the op descriptor for the native (cvt == 0) or converted path. kmux
+ * allows batch strides down to the span of one matrix ((rows - 1) * ld + cols), oneDNN wants at
+ * least rows * ld: such batches run as a loop of 2-D matmuls instead. */
+static dnnl_status_t build_descs(kmux_dnn_mm_plan *p) {
+    dnnl_status_t s = build_descs_once(p);
+    if (s == dnnl_invalid_arguments && p->prim_batch > 1) {
+        p->loop = p->d.batch_count;
+        p->prim_batch = 1;
+        s = build_descs_once(p);
+    }
+    return s;
+}
+
+/* Sets the epilogue flags: the bias as a post-op only where oneDNN has a fast kernel for it and
+ * gets it right (see onednn_matmul.h), else bias and activation by hand (by_hand = 1 forces it).
+ */
+static void set_epilogue(kmux_dnn_mm_plan *p, int by_hand) {
+    const kmux_matmul_desc *d = &p->d;
+    unsigned epi = d->epilogue;
+    int c_dense = p->ldr == p->N && (p->prim_batch == 1 || p->bstride_r == p->M * p->N);
+    p->bias_in_prim =
+        !by_hand && !p->is_int && !p->swapped && c_dense && (epi & KMUX_EPILOGUE_BIAS);
+    p->epi_by_hand = !p->is_int && (by_hand || ((epi & KMUX_EPILOGUE_BIAS) && !p->bias_in_prim));
+    p->bias_cvt = p->bias_in_prim && d->bias_type != KMUX_F32;
+}
+
+/* Types and descriptors of the native path (no conversion): oneDNN's own kernels. */
+static dnnl_status_t native_setup(kmux_dnn_mm_plan *p) {
+    const kmux_matmul_desc *d = &p->d;
+    p->cvt = 0;
+    p->in_type = kmux_dnn_dtype(d->a_type);
+    p->dst_type = p->is_int ? dnnl_s32 : kmux_dnn_dtype(d->c_type);
+    p->use_w = p->epi_by_hand && d->c_type != KMUX_F32;
+    if (p->use_w) p->dst_type = dnnl_f32;
+    return build_descs(p);
+}
+
+/* Back to the native path's flags and descriptors (after "+cvt"). */
+static dnnl_status_t native_path(kmux_dnn_mm_plan *p) {
+    p->rt_alpha = 0;
+    set_epilogue(p, p->native_by_hand);
+    return native_setup(p);
+}
+
+static dnnl_status_t try_native(kmux_dnn_state *st, kmux_dnn_mm_plan *p, dnnl_primitive_t *prim,
+                                size_t *scratch) {
+    dnnl_status_t s = native_setup(p);
+    if (s == dnnl_success)
+        s = variant_create(st, p, 1.0f, 0.0f, NULL, prim, scratch, p->prim_impl,
+                           sizeof p->prim_impl);
+    return s;
+}
+
+/* Types and descriptors of the "+cvt" path: f32 primitive on widened copies of the inputs. */
+static dnnl_status_t cvt_setup(kmux_dnn_mm_plan *p) {
+    const kmux_matmul_desc *d = &p->d;
+    p->cvt = 1;
+    p->rt_alpha = is_fp8(d->a_type) || is_fp8(d->b_type);
+    p->in_type = dnnl_f32;
+    p->dst_type = dnnl_f32;
+    p->use_w = d->c_type != KMUX_F32;
+    set_epilogue(p, 0);
+    return build_descs(p);
+}
+
+/* VNNI (vpdpbusd) sums u8 x s8 products in s32 without saturation; without it oneDNN uses
+ * vpmaddubsw, whose pairwise s16 sums saturate for u8 values above 127 (see onednn_matmul.h). */
+static int has_vnni(dnnl_cpu_isa_t isa) {
+    unsigned v = (unsigned)isa;
+    return (v & (unsigned)dnnl_cpu_isa_avx512_core_vnni) ==
+               (unsigned)dnnl_cpu_isa_avx512_core_vnni ||
+           (v & (unsigned)dnnl_cpu_isa_avx2_vnni) == (unsigned)dnnl_cpu_isa_avx2_vnni;
+}
+
+static int is_ref_name(const char *impl) {
+    return strncmp(impl, "ref", 3) == 0;
+}
+
+/* bf16/f16 with emulation allowed: native kernel or f32 on converted inputs ("+cvt")? Both
+ * accumulate exactly-widened products in f32 and round once, so this is a speed choice only.
+ * Measured here (oneDNN 2.6.3, isa avx512_core_bf16 without AMX, 2 cores, 2048^3, bf16 in and
+ * out, interleaved medians): native brg:avx512_core_bf16 211 ms, "+cvt" on brg:avx512_core
+ * 129 ms, f32 125 ms - avx512_bf16 dot products are no faster than f32 FMAs on this CPU. With
+ * AMX (avx512_core_amx) oneDNN's native bf16 kernels are several times faster than f32, so
+ * native comes first there; elsewhere "+cvt" does. The other path follows in plan_next_impl. */
+static int has_amx(dnnl_cpu_isa_t isa) {
+    return ((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core_amx) ==
+           (unsigned)dnnl_cpu_isa_avx512_core_amx;
+}
+
+/* Decides the path for the plan's types and creates its first primitive. */
+static kmux_status choose_path(kmux_dnn_state *st, kmux_dnn_mm_plan *p,
+                               const kmux_plan_prefs *prefs, dnnl_primitive_t *prim,
+                               size_t *scratch) {
+    const kmux_matmul_desc *d = &p->d;
+    int narrow = d->a_type == KMUX_F16 || d->a_type == KMUX_BF16;
+    int fp8 = is_fp8(d->a_type) || is_fp8(d->b_type);
+    p->base.effective_compute = p->is_int ? KMUX_COMPUTE_I32 : KMUX_COMPUTE_F32;
+    set_epilogue(p, 0);
+    dnnl_status_t s = dnnl_unimplemented;
+    if (!fp8) { /* native first */
+        s = try_native(st, p, prim, scratch);
+        if (s == dnnl_success && is_ref_name(p->prim_impl) && d->epilogue && !p->epi_by_hand) {
+            /* only oneDNN's reference kernel fuses this epilogue: apply it by hand instead */
+            dnnl_primitive_t alt = NULL;
+            size_t alt_scratch = 0;
+            char ref_impl[sizeof p->prim_impl];
+            memcpy(ref_impl, p->prim_impl, sizeof ref_impl);
+            set_epilogue(p, 1);
+            if (try_native(st, p, &alt, &alt_scratch) == dnnl_success &&
+                !is_ref_name(p->prim_impl)) {
+                dnnl_primitive_destroy(*prim);
+                *prim = alt;
+                *scratch = alt_scratch;
+            } else { /* keep the fused reference kernel */
+                if (alt) dnnl_primitive_destroy(alt);
+                set_epilogue(p, 0);
+                s = native_setup(p);
+                memcpy(p->prim_impl, ref_impl, sizeof ref_impl);
+            }
+        }
+        int cvt_ok = narrow && prefs->allow_emulation;
+        if (s == dnnl_success && cvt_ok && (is_ref_name(p->prim_impl) || !has_amx(st->isa))) {
+            /* a native kernel exists but "+cvt" runs first (see prefer_cvt below); the native
+             * one stays reachable with plan_next_impl unless it is a reference kernel */
+            p->alt_next = !is_ref_name(p->prim_impl);
+            p->native_by_hand = p->epi_by_hand;
+            dnnl_primitive_destroy(*prim);
+            *prim = NULL;
+        } else if (s == dnnl_success) {
+            /* "+cvt" stays available as the implementations after the native ones */
+            p->alt_next = cvt_ok;
+            p->native_by_hand = p->epi_by_hand;
+            return KMUX_OK;
+        } else if (!narrow || s != dnnl_unimplemented) {
+            return KMUX_DNN_ERROR(
+                st, s == dnnl_unimplemented ? KMUX_ERR_UNSUPPORTED : KMUX_ERR_DEVICE,
+                "%s: backend onednn: oneDNN has no matmul for a_type=%s c_type=%s compute=%s on "
+                "this CPU (isa %s): %s (%d)",
+                FN, kmux_dnn_dtype_name(d->a_type), kmux_dnn_dtype_name(d->c_type),
+                kmux_dnn_compute_name(d->compute_type), kmux_dnn_isa_name(st->isa),
+                kmux_dnn_status_name(s), (int)s);
+        }
+    }
+    if (!prefs->allow_emulation)
+        return KMUX_DNN_ERROR(st, KMUX_ERR_UNSUPPORTED,
+                              "%s: backend onednn: oneDNN %d.%d has no %s x %s matmul on this CPU "
+                              "(isa %s) and prefs.allow_emulation is 0 (it would run in f32 on "
+                              "converted inputs, \"+cvt\")",
+                              FN, dnnl_version()->major, dnnl_version()->minor,
+                              kmux_dnn_dtype_name(d->a_type), kmux_dnn_dtype_name(d->b_type),
+                              kmux_dnn_isa_name(st->isa));
+    s = cvt_setup(p);
+    if (s == dnnl_success)
+        s = variant_create(st, p, 1.0f, 0.0f, NULL, prim, scratch, p->prim_impl,
+                           sizeof p->prim_impl);
+    if (s != dnnl_success) return kmux_dnn_fail(st, FN, "f32 matmul primitive creation", s);
+    return KMUX_OK;
+}
+
+/* Workspace layout: [P f32][Q f32] (cvt) or [P u8][colsum Q s32] (I32), [W] (f32 dense, or s32
+ * in the C layout), [bias f32]. */
+static size_t plan_workspace(kmux_dnn_mm_plan *p) {
+    size_t off = 0;
+    if (p->cvt) {
+        p->P.cvt_offset = off;
+        off += align64((size_t)(p->P.distinct * p->P.rows * p->P.cols) * sizeof(float));
+        p->Q.cvt_offset = off;
+        off += align64((size_t)(p->Q.distinct * p->Q.rows * p->Q.cols) * sizeof(float));
+    }
+    if (p->is_int) { /* u8 copy (two halves when split) of P, column sums of Q */
+        p->P.cvt_offset = off;
+        off += align64((size_t)(p->P.distinct * p->P.rows * p->P.cols)) * (p->int_split ? 2 : 1);
+        p->off_colsum = off;
+        off += align64((size_t)(p->Q.distinct * p->N) * sizeof(int32_t));
+    }
+    p->off_w = off;
+    if (p->is_int) {
+        int64_t batches = p->d.batch_count;
+        int64_t span = (batches - 1) * p->bstride_r + (p->M - 1) * p->ldr + p->N;
+        off += align64((size_t)span * sizeof(int32_t));
+        p->off_w2 = off;
+        if (p->int_split) off += align64((size_t)span * sizeof(int32_t));
+    } else if (p->use_w) {
+        off += align64((size_t)(p->d.batch_count * p->M * p->N) * sizeof(float));
+    }
+    p->off_bias = off;
+    if (p->bias_cvt) off += align64((size_t)p->N * sizeof(float));
+    return off;
+}
+
+static void set_impl_name(kmux_dnn_mm_plan *p) {
+    snprintf(p->base.impl, sizeof p->base.impl, "onednn:%s%s%s", p->prim_impl, p->cvt ? "+cvt" : "",
+             p->int_split ? "+u8x2" : "");
+}
+
+kmux_status kmux_dnn_matmul_plan_create(void *state, int device, const kmux_matmul_desc *desc,
+                                        const kmux_plan_prefs *prefs, void **plan) {
+    kmux_dnn_state *st = state;
+    const kmux_matmul_desc *d = desc;
+    if (d->compute_type == KMUX_COMPUTE_F64 || d->a_type == KMUX_F64)
+        return KMUX_DNN_ERROR(st, KMUX_ERR_UNSUPPORTED,
+                              "%s: backend onednn: oneDNN %d.%d has no f64 matmul on CPU (f64 is "
+                              "never run in a lower precision; use cpu:openblas or ref)",
+                              FN, dnnl_version()->major, dnnl_version()->minor);
+    kmux_dnn_mm_plan *p = calloc(1, sizeof *p);
+    if (!p) return kmux_dnn_oom(st, FN, sizeof *p);
+    p->base.kind = KMUX_DNN_MATMUL;
+    p->d = *d;
+    kmux_dnn_pool_init(&p->base);
+    pthread_mutex_init(&p->vlock, NULL);
+    atomic_init(&p->nvariants, 0);
+    if (d->m == 0 || d->n == 0 || d->batch_count == 0) {
+        p->empty = 1;
+        snprintf(p->base.impl, sizeof p->base.impl, "onednn:none(empty)");
+        p->base.effective_compute =
+            d->compute_type == KMUX_COMPUTE_I32 ? KMUX_COMPUTE_I32 : KMUX_COMPUTE_F32;
+        *plan = p;
+        return KMUX_OK;
+    }
+    map_problem(p);
+    p->is_int = d->compute_type == KMUX_COMPUTE_I32;
+    p->int_split = p->is_int && !has_vnni(st->isa);
+    if (d->k == 0) { /* C = beta * C (+ epilogue) by hand; oneDNN divides by K */
+        p->k_zero = 1;
+        snprintf(p->base.impl, sizeof p->base.impl, "onednn:none(k=0)");
+        p->base.effective_compute = p->is_int ? KMUX_COMPUTE_I32 : KMUX_COMPUTE_F32;
+        *plan = p;
+        return KMUX_OK;
+    }
+    kmux_dnn_threads th;
+    kmux_dnn_threads_enter(st, &th);
+    dnnl_primitive_t prim = NULL;
+    size_t scratch = 0;
+    kmux_status ks = choose_path(st, p, prefs, &prim, &scratch);
+    kmux_dnn_threads_leave(&th);
+    if (ks != KMUX_OK) {
+        kmux_dnn_matmul_destroy(&p->base);
+        return ks;
+    }
+    p->v[0].alpha_bits = p->rt_alpha || p->is_int ? 0u : f32_bits(1.0f);
+    p->v[0].beta_bits = 0u;
+    p->v[0].prim = prim;
+    p->v[0].scratch = scratch;
+    atomic_store(&p->nvariants, 1);
+    p->base.work_bytes = plan_workspace(p);
+    p->base.workspace_bytes = p->base.work_bytes + scratch;
+    if (p->base.workspace_bytes > prefs->max_workspace_bytes) {
+        size_t need = p->base.workspace_bytes;
+        kmux_dnn_matmul_destroy(&p->base);
+        return KMUX_DNN_ERROR(st, KMUX_ERR_UNSUPPORTED,
+                              "%s: backend onednn: the plan needs %zu bytes of workspace, "
+                              "prefs.max_workspace_bytes is %zu",
+                              FN, need, prefs->max_workspace_bytes);
+    }
+    set_impl_name(p);
+    st->hdr.host->trace(2, "kmux_verbose,plan,onednn,matmul,%s,%s,%s,%s", p->base.impl,
+                        kmux_dnn_dtype_name(d->a_type), kmux_dnn_dtype_name(d->c_type),
+                        kmux_dnn_compute_name(d->compute_type));
+    *plan = p;
+    return KMUX_OK;
+}
+
+/* The next implementation: the next one oneDNN offers for the plan's path; after the last one of
+ * a bf16/f16 plan that allows emulation, those of the other path (native kernels after "+cvt",
+ * or "+cvt" after native ones; see has_amx). */
+kmux_status kmux_dnn_matmul_next_impl(kmux_dnn_state *st, kmux_dnn_plan *plan) {
+    kmux_dnn_mm_plan *p = (kmux_dnn_mm_plan *)plan;
+    if (p->empty || p->k_zero)
+        return KMUX_DNN_ERROR(st, KMUX_ERR_LAST_IMPL,
+                              "kmux_plan_next_impl: backend onednn: %s is the only implementation",
+                              p->base.impl);
+    kmux_dnn_threads th;
+    kmux_dnn_threads_enter(st, &th);
+    dnnl_primitive_t prim = NULL;
+    size_t scratch = 0;
+    char impl[64];
+    int switched = 0;
+    p->mode_index++;
+    dnnl_status_t s = variant_create(st, p, 1.0f, 0.0f, NULL, &prim, &scratch, impl, sizeof impl);
+    if (s == dnnl_iterator_ends && p->alt_next) { /* this path's list done: the other path */
+        int saved_index = p->mode_index, was_cvt = p->cvt;
+        p->mode_index = 0;
+        s = was_cvt ? native_path(p) : cvt_setup(p);
+        if (s == dnnl_success)
+            s = variant_create(st, p, 1.0f, 0.0f, NULL, &prim, &scratch, impl, sizeof impl);
+        if (s == dnnl_success) {
+            switched = 1;
+        } else { /* back to the descriptors of the current path */
+            p->mode_index = saved_index;
+            if (was_cvt)
+                cvt_setup(p);
+            else
+                native_path(p);
+            s = dnnl_iterator_ends;
+        }
+    }
+    kmux_dnn_threads_leave(&th);
+    if (s != dnnl_success) {
+        p->mode_index--;
+        if (s == dnnl_iterator_ends)
+            return KMUX_DNN_ERROR(st, KMUX_ERR_LAST_IMPL,
+                                  "kmux_plan_next_impl: backend onednn: %s is the last of the "
+                                  "implementations oneDNN offers",
+                                  p->base.impl);
+        return kmux_dnn_fail(st, "kmux_plan_next_impl", "matmul primitive creation", s);
+    }
+    int n = atomic_load(&p->nvariants);
+    for (int i = 0; i < n; i++)
+        dnnl_primitive_destroy(p->v[i].prim);
+    p->v[0].alpha_bits = p->rt_alpha || p->is_int ? 0u : f32_bits(1.0f);
+    p->v[0].beta_bits = 0u;
+    p->v[0].prim = prim;
+    p->v[0].scratch = scratch;
+    atomic_store(&p->nvariants, 1);
+    snprintf(p->prim_impl, sizeof p->prim_impl, "%s", impl);
+    if (switched) {
+        p->alt_next = 0;
+        kmux_dnn_pool_clear(&p->base); /* the workspace size changes with the path */
+        p->base.work_bytes = plan_workspace(p);
+    }
+    p->base.impl_index++;
+    set_impl_name(p);
+    p->base.workspace_bytes = p->base.work_bytes + scratch;
+    return KMUX_OK;
+}
+
+void kmux_dnn_matmul_destroy(kmux_dnn_plan *plan) {
+    kmux_dnn_mm_plan *p = (kmux_dnn_mm_plan *)plan;
+    int n = atomic_load(&p->nvariants);
+    for (int i = 0; i < n; i++)
+        dnnl_primitive_destroy(p->v[i].prim);
+    kmux_dnn_pool_destroy(&p->base);
+    pthread_mutex_destroy(&p->vlock);
+    free(p);
+}

@@ -1,0 +1,364 @@
+/*
+ * onednn_matmul_exec.c - execution of matmul plans (see onednn_matmul.h).
+ *
+ * One execute: take an execution context of the plan; for "+cvt" plans widen A and B (and C
+ * when beta != 0 and the primitive writes the f32 workspace W) to f32; pick the primitive for
+ * (alpha, beta); run it (once, or once per batch when A and B are both broadcast); then apply
+ * what oneDNN did not: a column-major bias and its activation, the rounding of W to c_type with
+ * d_scale and amax, or the integer alpha/beta of I32 GEMMs (exact wrap-around, as ref).
+ * k == 0 or alpha == 0 never reads A or B: C = beta * C (+ epilogue) by hand.
+ */
+#include "onednn_matmul.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "kmux_cpu_kernels.h"
+
+static const char FN[] = "kmux_matmul_execute";
+
+typedef struct mm_run {
+    kmux_dnn_state *st;
+    kmux_dnn_mm_plan *p;
+    const kmux_matmul_args *a;
+    kmux_dnn_exec_ctx *ctx;
+    int threads;
+    double alpha, beta;       /* host scalars (float or int32 by compute type) */
+    double ab_scale, d_scale; /* fp8 scales, 1 when absent */
+    float amax;
+    size_t p_extra; /* I32 split: bytes from the u8 copy of P to the half the primitive reads */
+} mm_run;
+
+/* Element offset of (batch b, row i, column j) of the C view. */
+static int64_t c_at(const kmux_dnn_mm_plan *p, int64_t b, int64_t i, int64_t j) {
+    return b * p->bstride_r + i * p->ldr + j;
+}
+
+/* act(t + bias) for element (i, j) of R, in double (the by-hand epilogue of kmux.h). */
+static double epilogue(const mm_run *r, double t, int64_t i, int64_t j) {
+    const kmux_dnn_mm_plan *p = r->p;
+    unsigned e = p->d.epilogue;
+    if (e & KMUX_EPILOGUE_BIAS) t += kmux_dnn_load(r->a->bias, p->d.bias_type, p->swapped ? i : j);
+    if ((e & KMUX_EPILOGUE_RELU) && !(t > 0.0) && !isnan(t)) t = 0.0;
+    if (e & KMUX_EPILOGUE_GELU) t = kmux_dnn_gelu(t);
+    return t;
+}
+
+static void fold_amax(mm_run *r, double t) {
+    float v = (float)fabs(t);
+    if (v > r->amax) r->amax = v; /* false for NaN: ignored */
+}
+
+/* Float GEMM with k == 0 or alpha == 0: D = d_scale * act(beta * C + bias), A and B unread. */
+static void degenerate_float(mm_run *r) {
+    const kmux_dnn_mm_plan *p = r->p;
+    kmux_dtype ct = p->d.c_type;
+    for (int64_t b = 0; b < p->d.batch_count; b++)
+        for (int64_t i = 0; i < p->M; i++)
+            for (int64_t j = 0; j < p->N; j++) {
+                int64_t ci = c_at(p, b, i, j);
+                double t = r->beta != 0.0 ? r->beta * kmux_dnn_load(r->a->C, ct, ci) : 0.0;
+                t = epilogue(r, t, i, j);
+                fold_amax(r, t);
+                kmux_dnn_store(r->a->C, ct, ci, r->d_scale * t);
+            }
+}
+
+/* Two's complement wrap of the low 32 bits (no implementation-defined conversion). */
+static int32_t wrap_i32(uint64_t u) {
+    uint32_t w = (uint32_t)u;
+    if (w <= (uint32_t)INT32_MAX) return (int32_t)w;
+    return (int32_t)(w - 2147483648u) - INT32_MAX - 1;
+}
+
+/* I32: C = alpha * acc + beta * C from the sums in W (acc = 0 when skip), where
+ * acc = W - 128 * colsum (the u8 bias of P taken out, modulo 2^32): wrap-around without epilogue
+ * or scales (as integer BLAS and ref), else in double, rounded and saturated. */
+static void finish_int(mm_run *r, const int32_t *w, const int32_t *w2, const int32_t *colsum,
+                       int plain, int skip) {
+    const kmux_dnn_mm_plan *p = r->p;
+    int32_t *c = r->a->C;
+    uint64_t ia = (uint64_t)(int64_t)r->alpha, ib = (uint64_t)(int64_t)r->beta;
+    for (int64_t b = 0; b < p->d.batch_count; b++) {
+        const int32_t *cs = skip ? NULL : colsum + (p->Q.bstride == 0 ? 0 : b) * p->N;
+        for (int64_t i = 0; i < p->M; i++)
+            for (int64_t j = 0; j < p->N; j++) {
+                int64_t ci = c_at(p, b, i, j);
+                int32_t acc = 0;
+                if (!skip) {
+                    uint64_t sum = (uint64_t)(int64_t)w[ci]; /* (P + 128) Q, modulo 2^64 */
+                    if (w2) sum = 2u * sum + (uint64_t)(int64_t)w2[ci];
+                    acc = wrap_i32(sum - 128u * (uint64_t)(int64_t)cs[j]);
+                }
+                if (plain) {
+                    uint64_t v = ia * (uint64_t)(int64_t)acc;
+                    if (ib != 0) v += ib * (uint64_t)(int64_t)c[ci];
+                    c[ci] = wrap_i32(v);
+                    continue;
+                }
+                double t = skip ? 0.0 : r->ab_scale * r->alpha * (double)acc;
+                if (r->beta != 0.0) t += r->beta * (double)c[ci];
+                t = epilogue(r, t, i, j);
+                fold_amax(r, t);
+                kmux_dnn_store(c, KMUX_I32, ci, r->d_scale * t);
+            }
+    }
+}
+
+/* I32: the biased u8 copy of P (dense; with split, the halves h then l of P + 128 = 2h + l) and
+ * the column sums of Q (per distinct batch). */
+static void prepare_int(mm_run *r, int32_t *colsum) {
+    const kmux_dnn_mm_plan *p = r->p;
+    const kmux_dnn_mm_operand *P = &p->P, *Q = &p->Q;
+    const int8_t *ps = P->from_a ? r->a->A : r->a->B;
+    const int8_t *qs = Q->from_a ? r->a->A : r->a->B;
+    uint8_t *pu = (uint8_t *)r->ctx->work + P->cvt_offset;
+    int64_t srows = P->trans ? P->cols : P->rows, scols = P->trans ? P->rows : P->cols;
+    int64_t half = P->distinct * srows * scols;
+    for (int64_t b = 0; b < P->distinct; b++)
+        for (int64_t i = 0; i < srows; i++) {
+            const int8_t *row = ps + b * P->bstride + i * P->ld;
+            uint8_t *out = pu + (b * srows + i) * scols;
+            if (!p->int_split) {
+                for (int64_t j = 0; j < scols; j++)
+                    out[j] = (uint8_t)(row[j] + 128);
+                continue;
+            }
+            for (int64_t j = 0; j < scols; j++) {
+                unsigned v = (unsigned)(row[j] + 128);
+                out[j] = (uint8_t)(v >> 1);
+                out[half + j] = (uint8_t)(v & 1u);
+            }
+        }
+    for (int64_t b = 0; b < Q->distinct; b++)
+        for (int64_t j = 0; j < p->N; j++) {
+            int64_t sum = 0; /* |sum| <= 128 * K: exact */
+            for (int64_t l = 0; l < p->K; l++) {
+                int64_t at = Q->trans ? j * Q->ld + l : l * Q->ld + j;
+                sum += qs[b * Q->bstride + at];
+            }
+            colsum[b * p->N + j] = wrap_i32((uint64_t)sum);
+        }
+}
+
+/* Widens the inputs of a "+cvt" plan (each distinct batch matrix once) and the bias. */
+static void convert_inputs(mm_run *r) {
+    const kmux_dnn_mm_plan *p = r->p;
+    const kmux_dnn_mm_operand *ops[2] = {&p->P, &p->Q};
+    char *ws = r->ctx->work;
+    if (p->cvt)
+        for (int o = 0; o < 2; o++) {
+            const kmux_dnn_mm_operand *op = ops[o];
+            const char *src = op->from_a ? r->a->A : r->a->B;
+            size_t es = kmux_dnn_dtype_size(op->type);
+            int64_t srows = op->trans ? op->cols : op->rows;
+            int64_t scols = op->trans ? op->rows : op->cols;
+            float *dst = (float *)(ws + op->cvt_offset);
+            for (int64_t b = 0; b < op->distinct; b++)
+                kmux_cpu_matrix_to_f32(srows, scols, src + (size_t)(b * op->bstride) * es, op->type,
+                                       op->ld, dst + b * srows * scols, r->threads);
+        }
+    if (p->bias_cvt)
+        kmux_cpu_to_f32(p->N, r->a->bias, p->d.bias_type, (float *)(ws + p->off_bias), r->threads);
+}
+
+/* Bytes from one batch matrix of an operand to the next, as the primitive reads it: the user's
+ * storage, or its dense copy (f32 for "+cvt", u8 when u8 is set). */
+static size_t operand_step(const kmux_dnn_mm_plan *p, const kmux_dnn_mm_operand *o, int dense,
+                           int u8) {
+    if (o->bstride == 0) return 0;
+    if (!dense) return (size_t)o->bstride * kmux_dnn_dtype_size(o->type);
+    return (size_t)(o->rows * o->cols) * (u8 ? 1 : sizeof(float));
+}
+
+/* Runs the primitive (loop times); dst is C or W. */
+static kmux_status run_primitive(mm_run *r, dnnl_primitive_t prim, void *dst, size_t dst_bstride) {
+    kmux_dnn_mm_plan *p = r->p;
+    kmux_dnn_exec_ctx *ctx = r->ctx;
+    kmux_status ks = KMUX_OK;
+    char *ws = ctx->work;
+    const char *pp = p->P.from_a ? r->a->A : r->a->B;
+    const char *qp = p->Q.from_a ? r->a->A : r->a->B;
+    if (p->cvt || p->is_int) pp = ws + p->P.cvt_offset + r->p_extra;
+    if (p->cvt) qp = ws + p->Q.cvt_offset;
+    const void *bias = p->bias_cvt ? (const void *)(ws + p->off_bias) : r->a->bias;
+    float scale = (float)(r->alpha * r->ab_scale);
+    dnnl_exec_arg_t args[6];
+    int n = 0;
+    dnnl_memory_t m;
+    if (!(m = kmux_dnn_ctx_mem(r->st, ctx, MM_MEM_P, &p->md_p, (void *)pp, &ks))) return ks;
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, m};
+    if (!(m = kmux_dnn_ctx_mem(r->st, ctx, MM_MEM_Q, &p->md_q, (void *)qp, &ks))) return ks;
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, m};
+    int dst_slot = n;
+    if (!(m = kmux_dnn_ctx_mem(r->st, ctx, MM_MEM_DST, &p->md_dst, dst, &ks))) return ks;
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, m};
+    if (p->bias_in_prim) {
+        int idx = (!p->is_int && r->beta != 0.0) ? 1 : 0; /* after the sum post-op */
+        if (!(m = kmux_dnn_ctx_mem(r->st, ctx, MM_MEM_BIAS, &p->md_bias, (void *)bias, &ks)))
+            return ks;
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(idx) | DNNL_ARG_SRC_1, m};
+    }
+    if (p->rt_alpha) {
+        if (!(m = kmux_dnn_ctx_mem(r->st, ctx, MM_MEM_SCALE, &p->md_scale, &scale, &ks))) return ks;
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_OUTPUT_SCALES, m};
+    }
+    if (ctx->scratch_mem) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, ctx->scratch_mem};
+    size_t p_step = operand_step(p, &p->P, p->cvt || p->is_int, p->is_int ? 1 : 0);
+    size_t q_step = operand_step(p, &p->Q, p->cvt, 0);
+    for (int64_t l = 0; l < p->loop; l++) {
+        if (l > 0) { /* loop over batches (see build_descs) */
+            const size_t lz = (size_t)l;
+            if (dnnl_memory_set_data_handle(args[0].memory, (char *)pp + lz * p_step) ||
+                dnnl_memory_set_data_handle(args[1].memory, (char *)qp + lz * q_step) ||
+                dnnl_memory_set_data_handle(args[dst_slot].memory, (char *)dst + lz * dst_bstride))
+                return KMUX_DNN_ERROR(r->st, KMUX_ERR_DEVICE,
+                                      "%s: backend onednn: dnnl_memory_set_data_handle failed", FN);
+        }
+        dnnl_status_t s = dnnl_primitive_execute(prim, ctx->stream, n, args);
+        if (s != dnnl_success) return kmux_dnn_fail(r->st, FN, "dnnl_primitive_execute", s);
+    }
+    return KMUX_OK;
+}
+
+/* f32 R (C itself or W): bias of a column-major call and the activation after it, in place. */
+static void epilogue_by_hand(mm_run *r, float *t, int dense) {
+    const kmux_dnn_mm_plan *p = r->p;
+    for (int64_t b = 0; b < p->d.batch_count; b++)
+        for (int64_t i = 0; i < p->M; i++)
+            for (int64_t j = 0; j < p->N; j++) {
+                int64_t at = dense ? (b * p->M + i) * p->N + j : c_at(p, b, i, j);
+                t[at] = (float)epilogue(r, (double)t[at], i, j);
+            }
+}
+
+/* W (dense f32) -> C (c_type), rounded once, with d_scale and amax (kmux_cpu_cast). */
+static kmux_status round_w(mm_run *r, const float *w) {
+    const kmux_dnn_mm_plan *p = r->p;
+    size_t es = kmux_dnn_dtype_size(p->d.c_type);
+    float *amax = r->a->amax_d ? &r->amax : NULL;
+    int dense = p->ldr == p->N && (p->d.batch_count == 1 || p->bstride_r == p->M * p->N);
+    int64_t rows = dense ? 1 : p->d.batch_count * p->M;
+    int64_t len = dense ? p->d.batch_count * p->M * p->N : p->N;
+    for (int64_t row = 0; row < rows; row++) {
+        int64_t b = row / p->M, i = row % p->M;
+        float row_amax = 0.0f;
+        kmux_status ks = kmux_cpu_cast(len, w + row * len, KMUX_F32,
+                                       (char *)r->a->C + (size_t)c_at(p, b, i, 0) * es, p->d.c_type,
+                                       0, r->a->d_scale, amax ? &row_amax : NULL, r->threads);
+        if (ks != KMUX_OK)
+            return KMUX_DNN_ERROR(r->st, ks, "%s: backend onednn: f32 -> %s rounding failed", FN,
+                                  kmux_dnn_dtype_name(p->d.c_type));
+        if (amax && row_amax > r->amax) r->amax = row_amax;
+    }
+    return KMUX_OK;
+}
+
+/* f32 C written by the primitive: amax over it, then d_scale in place (fp8 plans). */
+static void scale_c_f32(mm_run *r) {
+    const kmux_dnn_mm_plan *p = r->p;
+    float *c = r->a->C;
+    for (int64_t b = 0; b < p->d.batch_count; b++)
+        for (int64_t i = 0; i < p->M; i++) {
+            float *row = c + c_at(p, b, i, 0);
+            if (r->a->amax_d) kmux_dnn_amax_f32(row, p->N, &r->amax);
+            if (r->a->d_scale)
+                for (int64_t j = 0; j < p->N; j++)
+                    row[j] = (float)(r->d_scale * (double)row[j]);
+        }
+}
+
+static kmux_status exec_float(mm_run *r) {
+    kmux_dnn_mm_plan *p = r->p;
+    const kmux_matmul_desc *d = &p->d;
+    if (d->k == 0 || r->alpha == 0.0) {
+        degenerate_float(r);
+        return KMUX_OK;
+    }
+    dnnl_primitive_t prim = NULL;
+    size_t scratch = 0;
+    int temporary = 0;
+    /* constant output scale alpha * a_scale * b_scale (rt_alpha plans pass it at run time) */
+    float alpha = (float)(r->alpha * r->ab_scale);
+    kmux_status ks =
+        kmux_dnn_mm_variant_get(r->st, p, alpha, (float)r->beta, &prim, &scratch, &temporary);
+    if (ks != KMUX_OK) return ks;
+    ks = kmux_dnn_ctx_acquire(r->st, &p->base, scratch, &r->ctx);
+    if (ks == KMUX_OK) {
+        float *w = (float *)((char *)r->ctx->work + p->off_w);
+        convert_inputs(r);
+        if (p->use_w && r->beta != 0.0)
+            for (int64_t b = 0; b < d->batch_count; b++)
+                kmux_cpu_matrix_to_f32(p->M, p->N,
+                                       (const char *)r->a->C + (size_t)c_at(p, b, 0, 0) *
+                                                                   kmux_dnn_dtype_size(d->c_type),
+                                       d->c_type, p->ldr, w + b * p->M * p->N, r->threads);
+        void *dst = p->use_w ? (void *)w : r->a->C;
+        size_t dst_bstride = p->use_w ? (size_t)(p->M * p->N) * sizeof(float)
+                                      : (size_t)p->bstride_r * kmux_dnn_dtype_size(d->c_type);
+        ks = run_primitive(r, prim, dst, dst_bstride);
+        if (ks == KMUX_OK && p->epi_by_hand) epilogue_by_hand(r, dst, p->use_w);
+        if (ks == KMUX_OK && p->use_w) ks = round_w(r, w);
+        if (ks == KMUX_OK && !p->use_w && (r->a->d_scale || r->a->amax_d)) scale_c_f32(r);
+        kmux_dnn_ctx_release(&p->base, r->ctx);
+    }
+    if (temporary) dnnl_primitive_destroy(prim);
+    return ks;
+}
+
+static kmux_status exec_int(mm_run *r) {
+    kmux_dnn_mm_plan *p = r->p;
+    const kmux_matmul_args *a = r->a;
+    int plain = p->d.epilogue == KMUX_EPILOGUE_NONE && !a->a_scale && !a->b_scale && !a->d_scale &&
+                !a->amax_d;
+    if (p->d.k == 0 || r->alpha == 0.0) {
+        finish_int(r, NULL, NULL, NULL, plain, 1);
+        return KMUX_OK;
+    }
+    dnnl_primitive_t prim = NULL;
+    size_t scratch = 0;
+    int temporary = 0;
+    kmux_status ks = kmux_dnn_mm_variant_get(r->st, p, 1.0f, 0.0f, &prim, &scratch, &temporary);
+    if (ks != KMUX_OK) return ks;
+    ks = kmux_dnn_ctx_acquire(r->st, &p->base, scratch, &r->ctx);
+    if (ks != KMUX_OK) return ks;
+    char *ws = r->ctx->work;
+    int32_t *w = (int32_t *)(ws + p->off_w), *colsum = (int32_t *)(ws + p->off_colsum);
+    int32_t *w2 = p->int_split ? (int32_t *)(ws + p->off_w2) : NULL;
+    prepare_int(r, colsum);
+    ks = run_primitive(r, prim, w, (size_t)p->bstride_r * sizeof(int32_t));
+    if (ks == KMUX_OK && w2) { /* the low halves l */
+        r->p_extra = (size_t)(p->P.distinct * p->P.rows * p->P.cols);
+        ks = run_primitive(r, prim, w2, (size_t)p->bstride_r * sizeof(int32_t));
+    }
+    if (ks == KMUX_OK) finish_int(r, w, w2, colsum, plain, 0);
+    kmux_dnn_ctx_release(&p->base, r->ctx);
+    return ks;
+}
+
+kmux_status kmux_dnn_matmul_execute(void *state, void *plan, void *stream,
+                                    const kmux_matmul_args *args) {
+    kmux_dnn_mm_plan *p = plan;
+    if (p->empty) return KMUX_OK;
+    mm_run r = {0};
+    r.st = state;
+    r.p = p;
+    r.a = args;
+    r.threads = r.st->hdr.num_threads;
+    if (p->is_int) {
+        r.alpha = (double)*(const int32_t *)args->alpha;
+        r.beta = (double)*(const int32_t *)args->beta;
+    } else {
+        r.alpha = (double)*(const float *)args->alpha;
+        r.beta = (double)*(const float *)args->beta;
+    }
+    r.ab_scale = (args->a_scale ? (double)*args->a_scale : 1.0) *
+                 (args->b_scale ? (double)*args->b_scale : 1.0);
+    r.d_scale = args->d_scale ? (double)*args->d_scale : 1.0;
+    kmux_dnn_threads th;
+    kmux_dnn_threads_enter(r.st, &th);
+    kmux_status ks = p->is_int ? exec_int(&r) : exec_float(&r);
+    kmux_dnn_threads_leave(&th);
+    if (ks == KMUX_OK && args->amax_d) *args->amax_d = r.amax;
+    return ks;
+}
