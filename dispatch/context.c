@@ -34,7 +34,7 @@ static void resolve_options(const kmux_context_options *opt, kmux_context_option
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         d.num_threads = n > 0 ? (int)n : 1;
     }
-    if (d.verbose < 0) d.verbose = env_int("KMUX_VERBOSE", 0);
+    if (d.verbose == -1) d.verbose = env_int("KMUX_VERBOSE", 0);
     if (d.plan_cache_capacity == 0) d.plan_cache_capacity = 256;
     *out = d;
 }
@@ -53,7 +53,7 @@ kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "kmux_context_create: num_threads = %d is out of range [1, 4096]",
                               o.num_threads);
-    if (o.verbose > 9 || o.plan_cache_capacity < -1)
+    if (o.verbose < 0 || o.verbose > 9 || o.plan_cache_capacity < -1)
         return kmux_set_error(
             KMUX_ERR_INVALID_ARGUMENT,
             "kmux_context_create: verbose = %d or plan_cache_capacity = %d is out "

@@ -89,7 +89,7 @@ struct kmux_context {
     int backend_count;
     kmux_device **devices; /**< usable devices only */
     int device_count;
-    char default_device[64];
+    char default_device[128];
     int num_threads;
     int verbose;
     kmux_plan_cache *plan_cache;

@@ -26,6 +26,22 @@ static kmux_status backend_failed(kmux_status st, const char *fn, const kmux_dev
     return st;
 }
 
+/* Checks the fields of prefs that have a closed set of values. */
+static kmux_status check_prefs(const char *fn, const kmux_plan_prefs *prefs) {
+    if (!prefs) return KMUX_OK;
+    if (prefs->struct_size < offsetof(kmux_plan_prefs, allow_emulation))
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "%s: prefs->struct_size = %zu is too small", fn, prefs->struct_size);
+    if (prefs->struct_size >= sizeof *prefs &&
+        ((prefs->allow_emulation != 0 && prefs->allow_emulation != 1) ||
+         (prefs->require_deterministic != 0 && prefs->require_deterministic != 1)))
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "%s: prefs->allow_emulation = %d and prefs->require_deterministic = "
+                              "%d must each be 0 or 1",
+                              fn, prefs->allow_emulation, prefs->require_deterministic);
+    return KMUX_OK;
+}
+
 static kmux_plan_prefs resolve_prefs(const kmux_plan_prefs *prefs) {
     kmux_plan_prefs p = KMUX_PLAN_PREFS_INIT;
     if (prefs) {
@@ -131,10 +147,8 @@ kmux_status kmux_matmul_plan_create(kmux_device *dev, const kmux_matmul_desc *de
                               !dev    ? "dev"
                               : !desc ? "desc"
                                       : "plan");
-    if (prefs && prefs->struct_size < offsetof(kmux_plan_prefs, allow_emulation))
-        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
-                              "%s: prefs->struct_size = %zu is too small", fn, prefs->struct_size);
-    kmux_status st = kmux_validate_matmul_desc(fn, desc);
+    kmux_status st = check_prefs(fn, prefs);
+    if (st == KMUX_OK) st = kmux_validate_matmul_desc(fn, desc);
     if (st != KMUX_OK) return st;
     return kmux_matmul_plan_create_unchecked(dev, desc, prefs, plan);
 }
@@ -225,10 +239,8 @@ kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d_desc *de
                               !dev    ? "dev"
                               : !desc ? "desc"
                                       : "plan");
-    if (prefs && prefs->struct_size < offsetof(kmux_plan_prefs, allow_emulation))
-        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
-                              "%s: prefs->struct_size = %zu is too small", fn, prefs->struct_size);
-    kmux_status st = kmux_validate_conv_desc(fn, desc, NULL, NULL);
+    kmux_status st = check_prefs(fn, prefs);
+    if (st == KMUX_OK) st = kmux_validate_conv_desc(fn, desc, NULL, NULL);
     if (st != KMUX_OK) return st;
     const kmux_backend_ops *o = OPS(dev);
     if (!o->conv2d_plan_create || !o->conv2d_execute)
@@ -265,6 +277,46 @@ kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d_desc *de
     return KMUX_OK;
 }
 
+/* alpha == 0: the output becomes beta * output and the inputs are not read, as for GEMM (so NaN
+ * in an input cannot leak into the result, on every backend alike). Done as the degenerate GEMM
+ * C(1 x count) = beta * C with k = 0, which every backend implements that way. */
+static kmux_status conv_scale_output(kmux_plan *plan, kmux_stream *stream,
+                                     const kmux_conv2d_args *args) {
+    const kmux_conv2d_desc *d = &plan->desc.conv;
+    int64_t P = 0, Q = 0, count;
+    kmux_validate_conv_desc("kmux_conv2d_execute", d, &P, &Q);
+    void *out;
+    if (d->direction == KMUX_CONV_FWD) {
+        out = args->y;
+        count = d->n * d->k * P * Q;
+    } else if (d->direction == KMUX_CONV_BWD_DATA) {
+        out = args->x;
+        count = d->n * d->c * d->h * d->w;
+    } else {
+        out = args->w;
+        count = d->k * (d->c / d->groups) * d->r * d->s;
+    }
+    kmux_matmul_desc md = KMUX_MATMUL_DESC_INIT;
+    md.m = 1;
+    md.n = count;
+    md.k = 0;
+    md.lda = 1;
+    md.ldb = md.ldc = count;
+    md.a_type = md.b_type = md.c_type = d->y_type;
+    md.compute_type = d->y_type == KMUX_F64 ? KMUX_COMPUTE_F64 : KMUX_COMPUTE_F32;
+    kmux_matmul_args ma = KMUX_MATMUL_ARGS_INIT;
+    ma.alpha = args->alpha;
+    ma.beta = args->beta;
+    ma.C = out;
+    kmux_plan_cache *cache = plan->dev->ctx->plan_cache;
+    kmux_plan *mp = NULL;
+    kmux_status st = kmux_plan_cache_get_matmul(cache, plan->dev, &md, &mp);
+    if (st != KMUX_OK) return st;
+    st = kmux_matmul_execute_unchecked(mp, stream, &ma);
+    kmux_plan_cache_release(cache, mp);
+    return st;
+}
+
 kmux_status kmux_conv2d_execute(kmux_plan *plan, kmux_stream *stream,
                                 const kmux_conv2d_args *args) {
     kmux_clear_error();
@@ -277,6 +329,8 @@ kmux_status kmux_conv2d_execute(kmux_plan *plan, kmux_stream *stream,
     kmux_status st = check_plan_stream(fn, plan, stream, KMUX_PLAN_CONV2D);
     if (st == KMUX_OK) st = kmux_validate_conv_args(fn, &plan->desc.conv, args);
     if (st != KMUX_OK) return st;
+    if (kmux_scalar_is_zero(args->alpha, plan->desc.conv.compute_type))
+        return conv_scale_output(plan, stream, args);
     int verbose = kmux_verbose_level() >= 1;
     double t0 = 0;
     if (verbose) {

@@ -290,7 +290,9 @@ KMUX_API kmux_status kmux_event_create(kmux_device *dev, kmux_event **event);
  *  KMUX_ERR_INVALID_ARGUMENT if a pointer is NULL or the devices differ; KMUX_ERR_DEVICE. */
 KMUX_API kmux_status kmux_event_record(kmux_event *event, kmux_stream *stream);
 
-/** Waits for a recorded event. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT; KMUX_ERR_DEVICE. */
+/** Waits until the work before a recorded event has finished. Returns KMUX_OK;
+ *  KMUX_ERR_INVALID_ARGUMENT if event is NULL or was never recorded; KMUX_ERR_DEVICE for an
+ *  asynchronous error of the device. */
 KMUX_API kmux_status kmux_event_synchronize(kmux_event *event);
 
 /** Milliseconds between two recorded, completed events of one device (as
@@ -316,7 +318,8 @@ KMUX_API kmux_status kmux_event_destroy(kmux_event *event);
  *
  * Degenerate sizes follow the reference BLAS exactly: m == 0 or n == 0 does nothing; k == 0 or
  * *alpha == 0 computes C = beta * C without reading A or B (which may then be NULL); *beta == 0
- * means C is not read, so NaN or Inf already in C does not survive.
+ * means C is not read, so NaN or Inf already in C does not survive. As in BLAS, C must not
+ * overlap A or B (the result is then undefined).
  *
  * Supported type combinations (a_type = b_type; device support is in kmux_device_props):
  *   a/b      c            compute
@@ -482,7 +485,8 @@ KMUX_API kmux_status kmux_plan_destroy(kmux_plan *plan);
  *   BWD_DATA     dx = alpha * conv^T(dy, w)     + beta * dx     (x holds dx, y holds dy)
  *   BWD_WEIGHTS  dw = alpha * corr(x, dy)       + beta * dw     (w holds dw, y holds dy)
  * alpha and beta are host scalars: double for KMUX_COMPUTE_F64, float otherwise. beta == 0
- * means the output is not read.
+ * means the output is not read (NaN in it does not survive); alpha == 0 means the inputs are not
+ * read and the output becomes beta * output (as GEMM). The output must not overlap the inputs.
  */
 
 typedef enum kmux_conv_direction {
@@ -515,7 +519,7 @@ typedef struct kmux_conv2d_desc {
             0, 1, 1, KMUX_F32, KMUX_F32, KMUX_F32, KMUX_COMPUTE_F32                                \
     }
 
-/** Output height P and width Q of desc (no validation beyond what the formula needs).
+/** Output height P and width Q of desc, by the formula above.
  *  Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if a pointer is NULL or the description is
  *  invalid (the same checks as kmux_conv2d_plan_create). */
 KMUX_API kmux_status kmux_conv2d_output_dims(const kmux_conv2d_desc *desc, int64_t *p, int64_t *q);

@@ -1065,3 +1065,45 @@ Test(onednn, one_thread_context) {
     free(R);
     TU_OK(kmux_context_destroy(ctx1));
 }
+
+/* oneDNN 2.6 divides by some dims in 32 bits (SIGFPE at m or k = 2^32): the plugin must answer
+ * UNSUPPORTED, naming the dimension, before oneDNN sees it. */
+Test(onednn, dims_beyond_32_bits_are_refused_not_crashed) {
+    NEED_ONEDNN();
+    kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
+    d.m = 1, d.n = 1, d.k = INT64_C(1) << 32;
+    d.lda = d.k, d.ldb = 1, d.ldc = 1;
+    kmux_plan *p = NULL;
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(g_dnn, &d, NULL, &p));
+    cr_expect(strstr(kmux_last_error(), "k = 4294967296") != NULL, "%s", kmux_last_error());
+    kmux_conv2d_desc c = KMUX_CONV2D_DESC_INIT;
+    c.n = 1, c.c = 1, c.h = 1, c.w = INT64_C(1) << 32, c.k = 1, c.r = 1, c.s = 1;
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_conv2d_plan_create(g_dnn, &c, NULL, &p));
+    cr_expect(strstr(kmux_last_error(), "w = 4294967296") != NULL, "%s", kmux_last_error());
+    c.w = 4, c.dilation_h = INT64_MAX;
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_conv2d_plan_create(g_dnn, &c, NULL, &p));
+    cr_expect(strstr(kmux_last_error(), "dilation_h") != NULL, "%s", kmux_last_error());
+}
+
+/* A workspace cap picks the first implementation that fits instead of refusing the plan. */
+Test(onednn, workspace_cap_walks_to_a_fitting_implementation) {
+    NEED_ONEDNN();
+    kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
+    d.m = d.n = d.k = 64;
+    d.lda = d.ldb = d.ldc = 64;
+    kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
+    prefs.max_workspace_bytes = 0;
+    kmux_plan *p = NULL;
+    kmux_status st = kmux_matmul_plan_create(g_dnn, &d, &prefs, &p);
+    if (st == KMUX_OK) {
+        kmux_plan_info info;
+        TU_OK(kmux_plan_info_get(p, &info));
+        cr_expect_eq(info.workspace_bytes, 0, "%s needs %zu bytes", info.impl,
+                     info.workspace_bytes);
+        TU_OK(kmux_plan_destroy(p));
+    } else {
+        TU_STATUS(KMUX_ERR_UNSUPPORTED, st);
+        cr_expect(strstr(kmux_last_error(), "every implementation") != NULL, "%s",
+                  kmux_last_error());
+    }
+}

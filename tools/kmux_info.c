@@ -77,6 +77,8 @@ int main(int argc, char **argv) {
     kmux_device *autodev = NULL;
     if (kmux_device_find(ctx, "auto", &autodev) == KMUX_OK)
         printf("\n\"auto\" selects %s\n", kmux_device_id(autodev));
+    else
+        printf("\n\"auto\" selects nothing: %s\n", kmux_last_error());
     kmux_context_destroy(ctx);
     return 0;
 }

@@ -271,6 +271,33 @@ kmux_status kmux_dnn_conv2d_plan_create(void *state, int device, const kmux_conv
         return create_unsupported(st, d, "oneDNN 2.x has no f64 on CPU (use ref)");
     if (d->x_type != KMUX_F32 && d->x_type != KMUX_BF16 && d->x_type != KMUX_F16)
         return create_unsupported(st, d, "only f32, bf16 and f16 are supported");
+    /* oneDNN 2.6 divides by some dims in 32 bits (SIGFPE at n, c, h, w or k = 2^32) and rejects
+     * huge strides or dilations without saying which: refuse them here, by name. */
+    const struct {
+        const char *name;
+        int64_t v;
+    } dims[] = {{"n", d->n},
+                {"c", d->c},
+                {"h", d->h},
+                {"w", d->w},
+                {"k", d->k},
+                {"r", d->r},
+                {"s", d->s},
+                {"stride_h", d->stride_h},
+                {"stride_w", d->stride_w},
+                {"dilation_h", d->dilation_h},
+                {"dilation_w", d->dilation_w},
+                {"pad_top", d->pad_top},
+                {"pad_bottom", d->pad_bottom},
+                {"pad_left", d->pad_left},
+                {"pad_right", d->pad_right}};
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
+        if (dims[i].v > INT32_MAX) {
+            char why[96];
+            snprintf(why, sizeof why, "%s = %lld exceeds oneDNN's 32-bit limit (2^31 - 1)",
+                     dims[i].name, (long long)dims[i].v);
+            return create_unsupported(st, d, why);
+        }
     kmux_dnn_conv_plan *p = calloc(1, sizeof *p);
     if (!p) return kmux_dnn_oom(st, FN, sizeof *p);
     p->base.kind = KMUX_DNN_CONV2D;
@@ -291,17 +318,20 @@ kmux_status kmux_dnn_conv2d_plan_create(void *state, int device, const kmux_conv
         return ks;
     }
     set_impl_name(p);
+    /* Walk to the first implementation whose workspace fits the caller's cap. */
+    while (p->base.workspace_bytes > prefs->max_workspace_bytes &&
+           kmux_dnn_conv2d_next_impl(st, &p->base) == KMUX_OK) {
+    }
     if (p->base.workspace_bytes > prefs->max_workspace_bytes) {
         size_t need = p->base.workspace_bytes;
         kmux_dnn_conv2d_destroy(&p->base);
         return KMUX_DNN_ERROR(st, KMUX_ERR_UNSUPPORTED,
-                              "%s: backend onednn: the plan needs %zu bytes of workspace, "
-                              "prefs.max_workspace_bytes is %zu",
-                              FN, need, prefs->max_workspace_bytes);
+                              "%s: backend onednn: every implementation needs more workspace "
+                              "than prefs.max_workspace_bytes = %zu (the last one %zu bytes)",
+                              FN, prefs->max_workspace_bytes, need);
     }
-    st->hdr.host->trace(2, "kmux_verbose,plan,onednn,conv2d,%s,reorders x:%d w:%d y:%d",
-                        p->base.impl, p->impl.t[T_X].reorder, p->impl.t[T_W].reorder,
-                        p->impl.t[T_Y].reorder);
+    st->hdr.host->trace(2, "plan,onednn,conv2d,%s,reorders x:%d w:%d y:%d", p->base.impl,
+                        p->impl.t[T_X].reorder, p->impl.t[T_W].reorder, p->impl.t[T_Y].reorder);
     *plan = p;
     return KMUX_OK;
 }

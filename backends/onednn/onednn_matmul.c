@@ -429,6 +429,24 @@ kmux_status kmux_dnn_matmul_plan_create(void *state, int device, const kmux_matm
                               "%s: backend onednn: oneDNN %d.%d has no f64 matmul on CPU (f64 is "
                               "never run in a lower precision; use cpu:openblas or ref)",
                               FN, dnnl_version()->major, dnnl_version()->minor);
+    /* oneDNN 2.6 takes 64-bit dims but divides by some of them in 32 bits (SIGFPE at m or
+     * k = 2^32): refuse what it cannot take instead of crashing. */
+    const struct {
+        const char *name;
+        int64_t v;
+    } dims[] = {{"m", d->m},
+                {"n", d->n},
+                {"k", d->k},
+                {"lda", d->lda},
+                {"ldb", d->ldb},
+                {"ldc", d->ldc},
+                {"batch_count", d->batch_count}};
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
+        if (dims[i].v > INT32_MAX)
+            return KMUX_DNN_ERROR(st, KMUX_ERR_UNSUPPORTED,
+                                  "%s: backend onednn: %s = %lld exceeds oneDNN's 32-bit limit "
+                                  "(2^31 - 1)",
+                                  FN, dims[i].name, (long long)dims[i].v);
     kmux_dnn_mm_plan *p = calloc(1, sizeof *p);
     if (!p) return kmux_dnn_oom(st, FN, sizeof *p);
     p->base.kind = KMUX_DNN_MATMUL;
@@ -471,16 +489,20 @@ kmux_status kmux_dnn_matmul_plan_create(void *state, int device, const kmux_matm
     atomic_store(&p->nvariants, 1);
     p->base.work_bytes = plan_workspace(p);
     p->base.workspace_bytes = p->base.work_bytes + scratch;
+    /* Walk to the first implementation whose workspace fits the caller's cap. */
+    while (p->base.workspace_bytes > prefs->max_workspace_bytes &&
+           kmux_dnn_matmul_next_impl(st, &p->base) == KMUX_OK) {
+    }
     if (p->base.workspace_bytes > prefs->max_workspace_bytes) {
         size_t need = p->base.workspace_bytes;
         kmux_dnn_matmul_destroy(&p->base);
         return KMUX_DNN_ERROR(st, KMUX_ERR_UNSUPPORTED,
-                              "%s: backend onednn: the plan needs %zu bytes of workspace, "
-                              "prefs.max_workspace_bytes is %zu",
-                              FN, need, prefs->max_workspace_bytes);
+                              "%s: backend onednn: every implementation needs more workspace "
+                              "than prefs.max_workspace_bytes = %zu (the last one %zu bytes)",
+                              FN, prefs->max_workspace_bytes, need);
     }
     set_impl_name(p);
-    st->hdr.host->trace(2, "kmux_verbose,plan,onednn,matmul,%s,%s,%s,%s", p->base.impl,
+    st->hdr.host->trace(2, "plan,onednn,matmul,%s,%s,%s,%s", p->base.impl,
                         kmux_dnn_dtype_name(d->a_type), kmux_dnn_dtype_name(d->c_type),
                         kmux_dnn_compute_name(d->compute_type));
     *plan = p;

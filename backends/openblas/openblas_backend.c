@@ -88,6 +88,22 @@ static const char *ob_version(void *state) {
     return ((kmux_ob_state *)state)->version;
 }
 
+/* f32 flop per cycle per core of the kernels OpenBLAS chose (its DYNAMIC_ARCH core), which can be
+ * far below what the CPU could do: 0.3.21 does not know recent Xeons and falls back to its SSE3
+ * "Prescott" kernels (OPENBLAS_CORETYPE=SkylakeX or Haswell selects better ones). */
+static double kernel_flops_per_cycle(const char *core) {
+    static const char *avx512[] = {"skylakex", "cooperlake", "sapphirerapids"};
+    static const char *avx2[] = {"haswell", "zen", "sandybridge", "excavator", "steamroller"};
+    char lower[64] = "";
+    for (size_t i = 0; core && core[i] && i + 1 < sizeof lower; i++)
+        lower[i] = (char)(core[i] >= 'A' && core[i] <= 'Z' ? core[i] - 'A' + 'a' : core[i]);
+    for (size_t i = 0; i < sizeof avx512 / sizeof avx512[0]; i++)
+        if (strstr(lower, avx512[i])) return 64; /* 16 lanes x 2 FMA pipes x 2 */
+    for (size_t i = 0; i < sizeof avx2 / sizeof avx2[0]; i++)
+        if (strstr(lower, avx2[i])) return 32; /* 8 lanes x 2 FMA pipes x 2 */
+    return 8;                                  /* SSE: 4 lanes x (1 add + 1 mul) */
+}
+
 static kmux_status ob_device_props(void *state, int device, kmux_device_props *props) {
     kmux_ob_state *st = state;
     (void)device;
@@ -96,6 +112,15 @@ static kmux_status ob_device_props(void *state, int device, kmux_device_props *p
     snprintf(props->id, sizeof props->id, "cpu:openblas");
     snprintf(props->backend, sizeof props->backend, "openblas");
     snprintf(props->library_version, sizeof props->library_version, "%s", st->library_version);
+    /* The host figures assume the CPU's widest FMA units; scale them to the kernels in use. */
+    double host = strcmp(props->arch, "avx512_core") == 0 ? 64
+                  : strcmp(props->arch, "avx2") == 0      ? 32
+                                                          : 16;
+    double k = kernel_flops_per_cycle(openblas_get_corename());
+    if (k < host) {
+        props->peak_flops[KMUX_F32] *= k / host;
+        props->peak_flops[KMUX_F64] *= k / host;
+    }
     /* f64 and f32 natively; the narrow float types through "+cvt" (allow_emulation, the default),
      * at the f32 rate since sgemm does the work. No integer GEMM. */
     static const kmux_dtype narrow[] = {KMUX_F16,     KMUX_BF16,         KMUX_F8_E4M3,
