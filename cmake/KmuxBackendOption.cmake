@@ -23,12 +23,15 @@ function(kmux_backend_decide name found reason)
 endfunction()
 
 # kmux_add_plugin(target sources...): a backend plugin libkmux-<x>.so exporting only its entry
-# symbol, output next to libkmux.so and installed to <libdir>/kmux.
+# symbol, output next to libkmux.so and installed to <libdir>/kmux. It links its own hidden copy
+# of kmux_common (dispatch/common: type names and sizes, conv output size), since a plugin cannot
+# call libkmux's functions.
 function(kmux_add_plugin tgt)
   add_library(${tgt} MODULE ${ARGN})
   kmux_target_defaults(${tgt})
   set_target_properties(${tgt} PROPERTIES PREFIX "lib" OUTPUT_NAME ${tgt})
   target_include_directories(${tgt} PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR})
+  target_link_libraries(${tgt} PRIVATE kmux_common)
   target_link_options(${tgt} PRIVATE -Wl,--no-undefined -Wl,--exclude-libs,ALL)
   install(TARGETS ${tgt} LIBRARY DESTINATION ${KMUX_PLUGIN_INSTALL_DIR})
 endfunction()

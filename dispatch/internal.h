@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 
+#include "dispatch/common/kmux_common.h"
 #include "kmux_backend.h"
 
 #define KMUX_REASON_MAX 512
@@ -124,6 +125,9 @@ void kmux_plan_free(kmux_plan *plan);
 /** Executes a validated matmul plan with validated args, with the KMUX_VERBOSE trace. */
 kmux_status kmux_matmul_execute_unchecked(kmux_plan *plan, kmux_stream *stream,
                                           const kmux_matmul_args *args);
+/** Runs a validated matmul (desc and args) on stream with the context's cached plan for it. */
+kmux_status kmux_matmul_run_cached(kmux_stream *stream, const kmux_matmul_desc *desc,
+                                   const kmux_matmul_args *args);
 
 /* ---- shared helpers ---- */
 

@@ -26,8 +26,15 @@ static kmux_status backend_failed(kmux_status st, const char *fn, const kmux_dev
     return st;
 }
 
-/* Checks the fields of prefs that have a closed set of values. */
-static kmux_status check_prefs(const char *fn, const kmux_plan_prefs *prefs) {
+/* Checks the arguments of a plan creation: non-NULL pointers, and the fields of prefs (optional)
+ * that have a closed set of values. */
+static kmux_status check_create(const char *fn, const kmux_device *dev, const void *desc,
+                                kmux_plan *const *plan, const kmux_plan_prefs *prefs) {
+    if (!dev || !desc || !plan)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                              !dev    ? "dev"
+                              : !desc ? "desc"
+                                      : "plan");
     if (!prefs) return KMUX_OK;
     if (prefs->struct_size < offsetof(kmux_plan_prefs, allow_emulation))
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
@@ -142,20 +149,21 @@ kmux_status kmux_matmul_plan_create(kmux_device *dev, const kmux_matmul_desc *de
                                     const kmux_plan_prefs *prefs, kmux_plan **plan) {
     kmux_clear_error();
     const char *fn = "kmux_matmul_plan_create";
-    if (!dev || !desc || !plan)
-        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
-                              !dev    ? "dev"
-                              : !desc ? "desc"
-                                      : "plan");
-    kmux_status st = check_prefs(fn, prefs);
+    kmux_status st = check_create(fn, dev, desc, plan, prefs);
     if (st == KMUX_OK) st = kmux_validate_matmul_desc(fn, desc);
     if (st != KMUX_OK) return st;
     return kmux_matmul_plan_create_unchecked(dev, desc, prefs, plan);
 }
 
-/* A plan needs a stream of its own device. */
-static kmux_status check_plan_stream(const char *fn, const kmux_plan *plan, const kmux_stream *s,
-                                     kmux_plan_kind kind) {
+/* Checks the arguments of an execution: non-NULL pointers, a plan of this kind, and a stream of
+ * the plan's own device. */
+static kmux_status check_execute(const char *fn, const kmux_plan *plan, const kmux_stream *s,
+                                 const void *args, kmux_plan_kind kind) {
+    if (!plan || !s || !args)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                              !plan ? "plan"
+                              : !s  ? "stream"
+                                    : "args");
     if (plan->kind != kind)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: plan is a %s plan", fn,
                               plan->kind == KMUX_PLAN_MATMUL ? "matmul" : "convolution");
@@ -168,11 +176,15 @@ static kmux_status check_plan_stream(const char *fn, const kmux_plan *plan, cons
 
 /* Times an execution for the level-1 trace. GPU work is asynchronous, so with the trace on the
  * stream is synchronised around the call (as ONEDNN_VERBOSE does): tracing changes timing. */
-static void trace_exec(kmux_plan *plan, kmux_stream *stream, double t0, const char *op,
-                       const char *types, const char *compute, const char *shape) {
+static double synced_now_ms(kmux_plan *plan, kmux_stream *stream) {
     if (!plan->dev->props.is_host)
         OPS(plan->dev)->stream_synchronize(STATE(plan->dev), stream->native);
-    double ms = now_ms() - t0;
+    return now_ms();
+}
+
+static void trace_exec(kmux_plan *plan, kmux_stream *stream, double t0, const char *op,
+                       const char *types, const char *compute, const char *shape) {
+    double ms = synced_now_ms(plan, stream) - t0;
     kmux_plan_info info;
     kmux_plan_info_get(plan, &info);
     kmux_trace(1, "exec,%s,%s,%s,%s,%s,%s,%.4f", plan->dev->props.id, op, info.impl, types, compute,
@@ -185,12 +197,7 @@ kmux_status kmux_matmul_execute_unchecked(kmux_plan *plan, kmux_stream *stream,
     const kmux_matmul_desc *d = &plan->desc.matmul;
     if (d->m == 0 || d->n == 0 || d->batch_count == 0) return KMUX_OK; /* BLAS: nothing to do */
     int verbose = kmux_verbose_level() >= 1;
-    double t0 = 0;
-    if (verbose) {
-        if (!plan->dev->props.is_host)
-            OPS(plan->dev)->stream_synchronize(STATE(plan->dev), stream->native);
-        t0 = now_ms();
-    }
+    double t0 = verbose ? synced_now_ms(plan, stream) : 0;
     kmux_status st =
         OPS(plan->dev)->matmul_execute(STATE(plan->dev), plan->native, stream->native, args);
     if (st != KMUX_OK) return backend_failed(st, "kmux_matmul_execute", plan->dev);
@@ -209,15 +216,21 @@ kmux_status kmux_matmul_execute(kmux_plan *plan, kmux_stream *stream,
                                 const kmux_matmul_args *args) {
     kmux_clear_error();
     const char *fn = "kmux_matmul_execute";
-    if (!plan || !stream || !args)
-        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
-                              !plan     ? "plan"
-                              : !stream ? "stream"
-                                        : "args");
-    kmux_status st = check_plan_stream(fn, plan, stream, KMUX_PLAN_MATMUL);
+    kmux_status st = check_execute(fn, plan, stream, args, KMUX_PLAN_MATMUL);
     if (st == KMUX_OK) st = kmux_validate_matmul_args(fn, &plan->desc.matmul, args);
     if (st != KMUX_OK) return st;
     return kmux_matmul_execute_unchecked(plan, stream, args);
+}
+
+kmux_status kmux_matmul_run_cached(kmux_stream *stream, const kmux_matmul_desc *desc,
+                                   const kmux_matmul_args *args) {
+    kmux_plan_cache *cache = stream->dev->ctx->plan_cache;
+    kmux_plan *plan = NULL;
+    kmux_status st = kmux_plan_cache_get_matmul(cache, stream->dev, desc, &plan);
+    if (st != KMUX_OK) return st;
+    st = kmux_matmul_execute_unchecked(plan, stream, args);
+    kmux_plan_cache_release(cache, plan);
+    return st;
 }
 
 kmux_status kmux_conv2d_output_dims(const kmux_conv2d_desc *desc, int64_t *p, int64_t *q) {
@@ -234,12 +247,7 @@ kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d_desc *de
                                     const kmux_plan_prefs *prefs, kmux_plan **plan) {
     kmux_clear_error();
     const char *fn = "kmux_conv2d_plan_create";
-    if (!dev || !desc || !plan)
-        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
-                              !dev    ? "dev"
-                              : !desc ? "desc"
-                                      : "plan");
-    kmux_status st = check_prefs(fn, prefs);
+    kmux_status st = check_create(fn, dev, desc, plan, prefs);
     if (st == KMUX_OK) st = kmux_validate_conv_desc(fn, desc, NULL, NULL);
     if (st != KMUX_OK) return st;
     const kmux_backend_ops *o = OPS(dev);
@@ -308,36 +316,20 @@ static kmux_status conv_scale_output(kmux_plan *plan, kmux_stream *stream,
     ma.alpha = args->alpha;
     ma.beta = args->beta;
     ma.C = out;
-    kmux_plan_cache *cache = plan->dev->ctx->plan_cache;
-    kmux_plan *mp = NULL;
-    kmux_status st = kmux_plan_cache_get_matmul(cache, plan->dev, &md, &mp);
-    if (st != KMUX_OK) return st;
-    st = kmux_matmul_execute_unchecked(mp, stream, &ma);
-    kmux_plan_cache_release(cache, mp);
-    return st;
+    return kmux_matmul_run_cached(stream, &md, &ma);
 }
 
 kmux_status kmux_conv2d_execute(kmux_plan *plan, kmux_stream *stream,
                                 const kmux_conv2d_args *args) {
     kmux_clear_error();
     const char *fn = "kmux_conv2d_execute";
-    if (!plan || !stream || !args)
-        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
-                              !plan     ? "plan"
-                              : !stream ? "stream"
-                                        : "args");
-    kmux_status st = check_plan_stream(fn, plan, stream, KMUX_PLAN_CONV2D);
+    kmux_status st = check_execute(fn, plan, stream, args, KMUX_PLAN_CONV2D);
     if (st == KMUX_OK) st = kmux_validate_conv_args(fn, &plan->desc.conv, args);
     if (st != KMUX_OK) return st;
     if (kmux_scalar_is_zero(args->alpha, plan->desc.conv.compute_type))
         return conv_scale_output(plan, stream, args);
     int verbose = kmux_verbose_level() >= 1;
-    double t0 = 0;
-    if (verbose) {
-        if (!plan->dev->props.is_host)
-            OPS(plan->dev)->stream_synchronize(STATE(plan->dev), stream->native);
-        t0 = now_ms();
-    }
+    double t0 = verbose ? synced_now_ms(plan, stream) : 0;
     st = OPS(plan->dev)->conv2d_execute(STATE(plan->dev), plan->native, stream->native, args);
     if (st != KMUX_OK) return backend_failed(st, fn, plan->dev);
     if (verbose) {

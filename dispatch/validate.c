@@ -283,8 +283,9 @@ kmux_status kmux_validate_conv_desc(const char *fn, const kmux_conv2d_desc *d, i
         return INVALID("%s: the dilated filter (%lld x %lld) is larger than the padded input "
                        "(%lld x %lld): the output would be empty",
                        fn, (long long)eff_r, (long long)eff_s, (long long)hp, (long long)wp);
-    P = (hp - eff_r) / d->stride_h + 1;
-    Q = (wp - eff_s) / d->stride_w + 1;
+    /* now the formula of kmux.h cannot overflow */
+    P = kmux_conv2d_out_dim(d->h, d->pad_top, d->pad_bottom, d->r, d->dilation_h, d->stride_h);
+    Q = kmux_conv2d_out_dim(d->w, d->pad_left, d->pad_right, d->s, d->dilation_w, d->stride_w);
     int64_t x_elems, w_elems, y_elems, t;
     size_t bytes;
     if (__builtin_mul_overflow(d->n, d->c, &t) || __builtin_mul_overflow(t, d->h, &t) ||

@@ -7,14 +7,8 @@
 #include <math.h>
 
 #include "cpu_runtime.h"
+#include "kmux_common.h"
 #include "kmux_cpu_kernels.h"
-
-/* Plugins do not link libkmux, so kmux_dtype_name is not available here. */
-static const char *dtype_name(kmux_dtype t) {
-    static const char *const names[KMUX_DTYPE_COUNT] = {
-        "?", "f64", "f32", "f16", "bf16", "e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "i8", "i32"};
-    return (int)t >= 0 && (int)t < KMUX_DTYPE_COUNT ? names[t] : "?";
-}
 
 static int threads_of(const void *state) {
     const kmux_cpu_state_header *h = state;
@@ -31,9 +25,10 @@ kmux_status kmux_cpu_op_cast(void *state, void *stream, int64_t n, const void *s
     kmux_status st =
         kmux_cpu_cast(n, src, src_type, dst, dst_type, saturate, scale, amax, threads_of(state));
     if (st != KMUX_OK)
-        return h->host->set_error(
-            st, "kmux_cast: the CPU kernels do not convert %s (%d) to %s (%d)",
-            dtype_name(src_type), (int)src_type, dtype_name(dst_type), (int)dst_type);
+        return h->host->set_error(st,
+                                  "kmux_cast: the CPU kernels do not convert %s (%d) to %s (%d)",
+                                  kmux_common_dtype_name(src_type), (int)src_type,
+                                  kmux_common_dtype_name(dst_type), (int)dst_type);
     return KMUX_OK;
 }
 

@@ -31,6 +31,16 @@ kmux_status kmux_cpu_event_record(void *state, void *event, void *stream);
 kmux_status kmux_cpu_event_synchronize(void *state, void *event);
 kmux_status kmux_cpu_event_elapsed_ms(void *state, void *start, void *end, float *ms);
 
+/** The memory, stream and event slots above, for the designated initializer of a CPU backend's
+ *  kmux_backend_ops: { .name = ..., KMUX_CPU_RUNTIME_SLOTS, .matmul_plan_create = ... }. */
+#define KMUX_CPU_RUNTIME_SLOTS                                                                     \
+    .mem_alloc = kmux_cpu_mem_alloc, .mem_free = kmux_cpu_mem_free,                                \
+    .stream_create = kmux_cpu_stream_create, .stream_destroy = kmux_cpu_stream_destroy,            \
+    .stream_synchronize = kmux_cpu_stream_synchronize, .mem_copy = kmux_cpu_mem_copy,              \
+    .mem_set = kmux_cpu_mem_set, .event_create = kmux_cpu_event_create,                            \
+    .event_destroy = kmux_cpu_event_destroy, .event_record = kmux_cpu_event_record,                \
+    .event_synchronize = kmux_cpu_event_synchronize, .event_elapsed_ms = kmux_cpu_event_elapsed_ms
+
 /* Mixed-precision slots on the vectorised kernels of kernels/cpu (backends/cpu_common/cpu_amp.c),
  * used by cpu:openblas and cpu:onednn (ref has its own scalar oracle). */
 kmux_status kmux_cpu_op_cast(void *state, void *stream, int64_t n, const void *src,
@@ -49,6 +59,14 @@ kmux_status kmux_cpu_op_loss_scale_update(void *state, void *stream, float *scal
 kmux_status kmux_cpu_op_fp8_scale_update(void *state, void *stream, const float *amax_history,
                                          int64_t history_len, kmux_dtype fp8_type, float margin,
                                          float *scale);
+
+/** The mixed-precision slots above, for the designated initializer of a backend's
+ *  kmux_backend_ops (as KMUX_CPU_RUNTIME_SLOTS). */
+#define KMUX_CPU_AMP_SLOTS                                                                         \
+    .cast = kmux_cpu_op_cast, .amax = kmux_cpu_op_amax,                                            \
+    .unscale_check_finite = kmux_cpu_op_unscale_check_finite,                                      \
+    .loss_scale_update = kmux_cpu_op_loss_scale_update,                                            \
+    .fp8_scale_update = kmux_cpu_op_fp8_scale_update
 
 /** Fills the host part of a CPU device's properties: vendor and model name (/proc/cpuinfo),
  *  arch ("avx512_core", "avx2", "sse4.2", "generic" from run-time CPU detection), physical

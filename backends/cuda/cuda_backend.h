@@ -22,6 +22,7 @@
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 
+#include "dispatch/common/kmux_common.h"
 #include "kmux_backend.h"
 
 #define KMUX_CUDA_MIB ((size_t)1 << 20)
@@ -124,12 +125,6 @@ kmux_status kmux_cuda_error(const kmux_cuda_state *st, kmux_status status, const
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-
-/** Names and sizes of kmux types (the plugin does not link libkmux, whose kmux_dtype_name it
- *  would otherwise use): "f32", "e4m3", ...; "?" when unknown; size 0 when unknown. */
-const char *kmux_cuda_dtype_name(kmux_dtype t);
-size_t kmux_cuda_dtype_size(kmux_dtype t);
-const char *kmux_cuda_compute_name(kmux_compute_type c);
 
 /* ---- cuda_runtime.c ---------------------------------------------------------------------- */
 

@@ -100,9 +100,9 @@ static kmux_status conv_unsupported(const kmux_cuda_state *st, int device,
         "kmux_conv2d_plan_create: cuda:%d cannot run %s %s %s (compute %s, n%lld c%lld h%lld "
         "w%lld k%lld r%lld s%lld): %s",
         device, dir_name(d->direction), d->layout == KMUX_NHWC ? "NHWC" : "NCHW",
-        kmux_cuda_dtype_name(d->x_type), kmux_cuda_compute_name(d->compute_type), (long long)d->n,
-        (long long)d->c, (long long)d->h, (long long)d->w, (long long)d->k, (long long)d->r,
-        (long long)d->s, why);
+        kmux_common_dtype_name(d->x_type), kmux_common_compute_type_name(d->compute_type),
+        (long long)d->n, (long long)d->c, (long long)d->h, (long long)d->w, (long long)d->k,
+        (long long)d->r, (long long)d->s, why);
 }
 
 static void conv_free(conv_plan *p) {
@@ -181,9 +181,9 @@ kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_con
             st, device, d,
             "asymmetric padding (cuDNN's convolution descriptor has one padding per axis)");
     int64_t p_out =
-        (d->h + d->pad_top + d->pad_bottom - ((d->r - 1) * d->dilation_h + 1)) / d->stride_h + 1;
+        kmux_conv2d_out_dim(d->h, d->pad_top, d->pad_bottom, d->r, d->dilation_h, d->stride_h);
     int64_t q_out =
-        (d->w + d->pad_left + d->pad_right - ((d->s - 1) * d->dilation_w + 1)) / d->stride_w + 1;
+        kmux_conv2d_out_dim(d->w, d->pad_left, d->pad_right, d->s, d->dilation_w, d->stride_w);
     const int64_t dims[] = {d->n,          d->c,          d->h,       d->w,
                             d->k,          d->r,          d->s,       d->groups,
                             d->stride_h,   d->stride_w,   d->pad_top, d->pad_left,

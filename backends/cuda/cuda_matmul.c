@@ -119,10 +119,6 @@ static cudaDataType_t cuda_type(kmux_dtype t) {
     }
 }
 
-static size_t dsize(kmux_dtype t) {
-    return kmux_cuda_dtype_size(t);
-}
-
 static const char *lt_compute_name(cublasComputeType_t c) {
     switch (c) {
     case CUBLAS_COMPUTE_64F:
@@ -378,9 +374,9 @@ static kmux_status unsupported(const kmux_cuda_state *st, int device, const kmux
         st, KMUX_ERR_UNSUPPORTED,
         "kmux_matmul_plan_create: cuda:%d cannot run %s x %s -> %s with compute %s "
         "(m=%lld n=%lld k=%lld, epilogue %s): %s",
-        device, kmux_cuda_dtype_name(d->a_type), kmux_cuda_dtype_name(d->b_type),
-        kmux_cuda_dtype_name(d->c_type), kmux_cuda_compute_name(d->compute_type), (long long)d->m,
-        (long long)d->n, (long long)d->k, epi_name(d->epilogue), why);
+        device, kmux_common_dtype_name(d->a_type), kmux_common_dtype_name(d->b_type),
+        kmux_common_dtype_name(d->c_type), kmux_common_compute_type_name(d->compute_type),
+        (long long)d->m, (long long)d->n, (long long)d->k, epi_name(d->epilogue), why);
 }
 
 /* Sets compute type, scale type and the effective compute type. */
@@ -423,7 +419,8 @@ static void configure(matmul_plan *p) {
      * whose kernels only write f16: that case adds the bias in place, as f16 arithmetic would). */
     p->use_temp = (p->post_epi || p->force_temp) && narrow && d->compute_type != KMUX_COMPUTE_F16;
     /* fp8: C and D need 16-byte leading dimensions */
-    if (is_fp8(p->at) && ((size_t)d->ldc * dsize(d->c_type)) % 16 != 0) p->use_temp = 1;
+    if (is_fp8(p->at) && ((size_t)d->ldc * kmux_common_dtype_size(d->c_type)) % 16 != 0)
+        p->use_temp = 1;
     /* Through the temporary, cuBLASLt computes alpha * AB only (beta = 0), so the whole epilogue
      * has to follow beta * C in the post kernel. */
     if (p->use_temp && e) p->post_epi = 1;
@@ -758,8 +755,8 @@ static kmux_status execute_plan(kmux_cuda_state *st, matmul_plan *p, kmux_cuda_s
         s = kmux_cuda_error(st, KMUX_ERR_UNSUPPORTED,
                             "kmux_matmul_execute: cuda:%d: a_scale/b_scale apply to fp8 inputs "
                             "only (this plan is %s x %s)",
-                            p->hdr.device, kmux_cuda_dtype_name(d->a_type),
-                            kmux_cuda_dtype_name(d->b_type));
+                            p->hdr.device, kmux_common_dtype_name(d->a_type),
+                            kmux_common_dtype_name(d->b_type));
         goto out;
     }
     if (d->k == 0 || scalar_zero(d, args->alpha)) {

@@ -232,8 +232,8 @@ static kmux_status create_unsupported(kmux_dnn_state *st, const kmux_conv2d_desc
                           d->direction == KMUX_CONV_FWD        ? "forward"
                           : d->direction == KMUX_CONV_BWD_DATA ? "backward-data"
                                                                : "backward-weights",
-                          kmux_dnn_dtype_name(d->x_type), kmux_dnn_compute_name(d->compute_type),
-                          why);
+                          kmux_common_dtype_name(d->x_type),
+                          kmux_common_compute_type_name(d->compute_type), why);
 }
 
 /* Native kernels first; "+cvt" when there are none (or only reference ones) and emulation is
@@ -305,8 +305,8 @@ kmux_status kmux_dnn_conv2d_plan_create(void *state, int device, const kmux_conv
      * and its bf16 fpmath mode would round to bf16, below what bf16x3 promises) */
     p->base.effective_compute = KMUX_COMPUTE_F32;
     p->d = *d;
-    p->p = (d->h + d->pad_top + d->pad_bottom - ((d->r - 1) * d->dilation_h + 1)) / d->stride_h + 1;
-    p->q = (d->w + d->pad_left + d->pad_right - ((d->s - 1) * d->dilation_w + 1)) / d->stride_w + 1;
+    p->p = kmux_conv2d_out_dim(d->h, d->pad_top, d->pad_bottom, d->r, d->dilation_h, d->stride_h);
+    p->q = kmux_conv2d_out_dim(d->w, d->pad_left, d->pad_right, d->s, d->dilation_w, d->stride_w);
     p->out = d->direction == KMUX_CONV_FWD ? T_Y : d->direction == KMUX_CONV_BWD_DATA ? T_X : T_W;
     kmux_dnn_pool_init(&p->base);
     kmux_dnn_threads th;
@@ -462,7 +462,7 @@ static kmux_status run(conv_run *r, const kmux_conv2d_args *a) {
             return KMUX_DNN_ERROR(r->st, ks,
                                   "kmux_conv2d_execute: backend onednn: f32 -> %s "
                                   "rounding failed",
-                                  kmux_dnn_dtype_name(type));
+                                  kmux_common_dtype_name(type));
         return KMUX_OK;
     }
     combine(res, user[p->out], type, o->n, alpha, beta);

@@ -13,6 +13,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include "backends/cpu_common/cpu_runtime.h"
+#include "dispatch/common/kmux_common.h"
 #include "kmux_backend.h"
 
 #define KMUX_DNN_NAME "onednn"
@@ -127,9 +128,6 @@ size_t kmux_dnn_pd_scratch(const_dnnl_primitive_desc_t pd);
 
 /** oneDNN data type of a kmux dtype; dnnl_data_type_undef for those oneDNN 2.x lacks (f64, fp8). */
 dnnl_data_type_t kmux_dnn_dtype(kmux_dtype t);
-const char *kmux_dnn_dtype_name(kmux_dtype t);
-const char *kmux_dnn_compute_name(kmux_compute_type t);
-size_t kmux_dnn_dtype_size(kmux_dtype t);
 /** Name of a oneDNN ISA ("avx512_core_bf16"). */
 const char *kmux_dnn_isa_name(dnnl_cpu_isa_t isa);
 

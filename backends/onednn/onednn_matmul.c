@@ -363,8 +363,8 @@ static kmux_status choose_path(kmux_dnn_state *st, kmux_dnn_mm_plan *p,
                 st, s == dnnl_unimplemented ? KMUX_ERR_UNSUPPORTED : KMUX_ERR_DEVICE,
                 "%s: backend onednn: oneDNN has no matmul for a_type=%s c_type=%s compute=%s on "
                 "this CPU (isa %s): %s (%d)",
-                FN, kmux_dnn_dtype_name(d->a_type), kmux_dnn_dtype_name(d->c_type),
-                kmux_dnn_compute_name(d->compute_type), kmux_dnn_isa_name(st->isa),
+                FN, kmux_common_dtype_name(d->a_type), kmux_common_dtype_name(d->c_type),
+                kmux_common_compute_type_name(d->compute_type), kmux_dnn_isa_name(st->isa),
                 kmux_dnn_status_name(s), (int)s);
         }
     }
@@ -374,7 +374,7 @@ static kmux_status choose_path(kmux_dnn_state *st, kmux_dnn_mm_plan *p,
                               "(isa %s) and prefs.allow_emulation is 0 (it would run in f32 on "
                               "converted inputs, \"+cvt\")",
                               FN, dnnl_version()->major, dnnl_version()->minor,
-                              kmux_dnn_dtype_name(d->a_type), kmux_dnn_dtype_name(d->b_type),
+                              kmux_common_dtype_name(d->a_type), kmux_common_dtype_name(d->b_type),
                               kmux_dnn_isa_name(st->isa));
     s = cvt_setup(p);
     if (s == dnnl_success)
@@ -503,8 +503,8 @@ kmux_status kmux_dnn_matmul_plan_create(void *state, int device, const kmux_matm
     }
     set_impl_name(p);
     st->hdr.host->trace(2, "plan,onednn,matmul,%s,%s,%s,%s", p->base.impl,
-                        kmux_dnn_dtype_name(d->a_type), kmux_dnn_dtype_name(d->c_type),
-                        kmux_dnn_compute_name(d->compute_type));
+                        kmux_common_dtype_name(d->a_type), kmux_common_dtype_name(d->c_type),
+                        kmux_common_compute_type_name(d->compute_type));
     *plan = p;
     return KMUX_OK;
 }

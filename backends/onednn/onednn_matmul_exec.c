@@ -150,7 +150,7 @@ static void convert_inputs(mm_run *r) {
         for (int o = 0; o < 2; o++) {
             const kmux_dnn_mm_operand *op = ops[o];
             const char *src = op->from_a ? r->a->A : r->a->B;
-            size_t es = kmux_dnn_dtype_size(op->type);
+            size_t es = kmux_common_dtype_size(op->type);
             int64_t srows = op->trans ? op->cols : op->rows;
             int64_t scols = op->trans ? op->rows : op->cols;
             float *dst = (float *)(ws + op->cvt_offset);
@@ -167,7 +167,7 @@ static void convert_inputs(mm_run *r) {
 static size_t operand_step(const kmux_dnn_mm_plan *p, const kmux_dnn_mm_operand *o, int dense,
                            int u8) {
     if (o->bstride == 0) return 0;
-    if (!dense) return (size_t)o->bstride * kmux_dnn_dtype_size(o->type);
+    if (!dense) return (size_t)o->bstride * kmux_common_dtype_size(o->type);
     return (size_t)(o->rows * o->cols) * (u8 ? 1 : sizeof(float));
 }
 
@@ -235,7 +235,7 @@ static void epilogue_by_hand(mm_run *r, float *t, int dense) {
 /* W (dense f32) -> C (c_type), rounded once, with d_scale and amax (kmux_cpu_cast). */
 static kmux_status round_w(mm_run *r, const float *w) {
     const kmux_dnn_mm_plan *p = r->p;
-    size_t es = kmux_dnn_dtype_size(p->d.c_type);
+    size_t es = kmux_common_dtype_size(p->d.c_type);
     float *amax = r->a->amax_d ? &r->amax : NULL;
     int dense = p->ldr == p->N && (p->d.batch_count == 1 || p->bstride_r == p->M * p->N);
     int64_t rows = dense ? 1 : p->d.batch_count * p->M;
@@ -248,7 +248,7 @@ static kmux_status round_w(mm_run *r, const float *w) {
                                        0, r->a->d_scale, amax ? &row_amax : NULL, r->threads);
         if (ks != KMUX_OK)
             return KMUX_DNN_ERROR(r->st, ks, "%s: backend onednn: f32 -> %s rounding failed", FN,
-                                  kmux_dnn_dtype_name(p->d.c_type));
+                                  kmux_common_dtype_name(p->d.c_type));
         if (amax && row_amax > r->amax) r->amax = row_amax;
     }
     return KMUX_OK;
@@ -290,12 +290,13 @@ static kmux_status exec_float(mm_run *r) {
         if (p->use_w && r->beta != 0.0)
             for (int64_t b = 0; b < d->batch_count; b++)
                 kmux_cpu_matrix_to_f32(p->M, p->N,
-                                       (const char *)r->a->C + (size_t)c_at(p, b, 0, 0) *
-                                                                   kmux_dnn_dtype_size(d->c_type),
+                                       (const char *)r->a->C +
+                                           (size_t)c_at(p, b, 0, 0) *
+                                               kmux_common_dtype_size(d->c_type),
                                        d->c_type, p->ldr, w + b * p->M * p->N, r->threads);
         void *dst = p->use_w ? (void *)w : r->a->C;
         size_t dst_bstride = p->use_w ? (size_t)(p->M * p->N) * sizeof(float)
-                                      : (size_t)p->bstride_r * kmux_dnn_dtype_size(d->c_type);
+                                      : (size_t)p->bstride_r * kmux_common_dtype_size(d->c_type);
         ks = run_primitive(r, prim, dst, dst_bstride);
         if (ks == KMUX_OK && p->epi_by_hand) epilogue_by_hand(r, dst, p->use_w);
         if (ks == KMUX_OK && p->use_w) ks = round_w(r, w);

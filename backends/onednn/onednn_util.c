@@ -1,7 +1,7 @@
 /*
  * onednn_util.c - small helpers of the oneDNN plugin: thread count around oneDNN calls, error
  * messages with oneDNN's status names, primitive descriptor creation by implementation index,
- * and the name tables the plugin needs (it links no libkmux symbol).
+ * the oneDNN data type of a kmux dtype, ISA names.
  */
 #include "onednn_internal.h"
 
@@ -165,70 +165,6 @@ dnnl_data_type_t kmux_dnn_dtype(kmux_dtype t) {
     default:
         return dnnl_data_type_undef;
     }
-}
-
-const char *kmux_dnn_dtype_name(kmux_dtype t) {
-    switch (t) {
-    case KMUX_F64:
-        return "f64";
-    case KMUX_F32:
-        return "f32";
-    case KMUX_F16:
-        return "f16";
-    case KMUX_BF16:
-        return "bf16";
-    case KMUX_F8_E4M3:
-        return "e4m3";
-    case KMUX_F8_E5M2:
-        return "e5m2";
-    case KMUX_F8_E4M3_FNUZ:
-        return "e4m3fnuz";
-    case KMUX_F8_E5M2_FNUZ:
-        return "e5m2fnuz";
-    case KMUX_I8:
-        return "i8";
-    case KMUX_I32:
-        return "i32";
-    }
-    return "?";
-}
-
-const char *kmux_dnn_compute_name(kmux_compute_type t) {
-    switch (t) {
-    case KMUX_COMPUTE_F64:
-        return "f64";
-    case KMUX_COMPUTE_F32:
-        return "f32";
-    case KMUX_COMPUTE_F32_FAST_TF32:
-        return "f32_fast_tf32";
-    case KMUX_COMPUTE_F32_FAST_BF16:
-        return "f32_fast_bf16";
-    case KMUX_COMPUTE_F16:
-        return "f16";
-    case KMUX_COMPUTE_I32:
-        return "i32";
-    }
-    return "?";
-}
-
-size_t kmux_dnn_dtype_size(kmux_dtype t) {
-    switch (t) {
-    case KMUX_F64:
-        return 8;
-    case KMUX_F32:
-    case KMUX_I32:
-        return 4;
-    case KMUX_F16:
-    case KMUX_BF16:
-        return 2;
-    case KMUX_F8_E4M3:
-    case KMUX_F8_E5M2:
-    case KMUX_F8_E4M3_FNUZ:
-    case KMUX_F8_E5M2_FNUZ:
-    case KMUX_I8:
-        return 1;
-    }
-    return 0;
 }
 
 const char *kmux_dnn_isa_name(dnnl_cpu_isa_t isa) {

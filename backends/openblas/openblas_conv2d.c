@@ -55,7 +55,8 @@ static kmux_status unsupported(kmux_ob_state *st, const kmux_conv2d_desc *d, con
     return KMUX_OB_ERROR(st, KMUX_ERR_UNSUPPORTED,
                          "kmux_conv2d_plan_create: backend openblas cannot run a %s convolution "
                          "with compute=%s: %s",
-                         kmux_ob_dtype_name(d->x_type), kmux_ob_compute_name(d->compute_type), why);
+                         kmux_common_dtype_name(d->x_type),
+                         kmux_common_compute_type_name(d->compute_type), why);
 }
 
 /* Chooses the images per GEMM and the workspace for the current implementation; 0 when it does
@@ -117,8 +118,10 @@ kmux_status kmux_ob_conv2d_plan_create(void *state, int device, const kmux_conv2
         return unsupported(st, d, "only f32 (and f16/bf16 by conversion) is implemented");
     }
 
-    int64_t p = 0, q = 0;
-    kmux_ob_conv_output_dims(d, &p, &q);
+    const int64_t p =
+        kmux_conv2d_out_dim(d->h, d->pad_top, d->pad_bottom, d->r, d->dilation_h, d->stride_h);
+    const int64_t q =
+        kmux_conv2d_out_dim(d->w, d->pad_left, d->pad_right, d->s, d->dilation_w, d->stride_w);
     const int64_t cg = d->c / d->groups, kg = d->k / d->groups;
     const int64_t dims[] = {cg, kg, d->c, d->k, p * q, d->h * d->w, cg * d->r * d->s};
     for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {

@@ -30,7 +30,7 @@ void kmux_ob_epilogue_f32(float *t, int64_t rows, int64_t cols, int64_t ld,
     const int bias = (e->flags & KMUX_EPILOGUE_BIAS) != 0;
     const int relu = (e->flags & KMUX_EPILOGUE_RELU) != 0;
     const int gelu = (e->flags & KMUX_EPILOGUE_GELU) != 0;
-    const size_t out_size = kmux_ob_dtype_size(out_type);
+    const size_t out_size = kmux_common_dtype_size(out_type);
     float m = amax ? *amax : 0.0f;
     for (int64_t r = 0; r < rows; r++) {
         float *row = t + r * ld;

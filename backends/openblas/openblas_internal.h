@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "backends/cpu_common/cpu_runtime.h"
+#include "dispatch/common/kmux_common.h"
 #include "kmux_backend.h"
 
 #define KMUX_OB_NAME "openblas"
@@ -114,15 +115,6 @@ void kmux_ob_ws_release_all(kmux_ob_state *st);
 void kmux_ob_scale_f32(float *t, int64_t rows, int64_t cols, int64_t ld, float beta);
 /** The same for f64. */
 void kmux_ob_scale_f64(double *t, int64_t rows, int64_t cols, int64_t ld, double beta);
-
-/** Name of a dtype / compute type for messages ("bf16", "f32_fast_tf32"); "?" if unknown. The
- *  plugin links no libkmux symbol, so it has its own copy of these tables. */
-const char *kmux_ob_dtype_name(kmux_dtype t);
-const char *kmux_ob_compute_name(kmux_compute_type t);
-/** Bytes of one element of t; 0 if unknown. */
-size_t kmux_ob_dtype_size(kmux_dtype t);
-/** Output height and width of a validated convolution (formula of kmux.h). */
-void kmux_ob_conv_output_dims(const kmux_conv2d_desc *d, int64_t *p, int64_t *q);
 
 /** Sets the error of the calling thread through the host (returns status). */
 #define KMUX_OB_ERROR(st, status, ...) ((st)->hdr.host->set_error((status), __VA_ARGS__))

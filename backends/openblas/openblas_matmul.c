@@ -57,8 +57,9 @@ static kmux_status unsupported(kmux_ob_state *st, const kmux_matmul_desc *d, con
     return KMUX_OB_ERROR(st, KMUX_ERR_UNSUPPORTED,
                          "kmux_matmul_plan_create: backend openblas cannot run a=%s b=%s c=%s "
                          "compute=%s: %s",
-                         kmux_ob_dtype_name(d->a_type), kmux_ob_dtype_name(d->b_type),
-                         kmux_ob_dtype_name(d->c_type), kmux_ob_compute_name(d->compute_type), why);
+                         kmux_common_dtype_name(d->a_type), kmux_common_dtype_name(d->b_type),
+                         kmux_common_dtype_name(d->c_type),
+                         kmux_common_compute_type_name(d->compute_type), why);
 }
 
 /* Chooses the implementation; KMUX_OK or UNSUPPORTED with the reason. */
@@ -254,8 +255,9 @@ static void run_sgemm_cvt(const mm_plan *p, const kmux_matmul_args *args, const 
     const float alpha = *(const float *)args->alpha, beta = *(const float *)args->beta;
     const float alpha_eff = alpha * scale_product(args);
     const int degenerate = d->k == 0 || alpha == 0.0f;
-    const size_t a_size = kmux_ob_dtype_size(d->a_type), b_size = kmux_ob_dtype_size(d->b_type);
-    const size_t c_size = kmux_ob_dtype_size(d->c_type);
+    const size_t a_size = kmux_common_dtype_size(d->a_type),
+                 b_size = kmux_common_dtype_size(d->b_type);
+    const size_t c_size = kmux_common_dtype_size(d->c_type);
     float *Af = (float *)ws;
     float *Bf = (float *)(ws + align64(p->ws_a));
     float *Cf = (float *)(ws + align64(p->ws_a) + align64(p->ws_b));

@@ -97,8 +97,8 @@ kmux_status kmux_ref_conv2d_execute(void *state, void *plan, void *stream,
                                     const kmux_conv2d_args *args) {
     const kmux_conv2d_desc *d = &((const ref_plan *)plan)->cv;
     ref_cv_shape s = {d, 0, 0, d->c / d->groups};
-    s.p = (d->h + d->pad_top + d->pad_bottom - ((d->r - 1) * d->dilation_h + 1)) / d->stride_h + 1;
-    s.q = (d->w + d->pad_left + d->pad_right - ((d->s - 1) * d->dilation_w + 1)) / d->stride_w + 1;
+    s.p = kmux_conv2d_out_dim(d->h, d->pad_top, d->pad_bottom, d->r, d->dilation_h, d->stride_h);
+    s.q = kmux_conv2d_out_dim(d->w, d->pad_left, d->pad_right, d->s, d->dilation_w, d->stride_w);
     int64_t nx = d->n * d->c * d->h * d->w, nw = d->k * s.cg * d->r * d->s;
     int64_t ny = d->n * d->k * s.p * s.q;
 

@@ -5,6 +5,7 @@
 #define KMUX_REF_INTERNAL_H
 
 #include "cpu_runtime.h"
+#include "dispatch/common/kmux_common.h"
 
 /** Backend state: one per context. Starts with the CPU header (host services, threads). */
 typedef struct ref_state {

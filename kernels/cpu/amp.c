@@ -30,7 +30,7 @@ static void amax_range(void *p, int64_t begin, int64_t end, int tid) {
         j->amax[tid] = (float)m;
         return;
     }
-    const size_t es = kmux_cast_esize(j->type);
+    const size_t es = kmux_common_dtype_size(j->type);
     float buf[CHUNK], m = 0.0f;
     for (int64_t i = begin; i < end; i += CHUNK) {
         int64_t len = end - i < CHUNK ? end - i : CHUNK;
@@ -97,7 +97,7 @@ static void unscale_range(void *p, int64_t begin, int64_t end, int tid) {
         found = j->avx2 ? kmux_cast_unscale_f32_avx2(end - begin, x, j->inv_scale)
                         : f32_nonfinite_scale_portable(end - begin, x, j->inv_scale);
     } else { /* f16, bf16: in place, one L1-sized chunk at a time */
-        const size_t es = kmux_cast_esize(j->type);
+        const size_t es = kmux_common_dtype_size(j->type);
         float buf[CHUNK];
         for (int64_t i = begin; i < end; i += CHUNK) {
             int64_t len = end - i < CHUNK ? end - i : CHUNK;

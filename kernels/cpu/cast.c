@@ -30,20 +30,6 @@ int kmux_cast_have_avx2(void) {
     return kmux_cpu_has_avx2_fma() && kmux_cpu_has_f16c();
 }
 
-size_t kmux_cast_esize(kmux_dtype t) {
-    switch (t) {
-    case KMUX_F64:
-        return 8;
-    case KMUX_F32:
-        return 4;
-    case KMUX_F16:
-    case KMUX_BF16:
-        return 2;
-    default:
-        return 1;
-    }
-}
-
 static uint32_t bits32(float x) {
     uint32_t u;
     memcpy(&u, &x, sizeof u);
@@ -113,7 +99,7 @@ typedef struct widen_job {
 
 static void widen_range(void *p, int64_t begin, int64_t end, int tid) {
     const widen_job *j = p;
-    size_t es = kmux_cast_esize(j->type);
+    size_t es = kmux_common_dtype_size(j->type);
     (void)tid;
     if (j->cols == 0) {
         kmux_cast_to_f32_serial(end - begin, j->src + (size_t)begin * es, j->type, j->dst + begin,
@@ -277,7 +263,7 @@ static void cast_range(void *p, int64_t begin, int64_t end, int tid) {
         j->amax[tid] = cast_from_f64(j, begin, end);
         return;
     }
-    const size_t ss = kmux_cast_esize(j->st), ds = kmux_cast_esize(j->dt);
+    const size_t ss = kmux_common_dtype_size(j->st), ds = kmux_common_dtype_size(j->dt);
     const int stream = (int64_t)ds * (end - begin) >= STREAM_BYTES;
     float buf[CHUNK];
     for (int64_t i = begin; i < end; i += CHUNK) {

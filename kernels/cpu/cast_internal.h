@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "kmux.h"
+#include "kmux_common.h" /* kmux_common_dtype_size */
 
 /* ---- narrow floating-point formats ---------------------------------------------------------- */
 
@@ -51,8 +52,6 @@ void kmux_cast_scaled_scalar(int64_t n, const float *src, void *dst, kmux_dtype 
 
 /** 1 when the AVX2/FMA/F16C kernels can run on this CPU. */
 int kmux_cast_have_avx2(void);
-/** Bytes per element of a floating dtype. */
-size_t kmux_cast_esize(kmux_dtype t);
 /** n elements of a floating dtype to f32 on the calling thread (f64: rounded to nearest). */
 void kmux_cast_to_f32_serial(int64_t n, const void *src, kmux_dtype t, float *dst, int avx2);
 /** n f32 to a floating dtype with the kmux_cast rules (scale NULL = none; stream: non-temporal
