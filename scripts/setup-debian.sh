@@ -11,8 +11,12 @@ PACKAGES=(
   libdnnl-dev ocl-icd-opencl-dev                                   # cpu:onednn (its CMake config needs OpenCL)
   libcriterion-dev                                                 # tests
   libjansson-dev                                                   # kmux-bench JSON lines
-  chromium nodejs npm                                              # report page test, JSON schema check
+  chromium                                                         # report page test (headless)
 )
+# Node.js runs the JSON-schema check of kmux-bench records. Take Debian's only when no node/npm is
+# there already (a nodesource nodejs ships its own npm and conflicts with Debian's npm package).
+command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)
+command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${PACKAGES[@]}" >/dev/null
