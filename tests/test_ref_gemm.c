@@ -349,7 +349,8 @@ Test(ref_gemm, plan_info) {
     TU_OK(kmux_plan_info_get(plan, &info));
     cr_expect_str_eq(info.impl, "ref:f64");
     cr_expect_str_eq(info.device, "ref");
-    cr_expect_eq(info.effective_compute, KMUX_COMPUTE_F64); /* ref accumulates in f64 whatever is asked */
+    cr_expect_eq(info.effective_compute,
+                 KMUX_COMPUTE_F64); /* ref accumulates in f64 whatever is asked */
     cr_expect_eq(info.deterministic, 1);
     cr_expect_eq(info.impl_index, 0);
     TU_STATUS(KMUX_ERR_LAST_IMPL, kmux_plan_next_impl(plan));

@@ -11,7 +11,7 @@
 #include "kmux.h"
 
 /* ---- CPU feature detection (cached) ---- */
-int kmux_cpu_has_avx2_fma(void);   /* AVX2 + FMA */
+int kmux_cpu_has_avx2_fma(void); /* AVX2 + FMA */
 int kmux_cpu_has_f16c(void);
 int kmux_cpu_has_avx512_bf16(void);
 int kmux_cpu_has_avx512_fp16(void);
@@ -55,8 +55,8 @@ int kmux_cpu_unscale_check_finite(int64_t n, void *x, kmux_dtype type, float inv
  * padding are 0 in col.
  */
 /** Lowers image x, group g, to its column matrix col (fully written). */
-void kmux_cpu_im2col_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
-                         const float *x, float *col);
+void kmux_cpu_im2col_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g, const float *x,
+                         float *col);
 /** The adjoint of kmux_cpu_im2col_f32: ADDS every element of col into the image x at the tap it
  *  was read from (overlapping taps accumulate; padding taps are dropped). Channels of other
  *  groups are not touched. */
