@@ -1,0 +1,49 @@
+/*
+ * kb_jsonl.h - the JSON-lines records of kmux-bench (one per problem x device), written with
+ * jansson and read back by `kmux-bench report`. The record's JSON Schema is
+ * bench/schema/kmux-bench-record.schema.json; KB_RECORD_SCHEMA_VERSION is its "schema_version".
+ */
+#ifndef KB_JSONL_H
+#define KB_JSONL_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include "kb_machine.h"
+#include "kb_run.h"
+
+#define KB_RECORD_SCHEMA_VERSION 1
+
+/** Writes one record (one line, compact JSON, flushed). threads: CPU threads of the run.
+ *  Returns 1 on success. */
+int kb_jsonl_write(FILE *f, const kb_result *r, const kb_machine *m, int threads,
+                   double min_time_s);
+
+/** The fields of a record that reports use. */
+typedef struct kb_rec {
+    int file;          /**< index of the file it came from */
+    char problem[512]; /**< problem key: descriptor, direction, dtypes, layout/tags */
+    char label[200];   /**< what a reader sees: name, else descriptor (+ direction) */
+    char op[16], direction[8], workload[32];
+    int occurrences;
+    char column[200]; /**< machine label + " " + device id */
+    char machine[128], device[32], device_name[128], impl[128];
+    char verification[16];
+    int has_speed; /**< a speed may be shown (passed or not verified, and timed) */
+    double gflops, pct_peak, median_ms, min_ms; /**< pct_peak < 0 when unknown */
+    char bound[16];
+    char cpu_model[128], kmux_version[96], date[32], gpus[256], backends[512];
+} kb_rec;
+
+/** A growable list of records. */
+typedef struct kb_rec_list {
+    kb_rec *v;
+    size_t n, cap;
+} kb_rec_list;
+
+/** Reads every record of a JSONL file into out (file index `file`). Lines that are not records
+ *  are an error. Returns 1; 0 with "path:line: message" in err. */
+int kb_jsonl_read(const char *path, int file, kb_rec_list *out, char *err, size_t err_cap);
+
+void kb_rec_list_free(kb_rec_list *l);
+
+#endif

@@ -1,0 +1,318 @@
+/* kb_report.c - merging records of several runs into one comparison; terminal output. */
+#include "kb_report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kb_util.h"
+#include "kb_workload.h"
+
+void kb_report_build(kb_report *R, kb_rec_list *recs, char **files, int nfiles,
+                     const double *file_cost) {
+    memset(R, 0, sizeof *R);
+    R->recs = *recs;
+    memset(recs, 0, sizeof *recs);
+    R->files = files;
+    R->nfiles = nfiles;
+    size_t capc = 0, capr = 0;
+    long *rec_row = kb_xmalloc((R->recs.n ? R->recs.n : 1) * sizeof *rec_row);
+    long *rec_col = kb_xmalloc((R->recs.n ? R->recs.n : 1) * sizeof *rec_col);
+    for (size_t i = 0; i < R->recs.n; ++i) {
+        const kb_rec *r = &R->recs.v[i];
+        size_t c = 0;
+        while (c < R->ncols && strcmp(R->cols[c].name, r->column))
+            ++c;
+        if (c == R->ncols) {
+            if (R->ncols == capc) {
+                capc = capc ? 2 * capc : 8;
+                R->cols = kb_xrealloc(R->cols, capc * sizeof *R->cols);
+            }
+            kb_report_col *col = &R->cols[R->ncols++];
+            memset(col, 0, sizeof *col);
+            kb_strlcpy(col->name, r->column, sizeof col->name);
+            col->file = r->file;
+            col->cost = file_cost ? file_cost[r->file] : 0.0;
+            kb_strlcpy(col->cpu_model, r->cpu_model, sizeof col->cpu_model);
+            kb_strlcpy(col->device_name, r->device_name, sizeof col->device_name);
+            kb_strlcpy(col->gpus, r->gpus, sizeof col->gpus);
+            kb_strlcpy(col->backends, r->backends, sizeof col->backends);
+            kb_strlcpy(col->kmux_version, r->kmux_version, sizeof col->kmux_version);
+            kb_strlcpy(col->date, r->date, sizeof col->date);
+        }
+        size_t w = 0;
+        while (w < R->nrows && strcmp(R->rows[w].key, r->problem))
+            ++w;
+        if (w == R->nrows) {
+            if (R->nrows == capr) {
+                capr = capr ? 2 * capr : 64;
+                R->rows = kb_xrealloc(R->rows, capr * sizeof *R->rows);
+            }
+            kb_report_row *row = &R->rows[R->nrows++];
+            kb_strlcpy(row->key, r->problem, sizeof row->key);
+            kb_strlcpy(row->label, r->label, sizeof row->label);
+            kb_strlcpy(row->workload, r->workload, sizeof row->workload);
+            row->occurrences = r->occurrences;
+        }
+        rec_row[i] = (long)w;
+        rec_col[i] = (long)c;
+    }
+    size_t cells = R->nrows * R->ncols;
+    R->cell = kb_xmalloc((cells ? cells : 1) * sizeof *R->cell);
+    for (size_t i = 0; i < cells; ++i)
+        R->cell[i] = -1;
+    /* the same problem on the same column twice (repeated runs): keep the fastest verified one */
+    for (size_t i = 0; i < R->recs.n; ++i) {
+        long *cell = &R->cell[(size_t)rec_row[i] * R->ncols + (size_t)rec_col[i]];
+        const kb_rec *r = &R->recs.v[i];
+        if (*cell < 0) {
+            *cell = (long)i;
+            continue;
+        }
+        const kb_rec *old = &R->recs.v[*cell];
+        if ((r->has_speed && !old->has_speed) ||
+            (r->has_speed && old->has_speed && r->gflops > old->gflops))
+            *cell = (long)i;
+    }
+    free(rec_row);
+    free(rec_col);
+}
+
+void kb_report_free(kb_report *R) {
+    kb_rec_list_free(&R->recs);
+    free(R->cols);
+    free(R->rows);
+    free(R->cell);
+    memset(R, 0, sizeof *R);
+}
+
+const kb_rec *kb_report_cell(const kb_report *R, size_t row, size_t col) {
+    long i = R->cell[row * R->ncols + col];
+    return i < 0 ? NULL : &R->recs.v[i];
+}
+
+double kb_report_geomean(const kb_report *R, size_t col, size_t *count) {
+    double logsum = 0;
+    size_t n = 0;
+    for (size_t r = 0; r < R->nrows; ++r) {
+        int all = 1;
+        for (size_t c = 0; c < R->ncols && all; ++c) {
+            const kb_rec *x = kb_report_cell(R, r, c);
+            all = x && x->has_speed && x->gflops > 0;
+        }
+        if (!all) continue;
+        logsum += log(kb_report_cell(R, r, col)->gflops);
+        ++n;
+    }
+    if (count) *count = n;
+    return n ? exp(logsum / (double)n) : 0.0;
+}
+
+double kb_report_network_ms(const kb_report *R, const char *workload, size_t col, size_t *rows) {
+    double ms = 0;
+    size_t n = 0;
+    int complete = 1;
+    for (size_t r = 0; r < R->nrows; ++r) {
+        if (strcmp(R->rows[r].workload, workload)) continue;
+        ++n;
+        const kb_rec *x = kb_report_cell(R, r, col);
+        if (!x || !x->has_speed)
+            complete = 0;
+        else
+            ms += x->median_ms * R->rows[r].occurrences;
+    }
+    if (rows) *rows = n;
+    return complete && n ? ms : -1.0;
+}
+
+static const char *cell_text(const kb_rec *x, char *buf, size_t cap) {
+    if (!x)
+        snprintf(buf, cap, "-");
+    else if (x->has_speed && x->pct_peak >= 0)
+        snprintf(buf, cap, "%.1f (%.0f%%)", x->gflops, x->pct_peak);
+    else if (x->has_speed)
+        snprintf(buf, cap, "%.1f", x->gflops);
+    else if (!strcmp(x->verification, "passed"))
+        snprintf(buf, cap, "verified only");
+    else if (x->verification[0] && strcmp(x->verification, "not_run")) {
+        snprintf(buf, cap, "%s", x->verification);
+        for (char *p = buf; *p; ++p)
+            if (*p >= 'a' && *p <= 'z') *p = (char)(*p - 'a' + 'A');
+    } else
+        snprintf(buf, cap, "no result");
+    return buf;
+}
+
+void kb_report_print(const kb_report *R, FILE *f) {
+    const int lw = 40, cw = 24;
+    fprintf(f,
+            "Comparison of %d file(s), %zu problems, %zu machine/device columns. Cells: "
+            "GFLOP/s at the median time (%% of the device's peak).\n\n",
+            R->nfiles, R->nrows, R->ncols);
+    for (size_t c = 0; c < R->ncols; ++c)
+        fprintf(f, "  [%zu] %s: %s%s%s; kmux %s; %s\n", c + 1, R->cols[c].name,
+                R->cols[c].device_name, R->cols[c].gpus[0] ? "; GPUs: " : "", R->cols[c].gpus,
+                R->cols[c].kmux_version, R->cols[c].date);
+    fprintf(f, "\n%-*s", lw, "problem");
+    for (size_t c = 0; c < R->ncols; ++c) {
+        char h[32];
+        snprintf(h, sizeof h, "[%zu] %.*s", c + 1, cw - 6, R->cols[c].name);
+        fprintf(f, " %*s", cw, h);
+    }
+    fputc('\n', f);
+    for (size_t r = 0; r < R->nrows; ++r) {
+        char lab[64];
+        snprintf(lab, sizeof lab, "%.*s", lw, R->rows[r].label);
+        fprintf(f, "%-*s", lw, lab);
+        for (size_t c = 0; c < R->ncols; ++c) {
+            char t[64];
+            fprintf(f, " %*s", cw, cell_text(kb_report_cell(R, r, c), t, sizeof t));
+        }
+        fputc('\n', f);
+    }
+    size_t common = 0;
+    fprintf(f, "\n%-*s", lw, "geomean GFLOP/s (common problems)");
+    for (size_t c = 0; c < R->ncols; ++c) {
+        double g = kb_report_geomean(R, c, &common);
+        char t[32];
+        if (g > 0)
+            snprintf(t, sizeof t, "%.1f", g);
+        else
+            snprintf(t, sizeof t, "-");
+        fprintf(f, " %*s", cw, t);
+    }
+    fprintf(f, "\n%-*s", lw, "  over problems");
+    for (size_t c = 0; c < R->ncols; ++c)
+        fprintf(f, " %*zu", cw, common);
+    int any_cost = 0;
+    for (size_t c = 0; c < R->ncols; ++c)
+        any_cost |= R->cols[c].cost > 0;
+    if (any_cost) {
+        fprintf(f, "\n%-*s", lw, "geomean GFLOP/s per unit of cost");
+        for (size_t c = 0; c < R->ncols; ++c) {
+            double g = kb_report_geomean(R, c, NULL);
+            char t[32];
+            if (R->cols[c].cost > 0 && g > 0)
+                snprintf(t, sizeof t, "%.2f (cost %g)", g / R->cols[c].cost, R->cols[c].cost);
+            else
+                snprintf(t, sizeof t, "-");
+            fprintf(f, " %*s", cw, t);
+        }
+    }
+    fputc('\n', f);
+    /* whole-network view of network workloads */
+    for (size_t r = 0; r < R->nrows; ++r) {
+        const char *wl = R->rows[r].workload;
+        if (!kb_workload_is_network(wl)) continue;
+        int first = 1;
+        for (size_t q = 0; q < r; ++q)
+            first &= strcmp(R->rows[q].workload, wl) != 0;
+        if (!first) continue;
+        size_t nrows = 0;
+        char lab[80];
+        snprintf(lab, sizeof lab, "%s training step, conv ms", wl);
+        fprintf(f, "%-*s", lw, lab);
+        for (size_t c = 0; c < R->ncols; ++c) {
+            double ms = kb_report_network_ms(R, wl, c, &nrows);
+            char t[32];
+            if (ms >= 0)
+                snprintf(t, sizeof t, "%.2f", ms);
+            else
+                snprintf(t, sizeof t, "incomplete");
+            fprintf(f, " %*s", cw, t);
+        }
+        fputc('\n', f);
+    }
+}
+
+/* ---- the subcommand ------------------------------------------------------------------------- */
+
+static void report_usage(FILE *f) {
+    fprintf(f,
+            "usage: kmux-bench report A.jsonl [B.jsonl ...] [--html=OUT.html] "
+            "[--cost=FILE.jsonl:COST ...]\n"
+            "  Merges kmux-bench records of several runs/machines into one comparison: a table\n"
+            "  (problem x machine/device: GFLOP/s and %% of peak) on stdout and, with --html, a\n"
+            "  self-contained HTML page with SVG charts. --cost gives the cost of the machine\n"
+            "  that wrote FILE (e.g. dollars per hour) and adds throughput per unit of cost.\n");
+}
+
+int kb_report_main(int argc, char **argv) {
+    char **files = kb_xcalloc((size_t)argc, sizeof *files);
+    int nfiles = 0;
+    const char *html = NULL;
+    char *costs[64];
+    int ncosts = 0;
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            report_usage(stdout);
+            free(files);
+            return 0;
+        } else if (!strncmp(argv[i], "--html=", 7)) {
+            html = argv[i] + 7;
+        } else if (!strncmp(argv[i], "--cost=", 7) && ncosts < 64) {
+            costs[ncosts++] = argv[i] + 7;
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "kmux-bench report: unknown option %s\n", argv[i]);
+            report_usage(stderr);
+            free(files);
+            return 2;
+        } else {
+            files[nfiles++] = argv[i];
+        }
+    }
+    if (nfiles == 0) {
+        report_usage(stderr);
+        free(files);
+        return 2;
+    }
+    double *file_cost = kb_xcalloc((size_t)nfiles, sizeof *file_cost);
+    for (int k = 0; k < ncosts; ++k) {
+        char *colon = strrchr(costs[k], ':');
+        double v = 0;
+        int found = 0;
+        if (colon) {
+            *colon = '\0';
+            if (kb_parse_double(colon + 1, &v) && v > 0)
+                for (int i = 0; i < nfiles; ++i)
+                    if (!strcmp(files[i], costs[k])) file_cost[i] = v, found = 1;
+        }
+        if (!found) {
+            fprintf(stderr,
+                    "kmux-bench report: --cost=%s%s%s: want FILE:COST with FILE one of the "
+                    "inputs and COST > 0\n",
+                    costs[k], colon ? ":" : "", colon ? colon + 1 : "");
+            free(file_cost);
+            free(files);
+            return 2;
+        }
+    }
+    kb_rec_list recs = {NULL, 0, 0};
+    for (int i = 0; i < nfiles; ++i) {
+        char err[512];
+        if (!kb_jsonl_read(files[i], i, &recs, err, sizeof err)) {
+            fprintf(stderr, "kmux-bench report: %s\n", err);
+            kb_rec_list_free(&recs);
+            free(file_cost);
+            free(files);
+            return 2;
+        }
+    }
+    kb_report R;
+    kb_report_build(&R, &recs, files, nfiles, file_cost);
+    kb_report_print(&R, stdout);
+    int rc = 0;
+    if (html) {
+        if (kb_html_write(&R, html)) {
+            printf("\nHTML report: %s\n", html);
+        } else {
+            fprintf(stderr, "kmux-bench report: cannot write %s\n", html);
+            rc = 1;
+        }
+    }
+    kb_report_free(&R);
+    free(file_cost);
+    free(files);
+    return rc;
+}

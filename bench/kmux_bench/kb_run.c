@@ -1,0 +1,300 @@
+/* kb_run.c - verify, then time, one problem on every target device. */
+#include "kb_run.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kb_util.h"
+#include "kb_values.h"
+
+/* Guard band before and after the output: 4 KiB keeps the output's alignment on every device. */
+#define KB_GUARD_BYTES 4096
+
+int kb_result_has_speed(const kb_result *r) {
+    return r->timed && r->status == KMUX_OK &&
+           (r->check.status == KB_VERIFY_PASSED || r->check.status == KB_VERIFY_NOT_RUN);
+}
+
+typedef union scalar {
+    double d;
+    float f;
+    int32_t i;
+} scalar;
+
+#define KB_MAX_ROTATIONS 64
+
+typedef struct exec_ctx {
+    kb_op op;
+    kmux_plan *plan;
+    kmux_stream *stream;
+    scalar alpha, beta;
+    kmux_matmul_args ma[KB_MAX_ROTATIONS];
+    kmux_conv2d_args ca[KB_MAX_ROTATIONS];
+    int nrot, next; /* calls cycle through nrot buffer sets (--cold) */
+} exec_ctx;
+
+static kmux_status exec_once(void *arg) {
+    exec_ctx *e = arg;
+    int i = e->next;
+    e->next = (e->next + 1) % e->nrot;
+    if (e->op == KB_OP_MATMUL) return kmux_matmul_execute(e->plan, e->stream, &e->ma[i]);
+    return kmux_conv2d_execute(e->plan, e->stream, &e->ca[i]);
+}
+
+/* Extra copies of the operands for cold timing: enough sets that together they exceed
+ * cold_bytes (far more than the last-level cache), so no call finds its data in the cache.
+ * Set 0 is the verified one. Returns a status; rot[][] receives device buffers to free. */
+static kmux_status add_rotations(exec_ctx *e, kb_target *tg, const kb_tensors *t,
+                                 const size_t bytes[3], void *const host_real[3], double cold_bytes,
+                                 void *rot[][3]) {
+    double set = (double)(bytes[0] + bytes[1] + bytes[2]);
+    int n = set > 0 ? (int)ceil(cold_bytes / set) : 1;
+    if (n < 2) n = 2;
+    if (n > KB_MAX_ROTATIONS) n = KB_MAX_ROTATIONS;
+    kmux_status st = KMUX_OK;
+    for (int k = 1; k < n && st == KMUX_OK; ++k) {
+        for (int i = 0; i < 3 && st == KMUX_OK; ++i) {
+            st = kmux_malloc(tg->dev, bytes[i], &rot[k][i]);
+            if (st == KMUX_OK && i != t->out)
+                st = kmux_memcpy(tg->stream, rot[k][i], host_real[i], bytes[i],
+                                 KMUX_MEMCPY_HOST_TO_DEVICE);
+        }
+        if (st != KMUX_OK) break;
+        e->ma[k] = e->ma[0];
+        e->ma[k].A = rot[k][0], e->ma[k].B = rot[k][1], e->ma[k].C = rot[k][2];
+        e->ca[k] = e->ca[0];
+        e->ca[k].x = rot[k][0], e->ca[k].w = rot[k][1], e->ca[k].y = rot[k][2];
+        e->nrot = k + 1;
+    }
+    if (st == KMUX_OK) st = kmux_stream_synchronize(tg->stream);
+    return st;
+}
+
+static void set_error(kb_result *r, kmux_status st, const char *what) {
+    r->status = st;
+    snprintf(r->error, sizeof r->error, "%s: %s: %s", what, kmux_status_str(st), kmux_last_error());
+}
+
+/* Fills the inputs of p's direction for verification: the first input dense, the second sparse. */
+static void fill_inputs_int(const kb_problem *p, const kb_tensors *t, void *host[3],
+                            const kb_fill_plan *f, const kb_run_opts *o) {
+    int dense, sparse;
+    if (p->op == KB_OP_MATMUL || p->dir == KB_DIR_FWD)
+        dense = 0, sparse = 1;
+    else if (p->dir == KB_DIR_BWD_D)
+        dense = 2, sparse = 1;
+    else
+        dense = 0, sparse = 2;
+    double density = o->self_test && !strcmp(o->self_test, "zero-data") ? 0.0 : f->density_b;
+    kb_fill_int(host[dense], t->dt[dense], t->count[dense], f->range_a, 1.0,
+                o->seed + 11u * (unsigned)dense);
+    kb_fill_int(host[sparse], t->dt[sparse], t->count[sparse], f->range_b, density,
+                o->seed + 11u * (unsigned)sparse + 1u);
+}
+
+static void run_target(const kb_problem *p, kb_target *tg, void *host_int[3], void *host_real[3],
+                       const kb_tensors *t, const kb_fill_plan *fp, const kb_oracle *orc,
+                       const kb_run_opts *o, kb_result *r) {
+    kmux_plan *plan = NULL;
+    void *base[3] = {NULL, NULL, NULL}, *dev[3] = {NULL, NULL, NULL};
+    void *rot[KB_MAX_ROTATIONS][3];
+    memset(rot, 0, sizeof rot);
+    unsigned char *stage = NULL;
+    exec_ctx e;
+    memset(&e, 0, sizeof e);
+    kmux_compute_type ct = kb_problem_compute(p);
+    size_t bytes[3];
+    for (int i = 0; i < 3; ++i)
+        bytes[i] = (size_t)t->count[i] * kb_dtype_size(t->dt[i]);
+
+    /* plan creation, timed on its own */
+    double t0 = kb_now_s();
+    kmux_status st;
+    if (p->op == KB_OP_MATMUL) {
+        kmux_matmul_desc d;
+        kb_matmul_to_desc(p, &d);
+        st = kmux_matmul_plan_create(tg->dev, &d, NULL, &plan);
+    } else {
+        kmux_conv2d_desc d;
+        kb_conv_to_desc(p, &d);
+        st = kmux_conv2d_plan_create(tg->dev, &d, NULL, &plan);
+    }
+    r->plan_ms = 1e3 * (kb_now_s() - t0);
+    if (st != KMUX_OK) {
+        set_error(r, st, "plan creation");
+        return;
+    }
+    kmux_plan_info info;
+    if (kmux_plan_info_get(plan, &info) == KMUX_OK) {
+        kb_strlcpy(r->impl, info.impl ? info.impl : "?", sizeof r->impl);
+        kb_strlcpy(r->effective_compute, kb_compute_name(info.effective_compute),
+                   sizeof r->effective_compute);
+        r->deterministic = info.deterministic;
+    }
+
+    /* device buffers; the output with a guard band on each side */
+    for (int i = 0; i < 3 && st == KMUX_OK; ++i) {
+        size_t extra = i == t->out ? 2 * KB_GUARD_BYTES : 0;
+        st = kmux_malloc(tg->dev, bytes[i] + extra, &base[i]);
+        dev[i] = (char *)base[i] + extra / 2;
+    }
+    if (st != KMUX_OK) {
+        set_error(r, st, "kmux_malloc");
+        goto done;
+    }
+    e.op = p->op, e.plan = plan, e.stream = tg->stream;
+    if (ct == KMUX_COMPUTE_F64)
+        e.alpha.d = 1.0, e.beta.d = 0.0;
+    else if (ct == KMUX_COMPUTE_I32 && p->op == KB_OP_MATMUL)
+        e.alpha.i = 1, e.beta.i = 0;
+    else
+        e.alpha.f = 1.0f, e.beta.f = 0.0f;
+    kmux_matmul_args ma = KMUX_MATMUL_ARGS_INIT;
+    ma.alpha = &e.alpha, ma.beta = &e.beta, ma.A = dev[0], ma.B = dev[1], ma.C = dev[2];
+    e.ma[0] = ma;
+    kmux_conv2d_args ca = KMUX_CONV2D_ARGS_INIT;
+    ca.alpha = &e.alpha, ca.beta = &e.beta, ca.x = dev[0], ca.w = dev[1], ca.y = dev[2];
+    e.ca[0] = ca;
+    e.nrot = 1;
+
+    if (o->verify) {
+        if (!orc->ok) {
+            r->check.status = KB_VERIFY_ERROR;
+            kb_strlcpy(r->check.message, orc->message, sizeof r->check.message);
+            goto done;
+        }
+        size_t ob = bytes[t->out], G = KB_GUARD_BYTES;
+        stage = kb_xmalloc(ob + 2 * G);
+        kb_guard_fill(stage, G, 1);
+        kb_guard_fill(stage + G + ob, G, 2);
+        kb_fill_unwritten(stage + G, t->dt[t->out], t->count[t->out]);
+        for (int i = 0; i < 3 && st == KMUX_OK; ++i)
+            st = i == t->out ? kmux_memcpy(tg->stream, base[i], stage, ob + 2 * G,
+                                           KMUX_MEMCPY_HOST_TO_DEVICE)
+                             : kmux_memcpy(tg->stream, dev[i], host_int[i], bytes[i],
+                                           KMUX_MEMCPY_HOST_TO_DEVICE);
+        if (st == KMUX_OK) st = kmux_stream_synchronize(tg->stream);
+        if (st != KMUX_OK) {
+            set_error(r, st, "copy to device");
+            goto done;
+        }
+        st = exec_once(&e);
+        if (st == KMUX_OK) st = kmux_stream_synchronize(tg->stream);
+        if (st != KMUX_OK) {
+            set_error(r, st, "execution");
+            goto done;
+        }
+        st = kmux_memcpy(tg->stream, stage, base[t->out], ob + 2 * G, KMUX_MEMCPY_DEVICE_TO_HOST);
+        for (int i = 0; i < 3 && st == KMUX_OK; ++i) {
+            if (i == t->out) continue;
+            void *back = kb_xmalloc(bytes[i]);
+            st = kmux_memcpy(tg->stream, back, dev[i], bytes[i], KMUX_MEMCPY_DEVICE_TO_HOST);
+            if (st == KMUX_OK) st = kmux_stream_synchronize(tg->stream);
+            if (st == KMUX_OK && memcmp(back, host_int[i], bytes[i])) r->check.inputs_ok = 0;
+            free(back);
+        }
+        if (st == KMUX_OK) st = kmux_stream_synchronize(tg->stream);
+        if (st != KMUX_OK) {
+            set_error(r, st, "copy from device");
+            goto done;
+        }
+        /* injected faults, to test the checker itself (--self-test) */
+        if (o->self_test && !strcmp(o->self_test, "corrupt-output") && orc->count > 0) {
+            int64_t idx = orc->index ? orc->index[orc->count / 2] : orc->count / 2;
+            double v = kb_get(stage + G, t->dt[t->out], idx);
+            kb_set(stage + G, t->dt[t->out], idx, v + 1.0);
+        }
+        if (o->self_test && !strcmp(o->self_test, "corrupt-guard")) stage[G + ob + 7] ^= 0x40;
+        r->check.guard_ok = kb_guard_check(stage, G, 1) && kb_guard_check(stage + G + ob, G, 2);
+        kb_compare(orc, fp, stage + G, t->dt[t->out], &r->check);
+        if (r->check.status != KB_VERIFY_PASSED) goto done;
+    }
+
+    if (o->time) {
+        for (int i = 0; i < 3 && st == KMUX_OK; ++i)
+            if (i != t->out)
+                st = kmux_memcpy(tg->stream, dev[i], host_real[i], bytes[i],
+                                 KMUX_MEMCPY_HOST_TO_DEVICE);
+        if (st == KMUX_OK) st = kmux_stream_synchronize(tg->stream);
+        if (st != KMUX_OK) {
+            set_error(r, st, "copy to device");
+            goto done;
+        }
+        if (o->cold_bytes > 0) {
+            st = add_rotations(&e, tg, t, bytes, host_real, o->cold_bytes, rot);
+            if (st != KMUX_OK) {
+                set_error(r, st, "cold buffers (--cold)");
+                goto done;
+            }
+        }
+        r->rotations = e.nrot;
+        char err[300];
+        st = kb_time(tg->dev, tg->stream, exec_once, &e, &o->timing, &r->stats, err, sizeof err);
+        if (st != KMUX_OK) {
+            r->status = st;
+            snprintf(r->error, sizeof r->error, "timing: %s", err);
+            goto done;
+        }
+        r->timed = 1;
+        r->gflops = r->flops / (r->stats.median_ms * 1e6);
+        r->gflops_best = r->flops / (r->stats.min_ms * 1e6);
+        kb_device_peak(&tg->props, p->set.dt[0], ct, o->host, o->peaks_csv, &r->peak);
+        kb_roofline_compute(r->flops, r->min_bytes, r->gflops * 1e9, &r->peak, &r->roof);
+    }
+done:
+    free(stage);
+    for (int i = 0; i < 3; ++i) {
+        kmux_free(tg->dev, base[i]);
+        for (int k = 1; k < KB_MAX_ROTATIONS; ++k)
+            kmux_free(tg->dev, rot[k][i]);
+    }
+    kmux_plan_destroy(plan);
+}
+
+void kb_run_problem(const kb_problem *p, kmux_device *ref, kmux_stream *ref_stream,
+                    kb_target *targets, int ntargets, const kb_run_opts *o, kb_result *results) {
+    kb_tensors t;
+    kb_problem_tensors(p, &t);
+    kb_fill_plan fp;
+    kb_plan_fill(p, &fp);
+    void *host_int[3] = {NULL, NULL, NULL}, *host_real[3] = {NULL, NULL, NULL};
+    kb_oracle orc;
+    memset(&orc, 0, sizeof orc);
+    if (o->verify) {
+        for (int i = 0; i < 3; ++i)
+            if (i != t.out) host_int[i] = kb_xmalloc((size_t)t.count[i] * kb_dtype_size(t.dt[i]));
+        fill_inputs_int(p, &t, host_int, &fp, o);
+        kb_oracle_compute(ref, ref_stream, p, host_int, o->ref_budget_flops, &orc);
+    }
+    if (o->time)
+        for (int i = 0; i < 3; ++i)
+            if (i != t.out) {
+                host_real[i] = kb_xmalloc((size_t)t.count[i] * kb_dtype_size(t.dt[i]));
+                kb_fill_real(host_real[i], t.dt[i], t.count[i], o->seed + 101u * (unsigned)i);
+            }
+    for (int k = 0; k < ntargets; ++k) {
+        kb_result *r = &results[k];
+        memset(r, 0, sizeof *r);
+        r->prob = *p;
+        kb_check_init(&r->check);
+        const kmux_device_props *pr = &targets[k].props;
+        kb_strlcpy(r->device, pr->id, sizeof r->device);
+        kb_strlcpy(r->backend, pr->backend, sizeof r->backend);
+        kb_strlcpy(r->device_name, pr->name, sizeof r->device_name);
+        kb_strlcpy(r->arch, pr->arch, sizeof r->arch);
+        kb_strlcpy(r->library_version, pr->library_version, sizeof r->library_version);
+        r->flops = kb_problem_flops(p);
+        r->min_bytes = kb_problem_min_bytes(p);
+        r->oracle_ms = orc.ref_ms;
+        kb_strlcpy(r->sample_note, orc.sample_note, sizeof r->sample_note);
+        r->status = KMUX_OK;
+        run_target(p, &targets[k], host_int, host_real, &t, &fp, &orc, o, r);
+    }
+    kb_oracle_free(&orc);
+    for (int i = 0; i < 3; ++i) {
+        free(host_int[i]);
+        free(host_real[i]);
+    }
+}

@@ -1,0 +1,69 @@
+/*
+ * kb_run.h - one problem on every selected device: the oracle once, then per device plan
+ * creation (timed), verification on integer data with guard bands, and timing on random reals.
+ */
+#ifndef KB_RUN_H
+#define KB_RUN_H
+
+#include <stdint.h>
+#include "kb_oracle.h"
+#include "kb_peaks.h"
+#include "kb_problem.h"
+#include "kb_timing.h"
+#include "kb_verify.h"
+#include "kmux.h"
+
+/** A device the problems run on. */
+typedef struct kb_target {
+    kmux_device *dev;
+    kmux_stream *stream;
+    kmux_device_props props;
+} kb_target;
+
+/** How to run. */
+typedef struct kb_run_opts {
+    int verify; /**< --mode has C */
+    int time;   /**< --mode has P */
+    kb_timing_opts timing;
+    double ref_budget_flops; /**< above it the oracle samples */
+    uint64_t seed;
+    const char *self_test;       /**< NULL, or "corrupt-output", "corrupt-guard", "zero-data":
+                                      injected faults that test the checker itself */
+    double cold_bytes;           /**< > 0: time with rotating copies of the operands adding up to
+                                      at least this many bytes, so that no call hits the cache */
+    const kb_host_measure *host; /**< for CPU peaks */
+    const char *peaks_csv;       /**< text of peaks.csv (GPU peaks), may be NULL */
+} kb_run_opts;
+
+/** Result of one problem on one device. */
+typedef struct kb_result {
+    kb_problem prob;
+    char device[32], backend[16], device_name[128], arch[32], library_version[96];
+    char impl[128];
+    char effective_compute[16];
+    int deterministic;
+    kmux_status status; /**< of plan creation / execution; KMUX_OK when they worked */
+    char error[400];    /**< why not (status != OK), e.g. the backend's KMUX_ERR_UNSUPPORTED */
+    double plan_ms;     /**< plan creation time */
+    double oracle_ms;   /**< time ref took for the oracle (shared by the problem's devices) */
+    char sample_note[96];
+    kb_check check;
+    int timed; /**< 1 when stats hold a measurement (never for failed checks) */
+    kb_stats stats;
+    int rotations; /**< buffer sets the timed calls cycled through (1 = hot caches) */
+    double flops, min_bytes;
+    double gflops;      /**< at the median time */
+    double gflops_best; /**< at the minimum time */
+    kb_peak peak;
+    kb_roofline roof;
+} kb_result;
+
+/** Runs p on the ntargets devices, using ref (with ref_stream) as the oracle; fills results[i]
+ *  for targets[i]. */
+void kb_run_problem(const kb_problem *p, kmux_device *ref, kmux_stream *ref_stream,
+                    kb_target *targets, int ntargets, const kb_run_opts *o, kb_result *results);
+
+/** 1 when the result may carry a speed: passed, or not verified (--mode=P), and timed. */
+int kb_result_has_speed(const kb_result *r);
+
+#endif

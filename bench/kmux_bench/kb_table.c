@@ -1,0 +1,218 @@
+/* kb_table.c - terminal table, progress line, summary and model view of a run. */
+#define _POSIX_C_SOURCE 200809L
+#include "kb_table.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kb_util.h"
+#include "kb_workload.h"
+
+/* Copies s into buf of width w (+1), cutting the middle with "~" when it is too long. */
+static const char *fit(const char *s, size_t w, char *buf) {
+    size_t n = strlen(s);
+    if (n <= w) {
+        memcpy(buf, s, n + 1);
+        return buf;
+    }
+    size_t head = (w - 1) / 2, tail = w - 1 - head;
+    memcpy(buf, s, head);
+    buf[head] = '~';
+    memcpy(buf + head + 1, s + n - tail, tail + 1);
+    return buf;
+}
+
+static void problem_label(const kb_problem *p, char *buf, size_t cap) {
+    if (p->name[0])
+        kb_strlcpy(buf, p->name, cap);
+    else
+        kb_format_desc(p, buf, cap);
+}
+
+void kb_table_header(FILE *f) {
+    fprintf(f, "%-36s %-5s %-13s %-24s %-10s %9s %9s %9s %6s %-7s\n", "problem", "dir", "device",
+            "implementation", "verify", "ms(min)", "ms(med)", "GFLOP/s", "%peak", "bound");
+}
+
+const char *kb_table_verdict(const kb_result *r) {
+    if (r->status == KMUX_ERR_UNSUPPORTED) return "UNSUPPORTED";
+    if (r->status != KMUX_OK) return "ERROR";
+    switch (r->check.status) {
+    case KB_VERIFY_PASSED:
+        return r->check.sampled ? "PASSED~" : "PASSED";
+    case KB_VERIFY_FAILED:
+        return "FAILED";
+    case KB_VERIFY_MISTRUSTED:
+        return "MISTRUSTED";
+    case KB_VERIFY_ERROR:
+        return "ERROR";
+    default:
+        return "-";
+    }
+}
+
+void kb_table_row(FILE *f, const kb_result *r) {
+    char label[200], b1[64], b2[64], b3[64];
+    problem_label(&r->prob, label, sizeof label);
+    fprintf(f, "%-36s %-5s %-13s %-24s %-10s", fit(label, 36, b1),
+            r->prob.op == KB_OP_CONV ? kb_dir_name(r->prob.dir) : "", fit(r->device, 13, b2),
+            fit(r->impl[0] ? r->impl : "-", 24, b3), kb_table_verdict(r));
+    if (kb_result_has_speed(r)) {
+        fprintf(f, " %9.3f %9.3f %9.1f", r->stats.min_ms, r->stats.median_ms, r->gflops);
+        if (r->roof.pct_peak > 100.0) /* faster than the stated peak: the peak is wrong */
+            fprintf(f, " %5.0f!", r->roof.pct_peak);
+        else if (r->roof.pct_peak >= 0)
+            fprintf(f, " %5.1f%%", r->roof.pct_peak);
+        else
+            fprintf(f, " %6s", "?");
+        fprintf(f, " %-7s", r->roof.bound ? (r->roof.bound[0] == 'c' ? "compute" : "memory") : "?");
+        if (r->stats.spread > KB_NOISY_SPREAD) fprintf(f, " noisy(%.0f%%)", 100 * r->stats.spread);
+    }
+    fputc('\n', f);
+    /* why it did not pass, on the next line */
+    if (r->status != KMUX_OK)
+        fprintf(f, "    %s\n", r->error);
+    else if (r->check.status != KB_VERIFY_PASSED && r->check.status != KB_VERIFY_NOT_RUN)
+        fprintf(f, "    %s\n", r->check.message);
+    fflush(f);
+}
+
+int kb_table_summary(FILE *f, const kb_result *results, size_t n) {
+    size_t passed = 0, sampled = 0, failed = 0, mistrusted = 0, errors = 0, unsupported = 0,
+           unverified = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const char *v = kb_table_verdict(&results[i]);
+        if (!strcmp(v, "PASSED"))
+            ++passed;
+        else if (!strcmp(v, "PASSED~"))
+            ++passed, ++sampled;
+        else if (!strcmp(v, "FAILED"))
+            ++failed;
+        else if (!strcmp(v, "MISTRUSTED"))
+            ++mistrusted;
+        else if (!strcmp(v, "UNSUPPORTED"))
+            ++unsupported;
+        else if (!strcmp(v, "ERROR"))
+            ++errors;
+        else
+            ++unverified;
+    }
+    fprintf(f,
+            "\n%zu results: %zu passed (%zu on a sampled subset, marked ~), %zu failed, %zu "
+            "mistrusted, %zu errors, %zu unsupported, %zu not verified.\n",
+            n, passed, sampled, failed, mistrusted, errors, unsupported, unverified);
+    size_t noisy = 0;
+    for (size_t i = 0; i < n; ++i)
+        noisy += kb_result_has_speed(&results[i]) && results[i].stats.spread > KB_NOISY_SPREAD;
+    size_t over = 0;
+    for (size_t i = 0; i < n; ++i)
+        over += kb_result_has_speed(&results[i]) && results[i].roof.pct_peak > 100.0;
+    if (over)
+        fprintf(f,
+                "%zu results ran faster than their device's stated peak (%%peak marked !): that "
+                "device's peak figure (kmux_device_props) is too low.\n",
+                over);
+    if (noisy)
+        fprintf(f,
+                "%zu timings are noisy: (p90 - p10) / median above %.0f%% (a busy machine?); "
+                "compare them with care.\n",
+                noisy, 100 * KB_NOISY_SPREAD);
+    fprintf(f, "GFLOP/s at the median time; %%peak against the device's peak for the input "
+               "dtype; bound: roofline (arithmetic intensity vs peak/bandwidth). No speed is "
+               "shown for a result that did not pass.\n");
+    return (int)(failed + mistrusted + errors);
+}
+
+static int progress_tty = -1;
+
+void kb_progress(size_t i, size_t n, const char *what) {
+    if (progress_tty < 0) progress_tty = isatty(2);
+    if (progress_tty)
+        fprintf(stderr, "\r\033[K[%zu/%zu] %s", i, n, what);
+    else
+        fprintf(stderr, "kmux-bench: [%zu/%zu] %s\n", i, n, what);
+    fflush(stderr);
+}
+
+void kb_progress_clear(void) {
+    if (progress_tty > 0) {
+        fprintf(stderr, "\r\033[K");
+        fflush(stderr);
+    }
+}
+
+void kb_model_view(FILE *f, const kb_result *results, size_t n) {
+    /* one block per network workload present, one line per device */
+    const char *done_wl[8];
+    size_t nwl = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const char *wl = results[i].prob.workload;
+        if (!kb_workload_is_network(wl)) continue;
+        int seen = 0;
+        for (size_t k = 0; k < nwl; ++k)
+            seen |= !strcmp(done_wl[k], wl);
+        if (seen || nwl == 8) continue;
+        done_wl[nwl++] = wl;
+
+        /* distinct layers and directions of this workload in the run */
+        size_t layers = 0, problems = 0;
+        int occ_total = 0;
+        int64_t mb = kb_conv_mb(&results[i].prob);
+        char last[512] = "";
+        for (size_t j = 0; j < n; ++j) {
+            if (strcmp(results[j].prob.workload, wl) ||
+                strcmp(results[j].device, results[i].device))
+                continue;
+            ++problems;
+            char d[512];
+            kb_format_desc(&results[j].prob, d, sizeof d);
+            if (strcmp(d, last)) {
+                ++layers;
+                occ_total += results[j].prob.occurrences;
+                kb_strlcpy(last, d, sizeof last);
+            }
+        }
+        fprintf(f,
+                "\nModel view: %s, one training step, convolutions only (mb=%lld; %zu distinct "
+                "layers = %d of the network's convolutions; FWD + BWD_D + BWD_W, each layer "
+                "weighted by its occurrences)\n",
+                wl, (long long)mb, layers, occ_total);
+        fprintf(f, "  %-14s %12s %10s  %s\n", "device", "step ms", "images/s", "coverage");
+        const char *done_dev[64];
+        size_t ndev = 0;
+        for (size_t j = 0; j < n; ++j) {
+            const kb_result *r = &results[j];
+            if (strcmp(r->prob.workload, wl)) continue;
+            int dseen = 0;
+            for (size_t k = 0; k < ndev; ++k)
+                dseen |= !strcmp(done_dev[k], r->device);
+            if (dseen || ndev == 64) continue;
+            done_dev[ndev++] = r->device;
+            double ms = 0;
+            size_t have = 0, want = 0;
+            unsigned dirs = 0;
+            for (size_t q = 0; q < n; ++q) {
+                const kb_result *s = &results[q];
+                if (strcmp(s->prob.workload, wl) || strcmp(s->device, r->device)) continue;
+                ++want;
+                dirs |= (unsigned)s->prob.dir;
+                if (kb_result_has_speed(s)) {
+                    ++have;
+                    ms += s->stats.median_ms * s->prob.occurrences;
+                }
+            }
+            if (have == want && have > 0) {
+                fprintf(f, "  %-14s %12.2f %10.1f  %zu/%zu problems%s\n", r->device, ms,
+                        1e3 * (double)mb / ms, have, want,
+                        dirs == KB_DIR_ALL ? "" : " (not every direction: partial step)");
+            } else {
+                fprintf(f, "  %-14s %12s %10s  %zu/%zu problems have a verified time: no total\n",
+                        r->device, "-", "-", have, want);
+            }
+        }
+        if (problems > 0 && occ_total < 53) /* ResNet-50 has 53 convolutions */
+            fprintf(f,
+                    "  (a subset of the network's layers ran: the step time covers only them)\n");
+    }
+}

@@ -1,0 +1,171 @@
+/* kb_values.c - dtype element access and the verification / timing fills. */
+#include "kb_values.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "kmux_cpu_kernels.h"
+
+size_t kb_dtype_size(kmux_dtype t) {
+    switch (t) {
+    case KMUX_F64:
+        return 8;
+    case KMUX_F32:
+    case KMUX_I32:
+        return 4;
+    case KMUX_F16:
+    case KMUX_BF16:
+        return 2;
+    default:
+        return 1;
+    }
+}
+
+int kb_dtype_is_int(kmux_dtype t) {
+    return t == KMUX_I8 || t == KMUX_I32;
+}
+
+double kb_dtype_unit_roundoff(kmux_dtype t) {
+    switch (t) {
+    case KMUX_F64:
+        return ldexp(1.0, -53);
+    case KMUX_F32:
+        return ldexp(1.0, -24);
+    case KMUX_F16:
+        return ldexp(1.0, -11);
+    case KMUX_BF16:
+        return ldexp(1.0, -8);
+    case KMUX_F8_E4M3:
+    case KMUX_F8_E4M3_FNUZ:
+        return ldexp(1.0, -4);
+    case KMUX_F8_E5M2:
+    case KMUX_F8_E5M2_FNUZ:
+        return ldexp(1.0, -3);
+    default:
+        return 0.0;
+    }
+}
+
+int kb_dtype_int_range(kmux_dtype t) {
+    switch (t) {
+    case KMUX_F8_E4M3:
+    case KMUX_F8_E4M3_FNUZ:
+        return 16; /* 4 significant bits: every integer up to 16 */
+    case KMUX_F8_E5M2:
+    case KMUX_F8_E5M2_FNUZ:
+        return 8; /* 3 significant bits: up to 8 */
+    default:
+        return 16;
+    }
+}
+
+double kb_get(const void *buf, kmux_dtype t, int64_t i) {
+    switch (t) {
+    case KMUX_F64:
+        return ((const double *)buf)[i];
+    case KMUX_F32:
+        return ((const float *)buf)[i];
+    case KMUX_I32:
+        return ((const int32_t *)buf)[i];
+    case KMUX_I8:
+        return ((const int8_t *)buf)[i];
+    case KMUX_F16:
+        return kmux_cpu_f16_bits_to_f32(((const uint16_t *)buf)[i]);
+    case KMUX_BF16:
+        return kmux_cpu_bf16_bits_to_f32(((const uint16_t *)buf)[i]);
+    default:
+        return kmux_cpu_fp8_bits_to_f32(((const uint8_t *)buf)[i], t);
+    }
+}
+
+static double clamp(double v, double lo, double hi) {
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+void kb_set(void *buf, kmux_dtype t, int64_t i, double v) {
+    switch (t) {
+    case KMUX_F64:
+        ((double *)buf)[i] = v;
+        break;
+    case KMUX_F32:
+        ((float *)buf)[i] = (float)v;
+        break;
+    case KMUX_I32:
+        ((int32_t *)buf)[i] = (int32_t)clamp(v, -2147483648.0, 2147483647.0);
+        break;
+    case KMUX_I8:
+        ((int8_t *)buf)[i] = (int8_t)clamp(v, -128.0, 127.0);
+        break;
+    case KMUX_F16:
+        ((uint16_t *)buf)[i] = kmux_cpu_f32_to_f16_bits((float)v);
+        break;
+    case KMUX_BF16:
+        ((uint16_t *)buf)[i] = kmux_cpu_f32_to_bf16_bits((float)v);
+        break;
+    default:
+        ((uint8_t *)buf)[i] = kmux_cpu_f32_to_fp8_bits((float)v, t, 1);
+        break;
+    }
+}
+
+uint64_t kb_hash64(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* Integer value of element i: see kb_fill_int. */
+static int int_value(uint64_t h, int range, uint64_t threshold, int sparse) {
+    if (sparse) {
+        if ((h >> 11) >= threshold) return 0;
+        int v = 1 + (int)((h & 0x3ff) % (uint64_t)range);
+        return (h & 0x400) ? -v : v;
+    }
+    return (int)((h & 0xffff) % (uint64_t)(2 * range + 1)) - range;
+}
+
+void kb_fill_int(void *buf, kmux_dtype t, int64_t n, int range, double density, uint64_t seed) {
+    if (range < 1) range = 1;
+    int sparse = density < 1.0;
+    /* probability as a threshold on the top 53 bits of the hash */
+    uint64_t threshold = (uint64_t)(density * 9007199254740992.0);
+    uint64_t base = kb_hash64(seed);
+    switch (t) {
+    case KMUX_F32:
+        for (int64_t i = 0; i < n; ++i)
+            ((float *)buf)[i] =
+                (float)int_value(kb_hash64(base + (uint64_t)i), range, threshold, sparse);
+        break;
+    case KMUX_I8:
+        for (int64_t i = 0; i < n; ++i)
+            ((int8_t *)buf)[i] =
+                (int8_t)int_value(kb_hash64(base + (uint64_t)i), range, threshold, sparse);
+        break;
+    default:
+        for (int64_t i = 0; i < n; ++i)
+            kb_set(buf, t, i, int_value(kb_hash64(base + (uint64_t)i), range, threshold, sparse));
+        break;
+    }
+}
+
+void kb_fill_real(void *buf, kmux_dtype t, int64_t n, uint64_t seed) {
+    uint64_t base = kb_hash64(seed ^ 0x5eedf00dull);
+    if (t == KMUX_I8 || t == KMUX_I32) {
+        for (int64_t i = 0; i < n; ++i)
+            kb_set(buf, t, i, (double)((int)(kb_hash64(base + (uint64_t)i) % 17) - 8));
+        return;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+        double u = (double)(kb_hash64(base + (uint64_t)i) >> 11) * (1.0 / 9007199254740992.0);
+        double v = 2.0 * u - 1.0;
+        if (t == KMUX_F32)
+            ((float *)buf)[i] = (float)v;
+        else
+            kb_set(buf, t, i, v);
+    }
+}
+
+void kb_fill_unwritten(void *buf, kmux_dtype t, int64_t n) {
+    memset(buf, 0xff, (size_t)n * kb_dtype_size(t));
+}

@@ -1,0 +1,290 @@
+/*
+ * kmux-bench - runs real workloads on every kmux device, verifies every result against the
+ * reference backend, times it honestly, prints a table and writes JSON lines; `report` merges
+ * the records of several machines into one comparison. See kb_options.c for the command line.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kb_jsonl.h"
+#include "kb_machine.h"
+#include "kb_options.h"
+#include "kb_report.h"
+#include "kb_run.h"
+#include "kb_table.h"
+#include "kb_util.h"
+#include "kb_workload.h"
+#include "kmux.h"
+
+static int collect_problems(const kb_options *o, kb_problem_list *out) {
+    kb_problem_list raw = {NULL, 0, 0};
+    char err[512];
+    int ok = 1;
+    if (o->nsources == 0)
+        ok = kb_workload_load("default", &o->settings, o->dir_given, o->workload_dir, &raw, err,
+                              sizeof err);
+    for (size_t i = 0; i < o->nsources && ok; ++i) {
+        const kb_source *s = &o->sources[i];
+        if (s->kind == KB_SRC_WORKLOAD) {
+            ok = kb_workload_load(s->text, &o->settings, o->dir_given, o->workload_dir, &raw, err,
+                                  sizeof err);
+        } else if (s->kind == KB_SRC_BATCH) {
+            ok = kb_batch_load(s->text, &o->settings, &raw, err, sizeof err);
+        } else {
+            kb_problem p;
+            memset(&p, 0, sizeof p);
+            p.set = o->settings;
+            p.occurrences = 1;
+            char e[300];
+            ok = kb_parse_desc(s->text, &p, e, sizeof e);
+            if (ok)
+                kb_problem_list_push(&raw, &p);
+            else
+                snprintf(err, sizeof err, "%s", e);
+        }
+    }
+    if (ok) ok = kb_filter(&raw, o->match, o->limit, err, sizeof err);
+    if (!ok) {
+        fprintf(stderr, "kmux-bench: %s\n", err);
+        kb_problem_list_free(&raw);
+        return 0;
+    }
+    kb_expand_directions(&raw, out);
+    kb_problem_list_free(&raw);
+    if (out->n == 0) {
+        fprintf(stderr, "kmux-bench: no problem to run (--match / --limit left none)\n");
+        return 0;
+    }
+    return 1;
+}
+
+static void list_devices(kmux_context *ctx) {
+    int nb = 0, nd = 0;
+    kmux_backend_count(ctx, &nb);
+    printf("backends:\n");
+    for (int i = 0; i < nb; ++i) {
+        kmux_backend_info bi;
+        if (kmux_backend_info_get(ctx, i, &bi) != KMUX_OK) continue;
+        printf("  %-10s %-12s %s%s\n", bi.name, bi.available ? "available" : "unavailable",
+               bi.version ? bi.version : "", bi.available ? "" : bi.reason);
+    }
+    kmux_device_count(ctx, &nd);
+    printf("devices:\n");
+    for (int i = 0; i < nd; ++i) {
+        kmux_device *d;
+        kmux_device_props p;
+        if (kmux_device_get(ctx, i, &d) != KMUX_OK || kmux_device_props_get(d, &p) != KMUX_OK)
+            continue;
+        printf("  %-14s %s (%s, %d units, f32 peak %.1f GFLOP/s)\n", p.id, p.name, p.arch,
+               p.compute_units, p.peak_flops[KMUX_F32] / 1e9);
+    }
+}
+
+/* The devices to run on: --backend, or every available one except ref. Returns the count or
+ * -1 (message printed). */
+static int select_targets(kmux_context *ctx, const char *list, kb_target *t, int cap) {
+    int n = 0;
+    if (list) {
+        char *copy = kb_xstrdup(list);
+        for (char *tok = copy; tok && n < cap;) {
+            char *comma = strchr(tok, ',');
+            if (comma) *comma = '\0';
+            kmux_device *d = NULL;
+            kmux_status s = kmux_device_find(ctx, kb_strtrim(tok), &d);
+            if (s != KMUX_OK) {
+                fprintf(stderr, "kmux-bench: --backend: %s: %s: %s\n", tok, kmux_status_str(s),
+                        kmux_last_error());
+                free(copy);
+                return -1;
+            }
+            t[n++].dev = d;
+            tok = comma ? comma + 1 : NULL;
+        }
+        free(copy);
+    } else {
+        int nd = 0;
+        kmux_device_count(ctx, &nd);
+        for (int i = 0; i < nd && n < cap; ++i) {
+            kmux_device *d = NULL;
+            if (kmux_device_get(ctx, i, &d) != KMUX_OK) continue;
+            if (!strcmp(kmux_device_id(d), "ref")) continue;
+            t[n++].dev = d;
+        }
+    }
+    for (int i = 0; i < n; ++i) {
+        kmux_status s = kmux_device_props_get(t[i].dev, &t[i].props);
+        if (s == KMUX_OK) s = kmux_stream_create(t[i].dev, &t[i].stream);
+        if (s != KMUX_OK) {
+            fprintf(stderr, "kmux-bench: %s: %s: %s\n", kmux_device_id(t[i].dev),
+                    kmux_status_str(s), kmux_last_error());
+            return -1;
+        }
+    }
+    return n;
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "report")) return kb_report_main(argc - 1, argv + 1);
+    kb_options o;
+    char err[512];
+    if (!kb_options_parse(argc, argv, &o, err, sizeof err)) {
+        fprintf(stderr, "kmux-bench: %s\n", err);
+        kb_options_free(&o);
+        return 2;
+    }
+    if (o.help) {
+        kb_print_help(stdout);
+        kb_options_free(&o);
+        return 0;
+    }
+    if (o.version) {
+        printf("kmux-bench (kmux %s)\n", kmux_version());
+        kb_options_free(&o);
+        return 0;
+    }
+    if (o.list_workloads) {
+        for (const char *const *w = kb_workload_names(); *w; ++w)
+            printf("%-22s %s\n", *w, kb_workload_about(*w));
+        kb_options_free(&o);
+        return 0;
+    }
+    kb_problem_list problems = {NULL, 0, 0};
+    if (!o.list_devices && !collect_problems(&o, &problems)) {
+        kb_options_free(&o);
+        return 2;
+    }
+
+    kmux_context_options copt = KMUX_CONTEXT_OPTIONS_INIT;
+    copt.num_threads = o.threads;
+    kmux_context *ctx = NULL;
+    kmux_status st = kmux_context_create(&copt, &ctx);
+    if (st != KMUX_OK) {
+        fprintf(stderr, "kmux-bench: kmux_context_create: %s: %s\n", kmux_status_str(st),
+                kmux_last_error());
+        return 1;
+    }
+    int rc = 0;
+    kb_target targets[64];
+    memset(targets, 0, sizeof targets);
+    int ntargets = 0;
+    kmux_device *ref = NULL;
+    kmux_stream *ref_stream = NULL;
+    FILE *out = NULL;
+    kb_result *results = NULL;
+    char *peaks_csv = NULL;
+    if (o.list_devices) {
+        list_devices(ctx);
+        goto done;
+    }
+    ntargets = select_targets(ctx, o.backends, targets, 64);
+    if (ntargets < 0) {
+        rc = 2;
+        ntargets = 0;
+        goto done;
+    }
+    if (ntargets == 0) {
+        fprintf(stderr, "kmux-bench: no device to run on (see --list-devices)\n");
+        rc = 1;
+        goto done;
+    }
+    st = kmux_device_find(ctx, "ref", &ref);
+    if (st == KMUX_OK) st = kmux_stream_create(ref, &ref_stream);
+    if (st != KMUX_OK && o.verify) {
+        fprintf(stderr, "kmux-bench: the ref oracle is unavailable: %s: %s\n", kmux_status_str(st),
+                kmux_last_error());
+        rc = 1;
+        goto done;
+    }
+    if (o.out && !(out = fopen(o.out, "a"))) {
+        fprintf(stderr, "kmux-bench: cannot open %s for appending\n", o.out);
+        rc = 2;
+        goto done;
+    }
+
+    /* machine fingerprint and, for CPU devices, the measured clock and bandwidth */
+    kb_machine machine;
+    kb_machine_collect(ctx, o.label, &machine);
+    int threads = 0, any_host = 0;
+    for (int i = 0; i < ntargets; ++i)
+        if (targets[i].props.is_host) {
+            any_host = 1;
+            if (targets[i].props.compute_units > threads) threads = targets[i].props.compute_units;
+        }
+    if (threads == 0) threads = o.threads > 0 ? o.threads : machine.cores;
+    if (any_host && o.time) {
+        if (!o.quiet) fprintf(stderr, "kmux-bench: measuring CPU clock and memory bandwidth...\n");
+        kb_host_measure_get(threads, o.use_cache, &machine.host);
+    }
+    peaks_csv = kb_workload_file("peaks.csv", o.workload_dir, err, sizeof err);
+
+    printf("kmux-bench, kmux %s on %s: %s, %d logical CPUs", machine.kmux_version, machine.hostname,
+           machine.cpu_model, machine.cores);
+    if (machine.host.clock_mhz > 0)
+        printf(", measured %.0f MHz and %.1f GB/s triad%s", machine.host.clock_mhz,
+               machine.host.triad_gbps, machine.host.from_cache ? " (cached)" : "");
+    printf("\ndevices:");
+    for (int i = 0; i < ntargets; ++i)
+        printf(" %s [%s%s%s]", targets[i].props.id, targets[i].props.name,
+               targets[i].props.library_version[0] ? ", " : "", targets[i].props.library_version);
+    printf("\noracle: %s; %zu problems; mode %s%s; min time %.2f s; %s caches\n\n",
+           o.verify ? "ref" : "none (--mode=P: unverified)", problems.n, o.verify ? "C" : "",
+           o.time ? "P" : "", o.min_time, o.cold_mib > 0 ? "cold" : "hot");
+    kb_table_header(stdout);
+
+    kb_run_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.verify = o.verify;
+    ro.time = o.time;
+    ro.timing.min_time_s = o.min_time;
+    ro.timing.min_reps = o.min_reps;
+    ro.timing.max_reps = o.max_reps < o.min_reps ? o.min_reps : o.max_reps;
+    ro.timing.warmup_s = o.min_time / 5 < 0.1 ? o.min_time / 5 : 0.1;
+    ro.ref_budget_flops = o.ref_budget_gflop * 1e9;
+    ro.cold_bytes = o.cold_mib * 1048576.0;
+    ro.seed = o.seed;
+    ro.self_test = o.self_test;
+    ro.host = &machine.host;
+    ro.peaks_csv = peaks_csv;
+
+    results = kb_xcalloc(problems.n * (size_t)ntargets, sizeof *results);
+    double t_start = kb_now_s();
+    for (size_t i = 0; i < problems.n; ++i) {
+        const kb_problem *p = &problems.v[i];
+        if (!o.quiet && problems.n > 1) {
+            char desc[512], what[640];
+            kb_format_desc(p, desc, sizeof desc);
+            snprintf(what, sizeof what, "%s %s (%.0f s so far)", desc,
+                     p->op == KB_OP_CONV ? kb_dir_name(p->dir) : "", kb_now_s() - t_start);
+            kb_progress(i + 1, problems.n, what);
+        }
+        kb_result *r = &results[i * (size_t)ntargets];
+        kb_run_problem(p, ref, ref_stream, targets, ntargets, &ro, r);
+        if (!o.quiet && problems.n > 1) kb_progress_clear();
+        for (int k = 0; k < ntargets; ++k) {
+            kb_table_row(stdout, &r[k]);
+            if (out && !kb_jsonl_write(out, &r[k], &machine, threads, o.min_time)) {
+                fprintf(stderr, "kmux-bench: writing %s failed\n", o.out);
+                rc = 1;
+            }
+        }
+    }
+    size_t nres = problems.n * (size_t)ntargets;
+    if (kb_table_summary(stdout, results, nres) > 0) rc = 1;
+    kb_model_view(stdout, results, nres);
+    printf("\nWall time %.1f s.%s%s\n", kb_now_s() - t_start, out ? " Records: " : "",
+           out ? o.out : "");
+
+done:
+    if (out) fclose(out);
+    free(results);
+    free(peaks_csv);
+    for (int i = 0; i < ntargets; ++i)
+        kmux_stream_destroy(targets[i].stream);
+    kmux_stream_destroy(ref_stream);
+    kmux_context_destroy(ctx);
+    kb_problem_list_free(&problems);
+    kb_options_free(&o);
+    return rc;
+}

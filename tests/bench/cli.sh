@@ -1,0 +1,53 @@
+#!/bin/sh
+# kmux-bench command line: help, errors, descriptor defaults, batch files, filters, directions.
+. "$(dirname "$0")/common.sh"
+
+"$BENCH" --help >"$TMP/help.txt" || fail "--help exited with $?"
+grep -q 'The default workload:' "$TMP/help.txt" || fail "--help does not show the default workload"
+grep -q 'deepbench-gemm-train:' "$TMP/help.txt" || fail "--help does not list the default problems"
+[ "$("$BENCH" --list-workloads | wc -l)" -eq 5 ] || fail "--list-workloads should list 5 workloads"
+"$BENCH" --version | grep -q '^kmux-bench (kmux ' || fail "--version"
+
+# usage errors exit with 2 and say what was wrong
+"$BENCH" --no-such-option >"$TMP/o" 2>&1
+[ $? -eq 2 ] && grep -q 'unknown option --no-such-option' "$TMP/o" || fail "unknown option"
+"$BENCH" --backend=ref 'mb2ic3oc4n"x"' >"$TMP/o" 2>&1
+[ $? -eq 2 ] && grep -q 'no spatial sizes' "$TMP/o" || fail "descriptor without sizes"
+"$BENCH" --backend=ref 64x32:31x8 >"$TMP/o" 2>&1
+[ $? -eq 2 ] && grep -q 'K of A (32) and B (31) differ' "$TMP/o" || fail "matmul K mismatch"
+"$BENCH" --backend=ref --dt=f33 64x32:32x8 >"$TMP/o" 2>&1
+[ $? -eq 2 ] || fail "bad --dt accepted"
+"$BENCH" --backend=no:such 64x32:32x8 >"$TMP/o" 2>&1
+[ $? -eq 2 ] && grep -q 'no:such' "$TMP/o" || fail "unknown device accepted"
+
+# benchdnn defaults, through the records: iw = ih, kw = kh, oh from padding, mb 2, dilation 0
+"$BENCH" --backend=ref --mode=C --out="$TMP/d.jsonl" 'ic3ih9oc4kh3ph1dh1n"dil"' >"$TMP/o" 2>&1 ||
+    fail "dilated conv: $(cat "$TMP/o")"
+grep -q '"shape":{"g":1,"mb":2,"ic":3,"ih":9,"iw":9,"oc":4,"oh":7,"ow":7,"kh":3,"kw":3,"sh":1,"sw":1,"ph":1,"pw":1,"dh":1,"dw":1}' "$TMP/d.jsonl" ||
+    fail "benchdnn defaults not applied: $(cat "$TMP/d.jsonl")"
+
+# batch file: comments, options that apply to the lines after them, several directions
+cat >"$TMP/batch.txt" <<'EOF'
+# a comment line
+--dir=ALL mb2ic4ih6oc5kh3ph1n"c1"   # trailing comment
+--dir=BWD_W --layout=nhwc
+mb3ic6ih7iw5oc4kh3kw1sh2n"c2"
+--reset 16x24:24x8n"m1"
+--stag=ba --dtag=ba 2x16x24:2x24x8
+EOF
+"$BENCH" --backend=ref --mode=C --batch="$TMP/batch.txt" >"$TMP/o" 2>&1 || fail "batch: $(cat "$TMP/o")"
+[ "$(grep -c ' PASSED ' "$TMP/o")" -eq 6 ] || fail "batch file: want 6 passed rows: $(cat "$TMP/o")"
+grep -q '^c2  *BWD_W ' "$TMP/o" || fail "batch file: --dir=BWD_W not applied"
+
+# --match and --limit on a workload; --dir=ALL expands each conv into 3 problems
+"$BENCH" --backend=ref --mode=C --workload=resnet50 --match='res4' --limit=2 --mb=1 --ref-budget=0.05 \
+    >"$TMP/o" 2>&1 || fail "resnet50 subset: $(cat "$TMP/o")"
+[ "$(grep -c ' PASSED' "$TMP/o")" -eq 6 ] || fail "--match/--limit: want 2 layers x 3 directions: $(cat "$TMP/o")"
+grep -v '^resnet_50_v1_5:res4' "$TMP/o" | grep -q ' PASSED' && fail "--match let other layers through"
+
+# DeepBench GEMM rows keep DeepBench's column-major transposes
+"$BENCH" --backend=ref --mode=C --workload=deepbench-gemm-train --match=':13[89]:' \
+    --out="$TMP/g.jsonl" >"$TMP/o" 2>&1 || fail "deepbench rows: $(cat "$TMP/o")"
+grep -q '"tags":{"src":"ba","wei":"ab","dst":"ba"}' "$TMP/g.jsonl" ||
+    fail "DeepBench N,T should be stag=ba wtag=ab dtag=ba"
+echo "PASS"

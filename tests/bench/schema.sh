@@ -1,0 +1,42 @@
+#!/bin/sh
+# Real kmux-bench records (passed, failed, mistrusted, unverified, matmul and every conv
+# direction) validate against bench/schema/kmux-bench-record.schema.json (Ajv, JSON Schema 2020-12),
+# and the validator rejects a broken record.
+. "$(dirname "$0")/common.sh"
+
+command -v node >/dev/null 2>&1 || skip "node is not installed (Debian: apt install nodejs npm)"
+command -v npm >/dev/null 2>&1 || skip "npm is not installed (Debian: apt install npm)"
+NODE_DIR=${KMUX_BENCH_TEST_TMP:-${TMPDIR:-/tmp}/kmux-bench-test}/node-ajv
+if [ ! -f "$NODE_DIR/node_modules/ajv/package.json" ] ||
+    [ ! -f "$NODE_DIR/node_modules/ajv-formats/package.json" ]; then
+    mkdir -p "$NODE_DIR"
+    npm install --prefix "$NODE_DIR" --no-audit --no-fund --no-save ajv@8 ajv-formats@3 \
+        >"$TMP/npm.log" 2>&1 || skip "npm install ajv ajv-formats failed (registry unreachable?): $(tail -3 "$TMP/npm.log")"
+fi
+
+devs=ref${DEVICES:+,$DEVICES}
+J=$TMP/records.jsonl
+"$BENCH" --backend="$devs" --dir=ALL --min-time=0.01 --out="$J" 64x48:48x40 \
+    '2x32x16:1x16x24n"bcast"' 'mb2ic8ih10oc6kh3ph1n"conv"' >"$TMP/o" 2>&1 || fail "run: $(cat "$TMP/o")"
+"$BENCH" --backend="$devs" --mode=P --min-time=0.01 --layout=nhwc --out="$J" 'mb1ic4ih8oc4kh3sh2' \
+    >"$TMP/o" 2>&1 || fail "--mode=P: $(cat "$TMP/o")"
+"$BENCH" --backend="$devs" --mode=C --dt=bf16:bf16:f32 --out="$J" 32x64:64x16 >"$TMP/o" 2>&1
+# i8 and f64 are refused by some CPU backends: UNSUPPORTED records (no implementation)
+"$BENCH" --backend="$devs" --mode=C --dt=i8 --out="$J" 32x64:64x16 >"$TMP/o" 2>&1
+"$BENCH" --backend="$devs" --mode=C --dt=f64 --out="$J" 32x64:64x16 >"$TMP/o" 2>&1
+"$BENCH" --backend=ref --self-test=corrupt-output --out="$J" 32x16:16x8 >"$TMP/o" 2>&1
+"$BENCH" --backend=ref --self-test=zero-data --out="$J" 32x16:16x8 >"$TMP/o" 2>&1
+grep -q '"result":"failed"' "$J" || fail "no failed record to validate"
+grep -q '"result":"mistrusted"' "$J" || fail "no mistrusted record to validate"
+grep -q '"result":"not_run"' "$J" || fail "no unverified record to validate"
+
+NODE_PATH=$NODE_DIR/node_modules node "$SRC/tests/bench/validate_records.cjs" \
+    "$SRC/bench/schema/kmux-bench-record.schema.json" "$J" || fail "records do not validate"
+
+# a broken record must be rejected (the check is not vacuous)
+head -1 "$J" | sed 's/"machine":{/"machine":{"surprise":1,/; s/"flops":[0-9.e+]*/"flops":-1/' >"$TMP/bad.jsonl"
+if NODE_PATH=$NODE_DIR/node_modules node "$SRC/tests/bench/validate_records.cjs" \
+    "$SRC/bench/schema/kmux-bench-record.schema.json" "$TMP/bad.jsonl" >"$TMP/bad.txt" 2>&1; then
+    fail "a broken record validated"
+fi
+echo "PASS: $(wc -l <"$J") records valid"

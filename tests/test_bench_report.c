@@ -1,0 +1,174 @@
+/*
+ * test_bench_report.c - kmux-bench records and reports: JSON lines written with jansson and read
+ * back, the merge of several files into problem x (machine, device), geometric means, the
+ * whole-network view, and the HTML page.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kb_jsonl.h"
+#include "kb_report.h"
+#include "kb_util.h"
+#include "test_util.h"
+
+static kb_result result(const char *desc, const char *device, double median_ms, int passed,
+                        const char *workload, int occ, kb_dir dir) {
+    kb_result r;
+    memset(&r, 0, sizeof r);
+    kb_settings_default(&r.prob.set);
+    char err[128];
+    cr_assert(kb_parse_desc(desc, &r.prob, err, sizeof err), "%s", err);
+    r.prob.dir = dir;
+    r.prob.occurrences = occ;
+    kb_strlcpy(r.prob.workload, workload, sizeof r.prob.workload);
+    kb_strlcpy(r.device, device, sizeof r.device);
+    kb_strlcpy(r.backend, "x", sizeof r.backend);
+    kb_strlcpy(r.impl, "x:impl<1>", sizeof r.impl);
+    kb_strlcpy(r.effective_compute, "f32", sizeof r.effective_compute);
+    r.status = KMUX_OK;
+    kb_check_init(&r.check);
+    r.check.status = passed ? KB_VERIFY_PASSED : KB_VERIFY_FAILED;
+    r.flops = kb_problem_flops(&r.prob);
+    r.min_bytes = kb_problem_min_bytes(&r.prob);
+    if (passed) {
+        r.timed = 1;
+        r.stats.reps = r.stats.warmup = 3;
+        r.stats.min_ms = r.stats.median_ms = r.stats.max_ms = median_ms;
+        r.gflops = r.gflops_best = r.flops / (median_ms * 1e6);
+        r.peak.flops = 100e9;
+        kb_roofline_compute(r.flops, r.min_bytes, r.gflops * 1e9, &r.peak, &r.roof);
+    } else {
+        snprintf(r.check.message, sizeof r.check.message, "first mismatch");
+    }
+    return r;
+}
+
+static void machine(kb_machine *m, const char *label) {
+    memset(m, 0, sizeof *m);
+    kb_strlcpy(m->label, label, sizeof m->label);
+    kb_strlcpy(m->hostname, "host", sizeof m->hostname);
+    kb_strlcpy(m->cpu_model, "CPU", sizeof m->cpu_model);
+    kb_strlcpy(m->kmux_version, "0.1.0", sizeof m->kmux_version);
+    kb_strlcpy(m->kmux_commit, "unknown", sizeof m->kmux_commit);
+    kb_strlcpy(m->date, "2024-01-01T00:00:00Z", sizeof m->date);
+    m->cores = 2;
+}
+
+static char *write_file(const char *label, const kb_result *r, size_t n) {
+    static int k;
+    char *path = malloc(256);
+    snprintf(path, 256, "/tmp/kmux-test-bench-report-%d-%d.jsonl", (int)getpid(), k++);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    kb_machine m;
+    machine(&m, label);
+    for (size_t i = 0; i < n; ++i)
+        cr_assert(kb_jsonl_write(f, &r[i], &m, 2, 0.5));
+    fclose(f);
+    return path;
+}
+
+Test(bench_report, records_round_trip) {
+    kb_result r[2] = {result("64x32:32x16n\"g1\"", "cpu:a", 0.5, 1, "", 1, KB_DIR_FWD),
+                      result("mb2ic4ih8oc4kh3", "cpu:a", 0.5, 0, "", 1, KB_DIR_BWD_D)};
+    char *path = write_file("m1", r, 2);
+    kb_rec_list l = {NULL, 0, 0};
+    char err[256];
+    cr_assert(kb_jsonl_read(path, 0, &l, err, sizeof err), "%s", err);
+    cr_assert_eq(l.n, 2);
+    cr_assert(l.v[0].has_speed);
+    cr_assert_float_eq(l.v[0].gflops, 2.0 * 64 * 32 * 16 / 0.5e6, 1e-9);
+    cr_assert_float_eq(l.v[0].median_ms, 0.5, 1e-12);
+    cr_assert_str_eq(l.v[0].column, "m1 cpu:a");
+    cr_assert_str_eq(l.v[0].label, "g1");
+    cr_assert_str_eq(l.v[0].verification, "passed");
+    cr_assert_not(l.v[1].has_speed, "a failed check carries no speed");
+    cr_assert_str_eq(l.v[1].verification, "failed");
+    cr_assert_str_eq(l.v[1].direction, "BWD_D");
+    kb_rec_list_free(&l);
+    /* the record text: no timing for the failed one, the reproducer names the options */
+    char *text = kb_read_file(path, NULL);
+    char *second = strchr(text, '\n') + 1;
+    cr_assert(strstr(second, "\"timing\":null,\"performance\":null"), "%s", second);
+    cr_assert(strstr(text, "\"reproducer\":\"kmux-bench --dt=f32 --stag=ab --wtag=ab --dtag=ab "),
+              "%s", text);
+    free(text);
+    FILE *f = fopen(path, "a");
+    fputs("{\"not\":\"a record\"}\n", f);
+    fclose(f);
+    cr_assert_not(kb_jsonl_read(path, 0, &l, err, sizeof err));
+    cr_assert(strstr(err, ":3: not a kmux-bench record"), "%s", err);
+    kb_rec_list_free(&l);
+    unlink(path);
+    free(path);
+}
+
+Test(bench_report, merge_geomean_network_and_html) {
+    /* machine A: two devices; machine B: one. Problems: a GEMM and two network layers */
+    kb_result a[5] = {
+        result("64x32:32x16", "cpu:x", 1.0, 1, "", 1, KB_DIR_FWD),
+        result("64x32:32x16", "cpu:y", 2.0, 1, "", 1, KB_DIR_FWD),
+        result("mb2ic4ih8oc4kh3n\"l1\"", "cpu:x", 3.0, 1, "resnet50", 3, KB_DIR_FWD),
+        result("mb2ic4ih8oc4kh3n\"l1\"", "cpu:y", 1.0, 0, "resnet50", 3, KB_DIR_FWD),
+        result("mb2ic4ih8oc8kh1n\"l<2>\"", "cpu:x", 0.5, 1, "resnet50", 2, KB_DIR_FWD),
+    };
+    kb_result b[3] = {
+        result("64x32:32x16", "gpu:0", 0.25, 1, "", 1, KB_DIR_FWD),
+        result("64x32:32x16", "gpu:0", 0.5, 1, "", 1, KB_DIR_FWD), /* a slower repeat */
+        result("mb2ic4ih8oc4kh3n\"l1\"", "gpu:0", 0.1, 1, "resnet50", 3, KB_DIR_FWD),
+    };
+    char *files[2] = {write_file("A", a, 5), write_file("B", b, 3)};
+    kb_rec_list l = {NULL, 0, 0};
+    char err[256];
+    for (int i = 0; i < 2; ++i)
+        cr_assert(kb_jsonl_read(files[i], i, &l, err, sizeof err), "%s", err);
+    const double cost[2] = {0, 4.0};
+    kb_report R;
+    kb_report_build(&R, &l, files, 2, cost);
+    cr_assert_eq(R.ncols, 3);
+    cr_assert_eq(R.nrows, 3);
+    cr_assert_str_eq(R.cols[2].name, "B gpu:0");
+    cr_assert_float_eq(R.cols[2].cost, 4.0, 0);
+    /* the repeat keeps the faster verified record */
+    cr_assert_float_eq(kb_report_cell(&R, 0, 2)->median_ms, 0.25, 1e-12);
+    cr_assert_null(kb_report_cell(&R, 2, 1), "l<2> never ran on cpu:y");
+    /* geomean over the problems every column verified: only the GEMM */
+    size_t common = 0;
+    double g = kb_report_geomean(&R, 0, &common);
+    cr_assert_eq(common, 1);
+    cr_assert_float_eq(g, 2.0 * 64 * 32 * 16 / 1e6, 1e-9);
+    /* network: 3 x 3.0 + 2 x 0.5 on A cpu:x; incomplete on cpu:y (failed) and B (missing) */
+    size_t rows = 0;
+    cr_assert_float_eq(kb_report_network_ms(&R, "resnet50", 0, &rows), 10.0, 1e-9);
+    cr_assert_eq(rows, 2);
+    cr_assert_lt(kb_report_network_ms(&R, "resnet50", 1, NULL), 0.0);
+    cr_assert_lt(kb_report_network_ms(&R, "resnet50", 2, NULL), 0.0);
+
+    char html[256];
+    snprintf(html, sizeof html, "/tmp/kmux-test-bench-report-%d.html", (int)getpid());
+    cr_assert(kb_html_write(&R, html));
+    char *page = kb_read_file(html, NULL);
+    cr_assert_not_null(page);
+    cr_assert(strstr(page, "<svg id=\"chart-speed\""));
+    cr_assert(strstr(page, "<svg id=\"chart-peak\""));
+    cr_assert(strstr(page, "<svg id=\"chart-cost\""), "a column has a cost");
+    cr_assert(strstr(page, "l&lt;2&gt;"), "names are escaped");
+    cr_assert_null(strstr(page, "l<2>"));
+    cr_assert_null(strstr(page, "<script"));
+    /* per-problem speed bars: 6 verified cells (A x: 3, A y: 1, B: 2) */
+    const char *speed = strstr(page, "<svg id=\"chart-speed\"");
+    const char *end = strstr(speed, "</svg>");
+    int bars = 0;
+    for (const char *p = speed; (p = strstr(p, "class=\"bar\"")) && p < end; ++p)
+        ++bars;
+    cr_assert_eq(bars, 6);
+    free(page);
+    unlink(html);
+    kb_report_free(&R);
+    for (int i = 0; i < 2; ++i) {
+        unlink(files[i]);
+        free(files[i]);
+    }
+}
