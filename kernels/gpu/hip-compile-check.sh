@@ -11,7 +11,8 @@
 # Usage: kernels/gpu/hip-compile-check.sh [SHARED_DIR] [OUT_DIR]
 #   SHARED_DIR  folder holding tools/hip-gfx942-toolchain.sh (default: ../shared beside the repo)
 #   OUT_DIR     where objects go (default: a temporary folder, removed at the end)
-# Exit status 0 when everything compiles and checks out.
+# Exit status: 0 when everything compiles and checks out; 3 when the toolchain could not be set up
+# (nothing was checked); anything else is a failed check.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 shared=${1:-$repo/../shared}
@@ -20,7 +21,9 @@ log() { echo "hip-compile-check: $*" >&2; }
 
 [ -x "$shared/tools/hip-gfx942-toolchain.sh" ] || {
   log "no $shared/tools/hip-gfx942-toolchain.sh (pass the shared folder as first argument)"; exit 2; }
-eval "$("$shared/tools/hip-gfx942-toolchain.sh")"
+toolchain=$("$shared/tools/hip-gfx942-toolchain.sh") || {
+  log "the gfx942 toolchain could not be set up (package download?): nothing was compiled"; exit 3; }
+eval "$toolchain"
 
 if [ -z "$out" ]; then
   out=$(mktemp -d)
