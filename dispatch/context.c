@@ -64,7 +64,7 @@ kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **
     if (!c) return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_context_create: out of memory");
     c->num_threads = o.num_threads;
     c->verbose = o.verbose;
-    kmux_verbose_raise(o.verbose);
+    kmux_verbose_acquire(o.verbose);
     snprintf(c->default_device, sizeof c->default_device, "%s",
              o.default_device ? o.default_device : "");
 
@@ -129,6 +129,7 @@ kmux_status kmux_context_destroy(kmux_context *ctx) {
         free(ctx->devices[i]);
     free(ctx->devices);
     kmux_unload_backends(ctx);
+    kmux_verbose_release(ctx->verbose);
     free(ctx);
     return KMUX_OK;
 }

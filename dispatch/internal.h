@@ -26,9 +26,11 @@ void kmux_clear_error(void);
 
 /* ---- verbose trace (verbose.c) ---- */
 
-/** Level of the process-wide trace: the largest level asked by any live context. */
+/** Level of the process-wide trace: the largest level asked by any live context (0 when none). */
 int kmux_verbose_level(void);
-void kmux_verbose_raise(int level);
+/** A context with this level starts (acquire) or ends (release). */
+void kmux_verbose_acquire(int level);
+void kmux_verbose_release(int level);
 /** Writes "kmux_verbose,<fmt...>\n" to stderr in one write when level <= kmux_verbose_level(). */
 void kmux_trace(int level, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -79,8 +81,7 @@ struct kmux_plan {
         kmux_matmul_desc matmul;
         kmux_conv2d_desc conv;
     } desc;
-    pthread_mutex_t lock; /**< serialises plan_next_impl against plan_info */
-    int cached;           /**< owned by the plan cache: kmux_plan_destroy refuses it */
+    int cached; /**< owned by the plan cache: kmux_plan_destroy refuses it */
 };
 
 typedef struct kmux_plan_cache kmux_plan_cache;

@@ -89,7 +89,6 @@ static kmux_status plan_new(kmux_device *dev, kmux_plan_kind kind, kmux_plan **o
     if (!p) return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "plan creation: out of memory");
     p->dev = dev;
     p->kind = kind;
-    pthread_mutex_init(&p->lock, NULL);
     *out = p;
     return KMUX_OK;
 }
@@ -98,7 +97,6 @@ void kmux_plan_free(kmux_plan *plan) {
     if (!plan) return;
     if (plan->native && OPS(plan->dev)->plan_destroy)
         OPS(plan->dev)->plan_destroy(STATE(plan->dev), plan->native);
-    pthread_mutex_destroy(&plan->lock);
     free(plan);
 }
 
@@ -370,9 +368,7 @@ kmux_status kmux_plan_next_impl(kmux_plan *plan) {
         return kmux_set_error(KMUX_ERR_LAST_IMPL,
                               "kmux_plan_next_impl: backend %s offers one implementation per plan",
                               plan->dev->backend->name);
-    pthread_mutex_lock(&plan->lock);
     kmux_status st = OPS(plan->dev)->plan_next_impl(STATE(plan->dev), plan->native);
-    pthread_mutex_unlock(&plan->lock);
     if (st == KMUX_ERR_LAST_IMPL && kmux_last_error()[0] == '\0')
         kmux_set_error(st, "kmux_plan_next_impl: no further implementation on %s",
                        plan->dev->props.id);

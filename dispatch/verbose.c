@@ -10,16 +10,23 @@
 
 #include "internal.h"
 
-static atomic_int verbose_level;
+/* How many live contexts asked for each level; the trace level is the highest one in use, so it
+ * falls back when a verbose context is destroyed. Read on every execution: a few relaxed loads. */
+#define LEVELS 10
+static atomic_int contexts_at[LEVELS];
 
 int kmux_verbose_level(void) {
-    return atomic_load_explicit(&verbose_level, memory_order_relaxed);
+    for (int l = LEVELS - 1; l > 0; l--)
+        if (atomic_load_explicit(&contexts_at[l], memory_order_relaxed) > 0) return l;
+    return 0;
 }
 
-void kmux_verbose_raise(int level) {
-    int cur = atomic_load(&verbose_level);
-    while (level > cur && !atomic_compare_exchange_weak(&verbose_level, &cur, level)) {
-    }
+void kmux_verbose_acquire(int level) {
+    if (level > 0 && level < LEVELS) atomic_fetch_add(&contexts_at[level], 1);
+}
+
+void kmux_verbose_release(int level) {
+    if (level > 0 && level < LEVELS) atomic_fetch_sub(&contexts_at[level], 1);
 }
 
 void kmux_trace(int level, const char *fmt, ...) {

@@ -146,7 +146,9 @@ typedef struct kmux_context_options {
                                "ref" is always loaded */
     const char *default_device; /**< what "auto" resolves to (KMUX_DEVICE) */
     int num_threads;            /**< threads of CPU backends; 0 = KMUX_NUM_THREADS or all cores */
-    int verbose;                /**< -1 = KMUX_VERBOSE; 0 off, 1 executions, 2 + loading/plans */
+    int verbose;                /**< -1 = KMUX_VERBOSE; 0 off, 1 executions, 2 + loading/plans.
+                                     The trace (stderr) is process-wide: its level is the
+                                     highest asked by any context alive at the time */
     int plan_cache_capacity;    /**< plans kept by kmux_gemm_ex & co (LRU); 0 = 256, -1 = none */
 } kmux_context_options;
 

@@ -105,29 +105,7 @@ static inline void cf_summary(const char *test) {
 enum { CF_IEEE = 0, CF_OCP_E4M3 = 1, CF_FNUZ = 2 };
 
 static inline const char *cf_dtype_str(kmux_dtype t) {
-    switch (t) {
-    case KMUX_F64:
-        return "f64";
-    case KMUX_F32:
-        return "f32";
-    case KMUX_F16:
-        return "f16";
-    case KMUX_BF16:
-        return "bf16";
-    case KMUX_F8_E4M3:
-        return "e4m3";
-    case KMUX_F8_E5M2:
-        return "e5m2";
-    case KMUX_F8_E4M3_FNUZ:
-        return "e4m3fnuz";
-    case KMUX_F8_E5M2_FNUZ:
-        return "e5m2fnuz";
-    case KMUX_I8:
-        return "i8";
-    case KMUX_I32:
-        return "i32";
-    }
-    return "?";
+    return kmux_dtype_name(t);
 }
 
 static inline const char *cf_compute_str(kmux_compute_type t) {

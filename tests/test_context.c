@@ -148,3 +148,30 @@ Test(context, gemm_reuses_cached_plans, .init = cr_redirect_stderr) {
     cr_expect_eq(create, 2, "two shapes -> two plans, however many calls");
     cr_expect_eq(exec, 6);
 }
+
+Test(context, trace_stops_when_the_verbose_context_is_gone, .init = cr_redirect_stderr) {
+    kmux_context_options o = KMUX_CONTEXT_OPTIONS_INIT;
+    o.verbose = 1;
+    kmux_context *loud = NULL, *quiet = NULL;
+    TU_OK(kmux_context_create(&o, &loud));
+    TU_OK(kmux_context_destroy(loud));
+    o.verbose = 0;
+    TU_OK(kmux_context_create(&o, &quiet));
+    kmux_device *ref;
+    kmux_stream *s;
+    TU_OK(kmux_device_find(quiet, "ref", &ref));
+    TU_OK(kmux_stream_create(ref, &s));
+    float A[4] = {1, 2, 3, 4}, C[4];
+    const float one = 1, zero = 0;
+    TU_OK(kmux_gemm_ex(s, KMUX_ROW_MAJOR, KMUX_NO_TRANS, KMUX_NO_TRANS, 2, 2, 2, &one, A, KMUX_F32,
+                       2, A, KMUX_F32, 2, &zero, C, KMUX_F32, 2, KMUX_COMPUTE_F32));
+    TU_OK(kmux_stream_destroy(s));
+    TU_OK(kmux_context_destroy(quiet));
+    fflush(stderr);
+    FILE *f = cr_get_redirected_stderr();
+    char line[2048];
+    int exec = 0;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, ",exec,")) exec++;
+    cr_expect_eq(exec, 0, "a destroyed verbose context must not keep the trace on");
+}
