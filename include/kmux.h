@@ -119,6 +119,27 @@ typedef enum kmux_compute_type {
 /** Name of a compute type ("f32", "f32_fast_tf32", ...); "?" when unknown. */
 KMUX_API const char *kmux_compute_type_name(kmux_compute_type t);
 
+/** One legal combination of operand types: a GEMM row (A, B, C/D, compute) or a convolution row
+ *  (x, w, y in a_type, b_type, c_type; all equal). The rows are the table kmux validates against
+ *  (as cublasGemmEx's table of legal types); whether a device runs a row is its own answer
+ *  (kmux_device_props.dtype_support, kmux-support-matrix). */
+typedef struct kmux_type_combination {
+    size_t struct_size; /**< sizeof(kmux_type_combination) */
+    kmux_dtype a_type, b_type, c_type;
+    kmux_compute_type compute_type;
+} kmux_type_combination;
+
+/** Number of legal GEMM type combinations (rows of the table). Returns KMUX_OK;
+ *  KMUX_ERR_INVALID_ARGUMENT if count is NULL. */
+KMUX_API kmux_status kmux_matmul_type_combination_count(int *count);
+/** Row i (0 <= i < count) of the GEMM table into *row. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT
+ *  if row is NULL or i is out of range. */
+KMUX_API kmux_status kmux_matmul_type_combination_get(int i, kmux_type_combination *row);
+/** Number of legal convolution type combinations. Returns as kmux_matmul_type_combination_count. */
+KMUX_API kmux_status kmux_conv2d_type_combination_count(int *count);
+/** Row i of the convolution table. Returns as kmux_matmul_type_combination_get. */
+KMUX_API kmux_status kmux_conv2d_type_combination_get(int i, kmux_type_combination *row);
+
 /** Matrix storage order, with the values of CBLAS_ORDER. */
 typedef enum kmux_order { KMUX_ROW_MAJOR = 101, KMUX_COL_MAJOR = 102 } kmux_order;
 

@@ -16,8 +16,14 @@
  * - Optional slots may be NULL: the core then answers KMUX_ERR_UNSUPPORTED.
  * - Errors are reported by returning a status AND calling host->set_error with a message that
  *   names the backend and the native error code and its name.
- * - Plans are immutable after creation except through plan_next_impl; plan execute may be called
- *   concurrently from several threads with different streams.
+ * - Plans are immutable after creation: every implementation is prepared by plan_create, the
+ *   core passes the index of the current one; execute may be called concurrently from several
+ *   threads with different streams.
+ * - The core owns empty problems (m, n or batch_count = 0: nothing to do) and degenerate ones
+ *   (k = 0 or alpha = 0: D = d_scale * act(beta * C + bias)); capability limits (kmux_device_caps)
+ *   are checked by the core once, with one message for every backend.
+ * - ABI v2 (this version): plan slots per kind (kmux_matmul_ops, kmux_conv2d_ops) with an
+ *   implementation index, device_caps, matmul_degenerate. v1 plugins are rejected with a reason.
  * - Backends never print to stdout, never abort; host->trace (stderr) is for KMUX_VERBOSE >= 2.
  */
 #ifndef KMUX_BACKEND_H
@@ -29,7 +35,7 @@
 extern "C" {
 #endif
 
-#define KMUX_BACKEND_ABI_MAJOR 1
+#define KMUX_BACKEND_ABI_MAJOR 2
 #define KMUX_BACKEND_ABI_MINOR 0
 #define KMUX_BACKEND_ENTRY_SYMBOL "kmux_backend_entry"
 
@@ -52,7 +58,75 @@ typedef struct kmux_backend_host {
     int num_threads; /**< threads CPU backends should use (>= 1) */
 } kmux_backend_host;
 
-/** The function table of a backend. Slots after `name` may be NULL where marked optional. */
+/* ---- capabilities (ABI v2): what the core checks ONCE, for every backend alike ---- */
+
+/** Limits of one operation (matmul, or one convolution direction) on one device. The core refuses
+ *  a problem beyond them with KMUX_ERR_UNSUPPORTED and one message, naming the limit and the
+ *  device, before the backend is called; a backend may assume its limits hold. 0 in a limit field
+ *  means "no limit" (int64_t range). */
+typedef struct kmux_op_caps {
+    int supported;        /**< 0: the device has no such operation (the other fields are unused) */
+    int64_t max_dim;      /**< largest single size: m, n, k (matmul); n, c, h, w, k, r, s, p, q
+                               (conv); e.g. INT32_MAX for libraries that take int */
+    int64_t max_batch;    /**< largest batch_count (matmul) */
+    int64_t max_elements; /**< largest element span of any one operand (index + 1), e.g. 2^31-1
+                               for 32-bit indexing */
+    int64_t max_ld;       /**< largest leading dimension or batch stride (matmul) */
+    uint32_t ptr_align; /**< every operand pointer must be a multiple of this (bytes); 0/1: none */
+    uint32_t epilogues; /**< OR of kmux_epilogue the device runs (matmul) */
+    uint32_t layouts;   /**< conv: bit (1 << kmux_layout) for each layout it runs */
+    int asymmetric_padding; /**< conv: 1 when pad_top != pad_bottom (left/right) is supported */
+    int groups;             /**< conv: 1 when groups > 1 is supported */
+    /** Bit i set: row i of the legal type table (kmux_matmul_type_combination_get, or
+     *  kmux_conv2d_type_combination_get for convolutions) runs on this device. */
+    uint64_t type_rows;
+    /** Bit i set: row i runs only by emulation (prefs->allow_emulation, "+cvt"). */
+    uint64_t emulated_rows;
+} kmux_op_caps;
+
+/** Capabilities of a device (ABI v2). Filled by the plugin's device_caps slot; the core zeroes the
+ *  struct first. */
+typedef struct kmux_device_caps {
+    uint32_t struct_size;
+    kmux_op_caps matmul;
+    kmux_op_caps conv2d[3]; /**< indexed by kmux_conv_direction - 1: FWD, BWD_DATA, BWD_WEIGHTS */
+    /** dtypes kmux_cast/amax/unscale run on (bit 1 << kmux_dtype), 0 when the slots are NULL. */
+    uint32_t amp_dtypes;
+} kmux_device_caps;
+
+/* ---- plan slots per kind (ABI v2) ----
+ *
+ * A plan is created once with ALL its implementations (impl_count >= 1) and is immutable after
+ * that: no alternate plan built lazily, no lock needed to execute it. The core keeps which
+ * implementation is current (kmux_plan_next_impl advances it) and passes its index to every
+ * call. Plan creation receives a validated, capability-checked description with m, n, k,
+ * batch_count >= 1 (the core runs empty and degenerate problems itself, see matmul_degenerate);
+ * execute receives validated arguments with alpha != 0 (conv: alpha != 0). */
+
+/** Matmul plans (as cublasLtMatmul: D = d_scale * act(alpha * op(A) op(B) + beta * C + bias)). */
+typedef struct kmux_matmul_ops {
+    kmux_status (*plan_create)(void *state, int device, const kmux_matmul_desc *desc,
+                               const kmux_plan_prefs *prefs, void **plan, int *impl_count);
+    kmux_status (*execute)(void *state, const void *plan, int impl, void *stream,
+                           const kmux_matmul_args *args);
+    /** Fills impl, effective_compute, workspace_bytes, deterministic for implementation `impl`
+     *  (the core fills device and impl_index). Strings live as long as the plan. */
+    kmux_status (*plan_info)(void *state, const void *plan, int impl, kmux_plan_info *info);
+    void (*plan_destroy)(void *state, void *plan);
+} kmux_matmul_ops;
+
+/** Convolution plans (as cudnnConvolutionForward / BackwardData / BackwardFilter). */
+typedef struct kmux_conv2d_ops {
+    kmux_status (*plan_create)(void *state, int device, const kmux_conv2d_desc *desc,
+                               const kmux_plan_prefs *prefs, void **plan, int *impl_count);
+    kmux_status (*execute)(void *state, const void *plan, int impl, void *stream,
+                           const kmux_conv2d_args *args);
+    kmux_status (*plan_info)(void *state, const void *plan, int impl, kmux_plan_info *info);
+    void (*plan_destroy)(void *state, void *plan);
+} kmux_conv2d_ops;
+
+/** The function table of a backend (constant, static storage). Slots may be NULL where marked
+ *  optional. */
 typedef struct kmux_backend_ops {
     uint32_t struct_size; /**< sizeof(kmux_backend_ops) as the plugin was built */
     uint16_t abi_major;   /**< KMUX_BACKEND_ABI_MAJOR */
@@ -68,6 +142,8 @@ typedef struct kmux_backend_ops {
     /** Version of the native libraries ("OpenBLAS 0.3.21"); static or state-owned storage. */
     const char *(*version)(void *state);
     kmux_status (*device_props)(void *state, int device, kmux_device_props *props);
+    /** Capabilities of the device (required in v2). */
+    kmux_status (*device_caps)(void *state, int device, kmux_device_caps *caps);
 
     /* ---- memory, streams, events (required) ---- */
     kmux_status (*mem_alloc)(void *state, int device, size_t bytes, void **ptr);
@@ -86,23 +162,15 @@ typedef struct kmux_backend_ops {
     kmux_status (*event_synchronize)(void *state, void *event);
     kmux_status (*event_elapsed_ms)(void *state, void *start, void *end, float *ms);
 
-    /* ---- plans (optional: NULL = the operation is unsupported) ---- */
-    /** desc has been validated (including the dtype table of kmux.h); the backend answers
-     *  KMUX_ERR_UNSUPPORTED (with a reason) for what its device cannot do. */
-    kmux_status (*matmul_plan_create)(void *state, int device, const kmux_matmul_desc *desc,
-                                      const kmux_plan_prefs *prefs, void **plan);
-    kmux_status (*matmul_execute)(void *state, void *plan, void *stream,
-                                  const kmux_matmul_args *args);
-    kmux_status (*conv2d_plan_create)(void *state, int device, const kmux_conv2d_desc *desc,
-                                      const kmux_plan_prefs *prefs, void **plan);
-    kmux_status (*conv2d_execute)(void *state, void *plan, void *stream,
-                                  const kmux_conv2d_args *args);
-    /** Fills impl, effective_compute, workspace_bytes, deterministic, impl_index (the core fills
-     *  device). impl must stay valid until the next plan_next_impl or plan_destroy. */
-    kmux_status (*plan_info)(void *state, void *plan, kmux_plan_info *info);
-    /** Optional: KMUX_ERR_LAST_IMPL when there is no further implementation. */
-    kmux_status (*plan_next_impl)(void *state, void *plan);
-    void (*plan_destroy)(void *state, void *plan);
+    /* ---- operations (optional: NULL = the operation is unsupported) ---- */
+    const kmux_matmul_ops *matmul;
+    const kmux_conv2d_ops *conv2d;
+    /** The degenerate matmul (k == 0 or alpha == 0) on a device whose memory is not host memory:
+     *  D = d_scale * act(beta * C + bias), amax_d, A and B unread. Required for non-host devices
+     *  with matmul; host devices (is_host) leave it NULL and the core runs the shared CPU finish
+     *  routine of dispatch/common itself. */
+    kmux_status (*matmul_degenerate)(void *state, void *stream, const kmux_matmul_desc *desc,
+                                     const kmux_matmul_args *args);
 
     /* ---- mixed precision (optional) ---- */
     kmux_status (*cast)(void *state, void *stream, int64_t n, const void *src, kmux_dtype src_type,
