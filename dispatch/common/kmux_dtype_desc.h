@@ -45,8 +45,7 @@ typedef enum kmux_special_rule {
 #define KMUX_DTYPE_INT 0x02u      /**< two's-complement integer */
 #define KMUX_DTYPE_FP8 0x04u      /**< one of the four 8-bit float formats */
 #define KMUX_DTYPE_FNUZ 0x08u     /**< FNUZ special-value rules */
-#define KMUX_DTYPE_NARROW 0x10u   /**< float of at most 16 bits, stored as a code (f16, bf16, fp8) \
-                                   */
+#define KMUX_DTYPE_NARROW 0x10u   /**< f16, bf16, fp8: stored as a code */
 #define KMUX_DTYPE_HAS_INF 0x20u  /**< has +-Inf encodings */
 #define KMUX_DTYPE_NEG_ZERO 0x40u /**< has a distinct -0 */
 
