@@ -58,10 +58,7 @@ static kmux_status check_row(const char *fn, const kmux_device *dev, const kmux_
     if (row < 0 || row >= 64 || !((c->type_rows >> row) & 1u))
         return UNSUPPORTED("%s: %s: device %s does not run this type combination", fn, desc,
                            dev->props.id);
-    int allow = prefs ? (prefs->struct_size > offsetof(kmux_plan_prefs, allow_emulation)
-                             ? prefs->allow_emulation
-                             : 1)
-                      : 1;
+    int allow = prefs ? prefs->allow_emulation : 1; /* resolved prefs (compat.c) */
     if (((c->emulated_rows >> row) & 1u) && !allow)
         return UNSUPPORTED("%s: %s: device %s runs this type combination only by emulation "
                            "(conversion to a wider type, \"+cvt\"), which needs "

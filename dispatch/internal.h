@@ -154,6 +154,24 @@ kmux_status kmux_caps_check_conv(const char *fn, const kmux_device *dev, const k
 kmux_status kmux_caps_check_align(const char *fn, const kmux_device *dev, const kmux_op_caps *c,
                                   const void *const *ptrs, const char *const *names, int count);
 
+/* ---- compat.c: structs of an older, shorter struct_size ---- */
+
+/** Copies *in into *out, today's full struct: fields beyond in->struct_size take their _INIT
+ *  defaults; KMUX_ERR_INVALID_ARGUMENT (fn in the message) when in->struct_size does not hold the
+ *  struct's required fields (kmux.h names them). prefs and opts may be NULL (all defaults). */
+kmux_status kmux_resolve_matmul_desc(const char *fn, const kmux_matmul_desc *in,
+                                     kmux_matmul_desc *out);
+kmux_status kmux_resolve_matmul_args(const char *fn, const kmux_matmul_args *in,
+                                     kmux_matmul_args *out);
+kmux_status kmux_resolve_conv_desc(const char *fn, const kmux_conv2d_desc *in,
+                                   kmux_conv2d_desc *out);
+kmux_status kmux_resolve_conv_args(const char *fn, const kmux_conv2d_args *in,
+                                   kmux_conv2d_args *out);
+kmux_status kmux_resolve_plan_prefs(const char *fn, const kmux_plan_prefs *in,
+                                    kmux_plan_prefs *out);
+kmux_status kmux_resolve_cast_options(const char *fn, const kmux_cast_options *in,
+                                      kmux_cast_options *out);
+
 /* ---- shared helpers ---- */
 
 /** The scale type of a compute type: KMUX_F64, KMUX_I32 or KMUX_F32 (as cublasGemmEx). */

@@ -27,36 +27,31 @@ static kmux_status backend_failed(kmux_status st, const char *fn, const kmux_dev
     return st;
 }
 
-/* Checks the arguments of a plan creation: non-NULL pointers, and the fields of prefs (optional)
- * that have a closed set of values. */
+/* Checks the arguments of a plan creation: non-NULL pointers, and prefs (optional, resolved into
+ * *out with the defaults of fields beyond its struct_size) whose fields have closed value sets. */
 static kmux_status check_create(const char *fn, const kmux_device *dev, const void *desc,
-                                kmux_plan *const *plan, const kmux_plan_prefs *prefs) {
+                                kmux_plan *const *plan, const kmux_plan_prefs *prefs,
+                                kmux_plan_prefs *out) {
     if (!dev || !desc || !plan)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                               !dev    ? "dev"
                               : !desc ? "desc"
                                       : "plan");
-    if (!prefs) return KMUX_OK;
-    if (prefs->struct_size < offsetof(kmux_plan_prefs, allow_emulation))
-        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
-                              "%s: prefs->struct_size = %zu is too small", fn, prefs->struct_size);
-    if (prefs->struct_size >= sizeof *prefs &&
-        ((prefs->allow_emulation != 0 && prefs->allow_emulation != 1) ||
-         (prefs->require_deterministic != 0 && prefs->require_deterministic != 1)))
+    kmux_status st = kmux_resolve_plan_prefs(fn, prefs, out);
+    if (st != KMUX_OK) return st;
+    if ((out->allow_emulation != 0 && out->allow_emulation != 1) ||
+        (out->require_deterministic != 0 && out->require_deterministic != 1))
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "%s: prefs->allow_emulation = %d and prefs->require_deterministic = "
                               "%d must each be 0 or 1",
-                              fn, prefs->allow_emulation, prefs->require_deterministic);
+                              fn, out->allow_emulation, out->require_deterministic);
     return KMUX_OK;
 }
 
+/* prefs of an internal caller (the plan cache: NULL), already checked. */
 static kmux_plan_prefs resolve_prefs(const kmux_plan_prefs *prefs) {
     kmux_plan_prefs p = KMUX_PLAN_PREFS_INIT;
-    if (prefs) {
-        size_t n = prefs->struct_size < sizeof p ? prefs->struct_size : sizeof p;
-        memcpy(&p, prefs, n);
-        p.struct_size = sizeof p;
-    }
+    if (prefs) p = *prefs;
     return p;
 }
 
@@ -170,10 +165,13 @@ kmux_status kmux_matmul_plan_create(kmux_device *dev, const kmux_matmul_desc *de
                                     const kmux_plan_prefs *prefs, kmux_plan **plan) {
     kmux_clear_error();
     const char *fn = "kmux_matmul_plan_create";
-    kmux_status st = check_create(fn, dev, desc, plan, prefs);
-    if (st == KMUX_OK) st = kmux_validate_matmul_desc(fn, desc);
+    kmux_plan_prefs pr;
+    kmux_matmul_desc d;
+    kmux_status st = check_create(fn, dev, desc, plan, prefs, &pr);
+    if (st == KMUX_OK) st = kmux_resolve_matmul_desc(fn, desc, &d);
+    if (st == KMUX_OK) st = kmux_validate_matmul_desc(fn, &d);
     if (st != KMUX_OK) return st;
-    return kmux_matmul_plan_create_unchecked(dev, desc, prefs, plan);
+    return kmux_matmul_plan_create_unchecked(dev, &d, &pr, plan);
 }
 
 /* Checks the arguments of an execution: non-NULL pointers, a plan of this kind, and a stream of
@@ -268,10 +266,12 @@ kmux_status kmux_matmul_execute(kmux_plan *plan, kmux_stream *stream,
                                 const kmux_matmul_args *args) {
     kmux_clear_error();
     const char *fn = "kmux_matmul_execute";
+    kmux_matmul_args a;
     kmux_status st = check_execute(fn, plan, stream, args, KMUX_PLAN_MATMUL);
-    if (st == KMUX_OK) st = kmux_validate_matmul_args(fn, &plan->desc.matmul, args);
+    if (st == KMUX_OK) st = kmux_resolve_matmul_args(fn, args, &a);
+    if (st == KMUX_OK) st = kmux_validate_matmul_args(fn, &plan->desc.matmul, &a);
     if (st != KMUX_OK) return st;
-    return kmux_matmul_execute_unchecked(plan, stream, args);
+    return kmux_matmul_execute_unchecked(plan, stream, &a);
 }
 
 kmux_status kmux_matmul_run_cached(kmux_stream *stream, const kmux_matmul_desc *desc,
@@ -292,18 +292,24 @@ kmux_status kmux_conv2d_output_dims(const kmux_conv2d_desc *desc, int64_t *p, in
                               !desc ? "desc"
                               : !p  ? "p"
                                     : "q");
-    return kmux_validate_conv_desc("kmux_conv2d_output_dims", desc, p, q);
+    kmux_conv2d_desc d;
+    kmux_status st = kmux_resolve_conv_desc("kmux_conv2d_output_dims", desc, &d);
+    if (st != KMUX_OK) return st;
+    return kmux_validate_conv_desc("kmux_conv2d_output_dims", &d, p, q);
 }
 
 kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d_desc *desc,
                                     const kmux_plan_prefs *prefs, kmux_plan **plan) {
     kmux_clear_error();
     const char *fn = "kmux_conv2d_plan_create";
-    kmux_status st = check_create(fn, dev, desc, plan, prefs);
-    if (st == KMUX_OK) st = kmux_validate_conv_desc(fn, desc, NULL, NULL);
+    kmux_plan_prefs pr;
+    kmux_conv2d_desc cd;
+    kmux_status st = check_create(fn, dev, desc, plan, prefs, &pr);
+    if (st == KMUX_OK) st = kmux_resolve_conv_desc(fn, desc, &cd);
+    if (st == KMUX_OK) st = kmux_validate_conv_desc(fn, &cd, NULL, NULL);
     if (st != KMUX_OK) return st;
+    desc = &cd;
     const kmux_backend_ops *o = OPS(dev);
-    kmux_plan_prefs pr = resolve_prefs(prefs);
     st = kmux_caps_check_conv(fn, dev, desc, &pr);
     if (st != KMUX_OK) return st;
     kmux_plan *pl = NULL;
@@ -377,9 +383,12 @@ kmux_status kmux_conv2d_execute(kmux_plan *plan, kmux_stream *stream,
                                 const kmux_conv2d_args *args) {
     kmux_clear_error();
     const char *fn = "kmux_conv2d_execute";
+    kmux_conv2d_args ca;
     kmux_status st = check_execute(fn, plan, stream, args, KMUX_PLAN_CONV2D);
-    if (st == KMUX_OK) st = kmux_validate_conv_args(fn, &plan->desc.conv, args);
+    if (st == KMUX_OK) st = kmux_resolve_conv_args(fn, args, &ca);
+    if (st == KMUX_OK) st = kmux_validate_conv_args(fn, &plan->desc.conv, &ca);
     if (st != KMUX_OK) return st;
+    args = &ca;
     {
         const kmux_conv2d_desc *cd = &plan->desc.conv;
         const void *ptrs[] = {args->x, args->w, args->y};
