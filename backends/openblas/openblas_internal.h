@@ -67,35 +67,6 @@ kmux_status kmux_ob_conv2d_execute(void *state, const void *plan, int impl, void
 /** What plan_info reports for implementation impl of a conv plan. */
 const kmux_ob_plan *kmux_ob_conv2d_head(const void *plan, int impl);
 
-/* ---- matmul epilogue (openblas_epilogue.c) ---- */
-
-/** What follows the GEMM, element by element, in the order of kmux.h:
- *  D = d_scale * act(t + bias), amax = max |act(t + bias)| (NaN ignored). */
-typedef struct kmux_ob_epilogue {
-    unsigned flags;         /**< OR of kmux_epilogue */
-    const float *bias_f32;  /**< n elements (bias converted to f32), for the f32 pass */
-    const double *bias_f64; /**< n elements, for the f64 pass */
-    int bias_per_row;       /**< 1: element (r, c) of the stored view gets bias[r] (col-major) */
-    int has_d_scale;
-    float d_scale;
-    int want_amax;
-} kmux_ob_epilogue;
-
-/** 1 when the epilogue changes anything (flags, d_scale or amax). */
-int kmux_ob_epilogue_active(const kmux_ob_epilogue *e);
-
-/** One pass over rows x cols f32 values t (leading dimension ld, row-major view): applies e in
- *  place, folds max |.| into *amax (when e->want_amax) and, when out_type is not f32, rounds each
- *  row once to out_type (f16/bf16, RNE) into out (leading dimension out_ld, elements) while the
- *  row is still in cache. out is ignored for f32. */
-void kmux_ob_epilogue_f32(float *t, int64_t rows, int64_t cols, int64_t ld,
-                          const kmux_ob_epilogue *e, void *out, kmux_dtype out_type, int64_t out_ld,
-                          float *amax);
-
-/** The same for the f64 path, in place (out type f64). */
-void kmux_ob_epilogue_f64(double *t, int64_t rows, int64_t cols, int64_t ld,
-                          const kmux_ob_epilogue *e, float *amax);
-
 /* ---- scratch memory (openblas_workspace.c) ---- */
 
 /** 64-byte aligned scratch of at least `bytes`, or NULL (out of memory). Each execute takes its

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/common/cpu_finish.h"
 #include "kernels/cpu/kmux_cpu_kernels.h"
 
 typedef enum mm_path { MM_DGEMM, MM_SGEMM, MM_SGEMM_CVT } mm_path;
@@ -36,7 +37,7 @@ typedef struct mm_plan {
     mm_path path;
     /* row-major views of the stored A, B, C (rows x cols; ld = the user's) */
     int64_t a_rows, a_cols, b_rows, b_cols, c_rows, c_cols;
-    size_t ws_a, ws_b, ws_c, ws_bias; /* bytes of each workspace part */
+    size_t ws_a, ws_b, ws_c; /* bytes of each workspace part */
 } mm_plan;
 
 /* Row-major view of an operand stored in `order`, op()-ed with `trans`, of logical shape
@@ -84,22 +85,20 @@ kmux_status kmux_ob_matmul_plan_create(void *state, int device, const kmux_matmu
     /* Workspace of one execute (batches reuse it one after the other). The sizes are products
      * of validated, capability-checked (blasint) dimensions, so they fit in size_t on a 64-bit
      * host. */
-    const size_t elem = path == MM_DGEMM ? sizeof(double) : sizeof(float);
     if (path == MM_SGEMM_CVT) {
         p->ws_a = (size_t)(p->a_rows * p->a_cols) * sizeof(float);
         p->ws_b = (size_t)(p->b_rows * p->b_cols) * sizeof(float);
         if (desc->c_type != KMUX_F32) p->ws_c = (size_t)(p->c_rows * p->c_cols) * sizeof(float);
     }
-    if (desc->epilogue & KMUX_EPILOGUE_BIAS) p->ws_bias = (size_t)desc->n * elem;
-    size_t ws = p->ws_a + p->ws_b + p->ws_c + p->ws_bias + 4 * 64; /* + alignment of 4 parts */
-    if (ws > prefs->max_workspace_bytes && (p->ws_a + p->ws_b + p->ws_c + p->ws_bias) > 0) {
+    size_t ws = p->ws_a + p->ws_b + p->ws_c + 3 * 64; /* + alignment of 3 parts */
+    if (ws > prefs->max_workspace_bytes && (p->ws_a + p->ws_b + p->ws_c) > 0) {
         free(p);
         char why[160];
         snprintf(why, sizeof why, "needs %zu bytes of workspace, prefs.max_workspace_bytes is %zu",
                  ws, prefs->max_workspace_bytes);
         return unsupported(st, desc, why);
     }
-    if (p->ws_a + p->ws_b + p->ws_c + p->ws_bias == 0) ws = 0;
+    if (p->ws_a + p->ws_b + p->ws_c == 0) ws = 0;
 
     p->head.kind = KMUX_OB_MATMUL;
     p->head.effective_compute = path == MM_DGEMM ? KMUX_COMPUTE_F64 : KMUX_COMPUTE_F32;
@@ -129,29 +128,30 @@ static CBLAS_TRANSPOSE cb_trans(kmux_transpose t) {
     return t == KMUX_TRANS ? CblasTrans : CblasNoTrans;
 }
 
-static void fill_epilogue(const mm_plan *p, const kmux_matmul_args *args, void *bias_ws,
-                          int threads, kmux_ob_epilogue *e) {
-    const kmux_matmul_desc *d = &p->d;
-    memset(e, 0, sizeof *e);
-    e->flags = d->epilogue;
-    e->bias_per_row = d->order == KMUX_COL_MAJOR; /* a stored row of col-major C is a column */
-    if (d->epilogue & KMUX_EPILOGUE_BIAS) {
-        if (p->path == MM_DGEMM) {
-            double *b = bias_ws;
-            for (int64_t j = 0; j < d->n; j++)
-                b[j] = d->bias_type == KMUX_F64 ? ((const double *)args->bias)[j]
-                                                : (double)((const float *)args->bias)[j];
-            e->bias_f64 = b;
-        } else {
-            kmux_cpu_to_f32(d->n, args->bias, d->bias_type, bias_ws, threads);
-            e->bias_f32 = bias_ws;
-        }
-    }
-    if (args->d_scale) {
-        e->has_d_scale = 1;
-        e->d_scale = *args->d_scale;
-    }
-    e->want_amax = args->amax_d != NULL;
+/* What follows the GEMM (bias, activation, d_scale, amax, the one rounding to c_type) is the
+ * shared CPU finish, run on the GEMM's result as its accumulator: alpha and beta are already in
+ * it, so the finish sees alpha = 1, beta = 0 and no a/b scales. */
+typedef struct mm_finish {
+    int active; /* epilogue, d_scale or amax_d */
+    kmux_matmul_args args;
+    double amax;
+} mm_finish;
+
+static void finish_init(const mm_plan *p, const kmux_matmul_args *args, mm_finish *f) {
+    static const float one_f = 1.0f, zero_f = 0.0f;
+    static const double one_d = 1.0, zero_d = 0.0;
+    f->active = p->d.epilogue != KMUX_EPILOGUE_NONE || args->d_scale || args->amax_d;
+    f->args = *args;
+    f->args.alpha = p->path == MM_DGEMM ? (const void *)&one_d : (const void *)&one_f;
+    f->args.beta = p->path == MM_DGEMM ? (const void *)&zero_d : (const void *)&zero_f;
+    f->args.a_scale = f->args.b_scale = NULL;
+    f->amax = 0.0;
+}
+
+/* Batch b: t (f64 or f32, C's storage order, leading dimension ldt) -> C. */
+static void finish_batch(const mm_plan *p, mm_finish *f, const void *t, int64_t ldt, int64_t b) {
+    const kmux_cpu_acc acc = {t, p->path == MM_DGEMM ? KMUX_F64 : KMUX_F32, ldt, 0};
+    kmux_cpu_finish_batch(&p->d, &f->args, &acc, b, &f->amax);
 }
 
 static float scale_product(const kmux_matmul_args *args) {
@@ -161,8 +161,7 @@ static float scale_product(const kmux_matmul_args *args) {
     return s;
 }
 
-static void run_dgemm(const mm_plan *p, const kmux_matmul_args *args, const kmux_ob_epilogue *e,
-                      float *amax) {
+static void run_dgemm(const mm_plan *p, const kmux_matmul_args *args, mm_finish *f) {
     const kmux_matmul_desc *d = &p->d;
     const double alpha = *(const double *)args->alpha, beta = *(const double *)args->beta;
     const double alpha_eff = alpha * (double)scale_product(args);
@@ -173,13 +172,11 @@ static void run_dgemm(const mm_plan *p, const kmux_matmul_args *args, const kmux
         cblas_dgemm(cb_order(d->order), cb_trans(d->transa), cb_trans(d->transb), (int)d->m,
                     (int)d->n, (int)d->k, alpha_eff, A, (int)d->lda, B, (int)d->ldb, beta, C,
                     (int)d->ldc);
-        if (kmux_ob_epilogue_active(e))
-            kmux_ob_epilogue_f64(C, p->c_rows, p->c_cols, d->ldc, e, amax);
+        if (f->active) finish_batch(p, f, C, d->ldc, b);
     }
 }
 
-static void run_sgemm(const mm_plan *p, const kmux_matmul_args *args, const kmux_ob_epilogue *e,
-                      float *amax) {
+static void run_sgemm(const mm_plan *p, const kmux_matmul_args *args, mm_finish *f) {
     const kmux_matmul_desc *d = &p->d;
     const float alpha = *(const float *)args->alpha, beta = *(const float *)args->beta;
     const float alpha_eff = alpha * scale_product(args);
@@ -190,15 +187,15 @@ static void run_sgemm(const mm_plan *p, const kmux_matmul_args *args, const kmux
         cblas_sgemm(cb_order(d->order), cb_trans(d->transa), cb_trans(d->transb), (int)d->m,
                     (int)d->n, (int)d->k, alpha_eff, A, (int)d->lda, B, (int)d->ldb, beta, C,
                     (int)d->ldc);
-        if (kmux_ob_epilogue_active(e))
-            kmux_ob_epilogue_f32(C, p->c_rows, p->c_cols, d->ldc, e, NULL, KMUX_F32, 0, amax);
+        if (f->active) finish_batch(p, f, C, d->ldc, b);
     }
 }
 
 /* Narrow inputs: widen A and B (once when their batch stride is 0), sgemm in f32 into C itself
- * (c = f32) or into an f32 copy of C, then the epilogue pass rounds once to c_type. */
-static void run_sgemm_cvt(const mm_plan *p, const kmux_matmul_args *args, const kmux_ob_epilogue *e,
-                          char *ws, int threads, float *amax) {
+ * (c = f32) or into an f32 copy of C, then one rounding to c_type: the vectorised cast when
+ * nothing else follows the GEMM, else the shared finish. */
+static void run_sgemm_cvt(const mm_plan *p, const kmux_matmul_args *args, mm_finish *f, char *ws,
+                          int threads) {
     const kmux_matmul_desc *d = &p->d;
     const float alpha = *(const float *)args->alpha, beta = *(const float *)args->beta;
     const float alpha_eff = alpha * scale_product(args);
@@ -227,11 +224,14 @@ static void run_sgemm_cvt(const mm_plan *p, const kmux_matmul_args *args, const 
         cblas_sgemm(cb_order(d->order), cb_trans(d->transa), cb_trans(d->transb), (int)d->m,
                     (int)d->n, (int)d->k, alpha_eff, Af, (int)p->a_cols, Bf, (int)p->b_cols, beta,
                     T, (int)ldt);
-        if (c_direct) {
-            if (kmux_ob_epilogue_active(e))
-                kmux_ob_epilogue_f32(T, p->c_rows, p->c_cols, ldt, e, NULL, KMUX_F32, 0, amax);
-        } else {
-            kmux_ob_epilogue_f32(T, p->c_rows, p->c_cols, ldt, e, C, d->c_type, d->ldc, amax);
+        if (f->active) {
+            finish_batch(p, f, T, ldt, b);
+        } else if (!c_direct) {
+            /* f16 / bf16 targets only: kmux_cpu_cast cannot fail for them */
+            for (int64_t r = 0; r < p->c_rows; r++)
+                (void)kmux_cpu_cast(p->c_cols, T + r * ldt, KMUX_F32,
+                                    C + (size_t)(r * d->ldc) * c_size, d->c_type, 0, NULL, NULL,
+                                    threads);
         }
     }
 }
@@ -241,7 +241,6 @@ kmux_status kmux_ob_matmul_execute(void *state, const void *plan, int impl, void
     kmux_ob_state *st = state;
     const mm_plan *p = plan;
     (void)stream; /* CPU streams run synchronously in the calling thread */
-    float amax = 0.0f;
     char *ws = NULL;
     if (p->head.workspace_bytes > 0) {
         ws = kmux_ob_ws_get(st, p->head.workspace_bytes);
@@ -251,22 +250,20 @@ kmux_status kmux_ob_matmul_execute(void *state, const void *plan, int impl, void
                                  "bytes of workspace",
                                  p->head.impl, p->head.workspace_bytes);
     }
-    const int threads = st->hdr.num_threads;
-    void *bias_ws = ws ? ws + align64(p->ws_a) + align64(p->ws_b) + align64(p->ws_c) : NULL;
-    kmux_ob_epilogue e;
-    fill_epilogue(p, args, bias_ws, threads, &e);
+    mm_finish f;
+    finish_init(p, args, &f);
     switch (p->path) {
     case MM_DGEMM:
-        run_dgemm(p, args, &e, &amax);
+        run_dgemm(p, args, &f);
         break;
     case MM_SGEMM:
-        run_sgemm(p, args, &e, &amax);
+        run_sgemm(p, args, &f);
         break;
     case MM_SGEMM_CVT:
-        run_sgemm_cvt(p, args, &e, ws, threads, &amax);
+        run_sgemm_cvt(p, args, &f, ws, st->hdr.num_threads);
         break;
     }
     kmux_ob_ws_put(st, ws);
-    if (args->amax_d) *args->amax_d = amax;
+    if (args->amax_d) *args->amax_d = (float)f.amax;
     return KMUX_OK;
 }
