@@ -4,10 +4,10 @@
  * One execute: take an execution context of the plan; for "+cvt" plans widen A and B (and C
  * when beta != 0 and the primitive writes the f32 workspace W) to f32; pick the primitive for
  * (alpha, beta); run it (once, or once per batch when A and B are both broadcast); then apply
- * what oneDNN did not: a column-major bias and its activation, the rounding of W to c_type with
- * d_scale and amax, or the integer alpha/beta of I32 GEMMs (the shared CPU finish,
- * dispatch/common/cpu_finish.h: exact wrap-around, as ref). Empty problems, k == 0 and
- * alpha == 0 never get here: the core runs them.
+ * what oneDNN did not - a column-major bias and its activation, d_scale, amax, the rounding of W
+ * to c_type, the integer alpha/beta of I32 GEMMs (exact wrap-around, as ref) - with the shared
+ * CPU finish (dispatch/common/cpu_finish.h), or the vectorised cast when only rounding is left.
+ * Empty problems, k == 0 and alpha == 0 never get here: the core runs them.
  */
 #include "onednn_matmul.h"
 
@@ -25,25 +25,14 @@ typedef struct mm_run {
     const kmux_matmul_args *a;
     kmux_dnn_exec_ctx *ctx;
     int threads;
-    double alpha, beta;       /* host scalars (float or int32 by compute type) */
-    double ab_scale, d_scale; /* fp8 scales, 1 when absent */
-    float amax;
-    size_t p_extra; /* I32 split: bytes from the u8 copy of P to the half the primitive reads */
+    double alpha, beta; /* host scalars (float or int32 by compute type) */
+    double ab_scale;    /* a_scale * b_scale, 1 when absent */
+    size_t p_extra;     /* I32 split: bytes from the u8 copy of P to the half the primitive reads */
 } mm_run;
 
 /* Element offset of (batch b, row i, column j) of the C view. */
 static int64_t c_at(const kmux_dnn_mm_plan *p, int64_t b, int64_t i, int64_t j) {
     return b * p->bstride_r + i * p->ldr + j;
-}
-
-/* act(t + bias) for element (i, j) of R, in double (the by-hand epilogue of kmux.h). */
-static double epilogue(const mm_run *r, double t, int64_t i, int64_t j) {
-    const kmux_dnn_mm_plan *p = r->p;
-    unsigned e = p->d.epilogue;
-    if (e & KMUX_EPILOGUE_BIAS) t += kmux_dnn_load(r->a->bias, p->d.bias_type, p->swapped ? i : j);
-    if ((e & KMUX_EPILOGUE_RELU) && !(t > 0.0) && !isnan(t)) t = 0.0;
-    if (e & KMUX_EPILOGUE_GELU) t = kmux_gelu_tanh(t);
-    return t;
 }
 
 /* Two's complement wrap of the low 32 bits (no implementation-defined conversion). */
@@ -185,55 +174,39 @@ static kmux_status run_primitive(mm_run *r, dnnl_primitive_t prim, void *dst, si
     return KMUX_OK;
 }
 
-/* f32 R (C itself or W): bias of a column-major call and the activation after it, in place. */
-static void epilogue_by_hand(mm_run *r, float *t, int dense) {
+/* What oneDNN did not do, from the f32 result t (C itself, or the dense workspace W): the
+ * by-hand epilogue, d_scale, amax and the one rounding to c_type, as the shared CPU finish with
+ * t as its accumulator (alpha, beta and the fp8 scales are already in it). */
+static void finish_float(mm_run *r, const float *t) {
     const kmux_dnn_mm_plan *p = r->p;
-    for (int64_t b = 0; b < p->d.batch_count; b++)
-        for (int64_t i = 0; i < p->M; i++)
-            for (int64_t j = 0; j < p->N; j++) {
-                int64_t at = dense ? (b * p->M + i) * p->N + j : c_at(p, b, i, j);
-                t[at] = (float)epilogue(r, (double)t[at], i, j);
-            }
+    static const float one = 1.0f, zero = 0.0f;
+    kmux_matmul_desc d = p->d;
+    if (!p->epi_by_hand) d.epilogue = KMUX_EPILOGUE_NONE; /* fused into the primitive */
+    kmux_matmul_args a = *r->a;
+    a.alpha = &one, a.beta = &zero, a.a_scale = a.b_scale = NULL;
+    /* W holds R = C (row-major) or C^T (column-major) densely: C's storage order, ld = N */
+    const kmux_cpu_acc acc = {t, KMUX_F32, p->use_w ? p->N : d.ldc,
+                              p->use_w ? p->M * p->N : d.stride_c};
+    kmux_cpu_finish(&d, &a, &acc);
 }
 
-/* W (dense f32) -> C (c_type), rounded once, with d_scale and amax (kmux_cpu_cast). */
+/* W (dense f32) -> C (c_type), rounded once, nothing else to apply (kmux_cpu_cast). */
 static kmux_status round_w(mm_run *r, const float *w) {
     const kmux_dnn_mm_plan *p = r->p;
     size_t es = kmux_common_dtype_size(p->d.c_type);
-    float *amax = r->a->amax_d ? &r->amax : NULL;
     int dense = p->ldr == p->N && (p->d.batch_count == 1 || p->bstride_r == p->M * p->N);
     int64_t rows = dense ? 1 : p->d.batch_count * p->M;
     int64_t len = dense ? p->d.batch_count * p->M * p->N : p->N;
     for (int64_t row = 0; row < rows; row++) {
         int64_t b = row / p->M, i = row % p->M;
-        float row_amax = 0.0f;
         kmux_status ks = kmux_cpu_cast(len, w + row * len, KMUX_F32,
                                        (char *)r->a->C + (size_t)c_at(p, b, i, 0) * es, p->d.c_type,
-                                       0, r->a->d_scale, amax ? &row_amax : NULL, r->threads);
+                                       0, NULL, NULL, r->threads);
         if (ks != KMUX_OK)
             return KMUX_DNN_ERROR(r->st, ks, "%s: backend onednn: f32 -> %s rounding failed", FN,
                                   kmux_common_dtype_name(p->d.c_type));
-        if (amax && row_amax > r->amax) r->amax = row_amax;
     }
     return KMUX_OK;
-}
-
-/* f32 C written by the primitive: amax over it, then d_scale in place (fp8 plans). */
-static void scale_c_f32(mm_run *r) {
-    const kmux_dnn_mm_plan *p = r->p;
-    float *c = r->a->C;
-    for (int64_t b = 0; b < p->d.batch_count; b++)
-        for (int64_t i = 0; i < p->M; i++) {
-            float *row = c + c_at(p, b, i, 0);
-            if (r->a->amax_d)
-                for (int64_t j = 0; j < p->N; j++) {
-                    float a = fabsf(row[j]);
-                    if (a > r->amax) r->amax = a; /* false for NaN: ignored */
-                }
-            if (r->a->d_scale)
-                for (int64_t j = 0; j < p->N; j++)
-                    row[j] = (float)(r->d_scale * (double)row[j]);
-        }
 }
 
 static kmux_status exec_float(mm_run *r) {
@@ -262,9 +235,10 @@ static kmux_status exec_float(mm_run *r) {
         size_t dst_bstride = p->use_w ? (size_t)(p->M * p->N) * sizeof(float)
                                       : (size_t)p->bstride_r * kmux_common_dtype_size(d->c_type);
         ks = run_primitive(r, prim, dst, dst_bstride);
-        if (ks == KMUX_OK && p->epi_by_hand) epilogue_by_hand(r, dst, p->use_w);
-        if (ks == KMUX_OK && p->use_w) ks = round_w(r, w);
-        if (ks == KMUX_OK && !p->use_w && (r->a->d_scale || r->a->amax_d)) scale_c_f32(r);
+        if (ks == KMUX_OK && (p->epi_by_hand || r->a->d_scale || r->a->amax_d))
+            finish_float(r, dst); /* sets amax_d */
+        else if (ks == KMUX_OK && p->use_w)
+            ks = round_w(r, w);
         kmux_dnn_ctx_release(&p->base, r->ctx);
     }
     if (temporary) dnnl_primitive_destroy(prim);
@@ -318,9 +292,7 @@ kmux_status kmux_dnn_matmul_run(kmux_dnn_state *st, kmux_dnn_plan *plan,
         r.beta = (double)*(const float *)args->beta;
         r.ab_scale = (args->a_scale ? (double)*args->a_scale : 1.0) *
                      (args->b_scale ? (double)*args->b_scale : 1.0);
-        r.d_scale = args->d_scale ? (double)*args->d_scale : 1.0;
         ks = exec_float(&r);
-        if (ks == KMUX_OK && args->amax_d) *args->amax_d = r.amax;
     }
     kmux_dnn_threads_leave(&th);
     return ks;
