@@ -74,12 +74,10 @@ kmux_status kmux_caps_check_matmul(const char *fn, const kmux_device *dev,
         return UNSUPPORTED("%s: device %s does not run matmul", fn, dev->props.id);
     const named dims[] = {{"m", d->m}, {"n", d->n}, {"k", d->k}};
     const named batch[] = {{"batch_count", d->batch_count}};
-    const named lds[] = {{"lda", d->lda},           {"ldb", d->ldb},
-                         {"ldc", d->ldc},           {"stride_a", d->stride_a},
-                         {"stride_b", d->stride_b}, {"stride_c", d->stride_c}};
+    const named lds[] = {{"lda", d->lda}, {"ldb", d->ldb}, {"ldc", d->ldc}};
     kmux_status st = check_limit(fn, dev, "dimension", c->max_dim, dims, 3);
     if (st == KMUX_OK) st = check_limit(fn, dev, "batch", c->max_batch, batch, 1);
-    if (st == KMUX_OK) st = check_limit(fn, dev, "leading dimension or stride", c->max_ld, lds, 6);
+    if (st == KMUX_OK) st = check_limit(fn, dev, "leading dimension", c->max_ld, lds, 3);
     if (st != KMUX_OK) return st;
     int ta = d->transa == KMUX_TRANS, tb = d->transb == KMUX_TRANS;
     const named spans[] = {
