@@ -76,7 +76,7 @@ generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
 jobs=${KMUX_GPU_JOBS:-$(nproc 2>/dev/null || echo 4)}
 
-cmake_args=(-DCMAKE_BUILD_TYPE=Release -DKMUX_WITH_CUDA=ON -DKMUX_WITH_HIP=OFF -DKMUX_BUILD_BENCH=OFF
+cmake_args=(-DCMAKE_BUILD_TYPE=Release -DKMUX_WITH_CUDA=ON -DKMUX_BUILD_BENCH=OFF
             -DCUDAToolkit_ROOT="$cuda_home")
 if [ -n "${KMUX_CUDA_ARCHS:-}" ]; then
     cmake_args+=(-DCMAKE_CUDA_ARCHITECTURES="$KMUX_CUDA_ARCHS")
