@@ -2,27 +2,22 @@
  * test_conformance_conv.c - cross-backend conformance of 2-D convolution: FWD / BWD_DATA /
  * BWD_WEIGHTS x NCHW / NHWC x groups (1, 2, depthwise, depthwise with multiplier) x strides x
  * dilations x asymmetric padding x odd spatial sizes x alpha/beta (beta = 0 with NaN in the
- * output), f32 / f16 / bf16 / f64, on every available device, against ref (itself checked
+ * output), every row of the legal convolution table (kmux_conv2d_type_combination_get: f32 with
+ * each f32 compute type, f16, bf16, f64), on every available device, against ref (itself checked
  * against an independent f64 model here). Integer fills are compared exactly, random fills
- * within a bound scaled by the number of terms; see conformance_common.h for the scheme.
+ * within a bound scaled by the number of terms; see conformance/conformance.h for the scheme.
  * One parameterized test per (dtype, direction).
  */
 #include <criterion/parameterized.h>
 
-#include "conformance_common.h"
+#include "conformance.h"
 
 typedef struct conv_param {
-    int dtype; /* index into conv_types */
+    int dtype; /* row of the legal convolution table (cf_conv_combos) */
     int dir;   /* kmux_conv_direction */
 } conv_param;
 
-static const struct {
-    kmux_dtype t;
-    kmux_compute_type c;
-} conv_types[] = {{KMUX_F32, KMUX_COMPUTE_F32},
-                  {KMUX_F16, KMUX_COMPUTE_F32},
-                  {KMUX_BF16, KMUX_COMPUTE_F32},
-                  {KMUX_F64, KMUX_COMPUTE_F64}};
+#define MAX_CONV_TYPES 16 /* rows of the legal convolution table held */
 
 typedef struct conv_case {
     kmux_conv2d_desc d;
@@ -49,9 +44,10 @@ static void describe(const conv_case *c, char *buf, size_t n) {
              (long long)d->r, (long long)d->s, (long long)d->groups, (long long)d->stride_h,
              (long long)d->stride_w, (long long)d->pad_top, (long long)d->pad_bottom,
              (long long)d->pad_left, (long long)d->pad_right, (long long)d->dilation_h,
-             (long long)d->dilation_w, (long long)c->p, (long long)c->q, cf_dtype_str(d->x_type),
-             cf_compute_str(d->compute_type), c->alpha, c->beta, c->out_nan ? " out=NaN" : "",
-             c->fill == CF_FILL_EXACT ? "exact-integers" : "random", (unsigned long long)c->seed);
+             (long long)d->dilation_w, (long long)c->p, (long long)c->q, kmux_dtype_name(d->x_type),
+             kmux_compute_type_name(d->compute_type), c->alpha, c->beta,
+             c->out_nan ? " out=NaN" : "", c->fill == CF_FILL_EXACT ? "exact-integers" : "random",
+             (unsigned long long)c->seed);
 }
 
 /* ---- tensor indexing (elements), per layout ---- */
@@ -182,8 +178,7 @@ static void conv_prepare(const conv_case *c, conv_data *d) {
                 d->t[i].mask[e] = 1;
                 continue;
             }
-            cf_tset(&d->t[i], e,
-                    exact ? (double)cf_rand_int(&st, -3, 3) : tu_rand_uniform(&st, -1, 1));
+            cf_tset(&d->t[i], e, cf_fill_value(&st, exact, -3, 3));
         }
     }
     d->pre = malloc((size_t)spans[o] * sizeof(double));
@@ -287,17 +282,8 @@ static int conv_run(kmux_device *dev, kmux_stream *st, const conv_case *c, const
         memset(&info, 0, sizeof info);
         CONV_DEV(kmux_plan_info_get(plan, &info));
         char impl[160];
-        snprintf(impl, sizeof impl, "%s", info.impl ? info.impl : "(NULL impl)");
-        if (!info.impl || !info.impl[0]) {
-            cf_fail("%s on %s: empty implementation name\n  case: %s", tag, id, desc);
+        if (cf_check_plan_info(&info, c->d.compute_type, impl, sizeof impl, tag, id, desc))
             result = -1;
-        }
-        if (!cf_compute_ok(c->d.compute_type, info.effective_compute)) {
-            cf_fail("%s on %s impl %s: effective compute %s for requested %s\n  case: %s", tag, id,
-                    impl, cf_compute_str(info.effective_compute), cf_compute_str(c->d.compute_type),
-                    desc);
-            result = -1;
-        }
         CONV_DEV(cf_reupload(st, to, &db[o]));
         kmux_conv2d_args args = KMUX_CONV2D_ARGS_INIT;
         args.alpha = &alpha;
@@ -315,26 +301,9 @@ static int conv_run(kmux_device *dev, kmux_stream *st, const conv_case *c, const
         }
         CONV_DEV(cf_download(st, &db[o], got));
         cf_stat.runs++;
-        int64_t ob = cf_foreign_write(to, got);
-        if (ob >= 0) {
-            char where[256];
-            cf_describe_byte(to, ob, locate, &lc, where, sizeof where);
-            cf_fail("%s on %s impl %s: write outside the output %s: %s\n  case: %s", tag, id, impl,
-                    names[o], where, desc);
+        if (cf_check_output(to, got, want, d->pre, d->bound, ts, locate, &lc, names[o], tag, id,
+                            impl, desc))
             result = -1;
-        }
-        cf_cmp r;
-        cf_compare(to, got, want, d->pre, d->bound, ts, &r);
-        if (r.bad) {
-            char where[160];
-            locate(&lc, r.first, where, sizeof where);
-            cf_fail("%s on %s impl %s: %lld of %lld elements of %s differ; first at element %lld "
-                    "%s: got %.9g want %.9g (|diff| %.3g, tolerance %.3g%s)\n  case: %s",
-                    tag, id, impl, (long long)r.bad, (long long)r.checked, names[o],
-                    (long long)r.first, where, r.got, r.want, fabs(r.got - r.want), r.tol,
-                    r.tol == 0 ? ", exact" : "", desc);
-            result = -1;
-        }
         if (nimpl == 0 && out)
             for (int64_t e = 0; e < to->span; e++)
                 out[e] = cf_get(to->type, got + to->front, e);
@@ -455,17 +424,22 @@ static conv_case make_case(const conv_shape *sh, kmux_layout layout, kmux_conv_d
 }
 
 ParameterizedTestParameters(conformance_conv, case) {
-    static conv_param params[12];
+    static conv_param params[3 * MAX_CONV_TYPES];
+    cf_combo types[MAX_CONV_TYPES];
+    int nt = cf_conv_combos(types, MAX_CONV_TYPES);
     int n = 0;
-    for (int t = 0; t < 4; t++)
+    for (int t = 0; t < nt; t++)
         for (int dir = KMUX_CONV_FWD; dir <= KMUX_CONV_BWD_WEIGHTS; dir++)
             params[n++] = (conv_param){t, dir};
     return cr_make_param_array(conv_param, params, (size_t)n);
 }
 
 ParameterizedTest(conv_param *p, conformance_conv, case) {
-    kmux_dtype t = conv_types[p->dtype].t;
-    kmux_compute_type ct = conv_types[p->dtype].c;
+    cf_combo types[MAX_CONV_TYPES];
+    int nt = cf_conv_combos(types, MAX_CONV_TYPES);
+    cr_assert(p->dtype < nt);
+    kmux_dtype t = types[p->dtype].a_type;
+    kmux_compute_type ct = types[p->dtype].compute_type;
     kmux_conv_direction dir = (kmux_conv_direction)p->dir;
     static const kmux_layout layouts[2] = {KMUX_NCHW, KMUX_NHWC};
     conv_case *cases = malloc(400 * sizeof *cases);
@@ -491,8 +465,8 @@ ParameterizedTest(conv_param *p, conformance_conv, case) {
                   (long long)pp, (long long)qq, (long long)cases[i].p, (long long)cases[i].q);
     }
     char name[128];
-    snprintf(name, sizeof name, "conv2d %s type=%s compute=%s", dir_str(dir), cf_dtype_str(t),
-             cf_compute_str(ct));
+    snprintf(name, sizeof name, "conv2d %s type=%s compute=%s", dir_str(dir), kmux_dtype_name(t),
+             kmux_compute_type_name(ct));
     long only = cf_only_case();
     cf_env env;
     cf_env_init(&env);

@@ -1,0 +1,28 @@
+/*
+ * tables.c - what the suite tests: the legal type combinations, read through the public API
+ * (the table validation uses, dispatch/common/type_rules.c), so a new row is tested on every
+ * device the moment it is added.
+ */
+#include "conformance.h"
+
+static int read_rows(kmux_status (*count_fn)(int *),
+                     kmux_status (*get_fn)(int, kmux_type_combination *), cf_combo *out, int max) {
+    int n = 0;
+    TU_OK(count_fn(&n));
+    cr_assert(n > 0, "the legal type table is empty");
+    cr_assert(n <= max, "the legal type table has %d rows, more than the %d the suite holds", n,
+              max);
+    for (int i = 0; i < n; i++)
+        TU_OK(get_fn(i, &out[i]));
+    return n;
+}
+
+int cf_gemm_combos(cf_combo *out, int max) {
+    return read_rows(kmux_matmul_type_combination_count, kmux_matmul_type_combination_get, out,
+                     max);
+}
+
+int cf_conv_combos(cf_combo *out, int max) {
+    return read_rows(kmux_conv2d_type_combination_count, kmux_conv2d_type_combination_get, out,
+                     max);
+}
