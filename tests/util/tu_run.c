@@ -1,0 +1,91 @@
+/*
+ * tu_run.c - running one plan of a backend test: the device pair (ref and the device under
+ * test), plan + execute once, operand spans and convolution geometry.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "test_util.h"
+
+void tu_pair_open(tu_pair *p, const char *id) {
+    memset(p, 0, sizeof *p);
+    snprintf(p->id, sizeof p->id, "%s", id);
+    p->ctx = tu_context();
+    p->ref = tu_device(p->ctx, "ref");
+    p->dev = tu_device(p->ctx, id);
+    if (!p->dev) snprintf(p->reason, sizeof p->reason, "%s", kmux_last_error());
+}
+
+void tu_pair_close(tu_pair *p) {
+    kmux_context_destroy(p->ctx);
+    memset(p, 0, sizeof *p);
+}
+
+kmux_status tu_run_matmul(kmux_device *dev, const kmux_matmul_desc *d, const kmux_plan_prefs *prefs,
+                          const kmux_matmul_args *a, int impl_step, char *impl, size_t impl_size,
+                          kmux_plan_info *info_out) {
+    kmux_plan *plan = NULL;
+    kmux_status s = kmux_matmul_plan_create(dev, d, prefs, &plan);
+    if (s != KMUX_OK) return s;
+    for (int i = 0; i < impl_step; i++)
+        TU_OK(kmux_plan_next_impl(plan));
+    kmux_plan_info info;
+    TU_OK(kmux_plan_info_get(plan, &info));
+    if (impl) snprintf(impl, impl_size, "%s", info.impl);
+    if (info_out) *info_out = info;
+    kmux_stream *st = NULL;
+    TU_OK(kmux_stream_create(dev, &st));
+    s = kmux_matmul_execute(plan, st, a);
+    TU_OK(kmux_stream_synchronize(st));
+    TU_OK(kmux_stream_destroy(st));
+    TU_OK(kmux_plan_destroy(plan));
+    return s;
+}
+
+kmux_status tu_run_conv(kmux_device *dev, const kmux_conv2d_desc *d, const kmux_plan_prefs *prefs,
+                        const kmux_conv2d_args *a, int impl_step, char *impl, size_t impl_size) {
+    kmux_plan *plan = NULL;
+    kmux_status s = kmux_conv2d_plan_create(dev, d, prefs, &plan);
+    if (s != KMUX_OK) return s;
+    for (int i = 0; i < impl_step; i++)
+        TU_OK(kmux_plan_next_impl(plan));
+    kmux_plan_info info;
+    TU_OK(kmux_plan_info_get(plan, &info));
+    if (impl) snprintf(impl, impl_size, "%s", info.impl);
+    kmux_stream *st = NULL;
+    TU_OK(kmux_stream_create(dev, &st));
+    s = kmux_conv2d_execute(plan, st, a);
+    TU_OK(kmux_stream_synchronize(st));
+    TU_OK(kmux_stream_destroy(st));
+    TU_OK(kmux_plan_destroy(plan));
+    return s;
+}
+
+int64_t tu_matrix_span(kmux_order o, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
+                       int64_t stride) {
+    int64_t outer = o == KMUX_ROW_MAJOR ? rows : cols;
+    return (batch - 1) * stride + outer * ld;
+}
+
+kmux_conv2d_desc tu_conv_desc(const tu_conv_geom *g, kmux_conv_direction dir, kmux_layout layout,
+                              kmux_dtype t) {
+    kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
+    d.direction = dir;
+    d.layout = layout;
+    d.n = g->n, d.c = g->c, d.h = g->h, d.w = g->w;
+    d.k = g->k, d.r = g->r, d.s = g->s;
+    d.groups = g->groups;
+    d.stride_h = g->sh, d.stride_w = g->sw;
+    d.pad_top = g->pt, d.pad_bottom = g->pb, d.pad_left = g->pl, d.pad_right = g->pr;
+    d.dilation_h = g->dh, d.dilation_w = g->dw;
+    d.x_type = d.w_type = d.y_type = t;
+    return d;
+}
+
+void tu_conv_elems(const kmux_conv2d_desc *d, int64_t *nx, int64_t *nw, int64_t *ny) {
+    int64_t p = 0, q = 0;
+    TU_OK(kmux_conv2d_output_dims(d, &p, &q));
+    *nx = d->n * d->c * d->h * d->w;
+    *nw = d->k * (d->c / d->groups) * d->r * d->s;
+    *ny = d->n * d->k * p * q;
+}
