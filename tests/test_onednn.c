@@ -17,8 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kmux_cpu_kernels.h"
-
 static tu_pair g; /* ref and cpu:onednn (NULL without the plugin: every test is skipped) */
 
 static void setup(void) {

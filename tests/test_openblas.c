@@ -16,8 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kmux_cpu_kernels.h"
-
 /* ---- environment ------------------------------------------------------------------------- */
 
 static tu_pair g; /* ref and cpu:openblas (NULL without the plugin: every test is skipped) */
