@@ -204,7 +204,7 @@ static void conv_prepare(const conv_case *c, conv_data *d) {
         cr_assert(iter < 64, "test bug: cannot make the fill exact");
         for (int64_t e = 0; e < spans[sparse]; e++)
             if (cf_tget(&d->t[sparse], e) != 0 && (tu_rand_u64(&st) & 1))
-                cf_set(ds->x_type, cf_data(&d->t[sparse]), e, 0.0);
+                tu_set(ds->x_type, cf_data(&d->t[sparse]), e, 0.0);
     }
     int64_t nz = 0;
     for (int64_t e = 0; e < spans[o]; e++)
@@ -306,7 +306,7 @@ static int conv_run(kmux_device *dev, kmux_stream *st, const conv_case *c, const
             result = -1;
         if (nimpl == 0 && out)
             for (int64_t e = 0; e < to->span; e++)
-                out[e] = cf_get(to->type, got + to->front, e);
+                out[e] = tu_get(to->type, got + to->front, e);
         if (nimpl + 1 >= cf_max_impls()) break;
         s = kmux_plan_next_impl(plan);
         if (s == KMUX_ERR_LAST_IMPL) break;

@@ -17,17 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static tu_pair g; /* ref and cpu:onednn (NULL without the plugin: every test is skipped) */
-
-static void setup(void) {
-    tu_pair_open(&g, "cpu:onednn");
-}
-
-static void teardown(void) {
-    tu_pair_close(&g);
-}
-
-TestSuite(onednn, .init = setup, .fini = teardown);
+/* ref and cpu:onednn (NULL without the plugin: every test is skipped) */
+TU_DEVICE_SUITE(onednn, g, "cpu:onednn");
 
 /* ---- matmul helpers ------------------------------------------------------------------------ */
 

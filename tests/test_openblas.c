@@ -18,17 +18,8 @@
 
 /* ---- environment ------------------------------------------------------------------------- */
 
-static tu_pair g; /* ref and cpu:openblas (NULL without the plugin: every test is skipped) */
-
-static void setup(void) {
-    tu_pair_open(&g, "cpu:openblas");
-}
-
-static void teardown(void) {
-    tu_pair_close(&g);
-}
-
-TestSuite(openblas, .init = setup, .fini = teardown);
+/* ref and cpu:openblas (NULL without the plugin: every test is skipped) */
+TU_DEVICE_SUITE(openblas, g, "cpu:openblas");
 
 /* ---- matmul ------------------------------------------------------------------------------ */
 

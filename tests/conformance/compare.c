@@ -28,7 +28,7 @@ void cf_compare(const cf_tensor *t, const unsigned char *got_img, const double *
     r->first = -1;
     for (int64_t e = 0; e < t->span; e++) {
         if (!t->mask[e]) continue;
-        double g = cf_get(t->type, got_img + t->front, e);
+        double g = tu_get(t->type, got_img + t->front, e);
         double tol = cf_tol_of(ts, want[e], pre ? pre[e] : want[e], bound ? bound[e] : 0);
         r->checked++;
         if (cf_same(g, want[e], tol)) continue;

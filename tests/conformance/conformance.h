@@ -2,7 +2,7 @@
  * conformance.h - the cross-backend conformance library (static library kmux_conformance, linked
  * by tests/test_conformance_*.c). One file per job:
  *   report.c     options from the environment, counters, failure reports
- *   values.c     element access and fills on THE dtype table and codec (dispatch/common/)
+ *   values.c     canaries, scalars and fills (element access: tests/util, on THE dtype codec)
  *   tolerance.c  precision figures of dtypes and compute types, error bounds, comparison
  *   guard.c      guarded host images, device copies, writes outside a tensor
  *   env.c        the devices under test and the oracle ("ref")
@@ -76,11 +76,7 @@ void cf_summary(const char *test);
 
 /* ---- values.c: elements and fills --------------------------------------------------------- */
 
-/** Exact value of element i of a typed array (the shared codec for the narrow formats). */
-double cf_get(kmux_dtype t, const void *base, int64_t i);
-/** Stores v as element i, rounded to nearest even; finite values beyond the largest finite one
- *  saturate (the suite never relies on overflow), integers are rounded and clamped. */
-void cf_set(kmux_dtype t, void *base, int64_t i, double v);
+/* Element access: tu_get / tu_set (tests/util/test_util.h). */
 /** Canary of one element of type t: a quiet NaN with a payload for float types, an unlikely
  *  large value for integers. As an input it poisons any result that reads it. */
 void cf_poison(kmux_dtype t, void *p);

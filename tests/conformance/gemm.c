@@ -135,10 +135,10 @@ static void cf_gemm_model(const cf_gemm_case *c, cf_gemm_data *d) {
                 double dot = 0, absdot = 0;
                 if (cf_gemm_reads_ab(c))
                     for (int64_t l = 0; l < c->k; l++) {
-                        double x = cf_get(c->a_type, A,
+                        double x = tu_get(c->a_type, A,
                                           bt * c->stride_a +
                                               cf_mat_off(c->order, c->transa, i, l, c->lda));
-                        double y = cf_get(c->b_type, B,
+                        double y = tu_get(c->b_type, B,
                                           bt * c->stride_b +
                                               cf_mat_off(c->order, c->transb, l, j, c->ldb));
                         dot += x * y;
@@ -243,7 +243,7 @@ void cf_gemm_prepare(const cf_gemm_case *c, cf_gemm_data *d) {
         /* zero about half of the nonzero elements of B */
         for (int64_t e = 0; e < sb; e++)
             if (d->b.mask[e] && cf_tget(&d->b, e) != 0 && (tu_rand_u64(&st) & 1))
-                cf_set(c->b_type, cf_data(&d->b), e, 0.0);
+                tu_set(c->b_type, cf_data(&d->b), e, 0.0);
     }
     /* A mostly-zero answer proves little (benchdnn "mistrusted"): the test's own sanity. */
     int64_t nz = 0, cnt = 0;
@@ -452,7 +452,7 @@ int cf_gemm_run(kmux_device *dev, kmux_stream *st, const cf_gemm_case *c, const 
         if (nimpl == 0) {
             if (out)
                 for (int64_t e = 0; e < d->c.span; e++)
-                    out[e] = d->c.mask[e] ? cf_get(c->c_type, got + d->c.front, e) : NAN;
+                    out[e] = d->c.mask[e] ? tu_get(c->c_type, got + d->c.front, e) : NAN;
             if (out_amax) *out_amax = amax;
         }
         nimpl++;

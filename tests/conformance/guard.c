@@ -33,11 +33,11 @@ void *cf_data(const cf_tensor *t) {
 }
 
 double cf_tget(const cf_tensor *t, int64_t e) {
-    return cf_get(t->type, cf_data(t), e);
+    return tu_get(t->type, cf_data(t), e);
 }
 
 void cf_tset(cf_tensor *t, int64_t e, double v) {
-    cf_set(t->type, cf_data(t), e, v);
+    tu_set(t->type, cf_data(t), e, v);
     t->mask[e] = 1;
 }
 

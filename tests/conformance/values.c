@@ -1,82 +1,9 @@
 /*
- * values.c - element access, canaries, scalars and fills of the conformance suite. Element
- * sizes, special values and the narrow formats' encoding are THE dtype table's and THE codec's
- * (dispatch/common/kmux_dtype_desc.h, kmux_dtype_codec.h): the suite re-encodes no format.
+ * values.c - canaries, scalars and fills of the conformance suite. Element access is
+ * tests/util's (tu_get / tu_set, on THE dtype table and codec of dispatch/common/): the suite
+ * re-encodes no format.
  */
 #include "conformance.h"
-
-#include "kmux_dtype_codec.h"
-
-double cf_get(kmux_dtype t, const void *base, int64_t i) {
-    const kmux_dtype_desc f = kmux_dtype_desc_of(t);
-    const unsigned char *p = (const unsigned char *)base + (size_t)i * f.bytes;
-    switch (t) {
-    case KMUX_F64: {
-        double v;
-        memcpy(&v, p, 8);
-        return v;
-    }
-    case KMUX_F32: {
-        float v;
-        memcpy(&v, p, 4);
-        return v;
-    }
-    case KMUX_I32: {
-        int32_t v;
-        memcpy(&v, p, 4);
-        return v;
-    }
-    case KMUX_I8:
-        return (double)*(const int8_t *)p;
-    default:
-        break;
-    }
-    if (!kmux_dtype_is_narrow(t)) return NAN;
-    uint16_t code = 0;
-    if (f.bytes == 2)
-        memcpy(&code, p, 2);
-    else
-        code = *p;
-    return kmux_decode_f64(code, t);
-}
-
-void cf_set(kmux_dtype t, void *base, int64_t i, double v) {
-    const kmux_dtype_desc f = kmux_dtype_desc_of(t);
-    unsigned char *p = (unsigned char *)base + (size_t)i * f.bytes;
-    switch (t) {
-    case KMUX_F64:
-        memcpy(p, &v, 8);
-        return;
-    case KMUX_F32: {
-        float x = (float)v;
-        memcpy(p, &x, 4);
-        return;
-    }
-    case KMUX_I32: {
-        double r = nearbyint(v);
-        int32_t x = r > 2147483647.0 ? INT32_MAX : r < -2147483648.0 ? INT32_MIN : (int32_t)r;
-        memcpy(p, &x, 4);
-        return;
-    }
-    case KMUX_I8: {
-        double r = nearbyint(v);
-        *(int8_t *)p = (int8_t)(r > 127 ? 127 : r < -128 ? -128 : r);
-        return;
-    }
-    default:
-        break;
-    }
-    if (!kmux_dtype_is_narrow(t)) return;
-    /* finite values saturate; an infinity stays one where the format has Inf */
-    int saturate = !(isinf(v) && (f.flags & KMUX_DTYPE_HAS_INF));
-    uint32_t code = kmux_encode_f64(v, t, saturate);
-    if (f.bytes == 2) {
-        uint16_t x = (uint16_t)code;
-        memcpy(p, &x, 2);
-    } else {
-        *p = (unsigned char)code;
-    }
-}
 
 void cf_poison(kmux_dtype t, void *p) {
     /* NaNs with a payload where the format has payloads, so that a canary read into a result

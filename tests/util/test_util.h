@@ -49,6 +49,18 @@ typedef struct tu_pair {
     char reason[512]; /* why dev is NULL */
 } tu_pair;
 
+/** Declares `static tu_pair pair` and the Criterion suite `suite` that opens it (ref and device
+ *  `id`) before each of its tests and closes it after. */
+#define TU_DEVICE_SUITE(suite, pair, id)                                                           \
+    static tu_pair pair;                                                                           \
+    static void suite##_open(void) {                                                               \
+        tu_pair_open(&pair, id);                                                                   \
+    }                                                                                              \
+    static void suite##_close(void) {                                                              \
+        tu_pair_close(&pair);                                                                      \
+    }                                                                                              \
+    TestSuite(suite, .init = suite##_open, .fini = suite##_close)
+
 /** Opens a default context with ref and device `id` (for a TestSuite's .init). */
 void tu_pair_open(tu_pair *p, const char *id);
 void tu_pair_close(tu_pair *p);
