@@ -241,38 +241,13 @@ static int conv_run(kmux_device *dev, kmux_stream *st, const conv_case *c, const
     unsigned char *got = malloc(maxb);
     cr_assert(got, "out of host memory");
 
-#define CONV_DEV(call)                                                                             \
-    do {                                                                                           \
-        s = (call);                                                                                \
-        if (s != KMUX_OK) {                                                                        \
-            cf_fail("%s on %s: %s -> %s: %s\n  case: %s", tag, id, #call, kmux_status_str(s),      \
-                    kmux_last_error(), desc);                                                      \
-            result = -1;                                                                           \
-            goto done;                                                                             \
-        }                                                                                          \
-    } while (0)
-
     for (int i = 0; i < 3; i++)
-        CONV_DEV(cf_upload(dev, st, &d->t[i], &db[i]));
+        CF_DEV(cf_upload(dev, st, &d->t[i], &db[i]));
     kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
     s = kmux_conv2d_plan_create(dev, &c->d, &prefs, &plan);
-    if (s == KMUX_ERR_UNSUPPORTED) {
+    result = cf_plan_answer(s, "kmux_conv2d_plan_create", tag, id, desc);
+    if (result != 1) {
         plan = NULL;
-        result = 0;
-        if (!kmux_last_error()[0]) {
-            cf_fail("%s on %s: kmux_conv2d_plan_create -> KMUX_ERR_UNSUPPORTED with an empty "
-                    "kmux_last_error()\n  case: %s",
-                    tag, id, desc);
-            result = -1;
-        }
-        goto done;
-    }
-    if (s != KMUX_OK) {
-        plan = NULL;
-        cf_fail("%s on %s: kmux_conv2d_plan_create -> %s (only KMUX_OK or KMUX_ERR_UNSUPPORTED are "
-                "acceptable for a valid case): %s\n  case: %s",
-                tag, id, kmux_status_str(s), kmux_last_error(), desc);
-        result = -1;
         goto done;
     }
     cf_scalar alpha = cf_make_scalar(c->d.compute_type, c->alpha);
@@ -280,11 +255,11 @@ static int conv_run(kmux_device *dev, kmux_stream *st, const conv_case *c, const
     for (int nimpl = 0;; nimpl++) {
         kmux_plan_info info;
         memset(&info, 0, sizeof info);
-        CONV_DEV(kmux_plan_info_get(plan, &info));
+        CF_DEV(kmux_plan_info_get(plan, &info));
         char impl[160];
         if (cf_check_plan_info(&info, c->d.compute_type, impl, sizeof impl, tag, id, desc))
             result = -1;
-        CONV_DEV(cf_reupload(st, to, &db[o]));
+        CF_DEV(cf_reupload(st, to, &db[o]));
         kmux_conv2d_args args = KMUX_CONV2D_ARGS_INIT;
         args.alpha = &alpha;
         args.beta = &beta;
@@ -299,7 +274,7 @@ static int conv_run(kmux_device *dev, kmux_stream *st, const conv_case *c, const
             result = -1;
             goto done;
         }
-        CONV_DEV(cf_download(st, &db[o], got));
+        CF_DEV(cf_download(st, &db[o], got));
         cf_stat.runs++;
         if (cf_check_output(to, got, want, d->pre, d->bound, ts, locate, &lc, names[o], tag, id,
                             impl, desc))
@@ -319,7 +294,7 @@ static int conv_run(kmux_device *dev, kmux_stream *st, const conv_case *c, const
     }
     for (int i = 0; i < 3; i++) {
         if (i == o) continue;
-        CONV_DEV(cf_download(st, &db[i], got));
+        CF_DEV(cf_download(st, &db[i], got));
         int64_t ob = cf_any_change(&d->t[i], got);
         if (ob >= 0) {
             cf_fail("%s on %s: the input %s was modified (byte %lld relative to its first "
@@ -328,7 +303,6 @@ static int conv_run(kmux_device *dev, kmux_stream *st, const conv_case *c, const
             result = -1;
         }
     }
-#undef CONV_DEV
 done:
     if (plan) kmux_plan_destroy(plan);
     for (int i = 0; i < 3; i++)

@@ -69,6 +69,20 @@ int cf_check_output(const cf_tensor *out, const unsigned char *got, const double
     return result;
 }
 
+int cf_plan_answer(kmux_status s, const char *fn, const char *tag, const char *id,
+                   const char *desc) {
+    if (s == KMUX_OK) return 1;
+    if (s == KMUX_ERR_UNSUPPORTED && kmux_last_error()[0]) return 0;
+    if (s == KMUX_ERR_UNSUPPORTED)
+        cf_fail("%s on %s: %s -> KMUX_ERR_UNSUPPORTED with an empty kmux_last_error()\n  case: %s",
+                tag, id, fn, desc);
+    else
+        cf_fail("%s on %s: %s -> %s (only KMUX_OK or KMUX_ERR_UNSUPPORTED are acceptable for a "
+                "valid case): %s\n  case: %s",
+                tag, id, fn, kmux_status_str(s), kmux_last_error(), desc);
+    return -1;
+}
+
 int cf_check_plan_info(const kmux_plan_info *info, kmux_compute_type requested, char *impl,
                        size_t impl_size, const char *tag, const char *id, const char *desc) {
     int result = 0;

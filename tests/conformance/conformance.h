@@ -203,6 +203,25 @@ int cf_check_output(const cf_tensor *out, const unsigned char *got, const double
                     const double *pre, const double *bound, const cf_tol *ts, cf_locate_fn loc,
                     const void *loc_ctx, const char *name, const char *tag, const char *id,
                     const char *impl, const char *desc);
+/** What plan creation answered for a valid case: 1 when it returned KMUX_OK; 0 for
+ *  KMUX_ERR_UNSUPPORTED with a message; -1, reported, for UNSUPPORTED without a message or any
+ *  other status. fn names the call ("kmux_matmul_plan_create"). */
+int cf_plan_answer(kmux_status s, const char *fn, const char *tag, const char *id,
+                   const char *desc);
+
+/** In a run function with the locals `s` (kmux_status), `result`, `tag`, `id`, `desc` and a
+ *  label `done`: a device call that must succeed; a failure is reported and jumps to done. */
+#define CF_DEV(call)                                                                               \
+    do {                                                                                           \
+        s = (call);                                                                                \
+        if (s != KMUX_OK) {                                                                        \
+            cf_fail("%s on %s: %s -> %s: %s\n  case: %s", tag, id, #call, kmux_status_str(s),      \
+                    kmux_last_error(), desc);                                                      \
+            result = -1;                                                                           \
+            goto done;                                                                             \
+        }                                                                                          \
+    } while (0)
+
 /** The plan's implementation must be named and must honour the requested compute type.
  *  Writes the name into impl; returns 0 when clean, -1 when a failure was reported. */
 int cf_check_plan_info(const kmux_plan_info *info, kmux_compute_type requested, char *impl,

@@ -304,22 +304,11 @@ int cf_gemm_run(kmux_device *dev, kmux_stream *st, const cf_gemm_case *c, const 
     for (int i = 0; i < 4; i++)
         cf_tset(&tsc, i, scal[i]);
 
-#define CF_GEMM_DEV(call)                                                                          \
-    do {                                                                                           \
-        s = (call);                                                                                \
-        if (s != KMUX_OK) {                                                                        \
-            cf_fail("%s on %s: %s -> %s: %s\n  case: %s", tag, id, #call, kmux_status_str(s),      \
-                    kmux_last_error(), desc);                                                      \
-            result = -1;                                                                           \
-            goto done;                                                                             \
-        }                                                                                          \
-    } while (0)
-
-    CF_GEMM_DEV(cf_upload(dev, st, &d->a, &da));
-    CF_GEMM_DEV(cf_upload(dev, st, &d->b, &db));
-    CF_GEMM_DEV(cf_upload(dev, st, &d->c, &dc));
-    CF_GEMM_DEV(cf_upload(dev, st, &d->bias, &dbias));
-    CF_GEMM_DEV(cf_upload(dev, st, &tsc, &dsc));
+    CF_DEV(cf_upload(dev, st, &d->a, &da));
+    CF_DEV(cf_upload(dev, st, &d->b, &db));
+    CF_DEV(cf_upload(dev, st, &d->c, &dc));
+    CF_DEV(cf_upload(dev, st, &d->bias, &dbias));
+    CF_DEV(cf_upload(dev, st, &tsc, &dsc));
     const void *pa = c->null_ab ? NULL : cf_dptr(&da);
     const void *pb = c->null_ab ? NULL : cf_dptr(&db);
     cf_scalar alpha = cf_make_scalar(c->compute, c->alpha);
@@ -332,36 +321,21 @@ int cf_gemm_run(kmux_device *dev, kmux_stream *st, const cf_gemm_case *c, const 
                  c->entry == CF_ENTRY_GEMM_EX      ? "(kmux_gemm_ex)"
                  : c->entry == CF_ENTRY_BATCHED_EX ? "(kmux_gemm_strided_batched_ex)"
                                                    : "?");
-        CF_GEMM_DEV(cf_reupload(st, &d->c, &dc));
+        CF_DEV(cf_reupload(st, &d->c, &dc));
         if (c->entry == CF_ENTRY_PLAN) {
             if (!plan) {
                 kmux_matmul_desc md = cf_gemm_desc(c);
                 kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
                 s = kmux_matmul_plan_create(dev, &md, &prefs, &plan);
-                if (s == KMUX_ERR_UNSUPPORTED) {
-                    if (kmux_last_error()[0] == '\0') {
-                        cf_fail("%s on %s: kmux_matmul_plan_create -> KMUX_ERR_UNSUPPORTED with "
-                                "an empty kmux_last_error()\n  case: %s",
-                                tag, id, desc);
-                        result = -1;
-                    } else {
-                        result = 0;
-                    }
-                    plan = NULL;
-                    goto done;
-                }
-                if (s != KMUX_OK) {
-                    cf_fail("%s on %s: kmux_matmul_plan_create -> %s (only KMUX_OK or "
-                            "KMUX_ERR_UNSUPPORTED are acceptable for a valid case): %s\n  case: %s",
-                            tag, id, kmux_status_str(s), kmux_last_error(), desc);
-                    result = -1;
+                result = cf_plan_answer(s, "kmux_matmul_plan_create", tag, id, desc);
+                if (result != 1) {
                     plan = NULL;
                     goto done;
                 }
             }
             kmux_plan_info info;
             memset(&info, 0, sizeof info);
-            CF_GEMM_DEV(kmux_plan_info_get(plan, &info));
+            CF_DEV(kmux_plan_info_get(plan, &info));
             if (cf_check_plan_info(&info, c->compute, impl, sizeof impl, tag, id, desc))
                 result = -1;
             kmux_matmul_args args = KMUX_MATMUL_ARGS_INIT;
@@ -377,7 +351,7 @@ int cf_gemm_run(kmux_device *dev, kmux_stream *st, const cf_gemm_case *c, const 
                 args.b_scale = sp + 1;
                 args.d_scale = sp + 2;
                 args.amax_d = sp + 3;
-                CF_GEMM_DEV(cf_reupload(st, &tsc, &dsc));
+                CF_DEV(cf_reupload(st, &tsc, &dsc));
             }
             s = kmux_matmul_execute(plan, st, &args);
             if (s == KMUX_OK) s = kmux_stream_synchronize(st);
@@ -408,7 +382,7 @@ int cf_gemm_run(kmux_device *dev, kmux_stream *st, const cf_gemm_case *c, const 
                             tag, id, impl, desc);
                     result = -1;
                 }
-                CF_GEMM_DEV(cf_download(st, &dc, got));
+                CF_DEV(cf_download(st, &dc, got));
                 int64_t o = cf_any_change(&d->c, got);
                 if (o >= 0) {
                     char where[256];
@@ -430,7 +404,7 @@ int cf_gemm_run(kmux_device *dev, kmux_stream *st, const cf_gemm_case *c, const 
         }
 
         /* ---- check this execution ---- */
-        CF_GEMM_DEV(cf_download(st, &dc, got));
+        CF_DEV(cf_download(st, &dc, got));
         cf_stat.runs++;
         if (cf_check_output(&d->c, got, want, d->pre, d->bound, ts, cf_gemm_locate_c, c, "C", tag,
                             id, impl, desc))
@@ -439,7 +413,7 @@ int cf_gemm_run(kmux_device *dev, kmux_stream *st, const cf_gemm_case *c, const 
         if (c->scales) {
             float am;
             unsigned char sbuf[2 * CF_GUARD + 16];
-            CF_GEMM_DEV(cf_download(st, &dsc, sbuf));
+            CF_DEV(cf_download(st, &dsc, sbuf));
             memcpy(&am, sbuf + CF_GUARD + 12, 4);
             amax = am;
             double tol = cf_tol_of(ts, want_amax, want_amax, want_amax * (c->k + 1));
@@ -474,7 +448,7 @@ int cf_gemm_run(kmux_device *dev, kmux_stream *st, const cf_gemm_case *c, const 
         const cf_dbuf *dins[3] = {&da, &db, &dbias};
         static const char *names[3] = {"A", "B", "bias"};
         for (int i = 0; i < 3; i++) {
-            CF_GEMM_DEV(cf_download(st, dins[i], gin));
+            CF_DEV(cf_download(st, dins[i], gin));
             int64_t o = cf_any_change(ins[i], gin);
             if (o >= 0) {
                 cf_fail("%s on %s: the input %s was modified (byte %lld of its image, relative "
@@ -484,7 +458,6 @@ int cf_gemm_run(kmux_device *dev, kmux_stream *st, const cf_gemm_case *c, const 
             }
         }
     }
-#undef CF_GEMM_DEV
 done:
     if (plan) kmux_plan_destroy(plan);
     cf_dfree(&da);
