@@ -25,22 +25,11 @@ static int is_nan_at(const void *p, kmux_dtype t, int64_t i) {
         return isnan(((const double *)p)[i]);
     case KMUX_F32:
         return isnan(((const float *)p)[i]);
-    case KMUX_F16: {
-        uint16_t c = ((const uint16_t *)p)[i];
-        return (c & 0x7c00) == 0x7c00 && (c & 0x03ff);
-    }
-    case KMUX_BF16: {
-        uint16_t c = ((const uint16_t *)p)[i];
-        return (c & 0x7f80) == 0x7f80 && (c & 0x007f);
-    }
-    case KMUX_F8_E4M3:
-        return (((const uint8_t *)p)[i] & 0x7f) == 0x7f;
-    case KMUX_F8_E5M2: {
-        uint8_t c = ((const uint8_t *)p)[i];
-        return (c & 0x7c) == 0x7c && (c & 0x03);
-    }
+    case KMUX_F16:
+    case KMUX_BF16:
+        return tu_is_nan_code(((const uint16_t *)p)[i], t);
     default:
-        return ((const uint8_t *)p)[i] == 0x80;
+        return tu_is_nan_code(((const uint8_t *)p)[i], t);
     }
 }
 
@@ -54,32 +43,7 @@ static void run_cast(kmux_context *ctx, const char *id, int64_t n, const void *s
     }
     kmux_device *dev = tu_device(ctx, id);
     cr_assert(dev);
-    kmux_stream *s;
-    void *ds = NULL, *dd = NULL, *dscale = NULL, *damax = NULL;
-    TU_OK(kmux_stream_create(dev, &s));
-    TU_OK(kmux_malloc(dev, (size_t)n * kmux_dtype_size(st), &ds));
-    TU_OK(kmux_malloc(dev, (size_t)n * kmux_dtype_size(dt), &dd));
-    TU_OK(kmux_memcpy(s, ds, src, (size_t)n * kmux_dtype_size(st), KMUX_MEMCPY_HOST_TO_DEVICE));
-    kmux_cast_options o = KMUX_CAST_OPTIONS_INIT;
-    o.saturate = saturate;
-    if (scale) {
-        TU_OK(kmux_malloc(dev, sizeof(float), &dscale));
-        TU_OK(kmux_memcpy(s, dscale, scale, sizeof(float), KMUX_MEMCPY_HOST_TO_DEVICE));
-        o.scale = dscale;
-    }
-    if (amax) {
-        TU_OK(kmux_malloc(dev, sizeof(float), &damax));
-        o.amax = damax;
-    }
-    TU_OK(kmux_cast(s, n, ds, st, dd, dt, &o));
-    TU_OK(kmux_memcpy(s, dst, dd, (size_t)n * kmux_dtype_size(dt), KMUX_MEMCPY_DEVICE_TO_HOST));
-    if (amax) TU_OK(kmux_memcpy(s, amax, damax, sizeof(float), KMUX_MEMCPY_DEVICE_TO_HOST));
-    TU_OK(kmux_stream_synchronize(s));
-    TU_OK(kmux_free(dev, ds));
-    TU_OK(kmux_free(dev, dd));
-    TU_OK(kmux_free(dev, dscale));
-    TU_OK(kmux_free(dev, damax));
-    TU_OK(kmux_stream_destroy(s));
+    tu_cast_on_device(dev, n, src, st, dst, dt, saturate, scale, amax);
 }
 
 /* Number of elements where a and b (type t) differ, NaN == NaN; reports the first few. */

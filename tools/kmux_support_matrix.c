@@ -139,32 +139,42 @@ static void print_header_row(const matrix *mx, const char *first) {
     printf("\n");
 }
 
-static void matmul_row(matrix *mx, const char *label, const kmux_matmul_desc *md) {
+/** Plan creation of one row on one device (a matmul or a convolution descriptor). */
+typedef kmux_status (*plan_fn)(kmux_device *dev, const void *desc, const kmux_plan_prefs *prefs,
+                               kmux_plan **plan);
+
+static kmux_status plan_matmul(kmux_device *dev, const void *desc, const kmux_plan_prefs *prefs,
+                               kmux_plan **plan) {
+    return kmux_matmul_plan_create(dev, (const kmux_matmul_desc *)desc, prefs, plan);
+}
+
+static kmux_status plan_conv(kmux_device *dev, const void *desc, const kmux_plan_prefs *prefs,
+                             kmux_plan **plan) {
+    return kmux_conv2d_plan_create(dev, (const kmux_conv2d_desc *)desc, prefs, plan);
+}
+
+/** One table row: what every device answers to plan creation for desc. */
+static void table_row(matrix *mx, const char *label, plan_fn create, const void *desc,
+                      kmux_compute_type requested) {
     kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
     prefs.allow_emulation = !mx->opt->no_emulation;
     printf("| %s |", label);
     for (int d = 0; d < mx->ndev; d++) {
         kmux_plan *plan = NULL;
         char cell[CELL];
-        kmux_status s = kmux_matmul_plan_create(mx->dev[d], md, &prefs, &plan);
-        describe_answer(mx->opt, &mx->nt, s, plan, md->compute_type, cell, sizeof cell);
+        kmux_status s = create(mx->dev[d], desc, &prefs, &plan);
+        describe_answer(mx->opt, &mx->nt, s, plan, requested, cell, sizeof cell);
         printf(" %s |", cell);
     }
     printf("\n");
 }
 
+static void matmul_row(matrix *mx, const char *label, const kmux_matmul_desc *md) {
+    table_row(mx, label, plan_matmul, md, md->compute_type);
+}
+
 static void conv_row(matrix *mx, const char *label, const kmux_conv2d_desc *cd) {
-    kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
-    prefs.allow_emulation = !mx->opt->no_emulation;
-    printf("| %s |", label);
-    for (int d = 0; d < mx->ndev; d++) {
-        kmux_plan *plan = NULL;
-        char cell[CELL];
-        kmux_status s = kmux_conv2d_plan_create(mx->dev[d], cd, &prefs, &plan);
-        describe_answer(mx->opt, &mx->nt, s, plan, cd->compute_type, cell, sizeof cell);
-        printf(" %s |", cell);
-    }
-    printf("\n");
+    table_row(mx, label, plan_conv, cd, cd->compute_type);
 }
 
 #define MAX_ROWS 128

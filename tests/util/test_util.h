@@ -61,6 +61,25 @@ typedef struct tu_pair {
     }                                                                                              \
     TestSuite(suite, .init = suite##_open, .fini = suite##_close)
 
+/** The Criterion suite `suite` of a reference-device test file: the file-scope `ctx` (a default
+ *  context), `dev` ("ref", which always exists) and `st` (a stream on it), opened before each
+ *  test and closed after. */
+#define TU_REF_SUITE(suite)                                                                        \
+    static kmux_context *ctx;                                                                      \
+    static kmux_device *dev;                                                                       \
+    static kmux_stream *st;                                                                        \
+    static void suite##_open(void) {                                                               \
+        ctx = tu_context();                                                                        \
+        dev = tu_device(ctx, "ref");                                                               \
+        cr_assert(dev != NULL, "device ref must always exist");                                    \
+        TU_OK(kmux_stream_create(dev, &st));                                                       \
+    }                                                                                              \
+    static void suite##_close(void) {                                                              \
+        TU_OK(kmux_stream_destroy(st));                                                            \
+        TU_OK(kmux_context_destroy(ctx));                                                          \
+    }                                                                                              \
+    TestSuite(suite, .init = suite##_open, .fini = suite##_close)
+
 /** Opens a default context with ref and device `id` (for a TestSuite's .init). */
 void tu_pair_open(tu_pair *p, const char *id);
 void tu_pair_close(tu_pair *p);
@@ -81,6 +100,11 @@ kmux_status tu_run_matmul(kmux_device *dev, const kmux_matmul_desc *d, const kmu
 /** The same for a convolution plan. */
 kmux_status tu_run_conv(kmux_device *dev, const kmux_conv2d_desc *d, const kmux_plan_prefs *prefs,
                         const kmux_conv2d_args *a, int impl_step, char *impl, size_t impl_size);
+
+/** kmux_cast of n elements on dev with host buffers (src in, dst out); scale (host, may be NULL)
+ *  is passed as the device scale, amax (host, may be NULL) receives the amax output. */
+void tu_cast_on_device(kmux_device *dev, int64_t n, const void *src, kmux_dtype st, void *dst,
+                       kmux_dtype dt, int saturate, const float *scale, float *amax);
 
 /** Elements spanned by `batch` matrices of rows x cols as stored (order, leading dimension ld,
  *  batch stride): the host buffer a test allocates for an operand. */
@@ -107,6 +131,10 @@ double tu_get(kmux_dtype t, const void *base, int64_t i);
 /** Stores v as element i: rounded to nearest even, finite values beyond the largest finite one
  *  saturate, an infinity stays one where the format has Inf; integers rounded and clamped. */
 void tu_set(kmux_dtype t, void *base, int64_t i, double v);
+
+/** 1 when c is a NaN code of the narrow format t. Written from the format specifications, not
+ *  from the codec, so that tests of the codec's users do not judge them by the codec itself. */
+int tu_is_nan_code(uint32_t c, kmux_dtype t);
 
 /** Which elements of an integer fill are forced to 0 (keeps partial sums small, so exact). */
 typedef enum tu_zeros {

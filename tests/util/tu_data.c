@@ -79,6 +79,24 @@ void tu_set(kmux_dtype t, void *base, int64_t i, double v) {
     }
 }
 
+int tu_is_nan_code(uint32_t c, kmux_dtype t) {
+    switch (t) {
+    case KMUX_F16: /* IEEE 754 §3.4: exponent all ones, significand not 0 */
+        return (c & 0x7c00) == 0x7c00 && (c & 0x03ff);
+    case KMUX_BF16:
+        return (c & 0x7f80) == 0x7f80 && (c & 0x007f);
+    case KMUX_F8_E4M3: /* OFP8 v1.0 Table 1: S.1111.111 only */
+        return (c & 0x7f) == 0x7f;
+    case KMUX_F8_E5M2: /* IEEE-like */
+        return (c & 0x7c) == 0x7c && (c & 0x03);
+    case KMUX_F8_E4M3_FNUZ: /* the one NaN 0x80 */
+    case KMUX_F8_E5M2_FNUZ:
+        return c == 0x80;
+    default:
+        return 0;
+    }
+}
+
 void *tu_fill_ints(kmux_dtype t, int64_t n, int range, tu_zeros zeros, uint64_t *seed) {
     void *p = malloc((size_t)(n > 0 ? n : 1) * kmux_dtype_bytes(t));
     cr_assert_not_null(p);

@@ -89,3 +89,33 @@ void tu_conv_elems(const kmux_conv2d_desc *d, int64_t *nx, int64_t *nw, int64_t 
     *nw = d->k * (d->c / d->groups) * d->r * d->s;
     *ny = d->n * d->k * p * q;
 }
+
+void tu_cast_on_device(kmux_device *dev, int64_t n, const void *src, kmux_dtype st, void *dst,
+                       kmux_dtype dt, int saturate, const float *scale, float *amax) {
+    kmux_stream *s;
+    void *ds = NULL, *dd = NULL, *dscale = NULL, *damax = NULL;
+    TU_OK(kmux_stream_create(dev, &s));
+    TU_OK(kmux_malloc(dev, (size_t)n * kmux_dtype_size(st), &ds));
+    TU_OK(kmux_malloc(dev, (size_t)n * kmux_dtype_size(dt), &dd));
+    TU_OK(kmux_memcpy(s, ds, src, (size_t)n * kmux_dtype_size(st), KMUX_MEMCPY_HOST_TO_DEVICE));
+    kmux_cast_options o = KMUX_CAST_OPTIONS_INIT;
+    o.saturate = saturate;
+    if (scale) {
+        TU_OK(kmux_malloc(dev, sizeof(float), &dscale));
+        TU_OK(kmux_memcpy(s, dscale, scale, sizeof(float), KMUX_MEMCPY_HOST_TO_DEVICE));
+        o.scale = dscale;
+    }
+    if (amax) {
+        TU_OK(kmux_malloc(dev, sizeof(float), &damax));
+        o.amax = damax;
+    }
+    TU_OK(kmux_cast(s, n, ds, st, dd, dt, &o));
+    TU_OK(kmux_memcpy(s, dst, dd, (size_t)n * kmux_dtype_size(dt), KMUX_MEMCPY_DEVICE_TO_HOST));
+    if (amax) TU_OK(kmux_memcpy(s, amax, damax, sizeof(float), KMUX_MEMCPY_DEVICE_TO_HOST));
+    TU_OK(kmux_stream_synchronize(s));
+    TU_OK(kmux_free(dev, ds));
+    TU_OK(kmux_free(dev, dd));
+    TU_OK(kmux_free(dev, dscale));
+    TU_OK(kmux_free(dev, damax));
+    TU_OK(kmux_stream_destroy(s));
+}
