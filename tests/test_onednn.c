@@ -51,19 +51,8 @@ static void mm_desc(const mm_case *c, kmux_matmul_desc *d, int64_t *na, int64_t 
     d->compute_type = c->ct_compute ? c->ct_compute : KMUX_COMPUTE_F32;
     d->epilogue = c->epilogue;
     d->bias_type = c->epilogue & KMUX_EPILOGUE_BIAS ? c->bias_t : KMUX_F32;
-    int rm = c->order == KMUX_ROW_MAJOR;
-    int64_t ar = c->ta == KMUX_NO_TRANS ? c->m : c->k, ac = c->ta == KMUX_NO_TRANS ? c->k : c->m;
-    int64_t br = c->tb == KMUX_NO_TRANS ? c->k : c->n, bc = c->tb == KMUX_NO_TRANS ? c->n : c->k;
-    d->lda = (rm ? ac : ar) + c->pad;
-    d->ldb = (rm ? bc : br) + c->pad;
-    d->ldc = (rm ? c->n : c->m) + c->pad;
     d->batch_count = c->batch;
-    d->stride_a = c->bcast_a ? 0 : tu_matrix_span(c->order, ar, ac, d->lda, 1, 0) + 3;
-    d->stride_b = c->bcast_b ? 0 : tu_matrix_span(c->order, br, bc, d->ldb, 1, 0) + 5;
-    d->stride_c = tu_matrix_span(c->order, c->m, c->n, d->ldc, 1, 0) + 7;
-    *na = tu_matrix_span(c->order, ar, ac, d->lda, c->batch, d->stride_a);
-    *nb = tu_matrix_span(c->order, br, bc, d->ldb, c->batch, d->stride_b);
-    *nc = tu_matrix_span(c->order, c->m, c->n, d->ldc, c->batch, d->stride_c);
+    tu_matmul_layout(d, c->pad, c->bcast_a, c->bcast_b, na, nb, nc);
 }
 
 /* Runs c on ref and cpu:onednn with the same inputs and compares all of C's span (gaps too:

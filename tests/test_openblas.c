@@ -53,21 +53,10 @@ static void check_matmul(const mm_case *c, const kmux_plan_prefs *prefs, char *i
     d.compute_type = c->at == KMUX_F64 ? KMUX_COMPUTE_F64 : KMUX_COMPUTE_F32;
     d.epilogue = c->epilogue;
     d.bias_type = c->bias_t;
-    const int rm = c->order == KMUX_ROW_MAJOR;
-    const int64_t ar = c->ta == KMUX_NO_TRANS ? c->m : c->k,
-                  ac = c->ta == KMUX_NO_TRANS ? c->k : c->m;
-    const int64_t br = c->tb == KMUX_NO_TRANS ? c->k : c->n,
-                  bc = c->tb == KMUX_NO_TRANS ? c->n : c->k;
-    d.lda = (rm ? ac : ar) + c->pad;
-    d.ldb = (rm ? bc : br) + c->pad;
-    d.ldc = (rm ? c->n : c->m) + c->pad;
     d.batch_count = c->batch;
-    d.stride_a = tu_matrix_span(c->order, ar, ac, d.lda, 1, 0) + 3;
-    d.stride_b = c->broadcast_b ? 0 : tu_matrix_span(c->order, br, bc, d.ldb, 1, 0) + 5;
-    d.stride_c = tu_matrix_span(c->order, c->m, c->n, d.ldc, 1, 0) + 7;
-    const int64_t na = tu_matrix_span(c->order, ar, ac, d.lda, c->batch, d.stride_a);
-    const int64_t nb = tu_matrix_span(c->order, br, bc, d.ldb, c->batch, d.stride_b);
-    const int64_t nc = tu_matrix_span(c->order, c->m, c->n, d.ldc, c->batch, d.stride_c);
+    int64_t na, nb, nc;
+    tu_matmul_layout(&d, c->pad, 0, c->broadcast_b, &na, &nb, &nc);
+    const int rm = c->order == KMUX_ROW_MAJOR;
 
     uint64_t seed = 0x1234 + (uint64_t)(c->m * 131 + c->n * 17 + c->k);
     /* narrow formats hold fewer integers exactly: e5m2 up to 8, the others far more */

@@ -111,6 +111,13 @@ void tu_cast_on_device(kmux_device *dev, int64_t n, const void *src, kmux_dtype 
 int64_t tu_matrix_span(kmux_order o, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
                        int64_t stride);
 
+/** Layout of a matmul descriptor whose order, transposes, m, n, k and batch_count are set:
+ *  leading dimensions = the CBLAS minimum plus pad; batch strides = one matrix plus 3 (A), 5 (B)
+ *  and 7 (C) elements (gaps a backend must skip), or 0 for an operand marked broadcast. na, nb
+ *  and nc receive the elements each operand spans (the host buffers to allocate). */
+void tu_matmul_layout(kmux_matmul_desc *d, int64_t pad, int bcast_a, int bcast_b, int64_t *na,
+                      int64_t *nb, int64_t *nc);
+
 /** Geometry of a 2-D convolution, in the order of kmux_conv2d_desc (stride, padding
  *  top/bottom/left/right, dilation; 1 = dense). */
 typedef struct tu_conv_geom {

@@ -67,6 +67,24 @@ int64_t tu_matrix_span(kmux_order o, int64_t rows, int64_t cols, int64_t ld, int
     return (batch - 1) * stride + outer * ld;
 }
 
+void tu_matmul_layout(kmux_matmul_desc *d, int64_t pad, int bcast_a, int bcast_b, int64_t *na,
+                      int64_t *nb, int64_t *nc) {
+    const int rm = d->order == KMUX_ROW_MAJOR;
+    const int64_t ar = d->transa == KMUX_NO_TRANS ? d->m : d->k;
+    const int64_t ac = d->transa == KMUX_NO_TRANS ? d->k : d->m;
+    const int64_t br = d->transb == KMUX_NO_TRANS ? d->k : d->n;
+    const int64_t bc = d->transb == KMUX_NO_TRANS ? d->n : d->k;
+    d->lda = (rm ? ac : ar) + pad;
+    d->ldb = (rm ? bc : br) + pad;
+    d->ldc = (rm ? d->n : d->m) + pad;
+    d->stride_a = bcast_a ? 0 : tu_matrix_span(d->order, ar, ac, d->lda, 1, 0) + 3;
+    d->stride_b = bcast_b ? 0 : tu_matrix_span(d->order, br, bc, d->ldb, 1, 0) + 5;
+    d->stride_c = tu_matrix_span(d->order, d->m, d->n, d->ldc, 1, 0) + 7;
+    *na = tu_matrix_span(d->order, ar, ac, d->lda, d->batch_count, d->stride_a);
+    *nb = tu_matrix_span(d->order, br, bc, d->ldb, d->batch_count, d->stride_b);
+    *nc = tu_matrix_span(d->order, d->m, d->n, d->ldc, d->batch_count, d->stride_c);
+}
+
 kmux_conv2d_desc tu_conv_desc(const tu_conv_geom *g, kmux_conv_direction dir, kmux_layout layout,
                               kmux_dtype t) {
     kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
