@@ -346,46 +346,12 @@ static void check_case(cf_env *env, const conv_case *c, const char *tag) {
     conv_free(&d);
 }
 
-/* n, c, h, w, k, r, s, groups, stride h/w, pad top/bottom/left/right, dilation h/w */
-typedef struct conv_shape {
-    int64_t v[16];
-} conv_shape;
-
-static const conv_shape quick_shapes[] = {
-    {{2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}},   /* odd sizes, "same" padding */
-    {{1, 4, 11, 7, 6, 3, 2, 2, 2, 1, 0, 2, 1, 0, 1, 1}},  /* 2 groups, asymmetric pad, stride */
-    {{3, 6, 9, 8, 6, 3, 3, 6, 1, 2, 2, 1, 0, 1, 2, 1}},   /* depthwise, dilation 2x1 */
-    {{2, 5, 13, 11, 7, 1, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1}}, /* 1x1, stride 2 */
-    {{1, 2, 5, 5, 3, 5, 5, 1, 1, 1, 0, 0, 0, 0, 1, 1}},   /* filter covers the input */
-    {{2, 8, 17, 15, 4, 3, 5, 2, 3, 2, 1, 2, 2, 1, 2, 3}}, /* everything at once */
-    {{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1}},   /* 1x1x1x1 */
-    {{2, 3, 6, 7, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}},   /* depthwise, multiplier 2 */
-    {{1, 3, 10, 10, 2, 2, 2, 1, 3, 3, 0, 0, 0, 0, 1, 1}}, /* stride > filter: gaps in dx */
-    {{1, 2, 7, 5, 4, 3, 3, 1, 1, 1, 3, 0, 0, 2, 1, 1}},   /* padding larger than filter - 1 */
-};
-
-static const conv_shape full_shapes[] = {
-    {{2, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}},
-    {{1, 32, 29, 31, 32, 3, 3, 32, 2, 2, 1, 1, 1, 1, 1, 1}},
-    {{4, 16, 15, 15, 32, 5, 5, 1, 2, 2, 2, 2, 2, 2, 1, 1}},
-    {{1, 24, 13, 17, 48, 3, 3, 4, 1, 1, 2, 2, 2, 2, 2, 2}},
-};
-
-static conv_case make_case(const conv_shape *sh, kmux_layout layout, kmux_conv_direction dir,
+static conv_case make_case(const tu_conv_geom *sh, kmux_layout layout, kmux_conv_direction dir,
                            kmux_dtype t, kmux_compute_type ct, double alpha, double beta,
                            int fill) {
     conv_case c;
     memset(&c, 0, sizeof c);
-    kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
-    const int64_t *v = sh->v;
-    d.direction = dir;
-    d.layout = layout;
-    d.n = v[0], d.c = v[1], d.h = v[2], d.w = v[3], d.k = v[4], d.r = v[5], d.s = v[6];
-    d.groups = v[7];
-    d.stride_h = v[8], d.stride_w = v[9];
-    d.pad_top = v[10], d.pad_bottom = v[11], d.pad_left = v[12], d.pad_right = v[13];
-    d.dilation_h = v[14], d.dilation_w = v[15];
-    d.x_type = d.w_type = d.y_type = t;
+    kmux_conv2d_desc d = tu_conv_desc(sh, dir, layout, t);
     d.compute_type = ct;
     c.d = d;
     c.p = (d.h + d.pad_top + d.pad_bottom - ((d.r - 1) * d.dilation_h + 1)) / d.stride_h + 1;
@@ -419,11 +385,12 @@ ParameterizedTest(conv_param *p, conformance_conv, case) {
     conv_case *cases = malloc(400 * sizeof *cases);
     cr_assert(cases);
     int n = 0;
-    size_t nq = sizeof quick_shapes / sizeof quick_shapes[0];
-    size_t nf = cf_full() ? sizeof full_shapes / sizeof full_shapes[0] : 0;
+    int nq = 0, nf = 0;
+    const tu_conv_geom *quick = cf_conv_shapes(0, &nq), *full = cf_conv_shapes(1, &nf);
+    if (!cf_full()) nf = 0;
     for (int l = 0; l < 2; l++) {
-        for (size_t i = 0; i < nq + nf; i++) {
-            const conv_shape *sh = i < nq ? &quick_shapes[i] : &full_shapes[i - nq];
+        for (int i = 0; i < nq + nf; i++) {
+            const tu_conv_geom *sh = i < nq ? &quick[i] : &full[i - nq];
             cases[n++] = make_case(sh, layouts[l], dir, t, ct, 1, 0, CF_FILL_EXACT);
             cases[n++] = make_case(sh, layouts[l], dir, t, ct, 2, -1, CF_FILL_EXACT);
             if (i % 2 == 0 || i >= nq)

@@ -6,7 +6,7 @@
  *   tolerance.c  precision figures of dtypes and compute types, error bounds, comparison
  *   guard.c      guarded host images, device copies, writes outside a tensor
  *   env.c        the devices under test and the oracle ("ref")
- *   tables.c     the type combinations under test, read from the public API (kmux.h)
+ *   tables.c     the type combinations under test (from the public API) and conv shapes
  *   gemm.c       GEMM cases: layout, reproducer line, f64 model, fills, run and check
  *
  * Scheme (as oneDNN benchdnn): each case is run on "ref" (the oracle) and on every other
@@ -252,6 +252,10 @@ typedef kmux_type_combination cf_combo;
 int cf_gemm_combos(cf_combo *out, int max);
 /** Every row of the legal convolution table (x = w = y in a_type; compute), at most max. */
 int cf_conv_combos(cf_combo *out, int max);
+
+/** The convolution shapes: the quick sweep (full = 0) or the extra shapes of
+ *  KMUX_CONFORMANCE_FULL (full = 1); *count receives their number. */
+const tu_conv_geom *cf_conv_shapes(int full, int *count);
 
 /* ---- gemm.c: GEMM cases -------------------------------------------------------------------- */
 
