@@ -6,29 +6,13 @@
 
 #include "validate.h"
 
+#include "kmux_type_rules.h"
+
 #define INVALID(...) kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, __VA_ARGS__)
-
-int kmux_dtype_valid(kmux_dtype t) {
-    return t >= KMUX_F64 && t <= KMUX_I32;
-}
-
-int kmux_dtype_is_fp8(kmux_dtype t) {
-    return t == KMUX_F8_E4M3 || t == KMUX_F8_E5M2 || t == KMUX_F8_E4M3_FNUZ ||
-           t == KMUX_F8_E5M2_FNUZ;
-}
-
-int kmux_dtype_is_float(kmux_dtype t) {
-    return t == KMUX_F64 || t == KMUX_F32 || t == KMUX_F16 || t == KMUX_BF16 ||
-           kmux_dtype_is_fp8(t);
-}
-
-static int is_fnuz(kmux_dtype t) {
-    return t == KMUX_F8_E4M3_FNUZ || t == KMUX_F8_E5M2_FNUZ;
-}
 
 int kmux_bytes_of(int64_t n, kmux_dtype t, size_t *bytes) {
     int64_t b;
-    if (n < 0 || __builtin_mul_overflow(n, (int64_t)kmux_dtype_size(t), &b) ||
+    if (n < 0 || __builtin_mul_overflow(n, (int64_t)kmux_dtype_bytes(t), &b) ||
         (uint64_t)b > (uint64_t)PTRDIFF_MAX)
         return 0;
     *bytes = (size_t)b;
@@ -75,65 +59,17 @@ static kmux_status check_operand(const char *fn, const char *name, const char *l
     return KMUX_OK;
 }
 
-/* The type table of kmux.h. */
+/* The type table of kmux.h (kmux_type_rules.h: the one copy). */
 static kmux_status check_types(const char *fn, const kmux_matmul_desc *d) {
     kmux_dtype a = d->a_type, b = d->b_type, c = d->c_type;
     kmux_compute_type ct = d->compute_type;
     const char *why = NULL;
-    if (kmux_dtype_is_fp8(a) || kmux_dtype_is_fp8(b)) {
-        if (!kmux_dtype_is_fp8(a) || !kmux_dtype_is_fp8(b))
-            why = "fp8 A needs fp8 B and vice versa";
-        else if (is_fnuz(a) != is_fnuz(b))
-            why = "OCP and FNUZ fp8 formats cannot be mixed";
-        else if (c != KMUX_F32 && c != KMUX_F16 && c != KMUX_BF16)
-            why = "fp8 inputs need an f32, f16 or bf16 output";
-        else if (ct != KMUX_COMPUTE_F32)
-            why = "fp8 inputs need KMUX_COMPUTE_F32";
-    } else if (a != b) {
-        why = "a_type and b_type must be equal (except between fp8 formats)";
-    } else {
-        switch (a) {
-        case KMUX_F64:
-            if (c != KMUX_F64 || ct != KMUX_COMPUTE_F64)
-                why = "f64 inputs need f64 output and KMUX_COMPUTE_F64";
-            break;
-        case KMUX_F32:
-            if (c != KMUX_F32)
-                why = "f32 inputs need an f32 output";
-            else if (ct != KMUX_COMPUTE_F32 && ct != KMUX_COMPUTE_F32_FAST_TF32 &&
-                     ct != KMUX_COMPUTE_F32_FAST_BF16)
-                why = "f32 inputs need KMUX_COMPUTE_F32 or one of its FAST variants";
-            break;
-        case KMUX_F16:
-            if (c != KMUX_F16 && c != KMUX_F32)
-                why = "f16 inputs need an f16 or f32 output";
-            else if (ct == KMUX_COMPUTE_F16 && c != KMUX_F16)
-                why = "KMUX_COMPUTE_F16 needs an f16 output";
-            else if (ct != KMUX_COMPUTE_F32 && ct != KMUX_COMPUTE_F16)
-                why = "f16 inputs need KMUX_COMPUTE_F32 or KMUX_COMPUTE_F16";
-            break;
-        case KMUX_BF16:
-            if (c != KMUX_BF16 && c != KMUX_F32)
-                why = "bf16 inputs need a bf16 or f32 output";
-            else if (ct != KMUX_COMPUTE_F32)
-                why = "bf16 inputs need KMUX_COMPUTE_F32";
-            break;
-        case KMUX_I8:
-            if (c != KMUX_I32 || ct != KMUX_COMPUTE_I32)
-                why = "i8 inputs need an i32 output and KMUX_COMPUTE_I32";
-            break;
-        default:
-            why = "this input type cannot be a GEMM operand";
-        }
-    }
-    if (why)
-        return INVALID("%s: a_type = %s, b_type = %s, c_type = %s, compute_type = %s is not a "
-                       "supported combination: %s",
-                       fn, kmux_dtype_name(a), kmux_dtype_name(b), kmux_dtype_name(c),
-                       kmux_compute_type_name(ct), why);
-    return KMUX_OK;
+    if (kmux_rules_matmul_legal(a, b, c, ct, &why)) return KMUX_OK;
+    return INVALID("%s: a_type = %s, b_type = %s, c_type = %s, compute_type = %s is not a "
+                   "supported combination: %s",
+                   fn, kmux_dtype_name(a), kmux_dtype_name(b), kmux_dtype_name(c),
+                   kmux_compute_type_name(ct), why);
 }
-
 kmux_status kmux_validate_matmul_desc(const char *fn, const kmux_matmul_desc *d) {
     if (d->struct_size < sizeof(kmux_matmul_desc))
         return INVALID("%s: desc->struct_size = %zu, expected %zu (use KMUX_MATMUL_DESC_INIT)", fn,
@@ -147,11 +83,11 @@ kmux_status kmux_validate_matmul_desc(const char *fn, const kmux_matmul_desc *d)
     if (d->transb != KMUX_NO_TRANS && d->transb != KMUX_TRANS)
         return INVALID("%s: transb = %d is not KMUX_NO_TRANS (111) or KMUX_TRANS (112)", fn,
                        (int)d->transb);
-    if (!kmux_dtype_valid(d->a_type))
+    if (!kmux_dtype_is_valid(d->a_type))
         return INVALID("%s: a_type = %d is not a kmux_dtype", fn, (int)d->a_type);
-    if (!kmux_dtype_valid(d->b_type))
+    if (!kmux_dtype_is_valid(d->b_type))
         return INVALID("%s: b_type = %d is not a kmux_dtype", fn, (int)d->b_type);
-    if (!kmux_dtype_valid(d->c_type))
+    if (!kmux_dtype_is_valid(d->c_type))
         return INVALID("%s: c_type = %d is not a kmux_dtype", fn, (int)d->c_type);
     if (d->compute_type < KMUX_COMPUTE_F64 || d->compute_type > KMUX_COMPUTE_I32)
         return INVALID("%s: compute_type = %d is not a kmux_compute_type", fn,
@@ -300,24 +236,16 @@ kmux_status kmux_validate_conv_desc(const char *fn, const kmux_conv2d_desc *d, i
             "int64_t or the address space",
             fn, (long long)d->n, (long long)d->c, (long long)d->h, (long long)d->w, (long long)d->k,
             (long long)d->r, (long long)d->s);
-    if (!kmux_dtype_valid(d->x_type) || !kmux_dtype_valid(d->w_type) ||
-        !kmux_dtype_valid(d->y_type))
+    if (!kmux_dtype_is_valid(d->x_type) || !kmux_dtype_is_valid(d->w_type) ||
+        !kmux_dtype_is_valid(d->y_type))
         return INVALID("%s: x_type = %d, w_type = %d, y_type = %d: not all are kmux_dtype values",
                        fn, (int)d->x_type, (int)d->w_type, (int)d->y_type);
-    if (d->x_type != d->w_type || d->x_type != d->y_type)
-        return INVALID("%s: x_type = %s, w_type = %s, y_type = %s must be equal", fn,
+    const char *why = NULL;
+    if (!kmux_rules_conv_legal(d->x_type, d->w_type, d->y_type, d->compute_type, &why))
+        return INVALID("%s: x_type = %s, w_type = %s, y_type = %s, compute_type = %s (%d): %s", fn,
                        kmux_dtype_name(d->x_type), kmux_dtype_name(d->w_type),
-                       kmux_dtype_name(d->y_type));
-    kmux_dtype t0 = d->x_type;
-    kmux_compute_type ct = d->compute_type;
-    int ok = (t0 == KMUX_F64 && ct == KMUX_COMPUTE_F64) ||
-             (t0 == KMUX_F32 && (ct == KMUX_COMPUTE_F32 || ct == KMUX_COMPUTE_F32_FAST_TF32 ||
-                                 ct == KMUX_COMPUTE_F32_FAST_BF16)) ||
-             ((t0 == KMUX_F16 || t0 == KMUX_BF16) && ct == KMUX_COMPUTE_F32);
-    if (!ok)
-        return INVALID("%s: dtype %s with compute_type = %s (%d) is not a supported convolution "
-                       "(f64/F64, f32/F32[_FAST_*], f16 or bf16/F32)",
-                       fn, kmux_dtype_name(t0), kmux_compute_type_name(ct), (int)ct);
+                       kmux_dtype_name(d->y_type), kmux_compute_type_name(d->compute_type),
+                       (int)d->compute_type, why);
     if (p) *p = P;
     if (q) *q = Q;
     return KMUX_OK;

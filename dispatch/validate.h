@@ -9,6 +9,7 @@
 #define KMUX_VALIDATE_H
 
 #include "internal.h"
+#include "kmux_dtype_desc.h"
 
 /** Shapes, leading dimensions, strides, enums, overflow, dtype table, epilogue of a matmul. */
 kmux_status kmux_validate_matmul_desc(const char *fn, const kmux_matmul_desc *d);
@@ -20,12 +21,11 @@ kmux_status kmux_validate_conv_desc(const char *fn, const kmux_conv2d_desc *d, i
                                     int64_t *q);
 kmux_status kmux_validate_conv_args(const char *fn, const kmux_conv2d_desc *d,
                                     const kmux_conv2d_args *a);
-/** 1 when t is a known kmux_dtype. */
-int kmux_dtype_valid(kmux_dtype t);
-/** 1 for the four fp8 formats. */
-int kmux_dtype_is_fp8(kmux_dtype t);
-/** 1 for f64, f32, f16, bf16 and the fp8 formats. */
-int kmux_dtype_is_float(kmux_dtype t);
+/** 1 when t is a known kmux_dtype (a row of THE dtype table; kmux_dtype_desc.h also gives
+ *  kmux_dtype_is_fp8, kmux_dtype_is_float, kmux_dtype_is_fnuz and the sizes). */
+static inline int kmux_dtype_valid(kmux_dtype t) {
+    return kmux_dtype_is_valid(t);
+}
 /** n * elem_size fits in the address space: returns 1 and the byte count, else 0. */
 int kmux_bytes_of(int64_t n, kmux_dtype t, size_t *bytes);
 

@@ -15,10 +15,6 @@
 #include "kmux_cpu_kernels.h"
 #include "test_util.h"
 
-static size_t esize(kmux_dtype t) {
-    return t == KMUX_F64 ? 8 : t == KMUX_F32 ? 4 : (t == KMUX_F16 || t == KMUX_BF16) ? 2 : 1;
-}
-
 /* A device, a stream on it, and copies to and from device memory. */
 typedef struct target {
     const char *id;
@@ -53,7 +49,7 @@ static void down(target *t, void *h, void *d, size_t bytes) {
 static float amax_on(kmux_context *ctx, const char *id, int64_t n, const void *x, kmux_dtype ty) {
     if (strcmp(id, "kernels") == 0) return kmux_cpu_amax(n, x, ty, 2);
     target t = open_target(ctx, id);
-    void *dx = up(&t, x, (size_t)n * esize(ty));
+    void *dx = up(&t, x, (size_t)n * kmux_dtype_size(ty));
     float m = -1.0f, *dm = up(&t, &m, sizeof m);
     TU_OK(kmux_amax(t.s, n, n ? dx : NULL, ty, dm));
     down(&t, &m, dm, sizeof m);
@@ -127,7 +123,7 @@ Test(amp, amax_large, .timeout = 300) {
     uint64_t s = 31;
     for (int k = 0; k < 8; k++) {
         kmux_dtype t = types[k];
-        char *x = malloc((size_t)n * esize(t));
+        char *x = malloc((size_t)n * kmux_dtype_size(t));
         cr_assert(x);
         for (int64_t i = 0; i < n; i++) {
             double v = tu_rand_uniform(&s, -100.0, 100.0);
@@ -135,7 +131,7 @@ Test(amp, amax_large, .timeout = 300) {
                 ((double *)(void *)x)[i] = v;
             else if (t == KMUX_F32)
                 ((float *)(void *)x)[i] = (float)v;
-            else if (esize(t) == 2)
+            else if (kmux_dtype_size(t) == 2)
                 ((uint16_t *)(void *)x)[i] = (uint16_t)tu_rand_u64(&s) & 0x5fff;
             else
                 x[i] = (char)(tu_rand_u64(&s) & 0x4f); /* exponents below the top: < planted */
@@ -243,11 +239,11 @@ static float unscale_on(kmux_context *ctx, const char *id, void *const *host, fl
     target t = open_target(ctx, id);
     void *d[NT];
     for (int i = 0; i < NT; i++)
-        d[i] = up(&t, host[i], (size_t)US[i] * esize(UT[i]));
+        d[i] = up(&t, host[i], (size_t)US[i] * kmux_dtype_size(UT[i]));
     float *dinv = up(&t, &inv, sizeof inv), *dfound = up(&t, &found, sizeof found);
     TU_OK(kmux_unscale_check_finite(t.s, NT, d, US, UT, dinv, dfound));
     for (int i = 0; i < NT; i++) {
-        down(&t, host[i], d[i], (size_t)US[i] * esize(UT[i]));
+        down(&t, host[i], d[i], (size_t)US[i] * kmux_dtype_size(UT[i]));
         TU_OK(kmux_free(t.dev, d[i]));
     }
     down(&t, &found, dfound, sizeof found);
@@ -279,8 +275,8 @@ static void fill_grads(void **g, uint64_t seed) {
 static void run_unscale_case(kmux_context *ctx, float inv, int poison) {
     void *want[NT], *got[NT];
     for (int i = 0; i < NT; i++) {
-        want[i] = malloc((size_t)US[i] * esize(UT[i]));
-        got[i] = malloc((size_t)US[i] * esize(UT[i]));
+        want[i] = malloc((size_t)US[i] * kmux_dtype_size(UT[i]));
+        got[i] = malloc((size_t)US[i] * kmux_dtype_size(UT[i]));
         cr_assert(want[i] && got[i]);
     }
     fill_grads(want, 5);
@@ -305,7 +301,7 @@ static void run_unscale_case(kmux_context *ctx, float inv, int poison) {
         for (int i = 0; i < NT; i++) {
             int64_t bad = 0;
             for (int64_t k = 0; k < US[i]; k++) {
-                size_t es = esize(UT[i]);
+                size_t es = kmux_dtype_size(UT[i]);
                 const char *a = (char *)got[i] + k * es, *b = (char *)want[i] + k * es;
                 int nan_a = UT[i] == KMUX_F64 ? isnan(*(const double *)(const void *)a) : 0;
                 int nan_b = UT[i] == KMUX_F64 ? isnan(*(const double *)(const void *)b) : 0;

@@ -199,26 +199,6 @@ static const edge E5M2FNUZ_EDGES[] = {
 
 /* ---- helpers ---- */
 
-static size_t esize(kmux_dtype t) {
-    return t == KMUX_F64 ? 8 : t == KMUX_F32 ? 4 : (t == KMUX_F16 || t == KMUX_BF16) ? 2 : 1;
-}
-
-/* NaN test per format, from the encodings above. */
-static int is_nan_code(uint32_t c, kmux_dtype t) {
-    switch (t) {
-    case KMUX_F16:
-        return (c & 0x7c00) == 0x7c00 && (c & 0x03ff);
-    case KMUX_BF16:
-        return (c & 0x7f80) == 0x7f80 && (c & 0x007f);
-    case KMUX_F8_E4M3:
-        return (c & 0x7f) == 0x7f;
-    case KMUX_F8_E5M2:
-        return (c & 0x7c) == 0x7c && (c & 0x03);
-    default:
-        return c == 0x80;
-    }
-}
-
 /* kmux_cast on device id ("kernels": kmux_cpu_cast directly) with host buffers. */
 static void run_cast(kmux_context *ctx, const char *id, int64_t n, const void *src, kmux_dtype st,
                      void *dst, kmux_dtype dt, int saturate, const float *scale) {
@@ -228,26 +208,7 @@ static void run_cast(kmux_context *ctx, const char *id, int64_t n, const void *s
     }
     kmux_device *dev = tu_device(ctx, id);
     cr_assert(dev);
-    kmux_stream *s;
-    void *ds = NULL, *dd = NULL, *dscale = NULL;
-    TU_OK(kmux_stream_create(dev, &s));
-    TU_OK(kmux_malloc(dev, (size_t)n * esize(st), &ds));
-    TU_OK(kmux_malloc(dev, (size_t)n * esize(dt), &dd));
-    TU_OK(kmux_memcpy(s, ds, src, (size_t)n * esize(st), KMUX_MEMCPY_HOST_TO_DEVICE));
-    kmux_cast_options o = KMUX_CAST_OPTIONS_INIT;
-    o.saturate = saturate;
-    if (scale) {
-        TU_OK(kmux_malloc(dev, sizeof(float), &dscale));
-        TU_OK(kmux_memcpy(s, dscale, scale, sizeof(float), KMUX_MEMCPY_HOST_TO_DEVICE));
-        o.scale = dscale;
-    }
-    TU_OK(kmux_cast(s, n, ds, st, dd, dt, &o));
-    TU_OK(kmux_memcpy(s, dst, dd, (size_t)n * esize(dt), KMUX_MEMCPY_DEVICE_TO_HOST));
-    TU_OK(kmux_stream_synchronize(s));
-    TU_OK(kmux_free(dev, ds));
-    TU_OK(kmux_free(dev, dd));
-    TU_OK(kmux_free(dev, dscale));
-    TU_OK(kmux_stream_destroy(s));
+    tu_cast_on_device(dev, n, src, st, dst, dt, saturate, scale, NULL);
 }
 
 /* Checks one table on every target, from f32 and from f64, both saturate modes. */
@@ -270,11 +231,13 @@ static void check_table(const edge *e, size_t count, kmux_dtype t) {
                 run_cast(ctx, id, (int64_t)count, from64 ? (const void *)in64 : (const void *)in32,
                          from64 ? KMUX_F64 : KMUX_F32, raw, t, sat, NULL);
                 for (size_t i = 0; i < count; i++) {
-                    out[i] = esize(t) == 2 ? (uint32_t)((uint16_t *)(void *)raw)[i] : raw[i];
+                    out[i] =
+                        kmux_dtype_size(t) == 2 ? (uint32_t)((uint16_t *)(void *)raw)[i] : raw[i];
                     int32_t want = sat ? e[i].want_sat : e[i].want;
-                    uint32_t signbit = esize(t) == 2 ? 0x8000u : 0x80u;
+                    uint32_t signbit = kmux_dtype_size(t) == 2 ? 0x8000u : 0x80u;
                     if (want == NANP || want == NANN)
-                        cr_expect(is_nan_code(out[i], t) && !!(out[i] & signbit) == (want == NANN),
+                        cr_expect(tu_is_nan_code(out[i], t) &&
+                                      !!(out[i] & signbit) == (want == NANN),
                                   "%s %s from %s sat=%d: %s (0x%08x) -> 0x%x, want a %sNaN", id,
                                   kmux_dtype_name(t), from64 ? "f64" : "f32", sat, e[i].what,
                                   e[i].in, out[i], want == NANN ? "negative " : "positive ");
@@ -336,7 +299,7 @@ Test(cast_edges, f64_single_rounding) {
         for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
             uint16_t out = 0;
             run_cast(ctx, id, 1, &c[i].in, KMUX_F64, &out, c[i].t, 0, NULL);
-            uint32_t got = esize(c[i].t) == 2 ? out : (uint32_t)(*(uint8_t *)&out);
+            uint32_t got = kmux_dtype_size(c[i].t) == 2 ? out : (uint32_t)(*(uint8_t *)&out);
             cr_expect_eq(got, c[i].want, "%s: %s -> 0x%x, want 0x%x", id, c[i].what, got,
                          c[i].want);
         }
@@ -379,7 +342,7 @@ Test(cast_edges, scale_rounds_once) {
                 xs[k] = x;
             run_cast(ctx, id, 17, xs, KMUX_F32, out, c[i].t, 0, &s);
             for (int k = 0; k < 17; k++) {
-                uint32_t got = esize(c[i].t) == 2 ? out[k] : ((uint8_t *)out)[k];
+                uint32_t got = kmux_dtype_size(c[i].t) == 2 ? out[k] : ((uint8_t *)out)[k];
                 cr_expect_eq(got, c[i].want, "%s: %s 0x%08x * 0x%08x [%d] -> 0x%x, want 0x%x", id,
                              kmux_dtype_name(c[i].t), c[i].in, c[i].scale, k, got, c[i].want);
             }

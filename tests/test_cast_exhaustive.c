@@ -18,10 +18,6 @@ static const kmux_dtype NARROW[6] = {KMUX_F16,     KMUX_BF16,         KMUX_F8_E4
 static const kmux_dtype ALL[8] = {KMUX_F64,     KMUX_F32,     KMUX_F16,          KMUX_BF16,
                                   KMUX_F8_E4M3, KMUX_F8_E5M2, KMUX_F8_E4M3_FNUZ, KMUX_F8_E5M2_FNUZ};
 
-static size_t esize(kmux_dtype t) {
-    return t == KMUX_F64 ? 8 : t == KMUX_F32 ? 4 : (t == KMUX_F16 || t == KMUX_BF16) ? 2 : 1;
-}
-
 /* NaN test on element i of an array of type t (OCP OFP8 v1.0 Table 1, IEEE 754 §3.4, FNUZ). */
 static int is_nan_at(const void *p, kmux_dtype t, int64_t i) {
     switch (t) {
@@ -29,22 +25,11 @@ static int is_nan_at(const void *p, kmux_dtype t, int64_t i) {
         return isnan(((const double *)p)[i]);
     case KMUX_F32:
         return isnan(((const float *)p)[i]);
-    case KMUX_F16: {
-        uint16_t c = ((const uint16_t *)p)[i];
-        return (c & 0x7c00) == 0x7c00 && (c & 0x03ff);
-    }
-    case KMUX_BF16: {
-        uint16_t c = ((const uint16_t *)p)[i];
-        return (c & 0x7f80) == 0x7f80 && (c & 0x007f);
-    }
-    case KMUX_F8_E4M3:
-        return (((const uint8_t *)p)[i] & 0x7f) == 0x7f;
-    case KMUX_F8_E5M2: {
-        uint8_t c = ((const uint8_t *)p)[i];
-        return (c & 0x7c) == 0x7c && (c & 0x03);
-    }
+    case KMUX_F16:
+    case KMUX_BF16:
+        return tu_is_nan_code(((const uint16_t *)p)[i], t);
     default:
-        return ((const uint8_t *)p)[i] == 0x80;
+        return tu_is_nan_code(((const uint8_t *)p)[i], t);
     }
 }
 
@@ -58,39 +43,14 @@ static void run_cast(kmux_context *ctx, const char *id, int64_t n, const void *s
     }
     kmux_device *dev = tu_device(ctx, id);
     cr_assert(dev);
-    kmux_stream *s;
-    void *ds = NULL, *dd = NULL, *dscale = NULL, *damax = NULL;
-    TU_OK(kmux_stream_create(dev, &s));
-    TU_OK(kmux_malloc(dev, (size_t)n * esize(st), &ds));
-    TU_OK(kmux_malloc(dev, (size_t)n * esize(dt), &dd));
-    TU_OK(kmux_memcpy(s, ds, src, (size_t)n * esize(st), KMUX_MEMCPY_HOST_TO_DEVICE));
-    kmux_cast_options o = KMUX_CAST_OPTIONS_INIT;
-    o.saturate = saturate;
-    if (scale) {
-        TU_OK(kmux_malloc(dev, sizeof(float), &dscale));
-        TU_OK(kmux_memcpy(s, dscale, scale, sizeof(float), KMUX_MEMCPY_HOST_TO_DEVICE));
-        o.scale = dscale;
-    }
-    if (amax) {
-        TU_OK(kmux_malloc(dev, sizeof(float), &damax));
-        o.amax = damax;
-    }
-    TU_OK(kmux_cast(s, n, ds, st, dd, dt, &o));
-    TU_OK(kmux_memcpy(s, dst, dd, (size_t)n * esize(dt), KMUX_MEMCPY_DEVICE_TO_HOST));
-    if (amax) TU_OK(kmux_memcpy(s, amax, damax, sizeof(float), KMUX_MEMCPY_DEVICE_TO_HOST));
-    TU_OK(kmux_stream_synchronize(s));
-    TU_OK(kmux_free(dev, ds));
-    TU_OK(kmux_free(dev, dd));
-    TU_OK(kmux_free(dev, dscale));
-    TU_OK(kmux_free(dev, damax));
-    TU_OK(kmux_stream_destroy(s));
+    tu_cast_on_device(dev, n, src, st, dst, dt, saturate, scale, amax);
 }
 
 /* Number of elements where a and b (type t) differ, NaN == NaN; reports the first few. */
 static int64_t count_diffs(const char *what, const void *a, const void *b, kmux_dtype t, int64_t n,
                            const void *src, kmux_dtype st) {
     int64_t bad = 0;
-    size_t es = esize(t);
+    size_t es = kmux_dtype_size(t);
     for (int64_t i = 0; i < n; i++) {
         int na = is_nan_at(a, t, i), nb = is_nan_at(b, t, i);
         if (na && nb) continue;
@@ -100,7 +60,7 @@ static int64_t count_diffs(const char *what, const void *a, const void *b, kmux_
             uint64_t va = 0, vb = 0, vs = 0;
             memcpy(&va, (const char *)a + i * es, es);
             memcpy(&vb, (const char *)b + i * es, es);
-            memcpy(&vs, (const char *)src + i * esize(st), esize(st));
+            memcpy(&vs, (const char *)src + i * kmux_dtype_size(st), kmux_dtype_size(st));
             cr_log_error("%s: element %lld (%s 0x%llx): got 0x%llx, ref 0x%llx", what, (long long)i,
                          kmux_dtype_name(st), (unsigned long long)vs, (unsigned long long)va,
                          (unsigned long long)vb);
@@ -113,7 +73,8 @@ static int64_t count_diffs(const char *what, const void *a, const void *b, kmux_
 static void compare_all_targets(kmux_context *ctx, int64_t n, const void *src, kmux_dtype st,
                                 kmux_dtype dt, int saturate, const float *scale) {
     const char **ids = tu_device_ids(ctx);
-    void *want = malloc((size_t)n * esize(dt)), *got = malloc((size_t)n * esize(dt));
+    void *want = malloc((size_t)n * kmux_dtype_size(dt)),
+         *got = malloc((size_t)n * kmux_dtype_size(dt));
     cr_assert(want && got);
     float amax_want = -1, amax_got = -1;
     run_cast(ctx, "ref", n, src, st, want, dt, saturate, scale, &amax_want);
@@ -123,7 +84,7 @@ static void compare_all_targets(kmux_context *ctx, int64_t n, const void *src, k
         char what[160];
         snprintf(what, sizeof what, "%s: %s -> %s sat=%d scale=%a", id, kmux_dtype_name(st),
                  kmux_dtype_name(dt), saturate, scale ? (double)*scale : 1.0);
-        memset(got, 0x5a, (size_t)n * esize(dt));
+        memset(got, 0x5a, (size_t)n * kmux_dtype_size(dt));
         run_cast(ctx, id, n, src, st, got, dt, saturate, scale, &amax_got);
         int64_t bad = count_diffs(what, got, want, dt, n, src, st);
         cr_expect_eq(bad, 0, "%s: %lld of %lld elements differ from ref", what, (long long)bad,
@@ -137,11 +98,11 @@ static void compare_all_targets(kmux_context *ctx, int64_t n, const void *src, k
 
 /* Every pattern of a narrow type as a host array. */
 static void *all_patterns(kmux_dtype t, int64_t *n) {
-    *n = esize(t) == 2 ? 65536 : 256;
-    void *p = malloc((size_t)*n * esize(t));
+    *n = kmux_dtype_size(t) == 2 ? 65536 : 256;
+    void *p = malloc((size_t)*n * kmux_dtype_size(t));
     cr_assert(p);
     for (int64_t i = 0; i < *n; i++) {
-        if (esize(t) == 2)
+        if (kmux_dtype_size(t) == 2)
             ((uint16_t *)p)[i] = (uint16_t)i;
         else
             ((uint8_t *)p)[i] = (uint8_t)i;
@@ -161,7 +122,8 @@ Test(cast_exhaustive, decode_reencode_every_pattern) {
         for (int wide = 0; wide < 2; wide++) {
             kmux_dtype w = wide ? KMUX_F64 : KMUX_F32;
             compare_all_targets(ctx, n, pat, t, w, 0, NULL);
-            void *dec = malloc((size_t)n * esize(w)), *back = malloc((size_t)n * esize(t));
+            void *dec = malloc((size_t)n * kmux_dtype_size(w)),
+                 *back = malloc((size_t)n * kmux_dtype_size(t));
             cr_assert(dec && back);
             for (int d = -1; d == -1 || ids[d]; d++) {
                 const char *id = d < 0 ? "kernels" : ids[d];
@@ -173,10 +135,10 @@ Test(cast_exhaustive, decode_reencode_every_pattern) {
                         int was_nan = is_nan_at(pat, t, i);
                         int inf =
                             w == KMUX_F32 ? isinf(((float *)dec)[i]) : isinf(((double *)dec)[i]);
-                        if (was_nan
-                                ? is_nan_at(back, t, i)
-                                : (inf && sat) || memcmp((char *)back + i * esize(t),
-                                                         (char *)pat + i * esize(t), esize(t)) == 0)
+                        if (was_nan ? is_nan_at(back, t, i)
+                                    : (inf && sat) || memcmp((char *)back + i * kmux_dtype_size(t),
+                                                             (char *)pat + i * kmux_dtype_size(t),
+                                                             kmux_dtype_size(t)) == 0)
                             continue;
                         if (bad++ < 4)
                             cr_log_error("%s: %s pattern %lld -> %s -> back differs", id,

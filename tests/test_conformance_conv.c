@@ -2,27 +2,22 @@
  * test_conformance_conv.c - cross-backend conformance of 2-D convolution: FWD / BWD_DATA /
  * BWD_WEIGHTS x NCHW / NHWC x groups (1, 2, depthwise, depthwise with multiplier) x strides x
  * dilations x asymmetric padding x odd spatial sizes x alpha/beta (beta = 0 with NaN in the
- * output), f32 / f16 / bf16 / f64, on every available device, against ref (itself checked
+ * output), every row of the legal convolution table (kmux_conv2d_type_combination_get: f32 with
+ * each f32 compute type, f16, bf16, f64), on every available device, against ref (itself checked
  * against an independent f64 model here). Integer fills are compared exactly, random fills
- * within a bound scaled by the number of terms; see conformance_common.h for the scheme.
+ * within a bound scaled by the number of terms; see conformance/conformance.h for the scheme.
  * One parameterized test per (dtype, direction).
  */
 #include <criterion/parameterized.h>
 
-#include "conformance_common.h"
+#include "conformance.h"
 
 typedef struct conv_param {
-    int dtype; /* index into conv_types */
+    int dtype; /* row of the legal convolution table (cf_conv_combos) */
     int dir;   /* kmux_conv_direction */
 } conv_param;
 
-static const struct {
-    kmux_dtype t;
-    kmux_compute_type c;
-} conv_types[] = {{KMUX_F32, KMUX_COMPUTE_F32},
-                  {KMUX_F16, KMUX_COMPUTE_F32},
-                  {KMUX_BF16, KMUX_COMPUTE_F32},
-                  {KMUX_F64, KMUX_COMPUTE_F64}};
+#define MAX_CONV_TYPES 16 /* rows of the legal convolution table held */
 
 typedef struct conv_case {
     kmux_conv2d_desc d;
@@ -49,9 +44,10 @@ static void describe(const conv_case *c, char *buf, size_t n) {
              (long long)d->r, (long long)d->s, (long long)d->groups, (long long)d->stride_h,
              (long long)d->stride_w, (long long)d->pad_top, (long long)d->pad_bottom,
              (long long)d->pad_left, (long long)d->pad_right, (long long)d->dilation_h,
-             (long long)d->dilation_w, (long long)c->p, (long long)c->q, cf_dtype_str(d->x_type),
-             cf_compute_str(d->compute_type), c->alpha, c->beta, c->out_nan ? " out=NaN" : "",
-             c->fill == CF_FILL_EXACT ? "exact-integers" : "random", (unsigned long long)c->seed);
+             (long long)d->dilation_w, (long long)c->p, (long long)c->q, kmux_dtype_name(d->x_type),
+             kmux_compute_type_name(d->compute_type), c->alpha, c->beta,
+             c->out_nan ? " out=NaN" : "", c->fill == CF_FILL_EXACT ? "exact-integers" : "random",
+             (unsigned long long)c->seed);
 }
 
 /* ---- tensor indexing (elements), per layout ---- */
@@ -182,8 +178,7 @@ static void conv_prepare(const conv_case *c, conv_data *d) {
                 d->t[i].mask[e] = 1;
                 continue;
             }
-            cf_tset(&d->t[i], e,
-                    exact ? (double)cf_rand_int(&st, -3, 3) : tu_rand_uniform(&st, -1, 1));
+            cf_tset(&d->t[i], e, cf_fill_value(&st, exact, -3, 3));
         }
     }
     d->pre = malloc((size_t)spans[o] * sizeof(double));
@@ -209,7 +204,7 @@ static void conv_prepare(const conv_case *c, conv_data *d) {
         cr_assert(iter < 64, "test bug: cannot make the fill exact");
         for (int64_t e = 0; e < spans[sparse]; e++)
             if (cf_tget(&d->t[sparse], e) != 0 && (tu_rand_u64(&st) & 1))
-                cf_set(ds->x_type, cf_data(&d->t[sparse]), e, 0.0);
+                tu_set(ds->x_type, cf_data(&d->t[sparse]), e, 0.0);
     }
     int64_t nz = 0;
     for (int64_t e = 0; e < spans[o]; e++)
@@ -246,38 +241,13 @@ static int conv_run(kmux_device *dev, kmux_stream *st, const conv_case *c, const
     unsigned char *got = malloc(maxb);
     cr_assert(got, "out of host memory");
 
-#define CONV_DEV(call)                                                                             \
-    do {                                                                                           \
-        s = (call);                                                                                \
-        if (s != KMUX_OK) {                                                                        \
-            cf_fail("%s on %s: %s -> %s: %s\n  case: %s", tag, id, #call, kmux_status_str(s),      \
-                    kmux_last_error(), desc);                                                      \
-            result = -1;                                                                           \
-            goto done;                                                                             \
-        }                                                                                          \
-    } while (0)
-
     for (int i = 0; i < 3; i++)
-        CONV_DEV(cf_upload(dev, st, &d->t[i], &db[i]));
+        CF_DEV(cf_upload(dev, st, &d->t[i], &db[i]));
     kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
     s = kmux_conv2d_plan_create(dev, &c->d, &prefs, &plan);
-    if (s == KMUX_ERR_UNSUPPORTED) {
+    result = cf_plan_answer(s, "kmux_conv2d_plan_create", tag, id, desc);
+    if (result != 1) {
         plan = NULL;
-        result = 0;
-        if (!kmux_last_error()[0]) {
-            cf_fail("%s on %s: kmux_conv2d_plan_create -> KMUX_ERR_UNSUPPORTED with an empty "
-                    "kmux_last_error()\n  case: %s",
-                    tag, id, desc);
-            result = -1;
-        }
-        goto done;
-    }
-    if (s != KMUX_OK) {
-        plan = NULL;
-        cf_fail("%s on %s: kmux_conv2d_plan_create -> %s (only KMUX_OK or KMUX_ERR_UNSUPPORTED are "
-                "acceptable for a valid case): %s\n  case: %s",
-                tag, id, kmux_status_str(s), kmux_last_error(), desc);
-        result = -1;
         goto done;
     }
     cf_scalar alpha = cf_make_scalar(c->d.compute_type, c->alpha);
@@ -285,20 +255,11 @@ static int conv_run(kmux_device *dev, kmux_stream *st, const conv_case *c, const
     for (int nimpl = 0;; nimpl++) {
         kmux_plan_info info;
         memset(&info, 0, sizeof info);
-        CONV_DEV(kmux_plan_info_get(plan, &info));
+        CF_DEV(kmux_plan_info_get(plan, &info));
         char impl[160];
-        snprintf(impl, sizeof impl, "%s", info.impl ? info.impl : "(NULL impl)");
-        if (!info.impl || !info.impl[0]) {
-            cf_fail("%s on %s: empty implementation name\n  case: %s", tag, id, desc);
+        if (cf_check_plan_info(&info, c->d.compute_type, impl, sizeof impl, tag, id, desc))
             result = -1;
-        }
-        if (!cf_compute_ok(c->d.compute_type, info.effective_compute)) {
-            cf_fail("%s on %s impl %s: effective compute %s for requested %s\n  case: %s", tag, id,
-                    impl, cf_compute_str(info.effective_compute), cf_compute_str(c->d.compute_type),
-                    desc);
-            result = -1;
-        }
-        CONV_DEV(cf_reupload(st, to, &db[o]));
+        CF_DEV(cf_reupload(st, to, &db[o]));
         kmux_conv2d_args args = KMUX_CONV2D_ARGS_INIT;
         args.alpha = &alpha;
         args.beta = &beta;
@@ -313,31 +274,14 @@ static int conv_run(kmux_device *dev, kmux_stream *st, const conv_case *c, const
             result = -1;
             goto done;
         }
-        CONV_DEV(cf_download(st, &db[o], got));
+        CF_DEV(cf_download(st, &db[o], got));
         cf_stat.runs++;
-        int64_t ob = cf_foreign_write(to, got);
-        if (ob >= 0) {
-            char where[256];
-            cf_describe_byte(to, ob, locate, &lc, where, sizeof where);
-            cf_fail("%s on %s impl %s: write outside the output %s: %s\n  case: %s", tag, id, impl,
-                    names[o], where, desc);
+        if (cf_check_output(to, got, want, d->pre, d->bound, ts, locate, &lc, names[o], tag, id,
+                            impl, desc))
             result = -1;
-        }
-        cf_cmp r;
-        cf_compare(to, got, want, d->pre, d->bound, ts, &r);
-        if (r.bad) {
-            char where[160];
-            locate(&lc, r.first, where, sizeof where);
-            cf_fail("%s on %s impl %s: %lld of %lld elements of %s differ; first at element %lld "
-                    "%s: got %.9g want %.9g (|diff| %.3g, tolerance %.3g%s)\n  case: %s",
-                    tag, id, impl, (long long)r.bad, (long long)r.checked, names[o],
-                    (long long)r.first, where, r.got, r.want, fabs(r.got - r.want), r.tol,
-                    r.tol == 0 ? ", exact" : "", desc);
-            result = -1;
-        }
         if (nimpl == 0 && out)
             for (int64_t e = 0; e < to->span; e++)
-                out[e] = cf_get(to->type, got + to->front, e);
+                out[e] = tu_get(to->type, got + to->front, e);
         if (nimpl + 1 >= cf_max_impls()) break;
         s = kmux_plan_next_impl(plan);
         if (s == KMUX_ERR_LAST_IMPL) break;
@@ -350,7 +294,7 @@ static int conv_run(kmux_device *dev, kmux_stream *st, const conv_case *c, const
     }
     for (int i = 0; i < 3; i++) {
         if (i == o) continue;
-        CONV_DEV(cf_download(st, &db[i], got));
+        CF_DEV(cf_download(st, &db[i], got));
         int64_t ob = cf_any_change(&d->t[i], got);
         if (ob >= 0) {
             cf_fail("%s on %s: the input %s was modified (byte %lld relative to its first "
@@ -359,7 +303,6 @@ static int conv_run(kmux_device *dev, kmux_stream *st, const conv_case *c, const
             result = -1;
         }
     }
-#undef CONV_DEV
 done:
     if (plan) kmux_plan_destroy(plan);
     for (int i = 0; i < 3; i++)
@@ -403,46 +346,12 @@ static void check_case(cf_env *env, const conv_case *c, const char *tag) {
     conv_free(&d);
 }
 
-/* n, c, h, w, k, r, s, groups, stride h/w, pad top/bottom/left/right, dilation h/w */
-typedef struct conv_shape {
-    int64_t v[16];
-} conv_shape;
-
-static const conv_shape quick_shapes[] = {
-    {{2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}},   /* odd sizes, "same" padding */
-    {{1, 4, 11, 7, 6, 3, 2, 2, 2, 1, 0, 2, 1, 0, 1, 1}},  /* 2 groups, asymmetric pad, stride */
-    {{3, 6, 9, 8, 6, 3, 3, 6, 1, 2, 2, 1, 0, 1, 2, 1}},   /* depthwise, dilation 2x1 */
-    {{2, 5, 13, 11, 7, 1, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1}}, /* 1x1, stride 2 */
-    {{1, 2, 5, 5, 3, 5, 5, 1, 1, 1, 0, 0, 0, 0, 1, 1}},   /* filter covers the input */
-    {{2, 8, 17, 15, 4, 3, 5, 2, 3, 2, 1, 2, 2, 1, 2, 3}}, /* everything at once */
-    {{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1}},   /* 1x1x1x1 */
-    {{2, 3, 6, 7, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}},   /* depthwise, multiplier 2 */
-    {{1, 3, 10, 10, 2, 2, 2, 1, 3, 3, 0, 0, 0, 0, 1, 1}}, /* stride > filter: gaps in dx */
-    {{1, 2, 7, 5, 4, 3, 3, 1, 1, 1, 3, 0, 0, 2, 1, 1}},   /* padding larger than filter - 1 */
-};
-
-static const conv_shape full_shapes[] = {
-    {{2, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}},
-    {{1, 32, 29, 31, 32, 3, 3, 32, 2, 2, 1, 1, 1, 1, 1, 1}},
-    {{4, 16, 15, 15, 32, 5, 5, 1, 2, 2, 2, 2, 2, 2, 1, 1}},
-    {{1, 24, 13, 17, 48, 3, 3, 4, 1, 1, 2, 2, 2, 2, 2, 2}},
-};
-
-static conv_case make_case(const conv_shape *sh, kmux_layout layout, kmux_conv_direction dir,
+static conv_case make_case(const tu_conv_geom *sh, kmux_layout layout, kmux_conv_direction dir,
                            kmux_dtype t, kmux_compute_type ct, double alpha, double beta,
                            int fill) {
     conv_case c;
     memset(&c, 0, sizeof c);
-    kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
-    const int64_t *v = sh->v;
-    d.direction = dir;
-    d.layout = layout;
-    d.n = v[0], d.c = v[1], d.h = v[2], d.w = v[3], d.k = v[4], d.r = v[5], d.s = v[6];
-    d.groups = v[7];
-    d.stride_h = v[8], d.stride_w = v[9];
-    d.pad_top = v[10], d.pad_bottom = v[11], d.pad_left = v[12], d.pad_right = v[13];
-    d.dilation_h = v[14], d.dilation_w = v[15];
-    d.x_type = d.w_type = d.y_type = t;
+    kmux_conv2d_desc d = tu_conv_desc(sh, dir, layout, t);
     d.compute_type = ct;
     c.d = d;
     c.p = (d.h + d.pad_top + d.pad_bottom - ((d.r - 1) * d.dilation_h + 1)) / d.stride_h + 1;
@@ -455,27 +364,33 @@ static conv_case make_case(const conv_shape *sh, kmux_layout layout, kmux_conv_d
 }
 
 ParameterizedTestParameters(conformance_conv, case) {
-    static conv_param params[12];
+    static conv_param params[3 * MAX_CONV_TYPES];
+    cf_combo types[MAX_CONV_TYPES];
+    int nt = cf_conv_combos(types, MAX_CONV_TYPES);
     int n = 0;
-    for (int t = 0; t < 4; t++)
+    for (int t = 0; t < nt; t++)
         for (int dir = KMUX_CONV_FWD; dir <= KMUX_CONV_BWD_WEIGHTS; dir++)
             params[n++] = (conv_param){t, dir};
     return cr_make_param_array(conv_param, params, (size_t)n);
 }
 
 ParameterizedTest(conv_param *p, conformance_conv, case) {
-    kmux_dtype t = conv_types[p->dtype].t;
-    kmux_compute_type ct = conv_types[p->dtype].c;
+    cf_combo types[MAX_CONV_TYPES];
+    int nt = cf_conv_combos(types, MAX_CONV_TYPES);
+    cr_assert(p->dtype < nt);
+    kmux_dtype t = types[p->dtype].a_type;
+    kmux_compute_type ct = types[p->dtype].compute_type;
     kmux_conv_direction dir = (kmux_conv_direction)p->dir;
     static const kmux_layout layouts[2] = {KMUX_NCHW, KMUX_NHWC};
     conv_case *cases = malloc(400 * sizeof *cases);
     cr_assert(cases);
     int n = 0;
-    size_t nq = sizeof quick_shapes / sizeof quick_shapes[0];
-    size_t nf = cf_full() ? sizeof full_shapes / sizeof full_shapes[0] : 0;
+    int nq = 0, nf = 0;
+    const tu_conv_geom *quick = cf_conv_shapes(0, &nq), *full = cf_conv_shapes(1, &nf);
+    if (!cf_full()) nf = 0;
     for (int l = 0; l < 2; l++) {
-        for (size_t i = 0; i < nq + nf; i++) {
-            const conv_shape *sh = i < nq ? &quick_shapes[i] : &full_shapes[i - nq];
+        for (int i = 0; i < nq + nf; i++) {
+            const tu_conv_geom *sh = i < nq ? &quick[i] : &full[i - nq];
             cases[n++] = make_case(sh, layouts[l], dir, t, ct, 1, 0, CF_FILL_EXACT);
             cases[n++] = make_case(sh, layouts[l], dir, t, ct, 2, -1, CF_FILL_EXACT);
             if (i % 2 == 0 || i >= nq)
@@ -491,8 +406,8 @@ ParameterizedTest(conv_param *p, conformance_conv, case) {
                   (long long)pp, (long long)qq, (long long)cases[i].p, (long long)cases[i].q);
     }
     char name[128];
-    snprintf(name, sizeof name, "conv2d %s type=%s compute=%s", dir_str(dir), cf_dtype_str(t),
-             cf_compute_str(ct));
+    snprintf(name, sizeof name, "conv2d %s type=%s compute=%s", dir_str(dir), kmux_dtype_name(t),
+             kmux_compute_type_name(ct));
     long only = cf_only_case();
     cf_env env;
     cf_env_init(&env);

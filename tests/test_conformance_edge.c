@@ -5,7 +5,7 @@
  * accept, plan preferences (no emulation, determinism), plans reused with new data and scalars,
  * the kmux_gemm_ex plan cache under changing arguments, and element-aligned pointers.
  */
-#include "conformance_common.h"
+#include "conformance.h"
 
 static cf_gemm_case simple_case(const cf_combo *cb, int entry, kmux_order o, kmux_transpose ta,
                                 kmux_transpose tb, int64_t m, int64_t n, int64_t k, int64_t pad) {
@@ -15,29 +15,14 @@ static cf_gemm_case simple_case(const cf_combo *cb, int entry, kmux_order o, kmu
     c.order = o, c.transa = ta, c.transb = tb;
     c.m = m, c.n = n, c.k = k;
     c.batch = 1;
-    c.a_type = cb->a, c.b_type = cb->b, c.c_type = cb->c;
-    c.compute = cb->compute;
+    c.a_type = cb->a_type, c.b_type = cb->b_type, c.c_type = cb->c_type;
+    c.compute = cb->compute_type;
     c.bias_type = KMUX_F32;
     c.alpha = 1;
     c.beta = 1;
     c.fill = CF_FILL_EXACT;
     cf_gemm_layout(&c, pad, 0);
     return c;
-}
-
-static kmux_matmul_desc desc_of(const cf_gemm_case *c) {
-    kmux_matmul_desc md = KMUX_MATMUL_DESC_INIT;
-    md.order = c->order;
-    md.transa = c->transa, md.transb = c->transb;
-    md.m = c->m, md.n = c->n, md.k = c->k;
-    md.a_type = c->a_type, md.b_type = c->b_type, md.c_type = c->c_type;
-    md.lda = c->lda, md.ldb = c->ldb, md.ldc = c->ldc;
-    md.batch_count = c->batch;
-    md.stride_a = c->stride_a, md.stride_b = c->stride_b, md.stride_c = c->stride_c;
-    md.compute_type = c->compute;
-    md.epilogue = c->epilogue;
-    md.bias_type = c->bias_type;
-    return md;
 }
 
 /* Plan creation, kmux_gemm_ex and kmux_gemm_strided_batched_ex agree on what a device
@@ -65,7 +50,7 @@ Test(conformance_edge, unsupported_answers_are_clean) {
                 }
                 char desc[1024];
                 cf_gemm_describe(&c, desc, sizeof desc);
-                kmux_matmul_desc md = desc_of(&c);
+                kmux_matmul_desc md = cf_gemm_desc(&c);
                 kmux_plan *plan = NULL;
                 kmux_status ps = kmux_matmul_plan_create(dev, &md, NULL, &plan);
                 char perr[512];
@@ -88,8 +73,8 @@ Test(conformance_edge, unsupported_answers_are_clean) {
                         !props.dtype_support[c.c_type])
                         cf_fail("%s: a plan for a=%s b=%s c=%s is accepted but "
                                 "kmux_device_props.dtype_support says %d/%d/%d",
-                                id, cf_dtype_str(c.a_type), cf_dtype_str(c.b_type),
-                                cf_dtype_str(c.c_type), props.dtype_support[c.a_type],
+                                id, kmux_dtype_name(c.a_type), kmux_dtype_name(c.b_type),
+                                kmux_dtype_name(c.c_type), props.dtype_support[c.a_type],
                                 props.dtype_support[c.b_type], props.dtype_support[c.c_type]);
                 }
                 if (entry == CF_ENTRY_PLAN) continue;
@@ -143,7 +128,7 @@ Test(conformance_edge, unsupported_answers_are_clean) {
             if (t == KMUX_I32 || !props.dtype_support[t] || input_ok[t]) continue;
             cf_fail("%s: kmux_device_props.dtype_support[%s] is set but no GEMM combination of "
                     "kmux.h with %s inputs is accepted by kmux_matmul_plan_create",
-                    id, cf_dtype_str((kmux_dtype)t), cf_dtype_str((kmux_dtype)t));
+                    id, kmux_dtype_name((kmux_dtype)t), kmux_dtype_name((kmux_dtype)t));
         }
     }
     cf_summary("unsupported_answers_are_clean");
@@ -173,7 +158,7 @@ Test(conformance_edge, plan_preferences_are_honoured) {
                     cf_gemm_case c = simple_case(&combos[ci], CF_ENTRY_PLAN, KMUX_COL_MAJOR,
                                                  KMUX_TRANS, KMUX_NO_TRANS, 33, 17, 9, 0);
                     cf_gemm_describe(&c, desc, sizeof desc);
-                    kmux_matmul_desc md = desc_of(&c);
+                    kmux_matmul_desc md = cf_gemm_desc(&c);
                     want = c.compute;
                     s = kmux_matmul_plan_create(env.dev[di], &md, &prefs, &plan);
                 } else {
@@ -191,7 +176,7 @@ Test(conformance_edge, plan_preferences_are_honoured) {
                              "conv2d direction=%d layout=%s 2x4x9x7 k=6 3x3 "
                              "pad 1 type=%s",
                              (int)cd.direction, cd.layout == KMUX_NCHW ? "NCHW" : "NHWC",
-                             cf_dtype_str(cd.x_type));
+                             kmux_dtype_name(cd.x_type));
                     s = kmux_conv2d_plan_create(env.dev[di], &cd, &prefs, &plan);
                 }
                 if (s != KMUX_OK) {
@@ -217,8 +202,8 @@ Test(conformance_edge, plan_preferences_are_honoured) {
                                 id, impl, desc);
                     if (!cf_compute_ok(want, info.effective_compute))
                         cf_fail("%s impl %s: effective compute %s for requested %s\n  case: %s", id,
-                                impl, cf_compute_str(info.effective_compute), cf_compute_str(want),
-                                desc);
+                                impl, kmux_compute_type_name(info.effective_compute),
+                                kmux_compute_type_name(want), desc);
                     if (info.impl_index != guard)
                         cf_fail("%s impl %s: impl_index %d, want %d\n  case: %s", id, impl,
                                 info.impl_index, guard, desc);
@@ -274,7 +259,7 @@ Test(conformance_edge, plan_reused_with_new_data) {
             kmux_device *dev = env.dev[di];
             kmux_stream *st = env.stream[di];
             const char *id = env.id[di];
-            kmux_matmul_desc md = desc_of(&c[0]);
+            kmux_matmul_desc md = cf_gemm_desc(&c[0]);
             kmux_plan *plan = NULL;
             if (kmux_matmul_plan_create(dev, &md, NULL, &plan) != KMUX_OK) continue;
             kmux_plan_info info;

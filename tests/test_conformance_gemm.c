@@ -4,11 +4,11 @@
  * (0, NaN in C) x k = 0 x epilogues x strided batches (up to more than 65535 matrices) x fp8
  * scales, through kmux_matmul_plan_create/execute (every implementation of the plan),
  * kmux_gemm_ex and kmux_gemm_strided_batched_ex, on every available device, against ref.
- * One parameterized test per dtype combination; see conformance_common.h for the scheme.
+ * One parameterized test per dtype combination; see conformance/conformance.h for the scheme.
  */
 #include <criterion/parameterized.h>
 
-#include "conformance_common.h"
+#include "conformance.h"
 
 #define MAX_CASES 400
 
@@ -38,8 +38,8 @@ static cf_gemm_case make_case(const cf_combo *cb, int entry, kmux_order o, kmux_
     c.transb = tb;
     c.m = s->m, c.n = s->n, c.k = s->k;
     c.batch = 1;
-    c.a_type = cb->a, c.b_type = cb->b, c.c_type = cb->c;
-    c.compute = cb->compute;
+    c.a_type = cb->a_type, c.b_type = cb->b_type, c.c_type = cb->c_type;
+    c.compute = cb->compute_type;
     c.epilogue = KMUX_EPILOGUE_NONE;
     c.bias_type = KMUX_F32;
     c.alpha = s->alpha;
@@ -65,7 +65,7 @@ static int build_cases(const cf_combo *cb, cf_gemm_case *out) {
         {1000, 1, 3, 0, 1, 1, 0},    {97, 101, 103, 7, 2, 1, 0}, {2, 3, 1031, 0, 1, 0, 0},
         {129, 65, 17, 1, -1, 1, 0},
     };
-    const int isint = cb->c == KMUX_I32;
+    const int isint = cb->c_type == KMUX_I32;
     int n = 0;
     cf_gemm_case c;
 
@@ -138,8 +138,8 @@ static int build_cases(const cf_combo *cb, cf_gemm_case *out) {
                     {KMUX_COL_MAJOR, KMUX_TRANS, KMUX_NO_TRANS, 2},
                     {KMUX_ROW_MAJOR, KMUX_TRANS, KMUX_TRANS, 1},
                     {KMUX_COL_MAJOR, KMUX_NO_TRANS, KMUX_TRANS, 0}};
-        kmux_dtype bias_types[2] = {KMUX_F32, cb->c};
-        int nbias = cb->c == KMUX_F32 ? 1 : 2;
+        kmux_dtype bias_types[2] = {KMUX_F32, cb->c_type};
+        int nbias = cb->c_type == KMUX_F32 ? 1 : 2;
         for (size_t e = 0; e < sizeof epis / sizeof epis[0]; e++) {
             /* the core defines no epilogue for integer GEMM (KMUX_ERR_INVALID_ARGUMENT) */
             if (isint) continue;
@@ -312,7 +312,7 @@ static int build_cases(const cf_combo *cb, cf_gemm_case *out) {
             }
 
     /* F. fp8 scales and amax_d */
-    if (cf_is_fp8(cb->a)) {
+    if (kmux_dtype_is_fp8(cb->a_type)) {
         shape s1 = {7, 17, 33, 0, 1, 0, 1}, s2 = {9, 5, 12, 1, 1, 1, 0};
         c = make_case(cb, CF_ENTRY_PLAN, KMUX_ROW_MAJOR, KMUX_NO_TRANS, KMUX_NO_TRANS, &s1);
         c.scales = 1;
@@ -345,8 +345,9 @@ ParameterizedTest(gemm_param *p, conformance_gemm, combo) {
     int n = build_cases(cb, cases);
     long only = cf_only_case();
     char name[128];
-    snprintf(name, sizeof name, "gemm a=%s b=%s c=%s compute=%s", cf_dtype_str(cb->a),
-             cf_dtype_str(cb->b), cf_dtype_str(cb->c), cf_compute_str(cb->compute));
+    snprintf(name, sizeof name, "gemm a=%s b=%s c=%s compute=%s", kmux_dtype_name(cb->a_type),
+             kmux_dtype_name(cb->b_type), kmux_dtype_name(cb->c_type),
+             kmux_compute_type_name(cb->compute_type));
     cf_env env;
     cf_env_init(&env);
     for (int i = 0; i < n; i++) {

@@ -18,7 +18,6 @@
 
 #include <criterion/logging.h>
 
-#include "kmux_cpu_kernels.h"
 #include "test_util.h"
 
 /* ---- backend lookup ---------------------------------------------------------------------- */
@@ -60,69 +59,6 @@ static int sm_of(kmux_device *dev) {
     return atoi(p.arch + 3);
 }
 
-/* ---- host elements ----------------------------------------------------------------------- */
-
-static void set_elem(void *buf, kmux_dtype t, size_t i, double v) {
-    switch (t) {
-    case KMUX_F64:
-        ((double *)buf)[i] = v;
-        break;
-    case KMUX_F32:
-        ((float *)buf)[i] = (float)v;
-        break;
-    case KMUX_F16:
-        ((uint16_t *)buf)[i] = kmux_cpu_f32_to_f16_bits((float)v);
-        break;
-    case KMUX_BF16:
-        ((uint16_t *)buf)[i] = kmux_cpu_f32_to_bf16_bits((float)v);
-        break;
-    case KMUX_F8_E4M3:
-    case KMUX_F8_E5M2:
-    case KMUX_F8_E4M3_FNUZ:
-    case KMUX_F8_E5M2_FNUZ:
-        ((uint8_t *)buf)[i] = kmux_cpu_f32_to_fp8_bits((float)v, t, 1);
-        break;
-    case KMUX_I8:
-        ((int8_t *)buf)[i] = (int8_t)v;
-        break;
-    case KMUX_I32:
-        ((int32_t *)buf)[i] = (int32_t)v;
-        break;
-    }
-}
-
-static double get_elem(const void *buf, kmux_dtype t, size_t i) {
-    switch (t) {
-    case KMUX_F64:
-        return ((const double *)buf)[i];
-    case KMUX_F32:
-        return ((const float *)buf)[i];
-    case KMUX_F16:
-        return kmux_cpu_f16_bits_to_f32(((const uint16_t *)buf)[i]);
-    case KMUX_BF16:
-        return kmux_cpu_bf16_bits_to_f32(((const uint16_t *)buf)[i]);
-    case KMUX_I8:
-        return ((const int8_t *)buf)[i];
-    case KMUX_I32:
-        return ((const int32_t *)buf)[i];
-    default:
-        return kmux_cpu_fp8_bits_to_f32(((const uint8_t *)buf)[i], t);
-    }
-}
-
-/* Buffer of `count` elements filled with integers in [-range, range] (every other one 0 when
- * sparse, keeping partial sums small). */
-static void *int_fill(kmux_dtype t, size_t count, int range, int sparse, uint64_t *rng) {
-    void *b = calloc(count ? count : 1, kmux_dtype_size(t));
-    cr_assert(b);
-    for (size_t i = 0; i < count; i++) {
-        long v = (long)(tu_rand_u64(rng) % (uint64_t)(2 * range + 1)) - range;
-        if (sparse && (i % 2)) v = 0;
-        set_elem(b, t, i, (double)v);
-    }
-    return b;
-}
-
 /* ---- running a matmul on a device -------------------------------------------------------- */
 
 typedef struct mm_case {
@@ -136,22 +72,16 @@ typedef struct mm_case {
     float amax; /* out */
 } mm_case;
 
-/* Elements spanned by an operand stored with leading dimension ld. */
-static size_t span(kmux_order o, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
-                   int64_t stride) {
-    int64_t outer = o == KMUX_ROW_MAJOR ? rows : cols;
-    return (size_t)((batch - 1) * stride + ld * outer);
-}
 static size_t a_elems(const kmux_matmul_desc *d) {
     int64_t r = d->transa == KMUX_TRANS ? d->k : d->m, c = d->transa == KMUX_TRANS ? d->m : d->k;
-    return span(d->order, r, c, d->lda, d->batch_count, d->stride_a);
+    return (size_t)tu_matrix_span(d->order, r, c, d->lda, d->batch_count, d->stride_a);
 }
 static size_t b_elems(const kmux_matmul_desc *d) {
     int64_t r = d->transb == KMUX_TRANS ? d->n : d->k, c = d->transb == KMUX_TRANS ? d->k : d->n;
-    return span(d->order, r, c, d->ldb, d->batch_count, d->stride_b);
+    return (size_t)tu_matrix_span(d->order, r, c, d->ldb, d->batch_count, d->stride_b);
 }
 static size_t c_elems(const kmux_matmul_desc *d) {
-    return span(d->order, d->m, d->n, d->ldc, d->batch_count, d->stride_c);
+    return (size_t)tu_matrix_span(d->order, d->m, d->n, d->ldc, d->batch_count, d->stride_c);
 }
 
 /* Device copy of host data (NULL stays NULL). */
@@ -239,9 +169,9 @@ static mm_case mm_make(kmux_order o, kmux_transpose ta, kmux_transpose tb, int64
     c.d = d;
     uint64_t rng = seed;
     int range = ab == KMUX_I8 ? 5 : 3;
-    c.A = int_fill(ab, a_elems(&d), range, 0, &rng);
-    c.B = int_fill(ab, b_elems(&d), range, 1, &rng);
-    c.C = int_fill(ct, c_elems(&d), 4, 0, &rng);
+    c.A = tu_fill_ints(ab, (int64_t)a_elems(&d), range, TU_DENSE, &rng);
+    c.B = tu_fill_ints(ab, (int64_t)b_elems(&d), range, TU_ZERO_ODD, &rng);
+    c.C = tu_fill_ints(ct, (int64_t)c_elems(&d), 4, TU_DENSE, &rng);
     return c;
 }
 
@@ -296,7 +226,8 @@ static void expect_same(const mm_case *c, const void *got, const void *want, con
                            what, order_s(c->d.order), tr_s(c->d.transa), tr_s(c->d.transb),
                            (long long)c->d.m, (long long)c->d.n, (long long)c->d.k,
                            kmux_dtype_name(c->d.a_type), kmux_dtype_name(c->d.c_type), i,
-                           get_elem(got, c->d.c_type, i), get_elem(want, c->d.c_type, i));
+                           tu_get(c->d.c_type, got, (int64_t)(i)),
+                           tu_get(c->d.c_type, want, (int64_t)(i)));
         }
     }
 }
@@ -597,7 +528,7 @@ Test(cuda, epilogues_both_orders) {
                 c.d.epilogue = epis[e];
                 c.d.bias_type = ctypes[t];
                 uint64_t rng = seed * 3;
-                c.bias = int_fill(ctypes[t], (size_t)c.d.n, 5, 0, &rng);
+                c.bias = tu_fill_ints(ctypes[t], c.d.n, 5, TU_DENSE, &rng);
                 c.alpha = &one, c.beta = &one;
                 void *got, *want;
                 kmux_plan_info info;
@@ -605,7 +536,8 @@ Test(cuda, epilogues_both_orders) {
                 if (epis[e] & KMUX_EPILOGUE_GELU) { /* tanh approximation: never exact */
                     double tol = ctypes[t] == KMUX_F32 ? 1e-5 : 1.0 / 128;
                     for (size_t i = 0; i < c_elems(&c.d); i++) {
-                        double g = get_elem(got, ctypes[t], i), w = get_elem(want, ctypes[t], i);
+                        double g = tu_get(ctypes[t], got, (int64_t)(i)),
+                               w = tu_get(ctypes[t], want, (int64_t)(i));
                         if (fabs(g - w) > tol * (1 + fabs(w)))
                             cr_assert_fail("%s %s gelu C[%zu] = %g, ref %g (%s)",
                                            order_s(c.d.order), kmux_dtype_name(ctypes[t]), i, g, w,
@@ -631,7 +563,7 @@ Test(cuda, degenerate_sizes_and_scalars) {
         if (variant < 2) { /* k == 0 with a bias */
             c.d.epilogue = KMUX_EPILOGUE_BIAS;
             uint64_t rng = 77;
-            c.bias = int_fill(KMUX_F32, (size_t)c.d.n, 5, 0, &rng);
+            c.bias = tu_fill_ints(KMUX_F32, c.d.n, 5, TU_DENSE, &rng);
             c.alpha = &one;
         } else {
             c.alpha = &zero;
@@ -671,9 +603,9 @@ Test(cuda, strided_batched_with_broadcast) {
     d->stride_b = d->k * d->ldb + 8;
     d->stride_c = d->m * d->ldc + 4;
     uint64_t rng = 9;
-    c.A = int_fill(d->a_type, a_elems(d), 3, 0, &rng);
-    c.B = int_fill(d->b_type, b_elems(d), 3, 1, &rng);
-    c.C = int_fill(d->c_type, c_elems(d), 3, 0, &rng);
+    c.A = tu_fill_ints(d->a_type, (int64_t)a_elems(d), 3, TU_DENSE, &rng);
+    c.B = tu_fill_ints(d->b_type, (int64_t)b_elems(d), 3, TU_ZERO_ODD, &rng);
+    c.C = tu_fill_ints(d->c_type, (int64_t)c_elems(d), 3, TU_DENSE, &rng);
     c.bias = NULL;
     c.alpha = &one, c.beta = &two;
     void *got, *want;
@@ -758,9 +690,9 @@ static cv_case cv_make(kmux_conv_direction dir, kmux_layout l, kmux_dtype t, uin
     c.we = (size_t)(d.k * (d.c / d.groups) * d.r * d.s);
     c.ye = (size_t)(d.n * d.k * p * q);
     uint64_t rng = seed;
-    c.x = int_fill(t, c.xe, 2, 0, &rng);
-    c.w = int_fill(t, c.we, 2, 0, &rng);
-    c.y = int_fill(t, c.ye, 2, 0, &rng);
+    c.x = tu_fill_ints(t, (int64_t)(c.xe), 2, TU_DENSE, &rng);
+    c.w = tu_fill_ints(t, (int64_t)(c.we), 2, TU_DENSE, &rng);
+    c.y = tu_fill_ints(t, (int64_t)(c.ye), 2, TU_DENSE, &rng);
     return c;
 }
 
@@ -823,7 +755,8 @@ Test(cuda, conv_every_direction_and_layout) {
                 /* integer data: f32 is exact; f16/bf16 outputs within one output rounding */
                 double rel = types[t] == KMUX_F32 ? 0 : types[t] == KMUX_F16 ? 0x1p-10 : 0x1p-7;
                 for (size_t i = 0; i < n1; i++) {
-                    double g = get_elem(got, types[t], i), w = get_elem(want, types[t], i);
+                    double g = tu_get(types[t], got, (int64_t)(i)),
+                           w = tu_get(types[t], want, (int64_t)(i));
                     if (fabs(g - w) > rel * fabs(w))
                         cr_assert_fail("conv dir %d %s %s: out[%zu] = %g, ref %g (%s)",
                                        (int)dirs[di], layouts[l] == KMUX_NHWC ? "NHWC" : "NCHW",
@@ -892,8 +825,8 @@ Test(cuda, cast_and_amax_match_ref) {
             if (i == 7) continue; /* NaN payloads may differ */
             if (memcmp(got + i * es, want + i * es, es) != 0)
                 cr_assert_fail("cast f32 -> %s of %g: cuda %g, ref %g", kmux_dtype_name(dsts[t]),
-                               src[i], get_elem(got, dsts[t], (size_t)i),
-                               get_elem(want, dsts[t], (size_t)i));
+                               src[i], tu_get(dsts[t], got, (int64_t)i),
+                               tu_get(dsts[t], want, (int64_t)i));
         }
         TU_OK(kmux_free(dev, dsrc));
         TU_OK(kmux_free(dev, ddst));

@@ -17,139 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kmux_cpu_kernels.h"
-
-static kmux_context *g_ctx;
-static kmux_device *g_dnn, *g_ref;
-
-static void setup(void) {
-    g_ctx = tu_context();
-    g_ref = tu_device(g_ctx, "ref");
-    g_dnn = tu_device(g_ctx, "cpu:onednn");
-}
-
-static void teardown(void) {
-    kmux_context_destroy(g_ctx);
-}
-
-/* Without the plugin (oneDNN not found at build time) every test is skipped, visibly. */
-#define NEED_ONEDNN()                                                                              \
-    do {                                                                                           \
-        cr_assert_not_null(g_ref);                                                                 \
-        if (!g_dnn) cr_skip_test("cpu:onednn is not available: %s", kmux_last_error());            \
-    } while (0)
-
-TestSuite(onednn, .init = setup, .fini = teardown);
-
-/* ---- element access ------------------------------------------------------------------------ */
-
-static void put(void *buf, kmux_dtype t, int64_t i, double v) {
-    switch (t) {
-    case KMUX_F32:
-        ((float *)buf)[i] = (float)v;
-        break;
-    case KMUX_F16:
-        ((uint16_t *)buf)[i] = kmux_cpu_f32_to_f16_bits((float)v);
-        break;
-    case KMUX_BF16:
-        ((uint16_t *)buf)[i] = kmux_cpu_f32_to_bf16_bits((float)v);
-        break;
-    case KMUX_I8:
-        ((int8_t *)buf)[i] = (int8_t)v;
-        break;
-    case KMUX_I32:
-        ((int32_t *)buf)[i] = (int32_t)v;
-        break;
-    default:
-        ((uint8_t *)buf)[i] = kmux_cpu_f32_to_fp8_bits((float)v, t, 1);
-        break;
-    }
-}
-
-static double get(const void *buf, kmux_dtype t, int64_t i) {
-    switch (t) {
-    case KMUX_F32:
-        return ((const float *)buf)[i];
-    case KMUX_F16:
-        return kmux_cpu_f16_bits_to_f32(((const uint16_t *)buf)[i]);
-    case KMUX_BF16:
-        return kmux_cpu_bf16_bits_to_f32(((const uint16_t *)buf)[i]);
-    case KMUX_I8:
-        return ((const int8_t *)buf)[i];
-    case KMUX_I32:
-        return ((const int32_t *)buf)[i];
-    default:
-        return kmux_cpu_fp8_bits_to_f32(((const uint8_t *)buf)[i], t);
-    }
-}
-
-/* n elements of integers in [-range, range]; with sparse, 3 of 4 are 0. */
-static void *fill(kmux_dtype t, int64_t n, int range, int sparse, uint64_t *seed) {
-    void *p = malloc((size_t)(n > 0 ? n : 1) * kmux_dtype_size(t));
-    cr_assert_not_null(p);
-    for (int64_t i = 0; i < n; i++) {
-        double v = (double)((int64_t)(tu_rand_u64(seed) % (uint64_t)(2 * range + 1)) - range);
-        if (sparse && tu_rand_u64(seed) % 4 != 0) v = 0.0;
-        put(p, t, i, v);
-    }
-    return p;
-}
-
-static void *dup_buf(const void *p, size_t bytes) {
-    void *q = malloc(bytes > 0 ? bytes : 1);
-    cr_assert_not_null(q);
-    memcpy(q, p, bytes);
-    return q;
-}
-
-/* Bitwise equality (tol == 0) or relative closeness of two n-element buffers; results that are
- * mostly zero are mistrusted. */
-static void expect_equal(const char *what, const void *got, const void *want, kmux_dtype t,
-                         int64_t n, double tol) {
-    size_t es = kmux_dtype_size(t);
-    int64_t nonzero = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double g = get(got, t, i), w = get(want, t, i);
-        int same = tol > 0 ? fabs(g - w) <= tol * (1.0 + fabs(w))
-                           : memcmp((const char *)got + (size_t)i * es,
-                                    (const char *)want + (size_t)i * es, es) == 0;
-        cr_assert(same, "%s: element %lld: onednn %.9g, ref %.9g", what, (long long)i, g, w);
-        cr_assert(!isnan(g), "%s: element %lld is NaN", what, (long long)i);
-        nonzero += w != 0.0;
-    }
-    cr_assert(nonzero * 4 >= n, "%s: only %lld of %lld outputs are nonzero: result mistrusted",
-              what, (long long)nonzero, (long long)n);
-}
+/* ref and cpu:onednn (NULL without the plugin: every test is skipped) */
+TU_DEVICE_SUITE(onednn, g, "cpu:onednn");
 
 /* ---- matmul helpers ------------------------------------------------------------------------ */
-
-/* Creates a plan on dev, runs it once on a new stream; returns the create or execute status
- * and the plan's info (impl copied to impl). */
-static kmux_status run_matmul(kmux_device *dev, const kmux_matmul_desc *d,
-                              const kmux_plan_prefs *prefs, const kmux_matmul_args *a, char *impl,
-                              size_t impl_size, kmux_plan_info *info_out) {
-    kmux_plan *plan = NULL;
-    kmux_status s = kmux_matmul_plan_create(dev, d, prefs, &plan);
-    if (s != KMUX_OK) return s;
-    kmux_plan_info info;
-    TU_OK(kmux_plan_info_get(plan, &info));
-    if (impl) snprintf(impl, impl_size, "%s", info.impl);
-    if (info_out) *info_out = info;
-    kmux_stream *st = NULL;
-    TU_OK(kmux_stream_create(dev, &st));
-    s = kmux_matmul_execute(plan, st, a);
-    TU_OK(kmux_stream_destroy(st));
-    TU_OK(kmux_plan_destroy(plan));
-    return s;
-}
-
-/* Elements spanned by a stored matrix (rows x cols in `order`, leading dimension ld) and its
- * batch. */
-static int64_t span(kmux_order o, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
-                    int64_t stride) {
-    int64_t outer = o == KMUX_ROW_MAJOR ? rows : cols;
-    return (batch - 1) * stride + outer * ld;
-}
 
 typedef struct mm_case {
     kmux_order order;
@@ -180,19 +51,8 @@ static void mm_desc(const mm_case *c, kmux_matmul_desc *d, int64_t *na, int64_t 
     d->compute_type = c->ct_compute ? c->ct_compute : KMUX_COMPUTE_F32;
     d->epilogue = c->epilogue;
     d->bias_type = c->epilogue & KMUX_EPILOGUE_BIAS ? c->bias_t : KMUX_F32;
-    int rm = c->order == KMUX_ROW_MAJOR;
-    int64_t ar = c->ta == KMUX_NO_TRANS ? c->m : c->k, ac = c->ta == KMUX_NO_TRANS ? c->k : c->m;
-    int64_t br = c->tb == KMUX_NO_TRANS ? c->k : c->n, bc = c->tb == KMUX_NO_TRANS ? c->n : c->k;
-    d->lda = (rm ? ac : ar) + c->pad;
-    d->ldb = (rm ? bc : br) + c->pad;
-    d->ldc = (rm ? c->n : c->m) + c->pad;
     d->batch_count = c->batch;
-    d->stride_a = c->bcast_a ? 0 : span(c->order, ar, ac, d->lda, 1, 0) + 3;
-    d->stride_b = c->bcast_b ? 0 : span(c->order, br, bc, d->ldb, 1, 0) + 5;
-    d->stride_c = span(c->order, c->m, c->n, d->ldc, 1, 0) + 7;
-    *na = span(c->order, ar, ac, d->lda, c->batch, d->stride_a);
-    *nb = span(c->order, br, bc, d->ldb, c->batch, d->stride_b);
-    *nc = span(c->order, c->m, c->n, d->ldc, c->batch, d->stride_c);
+    tu_matmul_layout(d, c->pad, c->bcast_a, c->bcast_b, na, nb, nc);
 }
 
 /* Runs c on ref and cpu:onednn with the same inputs and compares all of C's span (gaps too:
@@ -205,15 +65,16 @@ static kmux_status check_matmul(const mm_case *c, kmux_plan_info *info, char *im
     mm_desc(c, &d, &na, &nb, &nc);
     uint64_t seed = 0x5eed + (uint64_t)(c->m * 131 + c->n * 17 + c->k + c->order + c->ta * 3);
     int is_int = c->at == KMUX_I8;
-    void *A = fill(c->at, na, is_int ? 100 : 3, 0, &seed);
-    void *B = fill(c->at, nb, is_int ? 100 : 3, !is_int, &seed);
-    void *C0 = fill(c->ct, nc, 4, 0, &seed);
+    void *A = tu_fill_ints(c->at, na, is_int ? 100 : 3, TU_DENSE, &seed);
+    void *B =
+        tu_fill_ints(c->at, nb, is_int ? 100 : 3, (!is_int) ? TU_ZERO_3_OF_4 : TU_DENSE, &seed);
+    void *C0 = tu_fill_ints(c->ct, nc, 4, TU_DENSE, &seed);
     if (c->nan_c)
         for (int64_t i = 0; i < nc; i++)
-            put(C0, c->ct, i, NAN);
-    void *bias = fill(c->bias_t, c->n, 5, 0, &seed);
+            tu_set(c->ct, C0, i, NAN);
+    void *bias = tu_fill_ints(c->bias_t, c->n, 5, TU_DENSE, &seed);
     size_t cbytes = (size_t)nc * kmux_dtype_size(c->ct);
-    void *Cd = dup_buf(C0, cbytes), *Cr = dup_buf(C0, cbytes);
+    void *Cd = tu_dup(C0, cbytes), *Cr = tu_dup(C0, cbytes);
     float fa = (float)c->alpha, fb = (float)c->beta;
     int32_t ia = (int32_t)c->alpha, ib = (int32_t)c->beta;
     float as = 2.0f, bs = 0.5f, ds = 0.25f, amax_d = -1.0f, amax_r = -2.0f;
@@ -232,17 +93,18 @@ static kmux_status check_matmul(const mm_case *c, kmux_plan_info *info, char *im
     prefs.allow_emulation = c->allow_emulation;
     a.C = Cd;
     a.amax_d = c->scales ? &amax_d : NULL;
-    kmux_status s = run_matmul(g_dnn, &d, &prefs, &a, impl, impl_size, info);
+    kmux_status s = tu_run_matmul(g.dev, &d, &prefs, &a, 0, impl, impl_size, info);
     if (s == KMUX_OK) {
         a.C = Cr;
         a.amax_d = c->scales ? &amax_r : NULL;
         prefs.allow_emulation = 1;
-        TU_OK(run_matmul(g_ref, &d, &prefs, &a, NULL, 0, NULL));
+        TU_OK(tu_run_matmul(g.ref, &d, &prefs, &a, 0, NULL, 0, NULL));
         char what[160];
         snprintf(what, sizeof what, "matmul %s m%lld n%lld k%lld batch%lld %s", impl ? impl : "",
                  (long long)c->m, (long long)c->n, (long long)c->k, (long long)c->batch,
                  c->order == KMUX_ROW_MAJOR ? "row" : "col");
-        expect_equal(what, Cd, Cr, c->ct, nc, (c->epilogue & KMUX_EPILOGUE_GELU) ? 1e-5 : 0.0);
+        tu_expect_equal(what, "onednn", Cd, Cr, c->ct, nc,
+                        (c->epilogue & KMUX_EPILOGUE_GELU) ? 1e-5 : 0.0, 4);
         if (c->scales) cr_assert_eq(amax_d, amax_r, "amax: onednn %g, ref %g", amax_d, amax_r);
     }
     free(A);
@@ -281,9 +143,9 @@ static mm_case f32_case(kmux_order o, kmux_transpose ta, kmux_transpose tb) {
 /* ---- device ---------------------------------------------------------------------------------- */
 
 Test(onednn, device_props) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     kmux_device_props p;
-    TU_OK(kmux_device_props_get(g_dnn, &p));
+    TU_OK(kmux_device_props_get(g.dev, &p));
     cr_expect_str_eq(p.id, "cpu:onednn");
     cr_expect_str_eq(p.backend, "onednn");
     cr_expect(strncmp(p.library_version, "oneDNN ", 7) == 0, "library_version '%s'",
@@ -298,7 +160,7 @@ Test(onednn, device_props) {
 /* ---- GEMM: types and implementation names --------------------------------------------------- */
 
 Test(onednn, f32_impl_name_and_info) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     mm_case c = f32_case(KMUX_ROW_MAJOR, KMUX_NO_TRANS, KMUX_NO_TRANS);
     kmux_plan_info info;
     char impl[128];
@@ -312,14 +174,14 @@ Test(onednn, f32_impl_name_and_info) {
 }
 
 Test(onednn, f64_unsupported) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
     d.m = d.n = d.k = 4;
     d.lda = d.ldb = d.ldc = 4;
     d.a_type = d.b_type = d.c_type = KMUX_F64;
     d.compute_type = KMUX_COMPUTE_F64;
     kmux_plan *plan = NULL;
-    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(g_dnn, &d, NULL, &plan));
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(g.dev, &d, NULL, &plan));
     cr_expect(strstr(kmux_last_error(), "f64") != NULL, "message: %s", kmux_last_error());
     cr_expect(strstr(kmux_last_error(), "onednn") != NULL, "message: %s", kmux_last_error());
 }
@@ -350,19 +212,19 @@ static void narrow_rule(kmux_dtype t, kmux_dtype ct) {
 }
 
 Test(onednn, bf16_native_or_cvt) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     narrow_rule(KMUX_BF16, KMUX_BF16);
     narrow_rule(KMUX_BF16, KMUX_F32);
 }
 
 Test(onednn, f16_native_or_cvt) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     narrow_rule(KMUX_F16, KMUX_F16);
     narrow_rule(KMUX_F16, KMUX_F32);
 }
 
 Test(onednn, fp8_cvt_with_scales_and_amax) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     static const kmux_dtype cts[] = {KMUX_F32, KMUX_BF16, KMUX_F16};
     for (int i = 0; i < 3; i++) {
         mm_case c = f32_case(KMUX_COL_MAJOR, KMUX_TRANS, KMUX_NO_TRANS);
@@ -381,7 +243,7 @@ Test(onednn, fp8_cvt_with_scales_and_amax) {
 /* The FAST compute types allow TF32 / bf16x3; oneDNN 2.x offers neither, so the plan must say
  * what it really does. Data with 20 significant bits tell TF32 or bf16 rounding apart. */
 Test(onednn, fast_compute_types_not_silently_lowered) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     static const kmux_compute_type fast[] = {KMUX_COMPUTE_F32_FAST_TF32,
                                              KMUX_COMPUTE_F32_FAST_BF16};
     const int64_t n = 16;
@@ -404,7 +266,7 @@ Test(onednn, fast_compute_types_not_silently_lowered) {
         a.C = C;
         kmux_plan_info info;
         char impl[128];
-        TU_OK(run_matmul(g_dnn, &d, NULL, &a, impl, sizeof impl, &info));
+        TU_OK(tu_run_matmul(g.dev, &d, NULL, &a, 0, impl, sizeof impl, &info));
         if (info.effective_compute == KMUX_COMPUTE_F32) {
             /* strict f32: every C[i][j] = sum of A[i][l] B[l][j], exact here */
             for (int64_t i = 0; i < n; i++)
@@ -431,7 +293,7 @@ Test(onednn, fast_compute_types_not_silently_lowered) {
  */
 
 Test(onednn, i8_exact_vs_ref) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     static const double ab[][2] = {{1, 0}, {2, -1}, {1, 1}, {-3, 2}, {0, 3}};
     for (int i = 0; i < 5; i++)
         for (int o = 0; o < 2; o++) {
@@ -452,7 +314,7 @@ Test(onednn, i8_exact_vs_ref) {
 
 /* Sums beyond 2^24 (not exact in f32) and alpha * AB beyond 2^31 (wraps modulo 2^32, as ref). */
 Test(onednn, i8_large_sums_and_wraparound) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     const int64_t m = 4, n = 4, k = 2048;
     int8_t *A = malloc((size_t)(m * k)), *B = malloc((size_t)(k * n));
     int32_t C[16], R[16];
@@ -479,9 +341,9 @@ Test(onednn, i8_large_sums_and_wraparound) {
         a.A = A;
         a.B = B;
         a.C = C;
-        TU_OK(run_matmul(g_dnn, &d, NULL, &a, NULL, 0, NULL));
+        TU_OK(tu_run_matmul(g.dev, &d, NULL, &a, 0, NULL, 0, NULL));
         a.C = R;
-        TU_OK(run_matmul(g_ref, &d, NULL, &a, NULL, 0, NULL));
+        TU_OK(tu_run_matmul(g.ref, &d, NULL, &a, 0, NULL, 0, NULL));
         int big = 0;
         for (int i = 0; i < 16; i++) {
             cr_assert_eq(C[i], R[i], "alpha %d: C[%d] onednn %d, ref %d", alpha, i, C[i], R[i]);
@@ -497,7 +359,7 @@ Test(onednn, i8_large_sums_and_wraparound) {
  */
 
 Test(onednn, f32_every_layout_exact) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     for (int o = 0; o < 2; o++)
         for (int ta = 0; ta < 2; ta++)
             for (int tb = 0; tb < 2; tb++)
@@ -513,7 +375,7 @@ Test(onednn, f32_every_layout_exact) {
 }
 
 Test(onednn, strided_batched_with_broadcast) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     for (int bc = 0; bc < 4; bc++)
         for (int o = 0; o < 2; o++) {
             mm_case c = f32_case(o ? KMUX_COL_MAJOR : KMUX_ROW_MAJOR, KMUX_TRANS, KMUX_NO_TRANS);
@@ -532,7 +394,7 @@ Test(onednn, strided_batched_with_broadcast) {
 /* Row-major bias is a oneDNN post-op, column-major bias is applied by the plugin: both, with
  * relu/gelu after them and f32 or bf16 outputs and bias types. */
 Test(onednn, epilogues_both_orders) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     static const unsigned epis[] = {KMUX_EPILOGUE_BIAS, KMUX_EPILOGUE_RELU,
                                     KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU,
                                     KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_GELU, KMUX_EPILOGUE_GELU};
@@ -554,7 +416,7 @@ Test(onednn, epilogues_both_orders) {
 
 /* One plan, more distinct (alpha, beta) pairs than it keeps primitives for, each exact. */
 Test(onednn, alpha_beta_variants_on_one_plan) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     enum { M = 20, N = 12, K = 8 };
     kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
     d.m = M;
@@ -565,12 +427,14 @@ Test(onednn, alpha_beta_variants_on_one_plan) {
     d.ldc = N;
     d.epilogue = KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU;
     kmux_plan *plan = NULL;
-    TU_OK(kmux_matmul_plan_create(g_dnn, &d, NULL, &plan));
+    TU_OK(kmux_matmul_plan_create(g.dev, &d, NULL, &plan));
     kmux_stream *st = NULL;
-    TU_OK(kmux_stream_create(g_dnn, &st));
+    TU_OK(kmux_stream_create(g.dev, &st));
     uint64_t seed = 3;
-    float *A = fill(KMUX_F32, M * K, 3, 0, &seed), *B = fill(KMUX_F32, K * N, 3, 1, &seed);
-    float *C0 = fill(KMUX_F32, M * N, 4, 0, &seed), *bias = fill(KMUX_F32, N, 4, 0, &seed);
+    float *A = tu_fill_ints(KMUX_F32, M * K, 3, TU_DENSE, &seed),
+          *B = tu_fill_ints(KMUX_F32, K * N, 3, TU_ZERO_3_OF_4, &seed);
+    float *C0 = tu_fill_ints(KMUX_F32, M * N, 4, TU_DENSE, &seed),
+          *bias = tu_fill_ints(KMUX_F32, N, 4, TU_DENSE, &seed);
     float C[M * N], R[M * N];
     for (int i = 0; i < 12; i++) {
         float alpha = (float)(1 + i % 4), beta = (float)(i / 4) - 1.0f;
@@ -582,13 +446,13 @@ Test(onednn, alpha_beta_variants_on_one_plan) {
         a.bias = bias;
         memcpy(R, C0, sizeof R);
         a.C = R;
-        TU_OK(run_matmul(g_ref, &d, NULL, &a, NULL, 0, NULL));
+        TU_OK(tu_run_matmul(g.ref, &d, NULL, &a, 0, NULL, 0, NULL));
         memcpy(C, C0, sizeof C);
         a.C = C;
         TU_OK(kmux_matmul_execute(plan, st, &a));
         char what[64];
         snprintf(what, sizeof what, "alpha %g beta %g", alpha, beta);
-        expect_equal(what, C, R, KMUX_F32, M * N, 0.0);
+        tu_expect_equal(what, "onednn", C, R, KMUX_F32, M * N, 0.0, 4);
     }
     TU_OK(kmux_stream_destroy(st));
     TU_OK(kmux_plan_destroy(plan));
@@ -601,7 +465,7 @@ Test(onednn, alpha_beta_variants_on_one_plan) {
 /* beta == 0: C is not read (NaN must not survive); k == 0 and alpha == 0: C = beta * C without
  * reading A or B (NULL). */
 Test(onednn, blas_degenerate_cases) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     mm_case c = f32_case(KMUX_ROW_MAJOR, KMUX_NO_TRANS, KMUX_NO_TRANS);
     c.nan_c = 1;
     TU_OK(check_matmul(&c, NULL, NULL, 0));
@@ -625,7 +489,7 @@ Test(onednn, blas_degenerate_cases) {
     a.beta = &beta;
     a.C = C;
     a.bias = bias;
-    TU_OK(run_matmul(g_dnn, &d, NULL, &a, NULL, 0, NULL));
+    TU_OK(tu_run_matmul(g.dev, &d, NULL, &a, 0, NULL, 0, NULL));
     for (int i = 0; i < 12; i++)
         cr_assert_eq(C[i], 3.0f * R[i] + bias[i % 4], "k == 0: C[%d] = %g", i, C[i]);
     d.k = 5;
@@ -634,7 +498,7 @@ Test(onednn, blas_degenerate_cases) {
     beta = 0.0f;
     for (int i = 0; i < 12; i++)
         C[i] = NAN;
-    TU_OK(run_matmul(g_dnn, &d, NULL, &a, NULL, 0, NULL));
+    TU_OK(tu_run_matmul(g.dev, &d, NULL, &a, 0, NULL, 0, NULL));
     for (int i = 0; i < 12; i++)
         cr_assert_eq(C[i], bias[i % 4], "alpha == beta == 0: C[%d] = %g", i, C[i]);
 }
@@ -652,9 +516,10 @@ static void walk_impls(kmux_dtype t) {
     d.ldc = N;
     d.a_type = d.b_type = d.c_type = t;
     kmux_plan *plan = NULL;
-    TU_OK(kmux_matmul_plan_create(g_dnn, &d, NULL, &plan));
+    TU_OK(kmux_matmul_plan_create(g.dev, &d, NULL, &plan));
     uint64_t seed = 7;
-    void *A = fill(t, M * K, 3, 0, &seed), *B = fill(t, K * N, 3, 1, &seed);
+    void *A = tu_fill_ints(t, M * K, 3, TU_DENSE, &seed),
+         *B = tu_fill_ints(t, K * N, 3, TU_ZERO_3_OF_4, &seed);
     size_t cb = (size_t)(M * N) * kmux_dtype_size(t);
     void *C = malloc(cb), *R = malloc(cb);
     float one = 1.0f, zero = 0.0f;
@@ -664,10 +529,10 @@ static void walk_impls(kmux_dtype t) {
     a.A = A;
     a.B = B;
     a.C = R;
-    TU_OK(run_matmul(g_ref, &d, NULL, &a, NULL, 0, NULL));
+    TU_OK(tu_run_matmul(g.ref, &d, NULL, &a, 0, NULL, 0, NULL));
     a.C = C;
     kmux_stream *st = NULL;
-    TU_OK(kmux_stream_create(g_dnn, &st));
+    TU_OK(kmux_stream_create(g.dev, &st));
     int walked = 0, saw_cvt = 0, saw_native = 0;
     for (;;) {
         kmux_plan_info info;
@@ -678,7 +543,7 @@ static void walk_impls(kmux_dtype t) {
         saw_native |= !cvt;
         memset(C, 0xff, cb);
         TU_OK(kmux_matmul_execute(plan, st, &a));
-        expect_equal(info.impl, C, R, t, M * N, 0.0);
+        tu_expect_equal(info.impl, "onednn", C, R, t, M * N, 0.0, 4);
         walked++;
         kmux_status s = kmux_plan_next_impl(plan);
         if (s == KMUX_ERR_LAST_IMPL) break;
@@ -689,7 +554,7 @@ static void walk_impls(kmux_dtype t) {
         kmux_plan_prefs strict = KMUX_PLAN_PREFS_INIT;
         strict.allow_emulation = 0;
         kmux_plan *native = NULL;
-        int has_native = kmux_matmul_plan_create(g_dnn, &d, &strict, &native) == KMUX_OK;
+        int has_native = kmux_matmul_plan_create(g.dev, &d, &strict, &native) == KMUX_OK;
         if (native) TU_OK(kmux_plan_destroy(native));
         cr_expect(saw_cvt, "%s: no \"+cvt\" implementation listed", kmux_dtype_name(t));
         if (has_native)
@@ -704,7 +569,7 @@ static void walk_impls(kmux_dtype t) {
 }
 
 Test(onednn, next_impl_walk) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     walk_impls(KMUX_F32);
     walk_impls(KMUX_BF16);
 }
@@ -724,7 +589,7 @@ typedef struct conc_job {
 static void *conc_worker(void *arg) {
     conc_job *j = arg;
     kmux_stream *st = NULL;
-    j->status = kmux_stream_create(g_dnn, &st);
+    j->status = kmux_stream_create(g.dev, &st);
     float one = 1.0f, zero = 0.0f;
     kmux_matmul_args a = KMUX_MATMUL_ARGS_INIT;
     a.alpha = &one;
@@ -742,13 +607,13 @@ static void *conc_worker(void *arg) {
 }
 
 Test(onednn, concurrent_executes_one_plan) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
     d.m = d.n = d.k = CONC_N;
     d.lda = d.ldb = d.ldc = CONC_N;
     d.transb = KMUX_TRANS; /* a scratchpad-using brgemm kernel */
     kmux_plan *plan = NULL;
-    TU_OK(kmux_matmul_plan_create(g_dnn, &d, NULL, &plan));
+    TU_OK(kmux_matmul_plan_create(g.dev, &d, NULL, &plan));
     static conc_job jobs[CONC_THREADS];
     uint64_t seed = 99;
     float one = 1.0f, zero = 0.0f;
@@ -766,7 +631,7 @@ Test(onednn, concurrent_executes_one_plan) {
         a.A = j->A;
         a.B = j->B;
         a.C = j->R;
-        TU_OK(run_matmul(g_ref, &d, NULL, &a, NULL, 0, NULL));
+        TU_OK(tu_run_matmul(g.ref, &d, NULL, &a, 0, NULL, 0, NULL));
     }
     pthread_t th[CONC_THREADS];
     for (int t = 0; t < CONC_THREADS; t++)
@@ -786,60 +651,26 @@ Test(onednn, concurrent_executes_one_plan) {
 typedef struct conv_case {
     kmux_conv_direction dir;
     kmux_layout layout;
-    int64_t n, c, h, w, k, r, s, groups, sh, sw, pt, pb, pl, pr, dh, dw;
+    tu_conv_geom g;
     kmux_dtype type;
     double alpha, beta;
 } conv_case;
 
-static kmux_status run_conv(kmux_device *dev, const kmux_conv2d_desc *d, const kmux_conv2d_args *a,
-                            char *impl, size_t impl_size) {
-    kmux_plan *plan = NULL;
-    kmux_status s = kmux_conv2d_plan_create(dev, d, NULL, &plan);
-    if (s != KMUX_OK) return s;
-    kmux_plan_info info;
-    TU_OK(kmux_plan_info_get(plan, &info));
-    if (impl) snprintf(impl, impl_size, "%s", info.impl);
-    kmux_stream *st = NULL;
-    TU_OK(kmux_stream_create(dev, &st));
-    s = kmux_conv2d_execute(plan, st, a);
-    TU_OK(kmux_stream_destroy(st));
-    TU_OK(kmux_plan_destroy(plan));
-    return s;
-}
-
 static void check_conv(const conv_case *c) {
-    kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
-    d.direction = c->dir;
-    d.layout = c->layout;
-    d.n = c->n;
-    d.c = c->c;
-    d.h = c->h;
-    d.w = c->w;
-    d.k = c->k;
-    d.r = c->r;
-    d.s = c->s;
-    d.groups = c->groups;
-    d.stride_h = c->sh;
-    d.stride_w = c->sw;
-    d.pad_top = c->pt;
-    d.pad_bottom = c->pb;
-    d.pad_left = c->pl;
-    d.pad_right = c->pr;
-    d.dilation_h = c->dh;
-    d.dilation_w = c->dw;
-    d.x_type = d.w_type = d.y_type = c->type;
-    int64_t p, q;
-    TU_OK(kmux_conv2d_output_dims(&d, &p, &q));
-    int64_t nx = c->n * c->c * c->h * c->w, nw = c->k * (c->c / c->groups) * c->r * c->s;
-    int64_t ny = c->n * c->k * p * q;
-    uint64_t seed = 0xc0 + (uint64_t)(c->dir * 7 + c->layout * 3 + c->groups);
-    void *x = fill(c->type, nx, 2, c->dir == KMUX_CONV_BWD_WEIGHTS, &seed);
-    void *w = fill(c->type, nw, 2, c->dir == KMUX_CONV_FWD, &seed);
-    void *y = fill(c->type, ny, 2, c->dir != KMUX_CONV_FWD, &seed);
+    const kmux_conv2d_desc d = tu_conv_desc(&c->g, c->dir, c->layout, c->type);
+    int64_t nx, nw, ny;
+    tu_conv_elems(&d, &nx, &nw, &ny);
+    uint64_t seed = 0xc0 + (uint64_t)(c->dir * 7 + c->layout * 3 + c->g.groups);
+    void *x = tu_fill_ints(c->type, nx, 2,
+                           (c->dir == KMUX_CONV_BWD_WEIGHTS) ? TU_ZERO_3_OF_4 : TU_DENSE, &seed);
+    void *w =
+        tu_fill_ints(c->type, nw, 2, (c->dir == KMUX_CONV_FWD) ? TU_ZERO_3_OF_4 : TU_DENSE, &seed);
+    void *y =
+        tu_fill_ints(c->type, ny, 2, (c->dir != KMUX_CONV_FWD) ? TU_ZERO_3_OF_4 : TU_DENSE, &seed);
     size_t es = kmux_dtype_size(c->type);
     void *out = c->dir == KMUX_CONV_FWD ? y : c->dir == KMUX_CONV_BWD_DATA ? x : w;
     int64_t nout = c->dir == KMUX_CONV_FWD ? ny : c->dir == KMUX_CONV_BWD_DATA ? nx : nw;
-    void *ref_out = dup_buf(out, (size_t)nout * es);
+    void *ref_out = tu_dup(out, (size_t)nout * es);
     float alpha = (float)c->alpha, beta = (float)c->beta;
     kmux_conv2d_args a = KMUX_CONV2D_ARGS_INIT;
     a.alpha = &alpha;
@@ -848,18 +679,18 @@ static void check_conv(const conv_case *c) {
     a.w = w;
     a.y = y;
     /* ref first, on a copy of the output */
-    void *save = dup_buf(out, (size_t)nout * es);
-    TU_OK(run_conv(g_ref, &d, &a, NULL, 0));
+    void *save = tu_dup(out, (size_t)nout * es);
+    TU_OK(tu_run_conv(g.ref, &d, NULL, &a, 0, NULL, 0));
     memcpy(ref_out, out, (size_t)nout * es);
     memcpy(out, save, (size_t)nout * es);
     char impl[128];
-    TU_OK(run_conv(g_dnn, &d, &a, impl, sizeof impl));
+    TU_OK(tu_run_conv(g.dev, &d, NULL, &a, 0, impl, sizeof impl));
     cr_expect(strncmp(impl, "onednn:", 7) == 0, "impl '%s'", impl);
     char what[200];
     snprintf(what, sizeof what, "conv dir%d %s g%lld %s (%s)", c->dir,
-             c->layout == KMUX_NCHW ? "NCHW" : "NHWC", (long long)c->groups,
+             c->layout == KMUX_NCHW ? "NCHW" : "NHWC", (long long)c->g.groups,
              kmux_dtype_name(c->type), impl);
-    expect_equal(what, out, ref_out, c->type, nout, 0.0);
+    tu_expect_equal(what, "onednn", out, ref_out, c->type, nout, 0.0, 4);
     free(x);
     free(w);
     free(y);
@@ -868,68 +699,38 @@ static void check_conv(const conv_case *c) {
 }
 
 Test(onednn, conv_every_direction_and_layout_exact) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     for (int dir = 1; dir <= 3; dir++)
         for (int l = 1; l <= 2; l++) {
             /* stride 2, asymmetric padding, dilation 2 */
             conv_case c = {(kmux_conv_direction)dir,
                            (kmux_layout)l,
-                           2,
-                           8,
-                           9,
-                           10,
-                           16,
-                           3,
-                           3,
-                           1,
-                           2,
-                           1,
-                           1,
-                           2,
-                           0,
-                           1,
-                           2,
-                           1,
+                           {2, 8, 9, 10, 16, 3, 3, 1, 2, 1, 1, 2, 0, 1, 2, 1},
                            KMUX_F32,
                            1.0,
                            0.0};
             check_conv(&c);
-            c.groups = 2; /* grouped, with alpha/beta */
+            c.g.groups = 2; /* grouped, with alpha/beta */
             c.alpha = 2.0;
             c.beta = 1.0;
             check_conv(&c);
-            c.groups = 8; /* depthwise: C = K = groups */
-            c.k = 8;
+            c.g.groups = 8; /* depthwise: C = K = groups */
+            c.g.k = 8;
             c.alpha = 1.0;
             c.beta = 0.0;
-            c.dh = c.dw = 1;
+            c.g.dh = c.g.dw = 1;
             check_conv(&c);
         }
 }
 
 Test(onednn, conv_narrow_types) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     static const kmux_dtype types[] = {KMUX_BF16, KMUX_F16};
     for (int t = 0; t < 2; t++)
         for (int dir = 1; dir <= 3; dir++) {
             conv_case c = {(kmux_conv_direction)dir,
                            KMUX_NHWC,
-                           2,
-                           16,
-                           7,
-                           7,
-                           16,
-                           3,
-                           3,
-                           1,
-                           1,
-                           1,
-                           1,
-                           1,
-                           1,
-                           1,
-                           1,
-                           1,
+                           {2, 16, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
                            types[t],
                            1.0,
                            0.0};
@@ -942,7 +743,7 @@ Test(onednn, conv_narrow_types) {
 
 /* f16 convolution: native where oneDNN has a kernel, "+cvt" only with allow_emulation. */
 Test(onednn, conv_emulation_rule) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
     d.n = 1;
     d.c = d.k = 8;
@@ -951,7 +752,7 @@ Test(onednn, conv_emulation_rule) {
     d.x_type = d.w_type = d.y_type = KMUX_F16;
     kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
     kmux_plan *plan = NULL;
-    TU_OK(kmux_conv2d_plan_create(g_dnn, &d, &prefs, &plan));
+    TU_OK(kmux_conv2d_plan_create(g.dev, &d, &prefs, &plan));
     kmux_plan_info info;
     TU_OK(kmux_plan_info_get(plan, &info));
     int cvt = strstr(info.impl, "+cvt") != NULL;
@@ -959,7 +760,7 @@ Test(onednn, conv_emulation_rule) {
     TU_OK(kmux_plan_destroy(plan));
     prefs.allow_emulation = 0;
     plan = NULL;
-    kmux_status s = kmux_conv2d_plan_create(g_dnn, &d, &prefs, &plan);
+    kmux_status s = kmux_conv2d_plan_create(g.dev, &d, &prefs, &plan);
     if (cvt) {
         TU_STATUS(KMUX_ERR_UNSUPPORTED, s);
         cr_expect(strstr(kmux_last_error(), "allow_emulation") != NULL, "message: %s",
@@ -970,12 +771,12 @@ Test(onednn, conv_emulation_rule) {
     }
     d.x_type = d.w_type = d.y_type = KMUX_F64;
     d.compute_type = KMUX_COMPUTE_F64;
-    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_conv2d_plan_create(g_dnn, &d, NULL, &plan));
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_conv2d_plan_create(g.dev, &d, NULL, &plan));
 }
 
 /* Every implementation oneDNN offers for a convolution gives the exact result. */
 Test(onednn, conv_next_impl_walk) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
     d.direction = KMUX_CONV_BWD_DATA;
     d.layout = KMUX_NHWC;
@@ -987,8 +788,9 @@ Test(onednn, conv_next_impl_walk) {
     d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
     int64_t nx = 2 * 16 * 49, nw = 16 * 16 * 9;
     uint64_t seed = 11;
-    float *x = fill(KMUX_F32, nx, 2, 0, &seed), *w = fill(KMUX_F32, nw, 2, 0, &seed);
-    float *y = fill(KMUX_F32, nx, 2, 1, &seed), *want = malloc((size_t)nx * 4);
+    float *x = tu_fill_ints(KMUX_F32, nx, 2, TU_DENSE, &seed),
+          *w = tu_fill_ints(KMUX_F32, nw, 2, TU_DENSE, &seed);
+    float *y = tu_fill_ints(KMUX_F32, nx, 2, TU_ZERO_3_OF_4, &seed), *want = malloc((size_t)nx * 4);
     float one = 1.0f, zero = 0.0f;
     kmux_conv2d_args a = KMUX_CONV2D_ARGS_INIT;
     a.alpha = &one;
@@ -996,19 +798,19 @@ Test(onednn, conv_next_impl_walk) {
     a.x = want;
     a.w = w;
     a.y = y;
-    TU_OK(run_conv(g_ref, &d, &a, NULL, 0));
+    TU_OK(tu_run_conv(g.ref, &d, NULL, &a, 0, NULL, 0));
     a.x = x;
     kmux_plan *plan = NULL;
-    TU_OK(kmux_conv2d_plan_create(g_dnn, &d, NULL, &plan));
+    TU_OK(kmux_conv2d_plan_create(g.dev, &d, NULL, &plan));
     kmux_stream *st = NULL;
-    TU_OK(kmux_stream_create(g_dnn, &st));
+    TU_OK(kmux_stream_create(g.dev, &st));
     for (int walked = 0;; walked++) {
         kmux_plan_info info;
         TU_OK(kmux_plan_info_get(plan, &info));
         cr_expect_eq(info.impl_index, walked);
         memset(x, 0xff, (size_t)nx * 4);
         TU_OK(kmux_conv2d_execute(plan, st, &a));
-        expect_equal(info.impl, x, want, KMUX_F32, nx, 0.0);
+        tu_expect_equal(info.impl, "onednn", x, want, KMUX_F32, nx, 0.0, 4);
         kmux_status s = kmux_plan_next_impl(plan);
         if (s == KMUX_ERR_LAST_IMPL) break;
         TU_OK(s);
@@ -1025,7 +827,7 @@ Test(onednn, conv_next_impl_walk) {
 /* A context with num_threads = 1 (oneDNN's OpenMP team is sized per call): same exact result,
  * and the plan reports itself deterministic, so two runs must agree bitwise. */
 Test(onednn, one_thread_context) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     kmux_context_options opt = KMUX_CONTEXT_OPTIONS_INIT;
     opt.num_threads = 1;
     kmux_context *ctx1 = NULL;
@@ -1037,7 +839,8 @@ Test(onednn, one_thread_context) {
     cr_expect_eq(props.compute_units, 1);
     enum { N = 96 };
     uint64_t seed = 5;
-    float *A = fill(KMUX_F32, N * N, 3, 0, &seed), *B = fill(KMUX_F32, N * N, 3, 1, &seed);
+    float *A = tu_fill_ints(KMUX_F32, N * N, 3, TU_DENSE, &seed),
+          *B = tu_fill_ints(KMUX_F32, N * N, 3, TU_ZERO_3_OF_4, &seed);
     float *C1 = malloc(N * N * 4), *C2 = malloc(N * N * 4), *R = malloc(N * N * 4);
     kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
     d.m = d.n = d.k = N;
@@ -1049,14 +852,14 @@ Test(onednn, one_thread_context) {
     a.A = A;
     a.B = B;
     a.C = R;
-    TU_OK(run_matmul(g_ref, &d, NULL, &a, NULL, 0, NULL));
+    TU_OK(tu_run_matmul(g.ref, &d, NULL, &a, 0, NULL, 0, NULL));
     kmux_plan_info info;
     a.C = C1;
-    TU_OK(run_matmul(dev1, &d, NULL, &a, NULL, 0, &info));
+    TU_OK(tu_run_matmul(dev1, &d, NULL, &a, 0, NULL, 0, &info));
     cr_expect(info.deterministic);
     a.C = C2;
-    TU_OK(run_matmul(dev1, &d, NULL, &a, NULL, 0, NULL));
-    expect_equal("1 thread vs ref", C1, R, KMUX_F32, N * N, 0.0);
+    TU_OK(tu_run_matmul(dev1, &d, NULL, &a, 0, NULL, 0, NULL));
+    tu_expect_equal("1 thread vs ref", "onednn", C1, R, KMUX_F32, N * N, 0.0, 4);
     cr_expect(memcmp(C1, C2, N * N * 4) == 0, "two runs differ");
     free(A);
     free(B);
@@ -1069,32 +872,32 @@ Test(onednn, one_thread_context) {
 /* oneDNN 2.6 divides by some dims in 32 bits (SIGFPE at m or k = 2^32): the plugin must answer
  * UNSUPPORTED, naming the dimension, before oneDNN sees it. */
 Test(onednn, dims_beyond_32_bits_are_refused_not_crashed) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
     d.m = 1, d.n = 1, d.k = INT64_C(1) << 32;
     d.lda = d.k, d.ldb = 1, d.ldc = 1;
     kmux_plan *p = NULL;
-    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(g_dnn, &d, NULL, &p));
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(g.dev, &d, NULL, &p));
     cr_expect(strstr(kmux_last_error(), "k = 4294967296") != NULL, "%s", kmux_last_error());
     kmux_conv2d_desc c = KMUX_CONV2D_DESC_INIT;
     c.n = 1, c.c = 1, c.h = 1, c.w = INT64_C(1) << 32, c.k = 1, c.r = 1, c.s = 1;
-    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_conv2d_plan_create(g_dnn, &c, NULL, &p));
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_conv2d_plan_create(g.dev, &c, NULL, &p));
     cr_expect(strstr(kmux_last_error(), "w = 4294967296") != NULL, "%s", kmux_last_error());
     c.w = 4, c.dilation_h = INT64_MAX;
-    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_conv2d_plan_create(g_dnn, &c, NULL, &p));
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_conv2d_plan_create(g.dev, &c, NULL, &p));
     cr_expect(strstr(kmux_last_error(), "dilation_h") != NULL, "%s", kmux_last_error());
 }
 
 /* A workspace cap picks the first implementation that fits instead of refusing the plan. */
 Test(onednn, workspace_cap_walks_to_a_fitting_implementation) {
-    NEED_ONEDNN();
+    TU_NEED_DEVICE(g);
     kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
     d.m = d.n = d.k = 64;
     d.lda = d.ldb = d.ldc = 64;
     kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
     prefs.max_workspace_bytes = 0;
     kmux_plan *p = NULL;
-    kmux_status st = kmux_matmul_plan_create(g_dnn, &d, &prefs, &p);
+    kmux_status st = kmux_matmul_plan_create(g.dev, &d, &prefs, &p);
     if (st == KMUX_OK) {
         kmux_plan_info info;
         TU_OK(kmux_plan_info_get(p, &info));

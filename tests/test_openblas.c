@@ -16,137 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kmux_cpu_kernels.h"
-
 /* ---- environment ------------------------------------------------------------------------- */
 
-static kmux_context *g_ctx;
-static kmux_device *g_ob, *g_ref;
-
-static void setup(void) {
-    g_ctx = tu_context();
-    g_ref = tu_device(g_ctx, "ref");
-    g_ob = tu_device(g_ctx, "cpu:openblas");
-}
-
-static void teardown(void) {
-    kmux_context_destroy(g_ctx);
-}
-
-/* Every test needs the device; without the plugin (OpenBLAS not found at build time) skip. */
-#define NEED_OPENBLAS()                                                                            \
-    do {                                                                                           \
-        cr_assert_not_null(g_ref);                                                                 \
-        if (!g_ob) cr_skip_test("cpu:openblas is not available: %s", kmux_last_error());           \
-    } while (0)
-
-TestSuite(openblas, .init = setup, .fini = teardown);
-
-/* ---- element access ---------------------------------------------------------------------- */
-
-static size_t esize(kmux_dtype t) {
-    return kmux_dtype_size(t);
-}
-
-static void put(void *buf, kmux_dtype t, int64_t i, double v) {
-    switch (t) {
-    case KMUX_F64:
-        ((double *)buf)[i] = v;
-        break;
-    case KMUX_F32:
-        ((float *)buf)[i] = (float)v;
-        break;
-    case KMUX_F16:
-        ((uint16_t *)buf)[i] = kmux_cpu_f32_to_f16_bits((float)v);
-        break;
-    case KMUX_BF16:
-        ((uint16_t *)buf)[i] = kmux_cpu_f32_to_bf16_bits((float)v);
-        break;
-    default:
-        ((uint8_t *)buf)[i] = kmux_cpu_f32_to_fp8_bits((float)v, t, 1);
-        break;
-    }
-}
-
-static double get(const void *buf, kmux_dtype t, int64_t i) {
-    switch (t) {
-    case KMUX_F64:
-        return ((const double *)buf)[i];
-    case KMUX_F32:
-        return ((const float *)buf)[i];
-    case KMUX_F16:
-        return kmux_cpu_f16_bits_to_f32(((const uint16_t *)buf)[i]);
-    case KMUX_BF16:
-        return kmux_cpu_bf16_bits_to_f32(((const uint16_t *)buf)[i]);
-    default:
-        return kmux_cpu_fp8_bits_to_f32(((const uint8_t *)buf)[i], t);
-    }
-}
-
-/* n elements of small integers in [-range, range] (NaN instead when nan is set). */
-static void *fill(kmux_dtype t, int64_t n, int range, int nan, uint64_t *seed) {
-    void *p = malloc((size_t)(n > 0 ? n : 1) * esize(t));
-    cr_assert_not_null(p);
-    for (int64_t i = 0; i < n; i++) {
-        double v =
-            nan ? NAN : (double)((int64_t)(tu_rand_u64(seed) % (uint64_t)(2 * range + 1)) - range);
-        put(p, t, i, v);
-    }
-    return p;
-}
-
-static void *dup_buf(const void *p, size_t bytes) {
-    void *q = malloc(bytes > 0 ? bytes : 1);
-    cr_assert_not_null(q);
-    memcpy(q, p, bytes);
-    return q;
-}
-
-/* Bitwise equality of two n-element buffers, reporting the first difference; tol > 0 instead
- * allows a relative difference (for GELU, whose tanh is not exact). Also rejects results that are
- * mostly zero, which would make the comparison meaningless. */
-static void expect_equal(const char *what, const void *got, const void *want, kmux_dtype t,
-                         int64_t n, double tol) {
-    int64_t nonzero = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double g = get(got, t, i), w = get(want, t, i);
-        int same = tol > 0 ? fabs(g - w) <= tol * (1.0 + fabs(w))
-                           : memcmp((const char *)got + (size_t)i * esize(t),
-                                    (const char *)want + (size_t)i * esize(t), esize(t)) == 0;
-        cr_assert(same, "%s: element %lld: openblas %.9g, ref %.9g", what, (long long)i, g, w);
-        cr_assert(!isnan(g), "%s: element %lld is NaN", what, (long long)i);
-        nonzero += w != 0.0;
-    }
-    cr_assert(nonzero * 10 >= n, "%s: only %lld of %lld outputs are nonzero: result mistrusted",
-              what, (long long)nonzero, (long long)n);
-}
+/* ref and cpu:openblas (NULL without the plugin: every test is skipped) */
+TU_DEVICE_SUITE(openblas, g, "cpu:openblas");
 
 /* ---- matmul ------------------------------------------------------------------------------ */
-
-static kmux_status run_matmul(kmux_device *dev, const kmux_matmul_desc *d,
-                              const kmux_plan_prefs *prefs, const kmux_matmul_args *a, char *impl,
-                              size_t impl_size) {
-    kmux_plan *plan = NULL;
-    kmux_status s = kmux_matmul_plan_create(dev, d, prefs, &plan);
-    if (s != KMUX_OK) return s;
-    kmux_plan_info info;
-    TU_OK(kmux_plan_info_get(plan, &info));
-    if (impl) snprintf(impl, impl_size, "%s", info.impl);
-    kmux_stream *st = NULL;
-    TU_OK(kmux_stream_create(dev, &st));
-    s = kmux_matmul_execute(plan, st, a);
-    TU_OK(kmux_stream_synchronize(st));
-    TU_OK(kmux_stream_destroy(st));
-    TU_OK(kmux_plan_destroy(plan));
-    return s;
-}
-
-/* Stored rows of an operand's row-major view and the element count of a batch of them. */
-static int64_t mm_elems(kmux_order o, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
-                        int64_t stride) {
-    int64_t outer = o == KMUX_ROW_MAJOR ? rows : cols;
-    return (batch - 1) * stride + outer * ld;
-}
 
 typedef struct mm_case {
     kmux_order order;
@@ -178,30 +53,20 @@ static void check_matmul(const mm_case *c, const kmux_plan_prefs *prefs, char *i
     d.compute_type = c->at == KMUX_F64 ? KMUX_COMPUTE_F64 : KMUX_COMPUTE_F32;
     d.epilogue = c->epilogue;
     d.bias_type = c->bias_t;
-    const int rm = c->order == KMUX_ROW_MAJOR;
-    const int64_t ar = c->ta == KMUX_NO_TRANS ? c->m : c->k,
-                  ac = c->ta == KMUX_NO_TRANS ? c->k : c->m;
-    const int64_t br = c->tb == KMUX_NO_TRANS ? c->k : c->n,
-                  bc = c->tb == KMUX_NO_TRANS ? c->n : c->k;
-    d.lda = (rm ? ac : ar) + c->pad;
-    d.ldb = (rm ? bc : br) + c->pad;
-    d.ldc = (rm ? c->n : c->m) + c->pad;
     d.batch_count = c->batch;
-    d.stride_a = mm_elems(c->order, ar, ac, d.lda, 1, 0) + 3;
-    d.stride_b = c->broadcast_b ? 0 : mm_elems(c->order, br, bc, d.ldb, 1, 0) + 5;
-    d.stride_c = mm_elems(c->order, c->m, c->n, d.ldc, 1, 0) + 7;
-    const int64_t na = mm_elems(c->order, ar, ac, d.lda, c->batch, d.stride_a);
-    const int64_t nb = mm_elems(c->order, br, bc, d.ldb, c->batch, d.stride_b);
-    const int64_t nc = mm_elems(c->order, c->m, c->n, d.ldc, c->batch, d.stride_c);
+    int64_t na, nb, nc;
+    tu_matmul_layout(&d, c->pad, 0, c->broadcast_b, &na, &nb, &nc);
+    const int rm = c->order == KMUX_ROW_MAJOR;
 
     uint64_t seed = 0x1234 + (uint64_t)(c->m * 131 + c->n * 17 + c->k);
     /* narrow formats hold fewer integers exactly: e5m2 up to 8, the others far more */
     const int range = (c->at == KMUX_F8_E5M2 || c->at == KMUX_F8_E5M2_FNUZ) ? 4 : 3;
-    void *A = fill(c->at, na, range, 0, &seed);
-    void *B = fill(c->bt, nb, range, 0, &seed);
-    void *C_ref = fill(c->ct, nc, 3, c->nan_c, &seed);
-    void *C_ob = dup_buf(C_ref, (size_t)nc * esize(c->ct));
-    void *bias = fill(c->bias_t, c->n, 5, 0, &seed);
+    void *A = tu_fill_ints(c->at, na, range, TU_DENSE, &seed);
+    void *B = tu_fill_ints(c->bt, nb, range, TU_DENSE, &seed);
+    void *C_ref = tu_fill_ints(c->ct, nc, 3, TU_DENSE, &seed);
+    if (c->nan_c) tu_fill_value(c->ct, C_ref, nc, NAN);
+    void *C_ob = tu_dup(C_ref, (size_t)nc * kmux_dtype_size(c->ct));
+    void *bias = tu_fill_ints(c->bias_t, c->n, 5, TU_DENSE, &seed);
 
     float a_scale = 2.0f, b_scale = 0.5f, d_scale = 0.25f, amax_ref = -1.0f, amax_ob = -2.0f;
     float alpha_f = (float)c->alpha, beta_f = (float)c->beta;
@@ -218,10 +83,10 @@ static void check_matmul(const mm_case *c, const kmux_plan_prefs *prefs, char *i
     }
     a.C = C_ref;
     a.amax_d = c->scales ? &amax_ref : NULL;
-    TU_OK(run_matmul(g_ref, &d, NULL, &a, NULL, 0));
+    TU_OK(tu_run_matmul(g.ref, &d, NULL, &a, 0, NULL, 0, NULL));
     a.C = C_ob;
     a.amax_d = c->scales ? &amax_ob : NULL;
-    TU_OK(run_matmul(g_ob, &d, prefs, &a, impl, impl_size));
+    TU_OK(tu_run_matmul(g.dev, &d, prefs, &a, 0, impl, impl_size, NULL));
 
     char what[200];
     snprintf(what, sizeof what, "%s %s%s m=%lld n=%lld k=%lld batch=%lld %s*%s->%s epi=%u (%s)",
@@ -235,7 +100,7 @@ static void check_matmul(const mm_case *c, const kmux_plan_prefs *prefs, char *i
                        : c->ct == KMUX_F16 ? 1e-3
                                            : 8e-3;
     const double tol = (c->epilogue & KMUX_EPILOGUE_GELU) ? ulp : 0.0;
-    expect_equal(what, C_ob, C_ref, c->ct, nc, tol);
+    tu_expect_equal(what, "openblas", C_ob, C_ref, c->ct, nc, tol, 10);
     if (c->scales) cr_assert_eq(amax_ob, amax_ref, "%s: amax %g, ref %g", what, amax_ob, amax_ref);
     free(A);
     free(B);
@@ -252,9 +117,9 @@ static mm_case mm_default(void) {
 }
 
 Test(openblas, device_props) {
-    NEED_OPENBLAS();
+    TU_NEED_DEVICE(g);
     kmux_device_props p;
-    TU_OK(kmux_device_props_get(g_ob, &p));
+    TU_OK(kmux_device_props_get(g.dev, &p));
     cr_expect_str_eq(p.id, "cpu:openblas");
     cr_expect_str_eq(p.backend, "openblas");
     cr_expect(strncmp(p.library_version, "OpenBLAS ", 9) == 0, "library_version '%s'",
@@ -267,7 +132,7 @@ Test(openblas, device_props) {
 /* f32 and f64, both orders, all transposes, padded leading dimensions, strided batches (one with
  * a broadcast B), alpha and beta != 1: bitwise equal to ref. */
 Test(openblas, gemm_exact_all_layouts) {
-    NEED_OPENBLAS();
+    TU_NEED_DEVICE(g);
     const kmux_dtype types[] = {KMUX_F32, KMUX_F64};
     for (int ti = 0; ti < 2; ti++)
         for (int o = 0; o < 2; o++)
@@ -289,7 +154,7 @@ Test(openblas, gemm_exact_all_layouts) {
 /* beta == 0: C is not read, so NaN already there does not survive; also through +cvt with a
  * narrow C (whose f32 copy is then never filled from C). */
 Test(openblas, gemm_beta_zero_ignores_nan) {
-    NEED_OPENBLAS();
+    TU_NEED_DEVICE(g);
     const kmux_dtype in[] = {KMUX_F32, KMUX_F64, KMUX_BF16, KMUX_F16, KMUX_BF16};
     const kmux_dtype out[] = {KMUX_F32, KMUX_F64, KMUX_BF16, KMUX_F16, KMUX_F32};
     for (int i = 0; i < 5; i++) {
@@ -305,7 +170,7 @@ Test(openblas, gemm_beta_zero_ignores_nan) {
 
 /* k == 0 or alpha == 0: C = beta * C (+ epilogue) with A and B NULL, never dereferenced. */
 Test(openblas, gemm_degenerate_null_ab) {
-    NEED_OPENBLAS();
+    TU_NEED_DEVICE(g);
     const kmux_dtype types[] = {KMUX_F32, KMUX_BF16};
     for (int ti = 0; ti < 2; ti++)
         for (int kzero = 0; kzero < 2; kzero++) {
@@ -320,19 +185,20 @@ Test(openblas, gemm_degenerate_null_ab) {
             d.ldc = 7;
             d.epilogue = KMUX_EPILOGUE_BIAS;
             uint64_t seed = 99;
-            float *C_ref = fill(KMUX_F32, 35, 3, 0, &seed);
-            float *C_ob = dup_buf(C_ref, 35 * sizeof(float));
-            float *bias = fill(KMUX_F32, 7, 3, 0, &seed);
+            float *C_ref = tu_fill_ints(KMUX_F32, 35, 3, TU_DENSE, &seed);
+            float *C_ob = tu_dup(C_ref, 35 * sizeof(float));
+            float *bias = tu_fill_ints(KMUX_F32, 7, 3, TU_DENSE, &seed);
             float alpha = kzero ? 1.0f : 0.0f, beta = -2.0f;
             kmux_matmul_args a = KMUX_MATMUL_ARGS_INIT;
             a.alpha = &alpha;
             a.beta = &beta;
             a.bias = bias;
             a.C = C_ref;
-            TU_OK(run_matmul(g_ref, &d, NULL, &a, NULL, 0));
+            TU_OK(tu_run_matmul(g.ref, &d, NULL, &a, 0, NULL, 0, NULL));
             a.C = C_ob;
-            TU_OK(run_matmul(g_ob, &d, NULL, &a, NULL, 0));
-            expect_equal(kzero ? "k == 0" : "alpha == 0", C_ob, C_ref, KMUX_F32, 35, 0.0);
+            TU_OK(tu_run_matmul(g.dev, &d, NULL, &a, 0, NULL, 0, NULL));
+            tu_expect_equal(kzero ? "k == 0" : "alpha == 0", "openblas", C_ob, C_ref, KMUX_F32, 35,
+                            0.0, 10);
             free(C_ref);
             free(C_ob);
             free(bias);
@@ -341,7 +207,7 @@ Test(openblas, gemm_degenerate_null_ab) {
 
 /* bf16/f16/fp8 run as "+cvt" only with allow_emulation; the result is ref's. */
 Test(openblas, gemm_cvt_needs_allow_emulation) {
-    NEED_OPENBLAS();
+    TU_NEED_DEVICE(g);
     const struct {
         kmux_dtype a, b, c;
     } combos[] = {
@@ -372,34 +238,34 @@ Test(openblas, gemm_cvt_needs_allow_emulation) {
             d.c_type = combos[i].c;
             prefs.allow_emulation = 0;
             kmux_plan *plan = NULL;
-            TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(g_ob, &d, &prefs, &plan));
+            TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(g.dev, &d, &prefs, &plan));
             cr_expect_null(plan);
         }
 }
 
 /* Strict f32 is not substituted for TF32/bf16x3, nor f32 accumulation for f16; no i8. */
 Test(openblas, gemm_refuses_what_it_cannot_honour) {
-    NEED_OPENBLAS();
+    TU_NEED_DEVICE(g);
     kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
     d.m = d.n = d.k = d.lda = d.ldb = d.ldc = 8;
     kmux_plan *plan = NULL;
     d.compute_type = KMUX_COMPUTE_F32_FAST_TF32;
-    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(g_ob, &d, NULL, &plan));
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(g.dev, &d, NULL, &plan));
     d.compute_type = KMUX_COMPUTE_F32_FAST_BF16;
-    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(g_ob, &d, NULL, &plan));
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(g.dev, &d, NULL, &plan));
     d.a_type = d.b_type = d.c_type = KMUX_F16;
     d.compute_type = KMUX_COMPUTE_F16;
-    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(g_ob, &d, NULL, &plan));
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(g.dev, &d, NULL, &plan));
     d.a_type = d.b_type = KMUX_I8;
     d.c_type = KMUX_I32;
     d.compute_type = KMUX_COMPUTE_I32;
-    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(g_ob, &d, NULL, &plan));
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(g.dev, &d, NULL, &plan));
     cr_expect_null(plan);
 
     /* the same through kmux_gemm_ex on an openblas stream */
     float A[64] = {0}, B[64] = {0}, C[64] = {0}, one = 1.0f;
     kmux_stream *st = NULL;
-    TU_OK(kmux_stream_create(g_ob, &st));
+    TU_OK(kmux_stream_create(g.dev, &st));
     TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_gemm_ex(st, KMUX_ROW_MAJOR, KMUX_NO_TRANS, KMUX_NO_TRANS,
                                                  8, 8, 8, &one, A, KMUX_F32, 8, B, KMUX_F32, 8,
                                                  &one, C, KMUX_F32, 8, KMUX_COMPUTE_F32_FAST_TF32));
@@ -408,7 +274,7 @@ Test(openblas, gemm_refuses_what_it_cannot_honour) {
 
 /* bias (f32 or c_type) + ReLU exactly, + GELU within rounding, in both storage orders. */
 Test(openblas, gemm_epilogues) {
-    NEED_OPENBLAS();
+    TU_NEED_DEVICE(g);
     const unsigned epis[] = {KMUX_EPILOGUE_BIAS, KMUX_EPILOGUE_RELU,
                              KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU,
                              KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_GELU};
@@ -427,12 +293,12 @@ Test(openblas, gemm_epilogues) {
 }
 
 Test(openblas, plan_info) {
-    NEED_OPENBLAS();
+    TU_NEED_DEVICE(g);
     kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
     d.m = d.n = d.k = d.lda = d.ldb = d.ldc = 16;
     kmux_plan *plan = NULL;
     kmux_plan_info info;
-    TU_OK(kmux_matmul_plan_create(g_ob, &d, NULL, &plan));
+    TU_OK(kmux_matmul_plan_create(g.dev, &d, NULL, &plan));
     TU_OK(kmux_plan_info_get(plan, &info));
     cr_expect_str_eq(info.impl, "openblas:sgemm");
     cr_expect_eq(info.effective_compute, KMUX_COMPUTE_F32);
@@ -443,7 +309,7 @@ Test(openblas, plan_info) {
 
     d.a_type = d.b_type = KMUX_BF16;
     d.c_type = KMUX_BF16;
-    TU_OK(kmux_matmul_plan_create(g_ob, &d, NULL, &plan));
+    TU_OK(kmux_matmul_plan_create(g.dev, &d, NULL, &plan));
     TU_OK(kmux_plan_info_get(plan, &info));
     cr_expect_str_eq(info.impl, "openblas:sgemm+cvt");
     cr_expect_eq(info.effective_compute, KMUX_COMPUTE_F32);
@@ -453,7 +319,7 @@ Test(openblas, plan_info) {
     /* a workspace limit below what +cvt needs is refused, not ignored */
     kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
     prefs.max_workspace_bytes = 1024;
-    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(g_ob, &d, &prefs, &plan));
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(g.dev, &d, &prefs, &plan));
 }
 
 /* ---- one +cvt plan executed by several threads at once ----------------------------------- */
@@ -468,7 +334,7 @@ typedef struct mt_job {
 static void *mt_worker(void *arg) {
     mt_job *j = arg;
     kmux_stream *st = NULL;
-    j->status = kmux_stream_create(g_ob, &st);
+    j->status = kmux_stream_create(g.dev, &st);
     for (int r = 0; r < j->reps && j->status == KMUX_OK; r++)
         j->status = kmux_matmul_execute(j->plan, st, j->args);
     kmux_stream_destroy(st);
@@ -476,7 +342,7 @@ static void *mt_worker(void *arg) {
 }
 
 Test(openblas, concurrent_executes_of_one_plan) {
-    NEED_OPENBLAS();
+    TU_NEED_DEVICE(g);
     enum { T = 4, M = 40, N = 24, K = 33 };
     kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
     d.m = M;
@@ -487,7 +353,7 @@ Test(openblas, concurrent_executes_of_one_plan) {
     d.ldc = N;
     d.a_type = d.b_type = d.c_type = KMUX_BF16;
     kmux_plan *plan = NULL;
-    TU_OK(kmux_matmul_plan_create(g_ob, &d, NULL, &plan));
+    TU_OK(kmux_matmul_plan_create(g.dev, &d, NULL, &plan));
     float alpha = 1.0f, beta = 0.0f;
     void *A[T], *B[T], *C[T], *want[T];
     kmux_matmul_args args[T];
@@ -495,17 +361,17 @@ Test(openblas, concurrent_executes_of_one_plan) {
     pthread_t th[T];
     uint64_t seed = 7;
     for (int t = 0; t < T; t++) {
-        A[t] = fill(KMUX_BF16, M * K, 3, 0, &seed);
-        B[t] = fill(KMUX_BF16, K * N, 3, 0, &seed);
-        C[t] = fill(KMUX_BF16, M * N, 3, 0, &seed);
-        want[t] = fill(KMUX_BF16, M * N, 3, 0, &seed);
+        A[t] = tu_fill_ints(KMUX_BF16, M * K, 3, TU_DENSE, &seed);
+        B[t] = tu_fill_ints(KMUX_BF16, K * N, 3, TU_DENSE, &seed);
+        C[t] = tu_fill_ints(KMUX_BF16, M * N, 3, TU_DENSE, &seed);
+        want[t] = tu_fill_ints(KMUX_BF16, M * N, 3, TU_DENSE, &seed);
         kmux_matmul_args a = KMUX_MATMUL_ARGS_INIT;
         a.alpha = &alpha;
         a.beta = &beta;
         a.A = A[t];
         a.B = B[t];
         a.C = want[t];
-        TU_OK(run_matmul(g_ref, &d, NULL, &a, NULL, 0));
+        TU_OK(tu_run_matmul(g.ref, &d, NULL, &a, 0, NULL, 0, NULL));
         a.C = C[t];
         args[t] = a;
         jobs[t] = (mt_job){plan, &args[t], 50, KMUX_OK};
@@ -516,7 +382,7 @@ Test(openblas, concurrent_executes_of_one_plan) {
         pthread_join(th[t], NULL);
     for (int t = 0; t < T; t++) {
         cr_expect_eq(jobs[t].status, KMUX_OK, "thread %d: %s", t, kmux_status_str(jobs[t].status));
-        expect_equal("concurrent +cvt", C[t], want[t], KMUX_BF16, M * N, 0.0);
+        tu_expect_equal("concurrent +cvt", "openblas", C[t], want[t], KMUX_BF16, M * N, 0.0, 10);
         free(A[t]);
         free(B[t]);
         free(C[t]);
@@ -527,65 +393,31 @@ Test(openblas, concurrent_executes_of_one_plan) {
 
 /* ---- convolution ------------------------------------------------------------------------- */
 
-typedef struct conv_case {
-    int64_t n, c, h, w, k, r, s, groups, sh, sw, pt, pb, pl, pr, dh, dw;
-} conv_case;
-
-static kmux_status run_conv(kmux_device *dev, const kmux_conv2d_desc *d,
-                            const kmux_plan_prefs *prefs, const kmux_conv2d_args *a, int impl_step,
-                            char *impl, size_t impl_size) {
-    kmux_plan *plan = NULL;
-    kmux_status s = kmux_conv2d_plan_create(dev, d, prefs, &plan);
-    if (s != KMUX_OK) return s;
-    for (int i = 0; i < impl_step; i++)
-        TU_OK(kmux_plan_next_impl(plan));
-    kmux_plan_info info;
-    TU_OK(kmux_plan_info_get(plan, &info));
-    if (impl) snprintf(impl, impl_size, "%s", info.impl);
-    kmux_stream *st = NULL;
-    TU_OK(kmux_stream_create(dev, &st));
-    s = kmux_conv2d_execute(plan, st, a);
-    TU_OK(kmux_stream_destroy(st));
-    TU_OK(kmux_plan_destroy(plan));
-    return s;
-}
-
 /* One case in one direction/layout/dtype, with beta = -1 (output read) and beta = 0 with NaN in
  * the output (not read); returns the openblas implementation name. */
-static void check_conv(const conv_case *cc, kmux_conv_direction dir, kmux_layout layout,
+static void check_conv(const tu_conv_geom *cc, kmux_conv_direction dir, kmux_layout layout,
                        kmux_dtype t, int impl_step, char *impl, size_t impl_size) {
-    kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
-    d.direction = dir;
-    d.layout = layout;
-    d.n = cc->n;
-    d.c = cc->c;
-    d.h = cc->h;
-    d.w = cc->w;
-    d.k = cc->k;
-    d.r = cc->r;
-    d.s = cc->s;
-    d.groups = cc->groups;
-    d.stride_h = cc->sh;
-    d.stride_w = cc->sw;
-    d.pad_top = cc->pt;
-    d.pad_bottom = cc->pb;
-    d.pad_left = cc->pl;
-    d.pad_right = cc->pr;
-    d.dilation_h = cc->dh;
-    d.dilation_w = cc->dw;
-    d.x_type = d.w_type = d.y_type = t;
-    int64_t p = 0, q = 0;
-    TU_OK(kmux_conv2d_output_dims(&d, &p, &q));
-    const int64_t nx = d.n * d.c * d.h * d.w, nw = d.k * (d.c / d.groups) * d.r * d.s;
-    const int64_t ny = d.n * d.k * p * q;
+    const kmux_conv2d_desc d = tu_conv_desc(cc, dir, layout, t);
+    int64_t nx, nw, ny;
+    tu_conv_elems(&d, &nx, &nw, &ny);
     const int64_t n_out = dir == KMUX_CONV_FWD ? ny : dir == KMUX_CONV_BWD_DATA ? nx : nw;
     for (int beta_zero = 0; beta_zero < 2; beta_zero++) {
         uint64_t seed = 0xC0FFEE + (uint64_t)(dir * 7 + layout);
-        void *x = fill(t, nx, 2, beta_zero && dir == KMUX_CONV_BWD_DATA, &seed);
-        void *w = fill(t, nw, 2, beta_zero && dir == KMUX_CONV_BWD_WEIGHTS, &seed);
-        void *y = fill(t, ny, 2, beta_zero && dir == KMUX_CONV_FWD, &seed);
-        void *xo = dup_buf(x, (size_t)nx * esize(t)), *wo = dup_buf(w, (size_t)nw * esize(t));
-        void *yo = dup_buf(y, (size_t)ny * esize(t));
+        void *x = tu_fill_ints(t, nx, 2, TU_DENSE, &seed);
+        void *w = tu_fill_ints(t, nw, 2, TU_DENSE, &seed);
+        void *y = tu_fill_ints(t, ny, 2, TU_DENSE, &seed);
+        if (beta_zero) /* the output is not read: NaN there must not survive */
+            tu_fill_value(t,
+                          dir == KMUX_CONV_FWD        ? y
+                          : dir == KMUX_CONV_BWD_DATA ? x
+                                                      : w,
+                          dir == KMUX_CONV_FWD        ? ny
+                          : dir == KMUX_CONV_BWD_DATA ? nx
+                                                      : nw,
+                          NAN);
+        void *xo = tu_dup(x, (size_t)nx * kmux_dtype_size(t)),
+             *wo = tu_dup(w, (size_t)nw * kmux_dtype_size(t));
+        void *yo = tu_dup(y, (size_t)ny * kmux_dtype_size(t));
         float alpha = 2.0f, beta = beta_zero ? 0.0f : -1.0f;
         kmux_conv2d_args a = KMUX_CONV2D_ARGS_INIT;
         a.alpha = &alpha;
@@ -593,11 +425,11 @@ static void check_conv(const conv_case *cc, kmux_conv_direction dir, kmux_layout
         a.x = x;
         a.w = w;
         a.y = y;
-        TU_OK(run_conv(g_ref, &d, NULL, &a, 0, NULL, 0));
+        TU_OK(tu_run_conv(g.ref, &d, NULL, &a, 0, NULL, 0));
         a.x = xo;
         a.w = wo;
         a.y = yo;
-        TU_OK(run_conv(g_ob, &d, NULL, &a, impl_step, impl, impl_size));
+        TU_OK(tu_run_conv(g.dev, &d, NULL, &a, impl_step, impl, impl_size));
         char what[256];
         snprintf(what, sizeof what,
                  "conv %s %s %s n%lld c%lld h%lldw%lld k%lld r%llds%lld g%lld s%lldx%lld "
@@ -612,7 +444,7 @@ static void check_conv(const conv_case *cc, kmux_conv_direction dir, kmux_layout
                  (long long)cc->pr, (long long)cc->dh, (long long)cc->dw, beta, impl ? impl : "");
         const void *got = dir == KMUX_CONV_FWD ? yo : dir == KMUX_CONV_BWD_DATA ? xo : wo;
         const void *want = dir == KMUX_CONV_FWD ? y : dir == KMUX_CONV_BWD_DATA ? x : w;
-        expect_equal(what, got, want, t, n_out, 0.0);
+        tu_expect_equal(what, "openblas", got, want, t, n_out, 0.0, 10);
         free(x);
         free(w);
         free(y);
@@ -622,7 +454,7 @@ static void check_conv(const conv_case *cc, kmux_conv_direction dir, kmux_layout
     }
 }
 
-static const conv_case conv_cases[] = {
+static const tu_conv_geom tu_conv_geoms[] = {
     /* n  c   h  w  k  r  s  g  sh sw pt pb pl pr dh dw */
     {2, 3, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},  /* plain 3x3, "same" padding */
     {2, 4, 9, 11, 6, 3, 2, 2, 2, 1, 2, 0, 1, 3, 2, 3}, /* groups, stride, asym. pad, dilation */
@@ -632,22 +464,22 @@ static const conv_case conv_cases[] = {
 };
 
 Test(openblas, conv_exact_every_direction_and_layout) {
-    NEED_OPENBLAS();
+    TU_NEED_DEVICE(g);
     const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
-    for (size_t i = 0; i < sizeof conv_cases / sizeof conv_cases[0]; i++)
+    for (size_t i = 0; i < sizeof tu_conv_geoms / sizeof tu_conv_geoms[0]; i++)
         for (int di = 0; di < 3; di++)
             for (int l = 0; l < 2; l++) {
                 char impl[96];
-                check_conv(&conv_cases[i], dirs[di], l ? KMUX_NHWC : KMUX_NCHW, KMUX_F32, 0, impl,
-                           sizeof impl);
+                check_conv(&tu_conv_geoms[i], dirs[di], l ? KMUX_NHWC : KMUX_NCHW, KMUX_F32, 0,
+                           impl, sizeof impl);
                 cr_expect_str_eq(impl, "openblas:im2col+sgemm");
             }
 }
 
 /* 1x1 stride-1 unpadded: the direct sgemm first, im2col+sgemm as the next implementation. */
 Test(openblas, conv_1x1_both_implementations) {
-    NEED_OPENBLAS();
-    const conv_case c = {3, 6, 5, 4, 4, 1, 1, 2, 1, 1, 0, 0, 0, 0, 1, 1};
+    TU_NEED_DEVICE(g);
+    const tu_conv_geom c = {3, 6, 5, 4, 4, 1, 1, 2, 1, 1, 0, 0, 0, 0, 1, 1};
     const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
     for (int di = 0; di < 3; di++)
         for (int l = 0; l < 2; l++) {
@@ -661,13 +493,13 @@ Test(openblas, conv_1x1_both_implementations) {
 
 /* f16/bf16 convolution through +cvt, only with allow_emulation; FAST compute refused. */
 Test(openblas, conv_cvt_and_refusals) {
-    NEED_OPENBLAS();
+    TU_NEED_DEVICE(g);
     const kmux_dtype types[] = {KMUX_BF16, KMUX_F16};
     const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
     for (int ti = 0; ti < 2; ti++)
         for (int di = 0; di < 3; di++) {
             char impl[96];
-            check_conv(&conv_cases[1], dirs[di], di == 1 ? KMUX_NHWC : KMUX_NCHW, types[ti], 0,
+            check_conv(&tu_conv_geoms[1], dirs[di], di == 1 ? KMUX_NHWC : KMUX_NCHW, types[ti], 0,
                        impl, sizeof impl);
             cr_expect_str_eq(impl, "openblas:im2col+sgemm+cvt");
         }
@@ -680,9 +512,9 @@ Test(openblas, conv_cvt_and_refusals) {
     kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
     prefs.allow_emulation = 0;
     kmux_plan *plan = NULL;
-    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_conv2d_plan_create(g_ob, &d, &prefs, &plan));
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_conv2d_plan_create(g.dev, &d, &prefs, &plan));
     d.x_type = d.w_type = d.y_type = KMUX_F32;
     d.compute_type = KMUX_COMPUTE_F32_FAST_TF32;
-    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_conv2d_plan_create(g_ob, &d, NULL, &plan));
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_conv2d_plan_create(g.dev, &d, NULL, &plan));
     cr_expect_null(plan);
 }

@@ -8,22 +8,7 @@
 
 #include "test_util.h"
 
-static kmux_context *ctx;
-static kmux_stream *st;
-
-static void setup(void) {
-    ctx = tu_context();
-    kmux_device *dev = tu_device(ctx, "ref");
-    cr_assert(dev != NULL, "device ref must always exist");
-    TU_OK(kmux_stream_create(dev, &st));
-}
-
-static void teardown(void) {
-    TU_OK(kmux_stream_destroy(st));
-    TU_OK(kmux_context_destroy(ctx));
-}
-
-TestSuite(ref_amp, .init = setup, .fini = teardown);
+TU_REF_SUITE(ref_amp);
 
 Test(ref_amp, amax) {
     const float x[5] = {-3.0f, 2.0f, NAN, 1.0f, -0.0f};

@@ -10,23 +10,7 @@
 
 #include "test_util.h"
 
-static kmux_context *ctx;
-static kmux_device *dev;
-static kmux_stream *st;
-
-static void setup(void) {
-    ctx = tu_context();
-    dev = tu_device(ctx, "ref");
-    cr_assert(dev != NULL, "device ref must always exist");
-    TU_OK(kmux_stream_create(dev, &st));
-}
-
-static void teardown(void) {
-    TU_OK(kmux_stream_destroy(st));
-    TU_OK(kmux_context_destroy(ctx));
-}
-
-TestSuite(ref_conv, .init = setup, .fini = teardown);
+TU_REF_SUITE(ref_conv);
 
 /* Runs desc once; alpha/beta as double for f64 tensors, float otherwise. */
 static void conv(const kmux_conv2d_desc *d, void *x, void *w, void *y, double alpha, double beta) {

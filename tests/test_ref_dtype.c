@@ -15,22 +15,7 @@
 
 #include "test_util.h"
 
-static kmux_context *ctx;
-static kmux_stream *st;
-
-static void setup(void) {
-    ctx = tu_context();
-    kmux_device *dev = tu_device(ctx, "ref");
-    cr_assert(dev != NULL, "device ref must always exist");
-    TU_OK(kmux_stream_create(dev, &st));
-}
-
-static void teardown(void) {
-    TU_OK(kmux_stream_destroy(st));
-    TU_OK(kmux_context_destroy(ctx));
-}
-
-TestSuite(ref_dtype, .init = setup, .fini = teardown);
+TU_REF_SUITE(ref_dtype);
 
 /* Bit pattern of the f64 v converted to t (f32, f16, bf16, fp8) by kmux_cast. */
 static uint32_t enc(double v, kmux_dtype t, int saturate) {

@@ -9,23 +9,7 @@
 
 #include "test_util.h"
 
-static kmux_context *ctx;
-static kmux_device *dev;
-static kmux_stream *st;
-
-static void setup(void) {
-    ctx = tu_context();
-    dev = tu_device(ctx, "ref");
-    cr_assert(dev != NULL, "device ref must always exist");
-    TU_OK(kmux_stream_create(dev, &st));
-}
-
-static void teardown(void) {
-    TU_OK(kmux_stream_destroy(st));
-    TU_OK(kmux_context_destroy(ctx));
-}
-
-TestSuite(ref_gemm, .init = setup, .fini = teardown);
+TU_REF_SUITE(ref_gemm);
 
 /* Offset of element (row, col) of a matrix stored in order o with leading dimension ld. */
 static int64_t at(kmux_order o, int64_t row, int64_t col, int64_t ld) {

@@ -139,70 +139,67 @@ static void print_header_row(const matrix *mx, const char *first) {
     printf("\n");
 }
 
-static void matmul_row(matrix *mx, const char *label, const kmux_matmul_desc *md) {
+/** Plan creation of one row on one device (a matmul or a convolution descriptor). */
+typedef kmux_status (*plan_fn)(kmux_device *dev, const void *desc, const kmux_plan_prefs *prefs,
+                               kmux_plan **plan);
+
+static kmux_status plan_matmul(kmux_device *dev, const void *desc, const kmux_plan_prefs *prefs,
+                               kmux_plan **plan) {
+    return kmux_matmul_plan_create(dev, (const kmux_matmul_desc *)desc, prefs, plan);
+}
+
+static kmux_status plan_conv(kmux_device *dev, const void *desc, const kmux_plan_prefs *prefs,
+                             kmux_plan **plan) {
+    return kmux_conv2d_plan_create(dev, (const kmux_conv2d_desc *)desc, prefs, plan);
+}
+
+/** One table row: what every device answers to plan creation for desc. */
+static void table_row(matrix *mx, const char *label, plan_fn create, const void *desc,
+                      kmux_compute_type requested) {
     kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
     prefs.allow_emulation = !mx->opt->no_emulation;
     printf("| %s |", label);
     for (int d = 0; d < mx->ndev; d++) {
         kmux_plan *plan = NULL;
         char cell[CELL];
-        kmux_status s = kmux_matmul_plan_create(mx->dev[d], md, &prefs, &plan);
-        describe_answer(mx->opt, &mx->nt, s, plan, md->compute_type, cell, sizeof cell);
+        kmux_status s = create(mx->dev[d], desc, &prefs, &plan);
+        describe_answer(mx->opt, &mx->nt, s, plan, requested, cell, sizeof cell);
         printf(" %s |", cell);
     }
     printf("\n");
+}
+
+static void matmul_row(matrix *mx, const char *label, const kmux_matmul_desc *md) {
+    table_row(mx, label, plan_matmul, md, md->compute_type);
 }
 
 static void conv_row(matrix *mx, const char *label, const kmux_conv2d_desc *cd) {
-    kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
-    prefs.allow_emulation = !mx->opt->no_emulation;
-    printf("| %s |", label);
-    for (int d = 0; d < mx->ndev; d++) {
-        kmux_plan *plan = NULL;
-        char cell[CELL];
-        kmux_status s = kmux_conv2d_plan_create(mx->dev[d], cd, &prefs, &plan);
-        describe_answer(mx->opt, &mx->nt, s, plan, cd->compute_type, cell, sizeof cell);
-        printf(" %s |", cell);
-    }
-    printf("\n");
+    table_row(mx, label, plan_conv, cd, cd->compute_type);
 }
 
-/** The GEMM dtype table of kmux.h. */
-typedef struct combo {
-    kmux_dtype a, b, c;
-    kmux_compute_type compute;
-} combo;
+#define MAX_ROWS 128
 
-static int gemm_combos(combo *out) {
-    static const kmux_dtype fam[2][2] = {{KMUX_F8_E4M3, KMUX_F8_E5M2},
-                                         {KMUX_F8_E4M3_FNUZ, KMUX_F8_E5M2_FNUZ}};
-    static const kmux_dtype fp8_out[3] = {KMUX_F32, KMUX_F16, KMUX_BF16};
+/** The rows of a legal type table, read through the public API (the table kmux validates
+ *  against: kmux_matmul_type_combination_get / kmux_conv2d_type_combination_get). */
+static int read_rows(kmux_status (*count_fn)(int *),
+                     kmux_status (*get_fn)(int, kmux_type_combination *),
+                     kmux_type_combination *out) {
     int n = 0;
-    out[n++] = (combo){KMUX_F64, KMUX_F64, KMUX_F64, KMUX_COMPUTE_F64};
-    out[n++] = (combo){KMUX_F32, KMUX_F32, KMUX_F32, KMUX_COMPUTE_F32};
-    out[n++] = (combo){KMUX_F32, KMUX_F32, KMUX_F32, KMUX_COMPUTE_F32_FAST_TF32};
-    out[n++] = (combo){KMUX_F32, KMUX_F32, KMUX_F32, KMUX_COMPUTE_F32_FAST_BF16};
-    out[n++] = (combo){KMUX_F16, KMUX_F16, KMUX_F16, KMUX_COMPUTE_F32};
-    out[n++] = (combo){KMUX_F16, KMUX_F16, KMUX_F16, KMUX_COMPUTE_F16};
-    out[n++] = (combo){KMUX_F16, KMUX_F16, KMUX_F32, KMUX_COMPUTE_F32};
-    out[n++] = (combo){KMUX_BF16, KMUX_BF16, KMUX_BF16, KMUX_COMPUTE_F32};
-    out[n++] = (combo){KMUX_BF16, KMUX_BF16, KMUX_F32, KMUX_COMPUTE_F32};
-    for (int f = 0; f < 2; f++)
-        for (int i = 0; i < 2; i++)
-            for (int j = 0; j < 2; j++)
-                for (int o = 0; o < 3; o++)
-                    out[n++] = (combo){fam[f][i], fam[f][j], fp8_out[o], KMUX_COMPUTE_F32};
-    out[n++] = (combo){KMUX_I8, KMUX_I8, KMUX_I32, KMUX_COMPUTE_I32};
+    if (count_fn(&n) != KMUX_OK) return 0;
+    if (n > MAX_ROWS) n = MAX_ROWS;
+    for (int i = 0; i < n; i++)
+        if (get_fn(i, &out[i]) != KMUX_OK) return i;
     return n;
 }
 
-static kmux_matmul_desc matmul_desc(const combo *c, int64_t batch, unsigned epilogue) {
+static kmux_matmul_desc matmul_desc(const kmux_type_combination *c, int64_t batch,
+                                    unsigned epilogue) {
     kmux_matmul_desc md = KMUX_MATMUL_DESC_INIT;
     md.order = KMUX_ROW_MAJOR;
     md.m = md.n = md.k = 64;
     md.lda = md.ldb = md.ldc = 64;
-    md.a_type = c->a, md.b_type = c->b, md.c_type = c->c;
-    md.compute_type = c->compute;
+    md.a_type = c->a_type, md.b_type = c->b_type, md.c_type = c->c_type;
+    md.compute_type = c->compute_type;
     md.batch_count = batch;
     if (batch > 1) md.stride_a = md.stride_b = md.stride_c = 64 * 64;
     md.epilogue = epilogue;
@@ -210,18 +207,19 @@ static kmux_matmul_desc matmul_desc(const combo *c, int64_t batch, unsigned epil
     return md;
 }
 
-static void combo_label(const combo *c, const char *extra, char *buf, size_t n) {
-    if (c->a == c->b)
-        snprintf(buf, n, "%s → %s, compute %s%s", kmux_dtype_name(c->a), kmux_dtype_name(c->c),
-                 kmux_compute_type_name(c->compute), extra);
+static void combo_label(const kmux_type_combination *c, const char *extra, char *buf, size_t n) {
+    if (c->a_type == c->b_type)
+        snprintf(buf, n, "%s → %s, compute %s%s", kmux_dtype_name(c->a_type),
+                 kmux_dtype_name(c->c_type), kmux_compute_type_name(c->compute_type), extra);
     else
-        snprintf(buf, n, "%s × %s → %s, compute %s%s", kmux_dtype_name(c->a), kmux_dtype_name(c->b),
-                 kmux_dtype_name(c->c), kmux_compute_type_name(c->compute), extra);
+        snprintf(buf, n, "%s × %s → %s, compute %s%s", kmux_dtype_name(c->a_type),
+                 kmux_dtype_name(c->b_type), kmux_dtype_name(c->c_type),
+                 kmux_compute_type_name(c->compute_type), extra);
 }
 
 static void gemm_tables(matrix *mx) {
-    combo cs[64];
-    int n = gemm_combos(cs);
+    kmux_type_combination cs[MAX_ROWS];
+    int n = read_rows(kmux_matmul_type_combination_count, kmux_matmul_type_combination_get, cs);
     char label[160];
     printf("\n## GEMM\n\nkmux_matmul_plan_create with m = n = k = 64, row-major, no transpose, "
            "lda = ldb = ldc = 64 (kmux_gemm_ex and kmux_gemm_strided_batched_ex use the same "
@@ -254,8 +252,10 @@ static void gemm_tables(matrix *mx) {
     print_header_row(mx, "epilogue: a → c, compute");
     for (size_t e = 0; e < sizeof epis / sizeof epis[0]; e++)
         for (int i = 0; i < n; i++) {
-            if (cs[i].c == KMUX_I32) continue;
-            if (cs[i].a != cs[i].b || (cs[i].a != cs[i].c && cs[i].c != KMUX_F32)) continue;
+            if (cs[i].c_type == KMUX_I32) continue;
+            if (cs[i].a_type != cs[i].b_type ||
+                (cs[i].a_type != cs[i].c_type && cs[i].c_type != KMUX_F32))
+                continue;
             char body[128];
             combo_label(&cs[i], "", body, sizeof body);
             snprintf(label, sizeof label, "%s: %s", epis[e].name, body);
@@ -269,13 +269,8 @@ static const char *dir_name(kmux_conv_direction d) {
 }
 
 static void conv_tables(matrix *mx) {
-    static const struct {
-        kmux_dtype t;
-        kmux_compute_type c;
-    } types[] = {{KMUX_F32, KMUX_COMPUTE_F32},
-                 {KMUX_F16, KMUX_COMPUTE_F32},
-                 {KMUX_BF16, KMUX_COMPUTE_F32},
-                 {KMUX_F64, KMUX_COMPUTE_F64}};
+    kmux_type_combination types[MAX_ROWS];
+    int nt = read_rows(kmux_conv2d_type_combination_count, kmux_conv2d_type_combination_get, types);
     static const struct {
         int64_t groups;
         const char *name;
@@ -285,21 +280,22 @@ static void conv_tables(matrix *mx) {
     print_header_row(mx, "direction, type, compute, layout");
     for (int g = 0; g < 3; g++)
         for (int dir = KMUX_CONV_FWD; dir <= KMUX_CONV_BWD_WEIGHTS; dir++)
-            for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+            for (int t = 0; t < nt; t++)
                 for (int l = 0; l < 2; l++) {
-                    if (g > 0 && types[t].t == KMUX_F64) continue;
+                    if (g > 0 && types[t].a_type == KMUX_F64) continue;
                     kmux_conv2d_desc cd = KMUX_CONV2D_DESC_INIT;
                     cd.direction = (kmux_conv_direction)dir;
                     cd.layout = l ? KMUX_NHWC : KMUX_NCHW;
                     cd.n = 2, cd.c = 32, cd.h = 14, cd.w = 14, cd.k = 32, cd.r = 3, cd.s = 3;
                     cd.groups = grouping[g].groups;
                     cd.pad_top = cd.pad_bottom = cd.pad_left = cd.pad_right = 1;
-                    cd.x_type = cd.w_type = cd.y_type = types[t].t;
-                    cd.compute_type = types[t].c;
+                    cd.x_type = cd.w_type = cd.y_type = types[t].a_type;
+                    cd.compute_type = types[t].compute_type;
                     char label[160];
                     snprintf(label, sizeof label, "%s %s, compute %s, %s%s", dir_name(cd.direction),
-                             kmux_dtype_name(types[t].t), kmux_compute_type_name(types[t].c),
-                             l ? "NHWC" : "NCHW", grouping[g].name);
+                             kmux_dtype_name(types[t].a_type),
+                             kmux_compute_type_name(types[t].compute_type), l ? "NHWC" : "NCHW",
+                             grouping[g].name);
                     conv_row(mx, label, &cd);
                 }
 }

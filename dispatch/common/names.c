@@ -1,52 +1,27 @@
 /*
  * names.c - names of dtypes, compute types and statuses, and dtype sizes (kmux_common.h).
- * Switches without a default, so that -Wswitch flags a kmux.h enumerator missing here.
+ * Switches without a default, so that -Wswitch flags a kmux.h enumerator missing here (for
+ * dtypes: missing from KMUX_DTYPE_TABLE, whose rows expand into the cases).
  */
 #include "kmux_common.h"
 
+#include "kmux_dtype_desc.h"
+
+/* Names and sizes are columns of THE dtype table (kmux_dtype_desc.h). */
+#define NAME_CASE(id, nm, by, ...)                                                                 \
+    case id:                                                                                       \
+        return nm;
+#define SIZE_CASE(id, nm, by, ...)                                                                 \
+    case id:                                                                                       \
+        return by;
+
 const char *kmux_common_dtype_name(kmux_dtype t) {
-    switch (t) {
-    case KMUX_F64:
-        return "f64";
-    case KMUX_F32:
-        return "f32";
-    case KMUX_F16:
-        return "f16";
-    case KMUX_BF16:
-        return "bf16";
-    case KMUX_F8_E4M3:
-        return "e4m3";
-    case KMUX_F8_E5M2:
-        return "e5m2";
-    case KMUX_F8_E4M3_FNUZ:
-        return "e4m3fnuz";
-    case KMUX_F8_E5M2_FNUZ:
-        return "e5m2fnuz";
-    case KMUX_I8:
-        return "i8";
-    case KMUX_I32:
-        return "i32";
-    }
+    switch (t) { KMUX_DTYPE_TABLE(NAME_CASE) }
     return "?";
 }
 
 size_t kmux_common_dtype_size(kmux_dtype t) {
-    switch (t) {
-    case KMUX_F64:
-        return 8;
-    case KMUX_F32:
-    case KMUX_I32:
-        return 4;
-    case KMUX_F16:
-    case KMUX_BF16:
-        return 2;
-    case KMUX_F8_E4M3:
-    case KMUX_F8_E5M2:
-    case KMUX_F8_E4M3_FNUZ:
-    case KMUX_F8_E5M2_FNUZ:
-    case KMUX_I8:
-        return 1;
-    }
+    switch (t) { KMUX_DTYPE_TABLE(SIZE_CASE) }
     return 0;
 }
 

@@ -46,7 +46,7 @@ static void amax_range(void *p, int64_t begin, int64_t end, int tid) {
 }
 
 float kmux_cpu_amax(int64_t n, const void *x, kmux_dtype type, int threads) {
-    if (n <= 0 || !(type == KMUX_F64 || type == KMUX_F32 || kmux_cast_fmt_of(type))) return 0.0f;
+    if (n <= 0 || !kmux_dtype_is_float(type)) return 0.0f;
     amp_job j;
     memset(&j, 0, sizeof j);
     j.x = (char *)(uintptr_t)x; /* only read */

@@ -30,18 +30,6 @@ int kmux_cast_have_avx2(void) {
     return kmux_cpu_has_avx2_fma() && kmux_cpu_has_f16c();
 }
 
-static uint32_t bits32(float x) {
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
-static float from_bits32(uint32_t u) {
-    float x;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
-
 /* ---- widening -------------------------------------------------------------------------------- */
 
 void kmux_cast_to_f32_serial(int64_t n, const void *src, kmux_dtype t, float *dst, int avx2) {
@@ -60,9 +48,8 @@ void kmux_cast_to_f32_serial(int64_t n, const void *src, kmux_dtype t, float *ds
             kmux_cast_f16_to_f32_avx2(n, src, dst);
         } else {
             const uint16_t *s = src;
-            const kmux_cast_fmt *f = kmux_cast_fmt_of(KMUX_F16);
             for (int64_t i = 0; i < n; i++)
-                dst[i] = kmux_cast_decode(s[i], f);
+                dst[i] = kmux_decode_f32(s[i], KMUX_F16);
         }
         return;
     case KMUX_BF16:
@@ -71,7 +58,7 @@ void kmux_cast_to_f32_serial(int64_t n, const void *src, kmux_dtype t, float *ds
         } else {
             const uint16_t *s = src;
             for (int64_t i = 0; i < n; i++)
-                dst[i] = from_bits32((uint32_t)s[i] << 16);
+                dst[i] = kmux_decode_f32(s[i], KMUX_BF16);
         }
         return;
     default: { /* the four fp8 formats */
@@ -133,17 +120,10 @@ float kmux_cast_amax_f32(int64_t n, const float *x, int avx2) {
     if (avx2) return kmux_cast_amax_f32_avx2(n, x);
     uint32_t best = 0;
     for (int64_t i = 0; i < n; i++) {
-        uint32_t a = bits32(x[i]) & 0x7fffffffu;
+        uint32_t a = kmux_f32_bits(x[i]) & 0x7fffffffu;
         if (a <= 0x7f800000u && a > best) best = a;
     }
-    return from_bits32(best);
-}
-
-static uint16_t bf16_rne(uint32_t u, int saturate) {
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN */
-    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    if (saturate && (r & 0x7fffu) == 0x7f80u) r -= 1; /* Inf -> largest finite, same sign */
-    return (uint16_t)r;
+    return kmux_f32_from_bits(best);
 }
 
 void kmux_cast_from_f32(int64_t n, const float *f, void *out, kmux_dtype dt, int saturate,
@@ -161,12 +141,11 @@ void kmux_cast_from_f32(int64_t n, const float *f, void *out, kmux_dtype dt, int
         } else if (dt == KMUX_BF16) {
             uint16_t *o = out;
             for (int64_t i = 0; i < n; i++)
-                o[i] = bf16_rne(bits32(f[i]), saturate);
+                o[i] = (uint16_t)kmux_encode_f32(f[i], KMUX_BF16, saturate);
         } else {
             uint16_t *o = out;
-            const kmux_cast_fmt *fmt = kmux_cast_fmt_of(KMUX_F16);
             for (int64_t i = 0; i < n; i++)
-                o[i] = (uint16_t)kmux_cast_round_f32(bits32(f[i]), fmt, saturate);
+                o[i] = (uint16_t)kmux_encode_f32(f[i], KMUX_F16, saturate);
         }
         return;
     case KMUX_F32: {
@@ -198,9 +177,12 @@ void kmux_cast_from_f32(int64_t n, const float *f, void *out, kmux_dtype dt, int
             return;
         }
         uint8_t *o = out;
-        const kmux_cast_fmt *fmt = kmux_cast_fmt_of(dt);
-        for (int64_t i = 0; i < n; i++)
-            o[i] = (uint8_t)kmux_cast_round_f32(bits32(f[i]), fmt, saturate);
+        const kmux_dtype_desc fmt = kmux_dtype_desc_of(dt); /* hoisted: dt is not a constant */
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t u = kmux_f32_bits(f[i]);
+            o[i] = (uint8_t)kmux_codec_round_bits(u & 0x7fffffffu, (u >> 31) << fmt.sign_shift, 23,
+                                                  127, &fmt, saturate);
+        }
         return;
     }
     }
@@ -228,14 +210,15 @@ static void from_f32(const cast_job *j, int64_t n, const float *f, void *out, in
 /* f64 source: amax in f64, scale in f64, one rounding from f64 to the destination. */
 static float cast_from_f64(const cast_job *j, int64_t begin, int64_t end) {
     const double *x = (const double *)j->src;
-    const kmux_cast_fmt *fmt = kmux_cast_fmt_of(j->dt);
+    const kmux_dtype_desc fmt = kmux_dtype_desc_of(j->dt);
     double amax = 0.0;
     for (int64_t i = begin; i < end; i++) {
         double v = x[i];
         if (j->want_amax && fabs(v) > amax) amax = fabs(v); /* NaN compares false */
         if (j->has_scale) v *= (double)j->scale;
-        uint64_t u;
-        memcpy(&u, &v, sizeof u);
+        const uint64_t u = kmux_f64_bits(v);
+        const uint64_t mag = u & ~(UINT64_C(1) << 63);
+        const uint32_t sign = (uint32_t)(u >> 63) << fmt.sign_shift;
         switch (j->dt) {
         case KMUX_F64:
             if (j->saturate && isinf(v)) v = v > 0 ? DBL_MAX : -DBL_MAX;
@@ -246,10 +229,12 @@ static float cast_from_f64(const cast_job *j, int64_t begin, int64_t end) {
             break;
         case KMUX_F16:
         case KMUX_BF16:
-            ((uint16_t *)j->dst)[i] = (uint16_t)kmux_cast_round_f64(u, fmt, j->saturate);
+            ((uint16_t *)j->dst)[i] =
+                (uint16_t)kmux_codec_round_bits(mag, sign, 52, 1023, &fmt, j->saturate);
             break;
         default:
-            ((uint8_t *)j->dst)[i] = (uint8_t)kmux_cast_round_f64(u, fmt, j->saturate);
+            ((uint8_t *)j->dst)[i] =
+                (uint8_t)kmux_codec_round_bits(mag, sign, 52, 1023, &fmt, j->saturate);
             break;
         }
     }
@@ -283,14 +268,11 @@ static void cast_range(void *p, int64_t begin, int64_t end, int tid) {
     j->amax[tid] = amax;
 }
 
-static int is_float_type(kmux_dtype t) {
-    return t == KMUX_F64 || t == KMUX_F32 || kmux_cast_fmt_of(t) != NULL;
-}
-
 kmux_status kmux_cpu_cast(int64_t n, const void *src, kmux_dtype src_type, void *dst,
                           kmux_dtype dst_type, int saturate, const float *scale, float *amax,
                           int threads) {
-    if (!is_float_type(src_type) || !is_float_type(dst_type)) return KMUX_ERR_UNSUPPORTED;
+    if (!kmux_dtype_is_float(src_type) || !kmux_dtype_is_float(dst_type))
+        return KMUX_ERR_UNSUPPORTED;
     if (n <= 0) {
         if (amax) *amax = 0.0f;
         return KMUX_OK;

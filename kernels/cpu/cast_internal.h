@@ -1,7 +1,7 @@
 /*
  * cast_internal.h - private pieces of the conversion kernels (kernels/cpu/cast*.c, amp*.c):
- * narrow-format descriptors, the exact scalar rounding routines, the ISA-specific kernels and a
- * small parallel-for. Not part of any public or shared interface.
+ * fp8 decoding tables, the ISA-specific kernels and a small parallel-for (the scalar rounding
+ * is the shared codec's, kmux_dtype_codec.h). Not part of any public or shared interface.
  */
 #ifndef KMUX_CAST_INTERNAL_H
 #define KMUX_CAST_INTERNAL_H
@@ -10,32 +10,14 @@
 #include <stdint.h>
 #include "kmux.h"
 #include "kmux_common.h" /* kmux_common_dtype_size */
+#include "kmux_dtype_codec.h"
 
 /* ---- narrow floating-point formats ---------------------------------------------------------- */
 
-/** A binary floating-point format of at most 16 bits, described for the rounding routines.
- *  Magnitude codes exclude the sign bit. */
-typedef struct kmux_cast_fmt {
-    int mbits;         /**< explicit mantissa bits */
-    int bias;          /**< exponent bias */
-    int sign_shift;    /**< position of the sign bit (15 or 7) */
-    uint32_t max_code; /**< magnitude code of the largest finite value */
-    uint32_t inf_code; /**< magnitude code of Inf; 0 when the format has no Inf */
-    uint32_t nan_code; /**< FULL code of the canonical quiet NaN with a + sign (0x80 for FNUZ) */
-    int fnuz;          /**< 1: no -0, single NaN 0x80 (AMD gfx942 fp8) */
-} kmux_cast_fmt;
-
-/** The descriptor of f16, bf16 or one of the four fp8 formats; NULL for any other dtype. */
-const kmux_cast_fmt *kmux_cast_fmt_of(kmux_dtype t);
-
-/** Rounds the f32 with bit pattern u to fmt (round to nearest even, once; NaN kept as a quiet NaN
- *  with the sign and the leading payload bits where the format has them; subnormals kept;
- *  overflow -> Inf, or NaN without Inf, or the largest finite value of the sign with saturate). */
-uint32_t kmux_cast_round_f32(uint32_t u, const kmux_cast_fmt *fmt, int saturate);
-/** The same from an f64 bit pattern, rounded once (no intermediate f32). */
-uint32_t kmux_cast_round_f64(uint64_t u, const kmux_cast_fmt *fmt, int saturate);
-/** Exact value of a narrow code as f32 (every value of these formats is an f32). */
-float kmux_cast_decode(uint32_t code, const kmux_cast_fmt *fmt);
+/* Scalar encoding and decoding of f16, bf16 and fp8 are THE shared codec's
+ * (kmux_dtype_codec.h: kmux_encode_f32, kmux_encode_f64, kmux_decode_f32, and
+ * kmux_codec_round_bits for loops that hoist the descriptor); the vector kernels below are tested
+ * bit for bit against it. */
 
 /** 256-entry decoding table of an fp8 dtype (built once, thread-safe); NULL for other dtypes. */
 const float *kmux_cast_fp8_table(kmux_dtype t);
