@@ -106,8 +106,10 @@ kmux_status kmux_cuda_enter(const kmux_cuda_state *st, int device, const char *f
     int known = 0, had = 0;
     if (drv.ok) {
         CUcontext c = NULL;
-        known = drv.get(&c) == CUDA_SUCCESS;
-        had = c != NULL;
+        CUresult r = drv.get(&c);
+        /* an uninitialised driver has no context on any thread */
+        known = r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_INITIALIZED;
+        had = r == CUDA_SUCCESS && c != NULL;
     }
     kmux_cuda_guard_action a = kmux_cuda_guard_decide(known, had, cur, ordinal);
     if (a == KMUX_CUDA_GUARD_NONE) return KMUX_OK;
