@@ -15,8 +15,8 @@
 #      same problems -> torch.jsonl (both append and flush every record: a timeout loses nothing);
 #      every record carries the GPU name, driver, clocks (machine label), library versions and
 #      the git commit;
-#   5. ctest with the GPU present (test_cuda and the conformance tests then run on cuda:0), with
-#      whatever time is left;
+#   5. ctest -R 'cuda|conformance' with the GPU present (test_cuda, test_cuda_host and the
+#      conformance suites, which then run on cuda:0), with whatever time is left;
 #   6. `kmux-bench report kmux.jsonl torch.jsonl` (the side-by-side table), printed LAST.
 # A part that cannot run (no Criterion, no jansson, no PyTorch) is reported loudly and makes the
 # exit status non-zero; the other parts still run.
@@ -254,9 +254,10 @@ tests_status="NOT BUILT (no Criterion)"
 if [ "$tests_built" = 1 ]; then
     t=$(stage 25 30)
     say "ctest (up to ${t}s)"
-    # kmux_gpu_checks ran above; the dry-run test of this script is for machines without a GPU
+    # the tests that run on cuda:0 (test_cuda*, the conformance suites); kmux_gpu_checks ran
+    # above, and the dry-run test of this script is for machines without a GPU
     (cd "$build" && timeout "$t" ctest --output-on-failure -j "$(((jobs + 1) / 2))" --timeout 300 \
-        -E '^(cuda_gpu_checks|cuda_run_sh_no_gpu)$') >"$log/ctest.log" 2>&1
+        -R 'cuda|conformance' -E '^(cuda_gpu_checks|cuda_run_sh_no_gpu)$') >"$log/ctest.log" 2>&1
     rc=$?
     summary=$(grep -E "tests passed|tests failed" "$log/ctest.log" | tail -n 1)
     if [ $rc -eq 0 ]; then
