@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ck_checks.h"
 
@@ -127,6 +128,33 @@ static void check_node_family(ck_run *run, const char *subject, const char *patt
     ck_sys_free_paths(paths);
 }
 
+/* The kernel driver's version as the kernel reports it, without any plugin: the first line of
+ * path (/sys/module/amdgpu/version, /proc/driver/nvidia/version). module: its /sys/module name. */
+static void check_kernel_driver(ck_run *run, const char *subject, const char *module,
+                                const char *path) {
+    char dir[128], line[256] = "", detail[384];
+    snprintf(dir, sizeof dir, "/sys/module/%s", module);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (!fgets(line, sizeof line, f)) line[0] = '\0';
+        fclose(f);
+        line[strcspn(line, "\n")] = '\0';
+    }
+    ck_verdict v;
+    if (line[0]) {
+        snprintf(detail, sizeof detail, "%s kernel driver: %s", module, line);
+        v = mk(CK_PASS, detail, NULL);
+    } else if (access(dir, F_OK) == 0) {
+        snprintf(detail, sizeof detail, "%s kernel module loaded (version not readable from %s)",
+                 module, path);
+        v = mk(CK_PASS, detail, NULL);
+    } else {
+        snprintf(detail, sizeof detail, "%s kernel module not loaded (no %s)", module, dir);
+        v = mk(CK_SKIP, detail, NULL);
+    }
+    add(run, subject, "kernel_driver", &v);
+}
+
 void ck_check_environment(ck_run *run) {
     char detail[384];
     snprintf(detail, sizeof detail, "kmux %s", kmux_version());
@@ -136,10 +164,12 @@ void ck_check_environment(ck_run *run) {
     check_gpu_versions(run);
     check_overrides(run);
     if (run->want_gpu_hip) {
+        check_kernel_driver(run, "hip", "amdgpu", "/sys/module/amdgpu/version");
         check_node(run, "hip", "/dev/kfd", "amdgpu");
         check_node_family(run, "hip", "/dev/dri/renderD*", "amdgpu");
     }
     if (run->want_gpu_cuda) {
+        check_kernel_driver(run, "cuda", "nvidia", "/proc/driver/nvidia/version");
         check_node(run, "cuda", "/dev/nvidiactl", "nvidia");
         check_node_family(run, "cuda", "/dev/nvidia[0-9]*", "nvidia");
         check_node(run, "cuda", "/dev/nvidia-uvm", "nvidia-uvm");

@@ -118,9 +118,12 @@ static void check_gemm(ck_run *run, kmux_stream *s, const kmux_device_props *p, 
     if (t <= 0) {
         add_error(run, p->id, name, "GEMM failed");
     } else {
-        double gflops = 2.0 * (double)n * n * n / t / 1e9;
-        double peak = p->peak_flops[a] / 1e9;
         int cpu = p->is_host;
+        /* GFLOP/s on CPUs, TFLOP/s on GPUs: figures a reader compares with a datasheet. */
+        double scale = cpu ? 1e9 : 1e12;
+        const char *unit = cpu ? "GFLOP/s" : "TFLOP/s";
+        double gflops = 2.0 * (double)n * n * n / t / scale;
+        double peak = p->peak_flops[a] / scale;
         ck_rate_rule rule =
             cpu ? (ck_rate_rule){run->targets->cpu_gemm_pass_frac, run->targets->cpu_gemm_fail_frac}
                 : (ck_rate_rule){run->targets->gemm_pass_frac, run->targets->gemm_fail_frac};
@@ -129,9 +132,9 @@ static void check_gemm(ck_run *run, kmux_stream *s, const kmux_device_props *p, 
                               : "check clocks and power caps (nvidia-smi -q -d CLOCK,POWER / "
                                 "rocm-smi), thermal throttling, and the implementation "
                                 "(KMUX_VERBOSE=1)";
-        ck_verdict v = ck_judge_rate(gflops, peak, rule, cpu && busy, "GFLOP/s",
-                                     "the device's peak for this dtype", fix);
-        add(run, p->id, name, &v, gflops, peak > 0 ? peak * rule.pass_frac : NAN, "GFLOP/s");
+        ck_verdict v = ck_judge_rate(gflops, peak, rule, cpu && busy, unit,
+                                     "the device reports no peak for this dtype", fix);
+        add(run, p->id, name, &v, gflops, peak > 0 ? peak * rule.pass_frac : NAN, unit);
     }
     kmux_free(dev, g.A);
     kmux_free(dev, g.B);
@@ -169,7 +172,7 @@ static void check_device_copy(ck_run *run, kmux_stream *s, const kmux_device_pro
             double gbps = 2.0 * (double)bytes / t / 1e9; /* read + write, as BabelStream copy */
             ck_rate_rule rule = {run->targets->devmem_pass_frac, run->targets->devmem_fail_frac};
             ck_verdict v = ck_judge_rate(gbps, p->mem_bandwidth_gbps, rule, 0, "GB/s",
-                                         "the device's memory bandwidth",
+                                         "the device reports no memory bandwidth",
                                          "check memory clocks (nvidia-smi -q -d CLOCK / rocm-smi "
                                          "--showmclkrange) and ECC page retirement");
             add(run, p->id, "device_copy", &v, gbps,
@@ -190,15 +193,21 @@ static double link_rate(ck_run *run, kmux_device *dev, char *what, size_t size) 
     memset(&d, 0, sizeof d);
     d.struct_size = sizeof d;
     if (kmux_device_diag_get(dev, &d) != KMUX_OK) {
-        snprintf(what, size, "host link rate (the backend reports no link facts)");
+        snprintf(what, size, "link rate unknown (the backend reports no link facts)");
         return 0;
     }
     if (d.link_rate_gbps > 0) {
         snprintf(what, size, "link");
         return d.link_rate_gbps;
     }
-    snprintf(what, size, "PCIe Gen%d x%d", d.pcie_gen, d.pcie_width);
-    return ck_pcie_rate_gbps(d.pcie_gen, d.pcie_width);
+    double rate = ck_pcie_rate_gbps(d.pcie_gen, d.pcie_width);
+    if (rate > 0)
+        snprintf(what, size, "PCIe Gen%d x%d", d.pcie_gen, d.pcie_width);
+    else
+        snprintf(what, size,
+                 "link rate unknown (no PCIe generation and width reported; set "
+                 "link_rate_gbps in --target-file)");
+    return rate;
 }
 
 static void check_host_copies(ck_run *run, kmux_stream *s, const kmux_device_props *p) {
@@ -308,7 +317,7 @@ static void check_cpu_stream(ck_run *run, int busy) {
     if (peak > 0 && !run->targets->cpu_mem_peak_gbps)
         snprintf(what, sizeof what, "%d modules x %d MT/s x 8 B", modules, mts);
     else if (peak <= 0)
-        snprintf(what, sizeof what, "DRAM peak (%s)", reason);
+        snprintf(what, sizeof what, "DRAM peak unknown: %s", reason);
     ck_rate_rule rule = {run->targets->cpu_stream_pass_frac, 0.0};
     ck_verdict v = ck_judge_rate(gbps, peak, rule, busy, "GB/s", what,
                                  "check that every memory channel is populated (dmidecode -t "

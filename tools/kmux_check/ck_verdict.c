@@ -45,8 +45,8 @@ static ck_verdict verdict(ck_status s, const char *hint, const char *fmt, ...) {
 ck_verdict ck_judge_rate(double measured, double reference, ck_rate_rule rule, int busy,
                          const char *unit, const char *what_unknown, const char *fix) {
     if (!(reference > 0))
-        return verdict(CK_SKIP, "", "measured %.3g %s; no target: %s unknown", measured, unit,
-                       what_unknown ? what_unknown : "reference rate");
+        return verdict(CK_SKIP, "", "measured %.3g %s; no target: %s", measured, unit,
+                       what_unknown ? what_unknown : "reference rate unknown");
     double frac = measured / reference;
     ck_status s = frac >= rule.pass_frac ? CK_PASS : frac >= rule.fail_frac ? CK_WARN : CK_FAIL;
     if (s == CK_FAIL && busy) s = CK_WARN;

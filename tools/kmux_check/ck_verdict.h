@@ -32,8 +32,9 @@ typedef struct ck_rate_rule {
 } ck_rate_rule;
 
 /** Judges `measured` (units as reference, > 0) against reference * rule. reference <= 0 (not
- *  known) gives SKIP naming `what_unknown`. busy != 0 (the host was loaded by other work while
- *  measuring) turns a FAIL into a WARN that says so. fix: the hint used when not PASS. */
+ *  known) gives SKIP with `what_unknown` ("DRAM peak unknown: ..."). busy != 0 (the host was loaded
+ * by other work while measuring) turns a FAIL into a WARN that says so. fix: the hint used when not
+ * PASS. */
 ck_verdict ck_judge_rate(double measured, double reference, ck_rate_rule rule, int busy,
                          const char *unit, const char *what_unknown, const char *fix);
 
