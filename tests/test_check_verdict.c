@@ -215,3 +215,26 @@ Test(check_verdict, exit_status_is_zero_only_without_fail) {
     cr_assert_eq(c.pass + c.warn + c.fail + c.skip, 4);
     cr_assert_str_eq(ck_status_name(CK_FAIL), "FAIL");
 }
+
+/* ---- PCIe link state ---- */
+
+Test(check_verdict, pcie_link_speed_strings) {
+    cr_assert_eq(ck_pcie_gen_from_speed("16.0 GT/s PCIe"), 4);
+    cr_assert_eq(ck_pcie_gen_from_speed("32.0 GT/s PCIe"), 5);
+    cr_assert_eq(ck_pcie_gen_from_speed("2.5 GT/s"), 1);
+    cr_assert_eq(ck_pcie_gen_from_speed("8 GT/s"), 3);
+    cr_assert_eq(ck_pcie_gen_from_speed("Unknown"), 0);
+    cr_assert_eq(ck_pcie_gen_from_speed(NULL), 0);
+}
+
+Test(check_verdict, pcie_link_trained_at_fewer_lanes_warns) {
+    ck_verdict v = ck_judge_pcie_link(4, 8, 4, 16);
+    cr_assert_eq(v.status, CK_WARN);
+    cr_assert(strstr(v.detail, "x8 of x16"), "%s", v.detail);
+    cr_assert_eq(ck_judge_pcie_link(4, 16, 4, 16).status, CK_PASS);
+    /* a lower generation alone is idle power saving, not a verdict */
+    v = ck_judge_pcie_link(1, 16, 5, 16);
+    cr_assert_eq(v.status, CK_PASS);
+    cr_assert(strstr(v.detail, "idle"), "%s", v.detail);
+    cr_assert_eq(ck_judge_pcie_link(0, 0, 0, 0).status, CK_SKIP);
+}

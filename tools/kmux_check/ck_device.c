@@ -101,6 +101,15 @@ void ck_check_devices(ck_run *run) {
                      p.backend, kmux_last_error());
         }
         add(run, p.id, "code_objects", &v);
+        int gen = 0, width = 0, max_gen = 0, max_width = 0;
+        if (st == KMUX_OK && d.pcie_gen > 0) {
+            gen = d.pcie_gen, width = d.pcie_width;
+            max_gen = d.pcie_max_gen, max_width = d.pcie_max_width;
+        } else {
+            ck_sys_pci_link(p.pci_bus_id, &gen, &width, &max_gen, &max_width);
+        }
+        v = ck_judge_pcie_link(gen, width, max_gen, max_width);
+        add(run, p.id, "pcie_link", &v);
         v = ck_judge_ecc(st == KMUX_OK ? d.ecc_enabled : -1, st == KMUX_OK ? d.ecc_supported : -1);
         add(run, p.id, "ecc", &v);
     }

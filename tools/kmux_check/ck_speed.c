@@ -197,17 +197,22 @@ static double link_rate(ck_run *run, kmux_device *dev, char *what, size_t size) 
     kmux_device_diag d;
     memset(&d, 0, sizeof d);
     d.struct_size = sizeof d;
-    if (kmux_device_diag_get(dev, &d) != KMUX_OK) {
-        snprintf(what, size, "link rate unknown (the backend reports no link facts)");
-        return 0;
-    }
-    if (d.link_rate_gbps > 0) {
+    int have = kmux_device_diag_get(dev, &d) == KMUX_OK;
+    if (have && d.link_rate_gbps > 0) {
         snprintf(what, size, "link");
         return d.link_rate_gbps;
     }
-    double rate = ck_pcie_rate_gbps(d.pcie_gen, d.pcie_width);
+    /* What the link can carry: the device's maximum (an idle GPU lowers its current speed). */
+    int gen = have ? d.pcie_max_gen : 0, width = have ? d.pcie_max_width : 0;
+    if (gen <= 0 || width <= 0) {
+        kmux_device_props p;
+        int g, w;
+        if (kmux_device_props_get(dev, &p) == KMUX_OK)
+            ck_sys_pci_link(p.pci_bus_id, &g, &w, &gen, &width);
+    }
+    double rate = ck_pcie_rate_gbps(gen, width);
     if (rate > 0)
-        snprintf(what, size, "PCIe Gen%d x%d", d.pcie_gen, d.pcie_width);
+        snprintf(what, size, "PCIe Gen%d x%d", gen, width);
     else
         snprintf(what, size,
                  "link rate unknown (no PCIe generation and width reported; set "

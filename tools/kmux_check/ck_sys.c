@@ -147,3 +147,34 @@ void ck_sys_free_paths(char **paths) {
         free(paths[i]);
     free(paths);
 }
+
+static int read_line(const char *path, char *buf, size_t size) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    int ok = fgets(buf, (int)size, f) != NULL;
+    fclose(f);
+    if (ok) buf[strcspn(buf, "\n")] = '\0';
+    return ok;
+}
+
+int ck_sys_pci_link(const char *bus_id, int *gen, int *width, int *max_gen, int *max_width) {
+    *gen = *width = *max_gen = *max_width = 0;
+    if (!bus_id || !*bus_id) return -1;
+    /* sysfs spells the domain with 4 hex digits in lower case */
+    char id[64], path[256], v[64];
+    size_t i = 0;
+    for (; bus_id[i] && i + 1 < sizeof id; i++)
+        id[i] = (char)(bus_id[i] >= 'A' && bus_id[i] <= 'F' ? bus_id[i] - 'A' + 'a' : bus_id[i]);
+    id[i] = '\0';
+    const char *names[4] = {"current_link_speed", "current_link_width", "max_link_speed",
+                            "max_link_width"};
+    int *out[4] = {gen, width, max_gen, max_width};
+    int found = 0;
+    for (int k = 0; k < 4; k++) {
+        snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/%s", id, names[k]);
+        if (!read_line(path, v, sizeof v)) continue;
+        found = 1;
+        *out[k] = k % 2 == 0 ? ck_pcie_gen_from_speed(v) : atoi(v);
+    }
+    return found ? 0 : -1;
+}

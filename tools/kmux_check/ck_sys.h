@@ -25,6 +25,10 @@ int ck_sys_host_busy(void);
  *  with reason saying why not (tables unreadable without root, no speed recorded). */
 double ck_sys_dram_peak_gbps(char *reason, size_t size, int *modules, int *mts);
 
+/** PCIe link of the device at bus_id ("0000:3b:00.0") from /sys/bus/pci/devices: current and
+ *  maximum generation and width, 0 where unknown. Returns 0 when sysfs has the device. */
+int ck_sys_pci_link(const char *bus_id, int *gen, int *width, int *max_gen, int *max_width);
+
 /** stat() and access() of a device node, with its group's name (into group_buf) and whether the
  *  user is in it. */
 void ck_sys_node_facts(const char *path, ck_node_facts *f, char *group_buf, size_t group_size);

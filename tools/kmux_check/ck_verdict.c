@@ -75,6 +75,28 @@ double ck_pcie_rate_gbps(int gen, int width) {
     return gts[gen] * eff[gen] * width / 8.0;
 }
 
+int ck_pcie_gen_from_speed(const char *speed) {
+    double gts = speed ? atof(speed) : 0.0;
+    static const double rates[] = {2.5, 5.0, 8.0, 16.0, 32.0, 64.0};
+    for (int i = 0; i < 6; i++)
+        if (gts > rates[i] * 0.9 && gts < rates[i] * 1.1) return i + 1;
+    return 0;
+}
+
+ck_verdict ck_judge_pcie_link(int gen, int width, int max_gen, int max_width) {
+    if (gen <= 0 || width <= 0 || max_gen <= 0 || max_width <= 0)
+        return verdict(CK_SKIP, "", "PCIe link state unknown");
+    if (width < max_width)
+        return verdict(CK_WARN,
+                       "reseat the card, check the riser and that the slot is wired x16 (lspci "
+                       "-vv: LnkSta against LnkCap)",
+                       "link trained at x%d of x%d (Gen%d now, Gen%d max): %.0f%% of the "
+                       "bandwidth",
+                       width, max_width, gen, max_gen, 100.0 * width / max_width);
+    return verdict(CK_PASS, "", "Gen%d x%d now, Gen%d x%d max%s", gen, width, max_gen, max_width,
+                   gen < max_gen ? " (GPUs lower the link speed while idle)" : "");
+}
+
 /* ---- code objects --------------------------------------------------------------------------- */
 
 /* Next comma-separated item of *s (spaces trimmed) into buf; 0 at the end. */

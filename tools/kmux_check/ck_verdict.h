@@ -43,6 +43,14 @@ ck_verdict ck_judge_rate(double measured, double reference, ck_rate_rule rule, i
  *  0 when gen or width is unknown (<= 0) or out of range. Gen4 x16: 31.5; Gen5 x16: 63.0. */
 double ck_pcie_rate_gbps(int gen, int width);
 
+/** PCIe generation of a sysfs link speed ("16.0 GT/s PCIe", "2.5 GT/s"): 1..6, 0 unknown. */
+int ck_pcie_gen_from_speed(const char *speed);
+
+/** Judges a device's PCIe link: current against maximum generation and width. A width below the
+ *  maximum is a WARN (the card trained at fewer lanes: seat, riser, slot); a generation below it
+ *  is reported but not judged (GPUs lower the link speed while idle). Unknown (0): SKIP. */
+ck_verdict ck_judge_pcie_link(int gen, int width, int max_gen, int max_width);
+
 /* ---- code objects --------------------------------------------------------------------------- */
 
 /** Does a plugin carry code for this device? target: the device's full target id
