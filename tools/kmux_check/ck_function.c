@@ -1,8 +1,9 @@
 /*
  * ck_function.c - function checks: a trivial kernel launches, copies round-trip bit-exactly, and
- * every op x dtype the device runs matches ref on a small problem. Inputs are small integers
- * (-2..2) with short reductions (<= 36 terms), so every partial sum is exact in every dtype and
- * a correct backend matches ref exactly (as benchdnn's integer fill).
+ * every op x dtype the device runs (matmul, conv in three directions, cast, amax) matches ref on
+ * a small problem. GEMM and conv inputs are small integers (-2..2) with short reductions (<= 36
+ * terms), so every partial sum is exact in every dtype and a correct backend matches ref exactly
+ * (as benchdnn's integer fill); cast and amax must match ref bit for bit.
  */
 #include <math.h>
 #include <stdio.h>
@@ -332,6 +333,55 @@ static void check_cast(ck_run *run, kmux_stream *s, kmux_stream *ref_s, const ch
     }
 }
 
+/* ---- amax ----------------------------------------------------------------------------------- */
+
+/* max |x| of n values of type t on the stream's device (kmux_amax), into *out. */
+static kmux_status run_amax(kmux_stream *s, kmux_dtype t, const double *in, size_t n, double *out) {
+    kmux_device *dev = kmux_stream_device(s);
+    void *x = ck_upload(s, t, in, n), *amax = ck_upload(s, KMUX_F32, NULL, 1);
+    kmux_status st = x && amax ? kmux_amax(s, (int64_t)n, x, t, amax) : KMUX_ERR_OUT_OF_MEMORY;
+    if (st == KMUX_OK) st = kmux_stream_synchronize(s);
+    if (st == KMUX_OK && ck_download(s, KMUX_F32, amax, out, 1) != 0) st = KMUX_ERR_DEVICE;
+    kmux_free(dev, x);
+    kmux_free(dev, amax);
+    return st;
+}
+
+static void check_amax(ck_run *run, kmux_stream *s, kmux_stream *ref_s, const char *id,
+                       char *unsupported, size_t usize) {
+    static const kmux_dtype types[] = {KMUX_F32,         KMUX_F16,     KMUX_BF16,
+                                       KMUX_F8_E4M3,     KMUX_F8_E5M2, KMUX_F8_E4M3_FNUZ,
+                                       KMUX_F8_E5M2_FNUZ};
+    enum { N = 1000 };
+    double in[N];
+    for (int i = 0; i < N; i++) /* the largest magnitude sits in the middle, negative */
+        in[i] = i == N / 2 ? -3.5 : (double)((i * 29) % 23 - 11) / 8.0;
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        char name[48], detail[384];
+        snprintf(name, sizeof name, "amax %s", kmux_dtype_name(types[t]));
+        double got = 0, want = 0;
+        kmux_status st = run_amax(s, types[t], in, N, &got);
+        if (st == KMUX_ERR_UNSUPPORTED) {
+            append(unsupported, usize, name);
+            continue;
+        }
+        ck_verdict v;
+        if (st != KMUX_OK) {
+            snprintf(detail, sizeof detail, "%s: %s", kmux_status_str(st), kmux_last_error());
+            v = mk(CK_FAIL, detail, "rerun with KMUX_VERBOSE=2 for the native error");
+        } else if (run_amax(ref_s, types[t], in, N, &want) != KMUX_OK) {
+            snprintf(detail, sizeof detail, "ref failed: %s", kmux_last_error());
+            v = mk(CK_SKIP, detail, NULL);
+        } else {
+            ck_compare c = compare(&got, &want, 1);
+            v = ck_judge_compare(&c);
+            snprintf(v.detail, sizeof v.detail, "%s: %g, ref %g",
+                     c.mismatches ? "differs" : "matches ref", got, want);
+        }
+        add(run, id, name, &v);
+    }
+}
+
 void ck_check_function(ck_run *run) {
     kmux_stream *ref_s = NULL;
     if (kmux_stream_create(run->ref, &ref_s) != KMUX_OK) {
@@ -354,6 +404,7 @@ void ck_check_function(ck_run *run) {
         check_matmul(run, s, ref_s, id, unsupported, sizeof unsupported);
         check_conv(run, s, ref_s, id, unsupported, sizeof unsupported);
         check_cast(run, s, ref_s, id, unsupported, sizeof unsupported);
+        check_amax(run, s, ref_s, id, unsupported, sizeof unsupported);
         if (unsupported[0]) {
             char detail[384];
             snprintf(detail, sizeof detail, "not run (the device does not support them): %.330s%s",
