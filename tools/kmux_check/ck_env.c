@@ -2,6 +2,8 @@
  * ck_env.c - environment checks: plugins and their versions, GPU runtime/driver versions,
  * override variables, device node access.
  */
+#define _GNU_SOURCE
+#include <link.h>
 #include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -128,6 +130,44 @@ static void check_node_family(ck_run *run, const char *subject, const char *patt
     ck_sys_free_paths(paths);
 }
 
+/* Vendor libraries the plugins opened, as the dynamic loader sees them (real file names carry
+ * the versions: libopenblasp-r0.3.21.so, libcudnn.so.9.13.0). */
+static const char *const vendor_libs[] = {
+    "libopenblas", "libblas.so",       "libdnnl",    "libgomp",      "libomp",   "libtbb",
+    "libcuda.so",  "libcudart",        "libcublas",  "libcublasLt",  "libcudnn", "libnvrtc",
+    "libamdhip64", "libhsa-runtime64", "librocblas", "libhipblaslt", "libMIOpen"};
+
+typedef struct lib_list {
+    char text[1024];
+} lib_list;
+
+static int collect_lib(struct dl_phdr_info *info, size_t size, void *data) {
+    lib_list *l = data;
+    const char *name = info->dlpi_name, *base = name ? strrchr(name, '/') : NULL;
+    base = base ? base + 1 : name;
+    if (!base || !*base) return 0;
+    for (size_t i = 0; i < sizeof vendor_libs / sizeof vendor_libs[0]; i++) {
+        if (strncmp(base, vendor_libs[i], strlen(vendor_libs[i])) != 0) continue;
+        char real[512];
+        /* the real file's base name: short, and it carries the version */
+        const char *shown = realpath(name, real) ? real : name, *slash = strrchr(shown, '/');
+        shown = slash ? slash + 1 : shown;
+        size_t len = strlen(l->text);
+        if (!strstr(l->text, shown))
+            snprintf(l->text + len, sizeof l->text - len, "%s%s", len ? ", " : "", shown);
+        break;
+    }
+    return 0;
+}
+
+static void check_vendor_libraries(ck_run *run) {
+    lib_list l = {""};
+    dl_iterate_phdr(collect_lib, &l);
+    ck_verdict v = mk(l.text[0] ? CK_PASS : CK_SKIP,
+                      l.text[0] ? l.text : "no vendor library loaded by the plugins", NULL);
+    add(run, "host", "vendor_libraries", &v);
+}
+
 /* The kernel driver's version as the kernel reports it, without any plugin: the first line of
  * path (/sys/module/amdgpu/version, /proc/driver/nvidia/version). module: its /sys/module name. */
 static void check_kernel_driver(ck_run *run, const char *subject, const char *module,
@@ -161,6 +201,7 @@ void ck_check_environment(ck_run *run) {
     ck_verdict v = mk(CK_PASS, detail, NULL);
     add(run, "kmux", "library", &v);
     check_plugins(run);
+    check_vendor_libraries(run);
     check_gpu_versions(run);
     check_overrides(run);
     if (run->want_gpu_hip) {
