@@ -66,6 +66,36 @@ int ck_sys_host_busy(void) {
     return l >= 0.75 * ck_sys_online_cpus();
 }
 
+int ck_dmi_parse_memory(const uint8_t *t, size_t n, int *modules, int *mts) {
+    *modules = 0;
+    *mts = 0;
+    int min_speed = 0;
+    for (size_t p = 0; p + 4 <= n;) {
+        uint8_t type = t[p], len = t[p + 1];
+        if (len < 4 || p + len > n) break;
+        if (type == 17 && len >= 0x17) {
+            unsigned sz = t[p + 0x0C] | (unsigned)t[p + 0x0D] << 8;
+            unsigned speed = t[p + 0x15] | (unsigned)t[p + 0x16] << 8;
+            if (len >= 0x22) { /* configured speed (SMBIOS 2.7+) is what the module runs at */
+                unsigned conf = t[p + 0x20] | (unsigned)t[p + 0x21] << 8;
+                if (conf && conf != 0xFFFF) speed = conf;
+            }
+            if (sz != 0 && sz != 0xFFFF && speed != 0 && speed != 0xFFFF) {
+                (*modules)++;
+                if (!min_speed || (int)speed < min_speed) min_speed = (int)speed;
+            }
+        }
+        if (type == 127) break;
+        /* skip the formatted area, then the string set (ends with two NULs) */
+        size_t q = p + len;
+        while (q + 1 < n && !(t[q] == 0 && t[q + 1] == 0))
+            q++;
+        p = q + 2;
+    }
+    *mts = min_speed;
+    return *modules;
+}
+
 double ck_sys_dram_peak_gbps(char *reason, size_t size, int *modules, int *mts) {
     const char *path = "/sys/firmware/dmi/tables/DMI";
     *modules = 0;
@@ -81,36 +111,16 @@ double ck_sys_dram_peak_gbps(char *reason, size_t size, int *modules, int *mts) 
     static uint8_t t[1 << 16];
     size_t n = fread(t, 1, sizeof t, f);
     fclose(f);
-    int min_speed = 0;
-    for (size_t p = 0; p + 4 <= n;) {
-        uint8_t type = t[p], len = t[p + 1];
-        if (len < 4 || p + len > n) break;
-        if (type == 17 && len >= 0x17) {
-            unsigned sz = t[p + 0x0C] | (unsigned)t[p + 0x0D] << 8;
-            unsigned speed = t[p + 0x15] | (unsigned)t[p + 0x16] << 8;
-            if (len >= 0x22) { /* configured speed (SMBIOS 2.7+) is what the module runs at */
-                unsigned conf = t[p + 0x20] | (unsigned)t[p + 0x21] << 8;
-                if (conf && conf != 0xFFFF) speed = conf;
-            }
-            if (sz != 0 && speed != 0 && speed != 0xFFFF) {
-                (*modules)++;
-                if (!min_speed || (int)speed < min_speed) min_speed = (int)speed;
-            }
-        }
-        if (type == 127) break;
-        /* skip the formatted area, then the string set (ends with two NULs) */
-        size_t q = p + len;
-        while (q + 1 < n && !(t[q] == 0 && t[q + 1] == 0))
-            q++;
-        p = q + 2;
-    }
-    if (!*modules) {
+    if (!ck_dmi_parse_memory(t, n, modules, mts)) {
         snprintf(reason, size, "%s lists no populated memory module with a speed", path);
         return 0;
     }
-    *mts = min_speed;
     reason[0] = '\0';
-    return *modules * (double)min_speed * 1e6 * 8 / 1e9;
+    return ck_dmi_peak_gbps(*modules, *mts);
+}
+
+double ck_dmi_peak_gbps(int modules, int mts) {
+    return modules * (double)mts * 1e6 * 8 / 1e9; /* 64-bit channel: 8 bytes per transfer */
 }
 
 void ck_sys_node_facts(const char *path, ck_node_facts *f, char *group_buf, size_t group_size) {

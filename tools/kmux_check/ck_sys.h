@@ -6,6 +6,7 @@
 #define KMUX_CHECK_SYS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ck_verdict.h"
 
@@ -28,6 +29,13 @@ double ck_sys_dram_peak_gbps(char *reason, size_t size, int *modules, int *mts);
 /** PCIe link of the device at bus_id ("0000:3b:00.0") from /sys/bus/pci/devices: current and
  *  maximum generation and width, 0 where unknown. Returns 0 when sysfs has the device. */
 int ck_sys_pci_link(const char *bus_id, int *gen, int *width, int *max_gen, int *max_width);
+
+/** Pure: counts the populated memory devices (SMBIOS type 17 structures with a size and a speed)
+ *  of a raw SMBIOS table (the contents of /sys/firmware/dmi/tables/DMI) and their lowest
+ *  configured speed in MT/s. Returns the module count. */
+int ck_dmi_parse_memory(const uint8_t *table, size_t n, int *modules, int *mts);
+/** modules x MT/s x 8 bytes, in GB/s (one 64-bit channel per module). */
+double ck_dmi_peak_gbps(int modules, int mts);
 
 /** stat() and access() of a device node, with its group's name (into group_buf) and whether the
  *  user is in it. */
