@@ -274,6 +274,34 @@ KMUX_API kmux_status kmux_device_props_get(const kmux_device *dev, kmux_device_p
  *  lives as long as the context. */
 KMUX_API const char *kmux_device_id(const kmux_device *dev);
 
+/** Readiness facts of a device that kmux_device_props does not carry (what kmux-check reports).
+ *  Set struct_size = sizeof(kmux_device_diag) before the call; strings are NUL-terminated and ""
+ *  when the backend does not know them, numbers -1 (flags) or 0 (sizes, rates) when unknown. */
+typedef struct kmux_device_diag {
+    size_t struct_size;               /**< sizeof(kmux_device_diag) as the caller was built */
+    char target_id[64];               /**< full target: "gfx942:sramecc+:xnack-", "sm_90" */
+    char code_objects[256];           /**< ','-separated architectures the backend carries code for:
+                                           "gfx90a,gfx942", "sm_80,sm_90,compute_90" */
+    char runtime_version[64];         /**< "HIP 6.2.41133", "CUDA runtime 13.0" */
+    char driver_version[64];          /**< "amdgpu 6.8.5", "CUDA driver 13.0 (580.65.06)" */
+    char libraries[256];              /**< vendor libraries opened, with versions, ','-separated */
+    char device_nodes[128];           /**< ','-separated device files it uses ("/dev/kfd") */
+    int ecc_supported;                /**< 1 yes, 0 no, -1 unknown */
+    int ecc_enabled;                  /**< 1 on, 0 off, -1 unknown */
+    int pcie_gen, pcie_width;         /**< current host link (generation 1..6, lanes); 0 unknown */
+    int pcie_max_gen, pcie_max_width; /**< what the device supports; 0 unknown */
+    double link_rate_gbps;            /**< per-direction host link rate in GB/s when it is not PCIe
+                                           (NVLink-C2C, Infinity Fabric), 0 otherwise or unknown */
+} kmux_device_diag;
+
+/** Fills *diag with the readiness facts of dev that its backend reports (the backend's
+ *  device_diag slot, plugin ABI 2.1). Fields beyond the caller's diag->struct_size are not
+ *  written. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if a pointer is NULL or diag->struct_size
+ *  is smaller than the first version of the struct (up to link_rate_gbps);
+ *  KMUX_ERR_UNSUPPORTED when the backend reports no such facts (ref, CPU backends, older
+ *  plugins): *diag then holds the "unknown" values; KMUX_ERR_DEVICE for a native error. */
+KMUX_API kmux_status kmux_device_diag_get(const kmux_device *dev, kmux_device_diag *diag);
+
 /* ============================================================================================
  * Memory, streams and events
  * ============================================================================================ */

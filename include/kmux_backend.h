@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define KMUX_BACKEND_ABI_MAJOR 2
-#define KMUX_BACKEND_ABI_MINOR 0
+#define KMUX_BACKEND_ABI_MINOR 1
 #define KMUX_BACKEND_ENTRY_SYMBOL "kmux_backend_entry"
 
 /** Services the core offers to a plugin (valid for the lifetime of the backend instance). */
@@ -190,6 +190,10 @@ typedef struct kmux_backend_ops {
     kmux_status (*fp8_scale_update)(void *state, void *stream, const float *amax_history,
                                     int64_t history_len, kmux_dtype fp8_type, float margin,
                                     float *scale);
+    /* ---- readiness facts (optional, ABI minor 1; NULL or beyond struct_size: none) ---- */
+    /** Fills the facts of kmux_device_diag the backend knows (the core set every field to
+     *  "unknown" first). Writes no field beyond diag->struct_size. */
+    kmux_status (*device_diag)(void *state, int device, kmux_device_diag *diag);
 } kmux_backend_ops;
 
 /** The one symbol a plugin exports. Returns NULL only if the plugin cannot work at all. */
