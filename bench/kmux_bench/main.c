@@ -3,6 +3,7 @@
  * reference backend, times it honestly, prints a table and writes JSON lines; `report` merges
  * the records of several machines into one comparison. See kb_options.c for the command line.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,18 @@
 #include "kb_util.h"
 #include "kb_workload.h"
 #include "kmux.h"
+
+/* A thread count above the cores that can run (the CPU devices' compute_units) does not make the
+ * machine faster: the peaks count the cores, and the timings suffer from oversubscription. */
+static void kb_warn_threads(int requested, int cores, int any_host) {
+    const char *env = getenv("KMUX_NUM_THREADS");
+    long want = requested > 0 ? requested : env && *env ? strtol(env, NULL, 10) : 0;
+    if (any_host && want > cores)
+        fprintf(stderr,
+                "kmux-bench: warning: %ld threads requested (%s) but only %d cores can run "
+                "(affinity, cgroup quota); peaks count %d\n",
+                want, requested > 0 ? "--threads" : "KMUX_NUM_THREADS", cores, cores);
+}
 
 static int collect_problems(const kb_options *o, kb_problem_list *out) {
     kb_problem_list raw = {NULL, 0, 0};
@@ -156,6 +169,8 @@ int main(int argc, char **argv) {
         return 2;
     }
 
+    /* --remeasure: the CPU plugins measure their clock again instead of reading the cache */
+    if (!o.use_cache) setenv("KMUX_CPU_CLOCK_REMEASURE", "1", 1);
     kmux_context_options copt = KMUX_CONTEXT_OPTIONS_INIT;
     copt.num_threads = o.threads;
     kmux_context *ctx = NULL;
@@ -207,15 +222,19 @@ int main(int argc, char **argv) {
     kb_machine machine;
     kb_machine_collect(ctx, o.label, &machine);
     int threads = 0, any_host = 0;
+    double clock_mhz = 0;
     for (int i = 0; i < ntargets; ++i)
         if (targets[i].props.is_host) {
             any_host = 1;
             if (targets[i].props.compute_units > threads) threads = targets[i].props.compute_units;
+            if (targets[i].props.clock_mhz > clock_mhz) clock_mhz = targets[i].props.clock_mhz;
         }
     if (threads == 0) threads = o.threads > 0 ? o.threads : machine.cores;
+    kb_warn_threads(o.threads, threads, any_host);
+    machine.host.clock_mhz = clock_mhz;
     if (any_host && o.time) {
-        if (!o.quiet) fprintf(stderr, "kmux-bench: measuring CPU clock and memory bandwidth...\n");
-        kb_host_measure_get(threads, o.use_cache, &machine.host);
+        if (!o.quiet) fprintf(stderr, "kmux-bench: measuring memory bandwidth...\n");
+        kb_host_measure_get(threads, clock_mhz, o.use_cache, &machine.host);
     }
     peaks_csv = kb_workload_file("peaks.csv", o.workload_dir, err, sizeof err);
 
