@@ -11,6 +11,7 @@ PACKAGES=(
   libdnnl-dev ocl-icd-opencl-dev                                   # cpu:onednn (its CMake config needs OpenCL)
   libcriterion-dev                                                 # tests
   libjansson-dev                                                   # kmux-bench JSON lines
+  clang libclang-rt-14-dev                                         # scripts/fuzz.sh: libFuzzer + ASan/UBSan runtimes
   chromium                                                         # report page test (headless)
 )
 # Node.js runs the JSON-schema check of kmux-bench records. Take Debian's only when no node/npm is

@@ -13,6 +13,9 @@ echo "== kmux-info =="
 echo "== tests =="
 ctest --test-dir build --output-on-failure --timeout 1200
 
+echo "== fuzz: libFuzzer targets of tests/fuzz, ${FUZZ_SECONDS:-30} s each =="
+./scripts/fuzz.sh
+
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build =="
 # CUDA is left out here: its plugin cannot run without a GPU and nvcc does not take -fsanitize.
 KMUX_BUILD_DIR=build-asan ./scripts/build.sh -DCMAKE_BUILD_TYPE=Debug \

@@ -178,24 +178,37 @@ int kb_parse_dir(const char *s, unsigned *mask) {
 
 /* ---- descriptor parsing ---------------------------------------------------------------------- */
 
-/* Reads the benchdnn name that follows 'n': quoted ("...", the quotes dropped) or the rest. */
+/* Reads the benchdnn name that follows 'n': quoted ("...", the quotes dropped; the name ends at
+ * the descriptor's last quote, so a name may itself contain quotes) or the rest. A name longer
+ * than the caller's buffer is an error (it would not round-trip). */
 static int read_name(const char *s, char *name, size_t cap, char *err, size_t err_cap) {
-    char tmp[256];
+    const char *b = s;
+    size_t n = strlen(s);
     if (*s == '"') {
-        const char *e = strchr(s + 1, '"');
-        if (!e || e[1] != '\0') {
+        const char *e = strrchr(s, '"');
+        if (e == s || e[1] != '\0') {
             snprintf(err, err_cap, "unterminated or trailing text after name %s", s);
             return 0;
         }
-        size_t n = (size_t)(e - s - 1);
-        if (n >= sizeof tmp) n = sizeof tmp - 1;
-        memcpy(tmp, s + 1, n);
-        tmp[n] = '\0';
-    } else {
-        kb_strlcpy(tmp, s, sizeof tmp);
+        b = s + 1, n = (size_t)(e - s - 1);
     }
-    if (name) kb_strlcpy(name, tmp, cap);
+    if (name && cap && n >= cap) {
+        snprintf(err, err_cap, "name of %zu characters is too long (at most %zu)", n, cap - 1);
+        return 0;
+    }
+    if (name && cap) {
+        memcpy(name, b, n);
+        name[n] = '\0';
+    }
     return 1;
+}
+
+int kb_dims_fit(const int64_t *dims, int n) {
+    int64_t prod = 1;
+    for (int i = 0; i < n; ++i) {
+        if (dims[i] < 0 || __builtin_mul_overflow(prod, dims[i], &prod)) return 0;
+    }
+    return prod <= ((int64_t)1 << KB_DESC_ELEMENTS_LOG2);
 }
 
 static int64_t out_size(int64_t i, int64_t k, int64_t s, int64_t p, int64_t d) {
@@ -251,7 +264,7 @@ int kb_parse_conv_desc(const char *s, kb_conv_shape *cv, char *name, size_t name
                        size_t err_cap) {
     int64_t g = 1, mb = 2, ic = 0, ih = 0, iw = 0, oc = 0, oh = 0, ow = 0, kh = 0, kw = 0;
     int64_t sh = 1, sw = 1, ph = -1, pw = -1, dh = 0, dw = 0;
-    int has_sw = 0, has_sh = 0;
+    int has_sw = 0, has_sh = 0, has_oh = 0, has_ow = 0;
     if (name && name_cap) name[0] = '\0';
     const char *p = s;
     while (*p) {
@@ -268,13 +281,25 @@ int kb_parse_conv_desc(const char *s, kb_conv_shape *cv, char *name, size_t name
         while (isalpha((unsigned char)*p) && kl < 3)
             key[kl++] = *p++;
         key[kl] = '\0';
-        if (!isdigit((unsigned char)*p) && *p != '-') {
+        if (*p == '-') {
+            int n = 1 + (int)strspn(p + 1, "0123456789");
+            snprintf(err, err_cap, "%s%.*s: a negative value is not allowed in %s", key,
+                     n > 21 ? 21 : n, p, s);
+            return 0;
+        }
+        if (!isdigit((unsigned char)*p)) {
             snprintf(err, err_cap, "expected a number after '%s' in %s", key, s);
             return 0;
         }
-        char *end = NULL;
-        long long v = strtoll(p, &end, 10);
-        p = end;
+        long long v = 0;
+        while (isdigit((unsigned char)*p)) {
+            v = v * 10 + (*p++ - '0');
+            if (v > KB_DESC_VALUE_MAX) {
+                snprintf(err, err_cap, "%s: value above %lld in %s", key,
+                         (long long)KB_DESC_VALUE_MAX, s);
+                return 0;
+            }
+        }
         int64_t *dst = NULL;
         if (!strcmp(key, "g"))
             dst = &g;
@@ -289,9 +314,9 @@ int kb_parse_conv_desc(const char *s, kb_conv_shape *cv, char *name, size_t name
         else if (!strcmp(key, "oc"))
             dst = &oc;
         else if (!strcmp(key, "oh"))
-            dst = &oh;
+            dst = &oh, has_oh = 1;
         else if (!strcmp(key, "ow"))
-            dst = &ow;
+            dst = &ow, has_ow = 1;
         else if (!strcmp(key, "kh"))
             dst = &kh;
         else if (!strcmp(key, "kw"))
@@ -326,6 +351,11 @@ int kb_parse_conv_desc(const char *s, kb_conv_shape *cv, char *name, size_t name
         snprintf(err, err_cap, "ic and oc must be given and > 0 in %s", s);
         return 0;
     }
+    if ((has_oh && oh == 0) || (has_ow && ow == 0)) {
+        snprintf(err, err_cap, "o%s0: an output size must be > 0 in %s", has_oh && !oh ? "h" : "w",
+                 s);
+        return 0;
+    }
     if (g <= 0 || mb <= 0 || ic % g || oc % g) {
         snprintf(err, err_cap, "g%lld mb%lld: need g, mb > 0 and ic, oc divisible by g",
                  (long long)g, (long long)mb);
@@ -351,6 +381,14 @@ int kb_parse_conv_desc(const char *s, kb_conv_shape *cv, char *name, size_t name
     }
     if (!resolve_axis("h", ih, kh, sh, &ph, dh, &oh, err, err_cap)) return 0;
     if (!resolve_axis("w", iw, kw, sw, &pw, dw, &ow, err, err_cap)) return 0;
+    int64_t sizes[3][4] = {{mb, ic, ih, iw}, {oc, ic / g, kh, kw}, {mb, oc, oh, ow}};
+    static const char *const tensor[3] = {"source", "weights", "destination"};
+    for (int t = 0; t < 3; ++t)
+        if (!kb_dims_fit(sizes[t], 4)) {
+            snprintf(err, err_cap, "the %s tensor has more than 2^%d elements in %s", tensor[t],
+                     KB_DESC_ELEMENTS_LOG2, s);
+            return 0;
+        }
     cv->g = g, cv->mb = mb, cv->ic = ic, cv->ih = ih, cv->iw = iw, cv->oc = oc, cv->oh = oh;
     cv->ow = ow, cv->kh = kh, cv->kw = kw, cv->sh = sh, cv->sw = sw, cv->ph = ph, cv->pw = pw;
     cv->dh = dh, cv->dw = dw;
@@ -366,7 +404,7 @@ static int parse_dims(const char *s, size_t len, int64_t *dims, int max) {
         int64_t v = 0;
         while (p < end && isdigit((unsigned char)*p)) {
             v = v * 10 + (*p - '0');
-            if (v > ((int64_t)1 << 40)) return 0;
+            if (v > KB_DESC_VALUE_MAX) return 0;
             ++p;
         }
         dims[n++] = v;
@@ -415,6 +453,21 @@ int kb_parse_matmul_desc(const char *s, kb_matmul_shape *mm, char *name, size_t 
     if (d[1][r - 2] != k) {
         snprintf(err, err_cap, "K of A (%lld) and B (%lld) differ in %s", (long long)k,
                  (long long)d[1][r - 2], s);
+        return 0;
+    }
+    for (int t = 0; t < parts; ++t)
+        if (!kb_dims_fit(d[t], r)) {
+            snprintf(err, err_cap, "operand %d has more than 2^%d elements in %s", t + 1,
+                     KB_DESC_ELEMENTS_LOG2, s);
+            return 0;
+        }
+    int64_t dst[8];
+    for (int i = 0; i < r - 2; ++i)
+        dst[i] = d[0][i] > d[1][i] ? d[0][i] : d[1][i];
+    dst[r - 2] = m, dst[r - 1] = n;
+    if (!kb_dims_fit(dst, r)) {
+        snprintf(err, err_cap, "the result has more than 2^%d elements in %s",
+                 KB_DESC_ELEMENTS_LOG2, s);
         return 0;
     }
     int64_t ba = 1, bb = 1;

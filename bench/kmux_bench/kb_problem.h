@@ -71,6 +71,15 @@ typedef struct kb_problem_list {
 void kb_problem_list_push(kb_problem_list *l, const kb_problem *p);
 void kb_problem_list_free(kb_problem_list *l);
 
+/** Largest value of one descriptor field (a size, stride, padding or dilation: 2^30) and largest
+ *  element count of one tensor (log2), so that no size arithmetic of kmux-bench (products of two
+ *  fields plus a few more) can overflow int64. */
+#define KB_DESC_VALUE_MAX ((int64_t)1 << 30)
+#define KB_DESC_ELEMENTS_LOG2 48
+
+/** 1 when the product of the n dims (each >= 0) is at most 2^KB_DESC_ELEMENTS_LOG2. */
+int kb_dims_fit(const int64_t *dims, int n);
+
 /** Parses a benchdnn convolution descriptor into *cv and name (capacity name_cap, may be NULL).
  *  Returns 1 on success; on failure 0 with a message in err (capacity err_cap). */
 int kb_parse_conv_desc(const char *s, kb_conv_shape *cv, char *name, size_t name_cap, char *err,

@@ -421,7 +421,7 @@ int kb_settings_apply(kb_settings *s, const kb_settings *defaults, const char *o
             goto bad;
     } else if (!strcmp(key, "mb")) {
         int64_t mb;
-        if (!kb_parse_i64(v, &mb) || mb < 0) goto bad;
+        if (!kb_parse_i64(v, &mb) || mb < 0 || mb > KB_DESC_VALUE_MAX) goto bad;
         s->mb = mb;
     } else if (!strcmp(key, "stag")) {
         if (!tag_value(v, &s->stag)) goto bad;
