@@ -172,3 +172,45 @@ Test(bench_report, merge_geomean_network_and_html) {
         free(files[i]);
     }
 }
+
+static char *report_text(char **paths, int n) {
+    kb_rec_list recs = {NULL, 0, 0};
+    char err[256];
+    for (int i = 0; i < n; ++i)
+        cr_assert(kb_jsonl_read(paths[i], i, &recs, err, sizeof err), "%s", err);
+    kb_report R;
+    double cost[4] = {0, 0, 0, 0};
+    kb_report_build(&R, &recs, paths, n, cost);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    kb_report_print(&R, f);
+    fclose(f);
+    kb_report_free(&R);
+    return buf;
+}
+
+Test(bench_report, noisy_cells_marked_not_ranked_and_duplicates_reported) {
+    kb_result a[3] = {result("64x32:32x16", "cpu:x", 1.0, 1, "", 1, KB_DIR_FWD),
+                      result("64x32:32x16", "cpu:y", 2.0, 1, "", 1, KB_DIR_FWD),
+                      result("64x32:32x16", "cpu:y", 3.0, 1, "", 1, KB_DIR_FWD)};
+    char *path = write_file("m", a, 3);
+    char *paths[1] = {path};
+    char *t = report_text(paths, 1);
+    cr_expect(!strstr(t, "not ranked"), "%s", t);
+    cr_expect(strstr(t, "1 duplicate record(s)"), "%s", t);
+    free(t);
+    unlink(path);
+    free(path);
+    a[0].noise.measured = a[0].noise.noisy = 1;
+    a[0].noise.foreign_cpus = 1.0;
+    path = write_file("m", a, 2);
+    paths[0] = path;
+    t = report_text(paths, 1);
+    cr_expect(strstr(t, "NOISY"), "%s", t);
+    cr_expect(strstr(t, "not ranked: 1 of the cells"), "%s", t);
+    cr_expect(!strstr(t, "duplicate"), "%s", t);
+    free(t);
+    unlink(path);
+    free(path);
+}

@@ -138,6 +138,11 @@ int kb_jsonl_write(FILE *f, const kb_result *r, const kb_machine *m, int threads
         json_object_set_new(rec, "performance", json_null());
     }
     json_object_set_new(rec, "machine", machine_json(m, threads));
+    const kb_noise *nz = &r->noise;
+    json_object_set_new(rec, "noise",
+                        json_pack("{s:b, s:b, s:f, s:f, s:f, s:s}", "measured", nz->measured,
+                                  "noisy", nz->noisy, "window_s", nz->wall_s, "foreign_cpus",
+                                  nz->foreign_cpus, "steal", nz->steal, "reason", nz->reason));
     char *line = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(rec);
     if (!line) return 0;
@@ -228,6 +233,7 @@ int kb_jsonl_read(const char *path, int file, kb_rec_list *out, char *err, size_
         r.median_ms = jnum(o, "timing", "median_ms", 0);
         r.min_ms = jnum(o, "timing", "min_ms", 0);
         kb_strlcpy(r.bound, jstr(o, "performance.bound"), sizeof r.bound);
+        r.noisy = json_is_true(json_object_get(json_object_get(o, "noise"), "noisy"));
         kb_strlcpy(r.cpu_model, jstr(o, "machine.cpu_model"), sizeof r.cpu_model);
         kb_strlcpy(r.kmux_version, jstr(o, "machine.kmux_version"), sizeof r.kmux_version);
         kb_strlcpy(r.date, jstr(o, "date"), sizeof r.date);

@@ -29,6 +29,7 @@ typedef struct kb_rec {
     char machine[128], device[32], device_name[128], impl[128];
     char verification[16];
     int has_speed; /**< a speed may be shown (passed or not verified, and timed) */
+    int noisy;     /**< measured on a busy machine ("noise": {"noisy": true}): never ranked */
     double gflops, pct_peak, median_ms, min_ms; /**< pct_peak < 0 when unknown */
     char bound[16];
     char cpu_model[128], kmux_version[96], date[32], gpus[256], backends[512];

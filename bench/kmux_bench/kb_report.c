@@ -70,6 +70,7 @@ void kb_report_build(kb_report *R, kb_rec_list *recs, char **files, int nfiles,
             *cell = (long)i;
             continue;
         }
+        ++R->duplicates;
         const kb_rec *old = &R->recs.v[*cell];
         if ((r->has_speed && !old->has_speed) ||
             (r->has_speed && old->has_speed && r->gflops > old->gflops))
@@ -109,6 +110,21 @@ double kb_report_geomean(const kb_report *R, size_t col, size_t *count) {
     return n ? exp(logsum / (double)n) : 0.0;
 }
 
+size_t kb_report_noisy_common(const kb_report *R) {
+    size_t noisy = 0;
+    for (size_t r = 0; r < R->nrows; ++r) {
+        int all = 1;
+        size_t here = 0;
+        for (size_t c = 0; c < R->ncols && all; ++c) {
+            const kb_rec *x = kb_report_cell(R, r, c);
+            all = x && x->has_speed && x->gflops > 0;
+            here += x && x->noisy;
+        }
+        if (all) noisy += here;
+    }
+    return noisy;
+}
+
 double kb_report_network_ms(const kb_report *R, const char *workload, size_t col, size_t *rows) {
     double ms = 0;
     size_t n = 0;
@@ -130,9 +146,9 @@ static const char *cell_text(const kb_rec *x, char *buf, size_t cap) {
     if (!x)
         snprintf(buf, cap, "-");
     else if (x->has_speed && x->pct_peak >= 0)
-        snprintf(buf, cap, "%.1f (%.0f%%)", x->gflops, x->pct_peak);
+        snprintf(buf, cap, "%.1f (%.0f%%)%s", x->gflops, x->pct_peak, x->noisy ? " NOISY" : "");
     else if (x->has_speed)
-        snprintf(buf, cap, "%.1f", x->gflops);
+        snprintf(buf, cap, "%.1f%s", x->gflops, x->noisy ? " NOISY" : "");
     else if (!strcmp(x->verification, "passed"))
         snprintf(buf, cap, "verified only");
     else if (x->verification[0] && strcmp(x->verification, "not_run")) {
@@ -171,12 +187,14 @@ void kb_report_print(const kb_report *R, FILE *f) {
         }
         fputc('\n', f);
     }
-    size_t common = 0;
+    size_t common = 0, noisy = kb_report_noisy_common(R);
     fprintf(f, "\n%-*s", lw, "geomean GFLOP/s (common problems)");
     for (size_t c = 0; c < R->ncols; ++c) {
         double g = kb_report_geomean(R, c, &common);
         char t[32];
-        if (g > 0)
+        if (noisy)
+            snprintf(t, sizeof t, "not ranked");
+        else if (g > 0)
             snprintf(t, sizeof t, "%.1f", g);
         else
             snprintf(t, sizeof t, "-");
@@ -201,6 +219,16 @@ void kb_report_print(const kb_report *R, FILE *f) {
         }
     }
     fputc('\n', f);
+    if (noisy)
+        fprintf(f,
+                "not ranked: %zu of the cells compared were measured on a busy machine (NOISY); "
+                "rerun them on a quiet machine\n",
+                noisy);
+    if (R->duplicates)
+        fprintf(f,
+                "%zu duplicate record(s) of a problem on the same machine and device: the "
+                "fastest verified one is shown\n",
+                R->duplicates);
     /* whole-network view of network workloads */
     for (size_t r = 0; r < R->nrows; ++r) {
         const char *wl = R->rows[r].workload;
@@ -298,6 +326,14 @@ int kb_report_main(int argc, char **argv) {
             free(files);
             return 2;
         }
+    }
+    if (recs.n == 0) {
+        fprintf(stderr, "kmux-bench report: no records in %s%s\n", files[0],
+                nfiles > 1 ? " and the other inputs" : "");
+        kb_rec_list_free(&recs);
+        free(file_cost);
+        free(files);
+        return 2;
     }
     kb_report R;
     kb_report_build(&R, &recs, files, nfiles, file_cost);

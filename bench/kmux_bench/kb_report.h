@@ -34,6 +34,7 @@ typedef struct kb_report {
     long *cell; /**< cell[row * ncols + col]: index into recs, -1 when the pair did not run */
     char **files;
     int nfiles;
+    size_t duplicates; /**< records of a (problem, column) pair that already had one */
 } kb_report;
 
 /** Builds the comparison from records (takes ownership of recs). file_cost[i] is the cost of
@@ -48,6 +49,9 @@ const kb_rec *kb_report_cell(const kb_report *R, size_t row, size_t col);
 /** Geometric mean GFLOP/s of column col over the rows where every column has a speed; *count
  *  receives how many rows that is. 0 when none. */
 double kb_report_geomean(const kb_report *R, size_t col, size_t *count);
+
+/** Cells with a speed measured on a busy machine (NOISY) among the rows the geomeans use. */
+size_t kb_report_noisy_common(const kb_report *R);
 
 /** Whole-network step time (ms) of a network workload in column col: sum of median times x
  *  occurrences over its rows; < 0 when a row has no verified time; *rows receives its row count. */

@@ -17,6 +17,10 @@ int kb_result_has_speed(const kb_result *r) {
            (r->check.status == KB_VERIFY_PASSED || r->check.status == KB_VERIFY_NOT_RUN);
 }
 
+int kb_result_noisy(const kb_result *r) {
+    return kb_result_has_speed(r) && r->noise.noisy;
+}
+
 typedef union scalar {
     double d;
     float f;
@@ -290,7 +294,11 @@ void kb_run_problem(const kb_problem *p, kmux_device *ref, kmux_stream *ref_stre
         r->oracle_ms = orc.ref_ms;
         kb_strlcpy(r->sample_note, orc.sample_note, sizeof r->sample_note);
         r->status = KMUX_OK;
+        kb_noise_sample before, after;
+        kb_noise_sample_now(&before);
         run_target(p, &targets[k], host_int, host_real, &t, &fp, &orc, o, r);
+        kb_noise_sample_now(&after);
+        kb_noise_between(&before, &after, pr->is_host ? pr->compute_units : 1, &r->noise);
     }
     kb_oracle_free(&orc);
     for (int i = 0; i < 3; ++i) {

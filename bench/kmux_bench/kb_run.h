@@ -6,6 +6,7 @@
 #define KB_RUN_H
 
 #include <stdint.h>
+#include "kb_noise.h"
 #include "kb_oracle.h"
 #include "kb_peaks.h"
 #include "kb_problem.h"
@@ -56,6 +57,7 @@ typedef struct kb_result {
     double gflops_best; /**< at the minimum time */
     kb_peak peak;
     kb_roofline roof;
+    kb_noise noise; /**< foreign load and steal during the run (noise.noisy: do not rank) */
 } kb_result;
 
 /** Runs p on the ntargets devices, using ref (with ref_stream) as the oracle; fills results[i]
@@ -65,5 +67,9 @@ void kb_run_problem(const kb_problem *p, kmux_device *ref, kmux_stream *ref_stre
 
 /** 1 when the result may carry a speed: passed, or not verified (--mode=P), and timed. */
 int kb_result_has_speed(const kb_result *r);
+
+/** 1 when the result has a speed measured on a machine that other processes (or the hypervisor)
+ *  kept busy: it is shown, marked, and never ranked. */
+int kb_result_noisy(const kb_result *r);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kb_noise.h"
 #include "kb_util.h"
 #include "kb_workload.h"
 
@@ -67,6 +68,11 @@ void kb_table_row(FILE *f, const kb_result *r) {
         else
             fprintf(f, " %6s", "?");
         fprintf(f, " %-7s", r->roof.bound ? (r->roof.bound[0] == 'c' ? "compute" : "memory") : "?");
+        if (r->noise.noisy)
+            fprintf(f, " NOISY(%s)",
+                    r->noise.foreign_cpus > KB_NOISE_FOREIGN_CPUS
+                        ? "load"
+                        : "steal"); /* contaminated: never ranked */
         if (r->stats.spread > KB_NOISY_SPREAD) fprintf(f, " noisy(%.0f%%)", 100 * r->stats.spread);
     }
     fputc('\n', f);
@@ -118,6 +124,18 @@ int kb_table_summary(FILE *f, const kb_result *results, size_t n) {
                 "%zu timings are noisy: (p90 - p10) / median above %.0f%% (a busy machine?); "
                 "compare them with care.\n",
                 noisy, 100 * KB_NOISY_SPREAD);
+    size_t loud = 0;
+    const kb_result *first = NULL;
+    for (size_t i = 0; i < n; ++i)
+        if (kb_result_noisy(&results[i])) {
+            ++loud;
+            if (!first) first = &results[i];
+        }
+    if (loud)
+        fprintf(f,
+                "%zu timings are NOISY: measured while the machine was busy (e.g. %s: %s); they "
+                "are shown but not ranked. Rerun on a quiet machine.\n",
+                loud, first->device, first->noise.reason);
     fprintf(f, "GFLOP/s at the median time; %%peak against the device's peak for the input "
                "dtype; bound: roofline (arithmetic intensity vs peak/bandwidth). No speed is "
                "shown for a result that did not pass.\n");
@@ -140,6 +158,56 @@ void kb_progress_clear(void) {
         fprintf(stderr, "\r\033[K");
         fflush(stderr);
     }
+}
+
+/* Step time of one device over the workload's problems; -1 when one has no verified time. */
+static double step_ms(const kb_result *results, size_t n, const char *wl, const char *dev,
+                      size_t *noisy) {
+    double ms = 0;
+    size_t want = 0, have = 0;
+    for (size_t q = 0; q < n; ++q) {
+        const kb_result *s = &results[q];
+        if (strcmp(s->prob.workload, wl) || strcmp(s->device, dev)) continue;
+        ++want;
+        if (kb_result_has_speed(s)) {
+            ++have;
+            ms += s->stats.median_ms * s->prob.occurrences;
+            if (s->noise.noisy) ++*noisy;
+        }
+    }
+    return have == want && have > 0 ? ms : -1.0;
+}
+
+/* The ranking line of a model view: fastest device and its lead, or why there is none. */
+static void rank_devices(FILE *f, const kb_result *results, size_t n, const char *wl) {
+    const char *best = NULL, *second = NULL;
+    double best_ms = 0, second_ms = 0;
+    size_t noisy = 0, devices = 0;
+    const char *seen[64];
+    for (size_t j = 0; j < n; ++j) {
+        const kb_result *r = &results[j];
+        if (strcmp(r->prob.workload, wl)) continue;
+        int dup = 0;
+        for (size_t k = 0; k < devices; ++k)
+            dup |= !strcmp(seen[k], r->device);
+        if (dup || devices == 64) continue;
+        seen[devices++] = r->device;
+        double ms = step_ms(results, n, wl, r->device, &noisy);
+        if (ms <= 0) continue;
+        if (!best || ms < best_ms) {
+            second = best, second_ms = best_ms;
+            best = r->device, best_ms = ms;
+        } else if (!second || ms < second_ms) {
+            second = r->device, second_ms = ms;
+        }
+    }
+    if (noisy)
+        fprintf(f,
+                "  not ranked: %zu of these timings were measured on a busy machine (NOISY); "
+                "a ranking from them could be the wrong way round\n",
+                noisy);
+    else if (best && second)
+        fprintf(f, "  fastest: %s, %.2fx %s\n", best, second_ms / best_ms, second);
 }
 
 void kb_model_view(FILE *f, const kb_result *results, size_t n) {
@@ -211,6 +279,7 @@ void kb_model_view(FILE *f, const kb_result *results, size_t n) {
                         r->device, "-", "-", have, want);
             }
         }
+        rank_devices(f, results, n, wl);
         if (problems > 0 && occ_total < 53) /* ResNet-50 has 53 convolutions */
             fprintf(f,
                     "  (a subset of the network's layers ran: the step time covers only them)\n");

@@ -20,6 +20,18 @@ grep -q 'deepbench-gemm-train:' "$TMP/help.txt" || fail "--help does not list th
 "$BENCH" --backend=no:such 64x32:32x8 >"$TMP/o" 2>&1
 [ $? -eq 2 ] && grep -q 'no:such' "$TMP/o" || fail "unknown device accepted"
 
+# negative padding / output sizes are errors, not "not given"; sizes that would overflow too
+"$BENCH" --backend=ref 'mb2ic8ih10oc8kh3ph-1' >"$TMP/o" 2>&1
+[ $? -eq 2 ] && grep -q 'ph-1: a negative value is not allowed' "$TMP/o" || fail "ph-1 accepted: $(cat "$TMP/o")"
+"$BENCH" --backend=ref 'mb2ic8ih10oc8oh-1kh3' >"$TMP/o" 2>&1
+[ $? -eq 2 ] && grep -q 'oh-1: a negative value' "$TMP/o" || fail "oh-1 accepted: $(cat "$TMP/o")"
+"$BENCH" --backend=ref 'mb2ic8ih10oc8kh3dh9223372036854775807' >"$TMP/o" 2>&1
+[ $? -eq 2 ] && grep -q 'dh: value above' "$TMP/o" || fail "huge dilation accepted: $(cat "$TMP/o")"
+# report: an empty input is an error
+: >"$TMP/empty.jsonl"
+"$BENCH" report "$TMP/empty.jsonl" >"$TMP/o" 2>&1
+[ $? -eq 2 ] && grep -q 'no records in' "$TMP/o" || fail "empty report input accepted: $(cat "$TMP/o")"
+
 # benchdnn defaults, through the records: iw = ih, kw = kh, oh from padding, mb 2, dilation 0
 "$BENCH" --backend=ref --mode=C --out="$TMP/d.jsonl" 'ic3ih9oc4kh3ph1dh1n"dil"' >"$TMP/o" 2>&1 ||
     fail "dilated conv: $(cat "$TMP/o")"
