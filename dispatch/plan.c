@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "validate.h"
+#include "verbose.h"
 
 #define OPS(dev) ((dev)->backend->ops)
 #define STATE(dev) ((dev)->backend->state)
@@ -103,7 +104,6 @@ void kmux_plan_free(kmux_plan *plan) {
 kmux_status kmux_matmul_plan_create_unchecked(kmux_device *dev, const kmux_matmul_desc *desc,
                                               const kmux_plan_prefs *prefs, kmux_plan **plan) {
     const kmux_backend_ops *o = OPS(dev);
-    char shape[256];
     if (!o->matmul_plan_create || !o->matmul_execute)
         return kmux_set_error(KMUX_ERR_UNSUPPORTED, "matmul: backend %s (%s) has no matmul",
                               dev->backend->name, dev->props.id);
@@ -116,16 +116,7 @@ kmux_status kmux_matmul_plan_create_unchecked(kmux_device *dev, const kmux_matmu
     st = o->matmul_plan_create(STATE(dev), dev->index, desc, &p, &pl->native);
     if (st != KMUX_OK) {
         backend_failed(st, "kmux_matmul_plan_create", dev);
-        if (kmux_verbose_level() >= 2) {
-            char msg[1024];
-            snprintf(msg, sizeof msg, "%s", kmux_last_error());
-            kmux_describe_matmul(desc, shape, sizeof shape);
-            kmux_trace(2, "create,%s,matmul,%s:%s:%s,%s,%s,rejected: %s", dev->props.id,
-                       kmux_dtype_name(desc->a_type), kmux_dtype_name(desc->b_type),
-                       kmux_dtype_name(desc->c_type), kmux_compute_type_name(desc->compute_type),
-                       shape, msg);
-            kmux_set_error(st, "%s", msg);
-        }
+        kmux_trace_matmul(2, "reject", dev, NULL, desc, -1, kmux_last_error());
         pl->native = NULL;
         kmux_plan_free(pl);
         return st;
@@ -133,11 +124,7 @@ kmux_status kmux_matmul_plan_create_unchecked(kmux_device *dev, const kmux_matmu
     if (kmux_verbose_level() >= 2) {
         kmux_plan_info info;
         kmux_plan_info_get(pl, &info);
-        kmux_describe_matmul(desc, shape, sizeof shape);
-        kmux_trace(2, "create,%s,matmul,%s,%s:%s:%s,%s,%s,%.4f", dev->props.id, info.impl,
-                   kmux_dtype_name(desc->a_type), kmux_dtype_name(desc->b_type),
-                   kmux_dtype_name(desc->c_type), kmux_compute_type_name(desc->compute_type), shape,
-                   now_ms() - t0);
+        kmux_trace_matmul(2, "create", dev, info.impl, desc, now_ms() - t0, NULL);
     }
     *plan = pl;
     return KMUX_OK;
@@ -180,13 +167,14 @@ static double synced_now_ms(kmux_plan *plan, kmux_stream *stream) {
     return now_ms();
 }
 
-static void trace_exec(kmux_plan *plan, kmux_stream *stream, double t0, const char *op,
-                       const char *types, const char *compute, const char *shape) {
+static void trace_exec(kmux_plan *plan, kmux_stream *stream, double t0) {
     double ms = synced_now_ms(plan, stream) - t0;
     kmux_plan_info info;
     kmux_plan_info_get(plan, &info);
-    kmux_trace(1, "exec,%s,%s,%s,%s,%s,%s,%.4f", plan->dev->props.id, op, info.impl, types, compute,
-               shape, ms);
+    if (plan->kind == KMUX_PLAN_MATMUL)
+        kmux_trace_matmul(1, "exec", plan->dev, info.impl, &plan->desc.matmul, ms, NULL);
+    else
+        kmux_trace_conv(1, "exec", plan->dev, info.impl, &plan->desc.conv, ms, NULL);
     kmux_clear_error();
 }
 
@@ -199,14 +187,7 @@ kmux_status kmux_matmul_execute_unchecked(kmux_plan *plan, kmux_stream *stream,
     kmux_status st =
         OPS(plan->dev)->matmul_execute(STATE(plan->dev), plan->native, stream->native, args);
     if (st != KMUX_OK) return backend_failed(st, "kmux_matmul_execute", plan->dev);
-    if (verbose) {
-        char types[64], shape[256];
-        snprintf(types, sizeof types, "%s:%s:%s", kmux_dtype_name(d->a_type),
-                 kmux_dtype_name(d->b_type), kmux_dtype_name(d->c_type));
-        kmux_describe_matmul(d, shape, sizeof shape);
-        trace_exec(plan, stream, t0, "matmul", types, kmux_compute_type_name(d->compute_type),
-                   shape);
-    }
+    if (verbose) trace_exec(plan, stream, t0);
     return KMUX_OK;
 }
 
@@ -257,17 +238,11 @@ kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d_desc *de
     st = plan_new(dev, KMUX_PLAN_CONV2D, &pl);
     if (st != KMUX_OK) return st;
     pl->desc.conv = *desc;
-    char shape[256];
-    kmux_describe_conv(desc, shape, sizeof shape);
     double t0 = now_ms();
     st = o->conv2d_plan_create(STATE(dev), dev->index, desc, &pr, &pl->native);
     if (st != KMUX_OK) {
         backend_failed(st, fn, dev);
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", kmux_last_error());
-        kmux_trace(2, "create,%s,conv2d,%s,%s,rejected: %s", dev->props.id,
-                   kmux_dtype_name(desc->x_type), shape, msg);
-        kmux_set_error(st, "%s", msg);
+        kmux_trace_conv(2, "reject", dev, NULL, desc, -1, kmux_last_error());
         pl->native = NULL;
         kmux_plan_free(pl);
         return st;
@@ -275,9 +250,7 @@ kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d_desc *de
     if (kmux_verbose_level() >= 2) {
         kmux_plan_info info;
         kmux_plan_info_get(pl, &info);
-        kmux_trace(2, "create,%s,conv2d,%s,%s,%s,%s,%.4f", dev->props.id, info.impl,
-                   kmux_dtype_name(desc->x_type), kmux_compute_type_name(desc->compute_type), shape,
-                   now_ms() - t0);
+        kmux_trace_conv(2, "create", dev, info.impl, desc, now_ms() - t0, NULL);
     }
     *plan = pl;
     return KMUX_OK;
@@ -330,13 +303,7 @@ kmux_status kmux_conv2d_execute(kmux_plan *plan, kmux_stream *stream,
     double t0 = verbose ? synced_now_ms(plan, stream) : 0;
     st = OPS(plan->dev)->conv2d_execute(STATE(plan->dev), plan->native, stream->native, args);
     if (st != KMUX_OK) return backend_failed(st, fn, plan->dev);
-    if (verbose) {
-        const kmux_conv2d_desc *d = &plan->desc.conv;
-        char shape[256];
-        kmux_describe_conv(d, shape, sizeof shape);
-        trace_exec(plan, stream, t0, "conv2d", kmux_dtype_name(d->x_type),
-                   kmux_compute_type_name(d->compute_type), shape);
-    }
+    if (verbose) trace_exec(plan, stream, t0);
     return KMUX_OK;
 }
 
