@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kb_util.h"
+#include "kmux_dtype_desc.h"
 
 void kb_settings_default(kb_settings *s) {
     memset(s, 0, sizeof *s);
@@ -69,21 +70,6 @@ const char *kb_dtype_name(kmux_dtype t) {
     for (size_t i = 0; i < sizeof dtype_names / sizeof dtype_names[0]; ++i)
         if (dtype_names[i].t == t) return dtype_names[i].name;
     return "?";
-}
-
-static size_t dtype_bytes(kmux_dtype t) {
-    switch (t) {
-    case KMUX_F64:
-        return 8;
-    case KMUX_F32:
-    case KMUX_I32:
-        return 4;
-    case KMUX_F16:
-    case KMUX_BF16:
-        return 2;
-    default:
-        return 1;
-    }
 }
 
 int kb_parse_dt_triple(const char *s, kmux_dtype dt[3]) {
@@ -636,15 +622,15 @@ double kb_problem_min_bytes(const kb_problem *p) {
     if (p->op == KB_OP_MATMUL) {
         int64_t na, nb, nc;
         kb_matmul_sizes(p, &na, &nb, &nc);
-        return (double)na * (double)dtype_bytes(p->set.dt[0]) +
-               (double)nb * (double)dtype_bytes(p->set.dt[1]) +
-               (double)nc * (double)dtype_bytes(p->set.dt[2]);
+        return (double)na * (double)kmux_dtype_bytes(p->set.dt[0]) +
+               (double)nb * (double)kmux_dtype_bytes(p->set.dt[1]) +
+               (double)nc * (double)kmux_dtype_bytes(p->set.dt[2]);
     }
     const kb_conv_shape *c = &p->cv;
     double mb = (double)kb_conv_mb(p);
     double x = mb * (double)c->ic * (double)c->ih * (double)c->iw;
     double w = (double)c->oc * (double)(c->ic / c->g) * (double)c->kh * (double)c->kw;
     double y = mb * (double)c->oc * (double)c->oh * (double)c->ow;
-    return x * (double)dtype_bytes(p->set.dt[0]) + w * (double)dtype_bytes(p->set.dt[1]) +
-           y * (double)dtype_bytes(p->set.dt[2]);
+    return x * (double)kmux_dtype_bytes(p->set.dt[0]) + w * (double)kmux_dtype_bytes(p->set.dt[1]) +
+           y * (double)kmux_dtype_bytes(p->set.dt[2]);
 }
