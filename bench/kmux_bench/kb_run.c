@@ -257,8 +257,79 @@ done:
     kmux_plan_destroy(plan);
 }
 
+/* Host memory available now (MemAvailable), in bytes; 0 when unknown. */
+static double host_available_bytes(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    double kib = 0;
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lf kB", &kib) == 1) break;
+    if (f) fclose(f);
+    return kib * 1024.0;
+}
+
+double kb_problem_host_bytes(const kb_problem *p, const kb_run_opts *o, int host_devices) {
+    kb_tensors t;
+    kb_problem_tensors(p, &t);
+    double in = 0, out = (double)t.count[t.out] * (double)kb_dtype_size(t.dt[t.out]);
+    for (int i = 0; i < 3; ++i)
+        if (i != t.out) in += (double)t.count[i] * (double)kb_dtype_size(t.dt[i]);
+    /* integer and real copies of the inputs, the oracle's f64 output (at most its cap), and per
+     * CPU device its operands, a staging copy of the output and the --cold rotations */
+    double oracle = 8.0 * (double)(t.count[t.out] < (16 << 20) ? t.count[t.out] : (16 << 20));
+    double dev = in + 2 * out + 2.0 * KB_GUARD_BYTES + (o->cold_bytes > 0 ? o->cold_bytes : 0);
+    return (o->verify ? in + oracle : 0) + (o->time ? in : 0) + host_devices * dev;
+}
+
+double kb_problem_estimate_s(const kb_problem *p, const kb_target *targets, int ntargets,
+                             const kb_run_opts *o) {
+    double flops = kb_problem_flops(p), s = 0;
+    /* the oracle: ref accumulates in f64 at about 1 GFLOP/s, on at most its budget */
+    if (o->verify) s += (flops < o->ref_budget_flops ? flops : o->ref_budget_flops) / 1e9;
+    for (int k = 0; k < ntargets; ++k) {
+        double peak = targets[k].props.peak_flops[p->set.dt[0]];
+        double call = flops / (peak > 0 ? 0.3 * peak : 5e9); /* a third of the peak */
+        if (o->verify) s += call;
+        if (o->time) {
+            double reps = o->timing.min_time_s / (call > 0 ? call : 1);
+            if (reps < o->timing.min_reps) reps = o->timing.min_reps;
+            s += o->timing.warmup_s + call + reps * call;
+        }
+    }
+    return s;
+}
+
+/* Marks every device's result of p as not run: it does not fit in memory. */
+static void results_out_of_memory(const kb_problem *p, kb_target *targets, int ntargets,
+                                  double need, double avail, kb_result *results) {
+    for (int k = 0; k < ntargets; ++k) {
+        kb_result *r = &results[k];
+        memset(r, 0, sizeof *r);
+        r->prob = *p;
+        kb_check_init(&r->check);
+        kb_strlcpy(r->device, targets[k].props.id, sizeof r->device);
+        kb_strlcpy(r->backend, targets[k].props.backend, sizeof r->backend);
+        kb_strlcpy(r->device_name, targets[k].props.name, sizeof r->device_name);
+        r->flops = kb_problem_flops(p);
+        r->min_bytes = kb_problem_min_bytes(p);
+        r->status = KMUX_ERR_OUT_OF_MEMORY;
+        snprintf(r->error, sizeof r->error,
+                 "not run: needs %.1f GiB of host memory, %.1f GiB available (checked before "
+                 "allocating)",
+                 need / 1073741824.0, avail / 1073741824.0);
+    }
+}
+
 void kb_run_problem(const kb_problem *p, kmux_device *ref, kmux_stream *ref_stream,
                     kb_target *targets, int ntargets, const kb_run_opts *o, kb_result *results) {
+    int host_devices = 0;
+    for (int k = 0; k < ntargets; ++k)
+        host_devices += targets[k].props.is_host;
+    double need = kb_problem_host_bytes(p, o, host_devices), avail = host_available_bytes();
+    if (avail > 0 && need > 0.9 * avail) {
+        results_out_of_memory(p, targets, ntargets, need, avail, results);
+        return;
+    }
     kb_tensors t;
     kb_problem_tensors(p, &t);
     kb_fill_plan fp;

@@ -65,6 +65,16 @@ typedef struct kb_result {
 void kb_run_problem(const kb_problem *p, kmux_device *ref, kmux_stream *ref_stream,
                     kb_target *targets, int ntargets, const kb_run_opts *o, kb_result *results);
 
+/** Host memory a run of p needs (bytes) with host_devices CPU devices: kb_run_problem checks
+ *  it against the memory available before allocating anything, and turns a problem that does
+ *  not fit into KMUX_ERR_OUT_OF_MEMORY results (the run goes on). */
+double kb_problem_host_bytes(const kb_problem *p, const kb_run_opts *o, int host_devices);
+
+/** A rough estimate of the seconds kb_run_problem takes for p (oracle, verification and timing
+ *  on every target at a third of its peak), for the progress lines. */
+double kb_problem_estimate_s(const kb_problem *p, const kb_target *targets, int ntargets,
+                             const kb_run_opts *o);
+
 /** 1 when the result may carry a speed: passed, or not verified (--mode=P), and timed. */
 int kb_result_has_speed(const kb_result *r);
 

@@ -2,6 +2,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "kb_table.h"
 
+#include <pthread.h>
+#include <time.h>
+
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -208,6 +211,65 @@ static void rank_devices(FILE *f, const kb_result *results, size_t n, const char
                 noisy);
     else if (best && second)
         fprintf(f, "  fastest: %s, %.2fx %s\n", best, second_ms / best_ms, second);
+}
+
+/* ---- heartbeat of a long problem ---------------------------------------------------------------
+ */
+
+static struct {
+    pthread_t tid;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int running, stop;
+    double t0, estimate_s;
+    char what[600];
+} hb = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+
+static void *heartbeat(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&hb.lock);
+    double next = hb.t0 + 1.0; /* only problems that take more than a second */
+    while (!hb.stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        double wait = next - kb_now_s();
+        if (wait > 0) {
+            ts.tv_sec += (time_t)wait;
+            ts.tv_nsec += (long)((wait - (double)(time_t)wait) * 1e9);
+            if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+            pthread_cond_timedwait(&hb.cond, &hb.lock, &ts);
+            continue;
+        }
+        double el = kb_now_s() - hb.t0;
+        if (hb.estimate_s > 0)
+            fprintf(stderr, "kmux-bench: %s: %.0f s (estimate %.0f s)\n", hb.what, el,
+                    hb.estimate_s);
+        else
+            fprintf(stderr, "kmux-bench: %s: %.0f s\n", hb.what, el);
+        fflush(stderr);
+        next = kb_now_s() + (el < 10 ? 2.0 : 10.0);
+    }
+    pthread_mutex_unlock(&hb.lock);
+    return NULL;
+}
+
+void kb_progress_heartbeat_start(const char *what, double estimate_s) {
+    kb_progress_heartbeat_stop();
+    kb_strlcpy(hb.what, what, sizeof hb.what);
+    hb.estimate_s = estimate_s;
+    hb.t0 = kb_now_s();
+    hb.stop = 0;
+    hb.running = pthread_create(&hb.tid, NULL, heartbeat, NULL) == 0;
+}
+
+void kb_progress_heartbeat_stop(void) {
+    if (!hb.running) return;
+    pthread_mutex_lock(&hb.lock);
+    hb.stop = 1;
+    pthread_cond_signal(&hb.cond);
+    pthread_mutex_unlock(&hb.lock);
+    pthread_join(hb.tid, NULL);
+    hb.running = 0;
 }
 
 void kb_model_view(FILE *f, const kb_result *results, size_t n) {

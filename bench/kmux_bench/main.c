@@ -163,6 +163,8 @@ int main(int argc, char **argv) {
         kb_options_free(&o);
         return 0;
     }
+    /* line-buffered even into a file or a pipe: rows appear as each problem finishes */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     kb_problem_list problems = {NULL, 0, 0};
     if (!o.list_devices && !collect_problems(&o, &problems)) {
         kb_options_free(&o);
@@ -271,15 +273,22 @@ int main(int argc, char **argv) {
     double t_start = kb_now_s();
     for (size_t i = 0; i < problems.n; ++i) {
         const kb_problem *p = &problems.v[i];
+        char desc[512], what[640];
+        kb_format_desc(p, desc, sizeof desc);
         if (!o.quiet && problems.n > 1) {
-            char desc[512], what[640];
-            kb_format_desc(p, desc, sizeof desc);
             snprintf(what, sizeof what, "%s %s (%.0f s so far)", desc,
                      p->op == KB_OP_CONV ? kb_dir_name(p->dir) : "", kb_now_s() - t_start);
             kb_progress(i + 1, problems.n, what);
         }
+        if (!o.quiet) { /* a problem that takes more than a second says so while it runs */
+            snprintf(what, sizeof what, "[%zu/%zu] %s%s%s running", i + 1, problems.n, desc,
+                     p->op == KB_OP_CONV ? " " : "",
+                     p->op == KB_OP_CONV ? kb_dir_name(p->dir) : "");
+            kb_progress_heartbeat_start(what, kb_problem_estimate_s(p, targets, ntargets, &ro));
+        }
         kb_result *r = &results[i * (size_t)ntargets];
         kb_run_problem(p, ref, ref_stream, targets, ntargets, &ro, r);
+        kb_progress_heartbeat_stop();
         if (!o.quiet && problems.n > 1) kb_progress_clear();
         for (int k = 0; k < ntargets; ++k) {
             kb_table_row(stdout, &r[k]);

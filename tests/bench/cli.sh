@@ -27,6 +27,15 @@ grep -q 'deepbench-gemm-train:' "$TMP/help.txt" || fail "--help does not list th
 [ $? -eq 2 ] && grep -q 'oh-1: a negative value' "$TMP/o" || fail "oh-1 accepted: $(cat "$TMP/o")"
 "$BENCH" --backend=ref 'mb2ic8ih10oc8kh3dh9223372036854775807' >"$TMP/o" 2>&1
 [ $? -eq 2 ] && grep -q 'dh: value above' "$TMP/o" || fail "huge dilation accepted: $(cat "$TMP/o")"
+# a problem that does not fit in memory is an error row (checked before allocating); the run goes on
+"$BENCH" --backend=ref --mode=C 1000000x100000:100000x2 8x8:8x8 >"$TMP/o" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "out-of-memory problem: exit $rc (want 1: an error row): $(cat "$TMP/o")"
+grep -q 'not run: needs .* GiB of host memory' "$TMP/o" || fail "no memory message: $(cat "$TMP/o")"
+grep -q '^8x8:8x8 .* PASSED' "$TMP/o" || fail "the run stopped at the problem that did not fit"
+# a problem that takes more than a second reports progress with an estimate while it runs
+"$BENCH" --backend=ref --min-time=1.6 64x64:64x64 >"$TMP/o" 2>"$TMP/e" || fail "long problem: $(cat "$TMP/e")"
+grep -q '\[1/1\] 64x64:64x64 running: [0-9]* s (estimate [0-9]* s)' "$TMP/e" || fail "no progress: $(cat "$TMP/e")"
 # report: an empty input is an error
 : >"$TMP/empty.jsonl"
 "$BENCH" report "$TMP/empty.jsonl" >"$TMP/o" 2>&1
