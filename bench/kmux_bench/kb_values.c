@@ -93,7 +93,10 @@ static int int_value(uint64_t h, int range, uint64_t threshold, int sparse) {
         int v = 1 + (int)((h & 0x3ff) % (uint64_t)range);
         return (h & 0x400) ? -v : v;
     }
-    return (int)((h & 0xffff) % (uint64_t)(2 * range + 1)) - range;
+    /* dense: never zero, so that a short reduction (K = 1, a 1x1 convolution with one input
+     * channel) cannot produce mostly-zero outputs that would be mistrusted */
+    int v = 1 + (int)((h & 0xffff) % (uint64_t)range);
+    return (h & 0x10000) ? -v : v;
 }
 
 void kb_fill_int(void *buf, kmux_dtype t, int64_t n, int range, double density, uint64_t seed) {

@@ -36,6 +36,10 @@ grep -q '^8x8:8x8 .* PASSED' "$TMP/o" || fail "the run stopped at the problem th
 # a problem that takes more than a second reports progress with an estimate while it runs
 "$BENCH" --backend=ref --min-time=1.6 64x64:64x64 >"$TMP/o" 2>"$TMP/e" || fail "long problem: $(cat "$TMP/e")"
 grep -q '\[1/1\] 64x64:64x64 running: [0-9]* s (estimate [0-9]* s)' "$TMP/e" || fail "no progress: $(cat "$TMP/e")"
+# short reductions (K = 1: one input channel, 1x1 kernel) are verified, not MISTRUSTED
+"$BENCH" --backend=ref --mode=C 'mb2ic1ih8oc4kh1' 64x1:1x64 'g4mb2ic4ih6oc4kh1' >"$TMP/o" 2>&1 ||
+    fail "short reductions: $(cat "$TMP/o")"
+[ "$(grep -c ' PASSED' "$TMP/o")" -eq 3 ] || fail "short reductions not all PASSED: $(cat "$TMP/o")"
 # report: an empty input is an error
 : >"$TMP/empty.jsonl"
 "$BENCH" report "$TMP/empty.jsonl" >"$TMP/o" 2>&1
