@@ -35,8 +35,9 @@ static void problem_label(const kb_problem *p, char *buf, size_t cap) {
 }
 
 void kb_table_header(FILE *f) {
-    fprintf(f, "%-36s %-5s %-13s %-24s %-10s %9s %9s %9s %6s %-7s\n", "problem", "dir", "device",
-            "implementation", "verify", "ms(min)", "ms(med)", "GFLOP/s", "%peak", "bound");
+    fprintf(f, "%-36s %-5s %-13s %-24s %-6s %-10s %9s %9s %9s %6s %-7s\n", "problem", "dir",
+            "device", "implementation", "acc", "verify", "ms(min)", "ms(med)", "GFLOP/s", "%peak",
+            "bound");
 }
 
 const char *kb_table_verdict(const kb_result *r) {
@@ -59,9 +60,11 @@ const char *kb_table_verdict(const kb_result *r) {
 void kb_table_row(FILE *f, const kb_result *r) {
     char label[200], b1[64], b2[64], b3[64];
     problem_label(&r->prob, label, sizeof label);
-    fprintf(f, "%-36s %-5s %-13s %-24s %-10s", fit(label, 36, b1),
+    /* acc: the compute type the implementation really used (kmux_plan_info) */
+    fprintf(f, "%-36s %-5s %-13s %-24s %-6s %-10s", fit(label, 36, b1),
             r->prob.op == KB_OP_CONV ? kb_dir_name(r->prob.dir) : "", fit(r->device, 13, b2),
-            fit(r->impl[0] ? r->impl : "-", 24, b3), kb_table_verdict(r));
+            fit(r->impl[0] ? r->impl : "-", 24, b3),
+            r->effective_compute[0] ? r->effective_compute : "-", kb_table_verdict(r));
     if (kb_result_has_speed(r)) {
         fprintf(f, " %9.3f %9.3f %9.1f", r->stats.min_ms, r->stats.median_ms, r->gflops);
         if (r->roof.pct_peak > 100.0) /* faster than the stated peak: the peak is wrong */

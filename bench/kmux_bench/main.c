@@ -4,6 +4,7 @@
  * the records of several machines into one comparison. See kb_options.c for the command line.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,8 +269,15 @@ int main(int argc, char **argv) {
     ro.self_test = o.self_test;
     ro.host = &machine.host;
     ro.peaks_csv = peaks_csv;
+    regex_t impl_re;
+    if (o.impl && regcomp(&impl_re, o.impl, REG_EXTENDED | REG_NOSUB) == 0) {
+        ro.impl_regex = &impl_re;
+        ro.impl_pattern = o.impl;
+    }
+    ro.all_impls = o.all_impls;
+    size_t per_problem = (size_t)ntargets * (o.all_impls ? KB_MAX_IMPLS : 1), nres = 0;
 
-    results = kb_xcalloc(problems.n * (size_t)ntargets, sizeof *results);
+    results = kb_xcalloc(problems.n * per_problem, sizeof *results);
     double t_start = kb_now_s();
     for (size_t i = 0; i < problems.n; ++i) {
         const kb_problem *p = &problems.v[i];
@@ -286,11 +294,12 @@ int main(int argc, char **argv) {
                      p->op == KB_OP_CONV ? kb_dir_name(p->dir) : "");
             kb_progress_heartbeat_start(what, kb_problem_estimate_s(p, targets, ntargets, &ro));
         }
-        kb_result *r = &results[i * (size_t)ntargets];
-        kb_run_problem(p, ref, ref_stream, targets, ntargets, &ro, r);
+        kb_result *r = &results[nres];
+        size_t got = kb_run_problem(p, ref, ref_stream, targets, ntargets, &ro, r, per_problem);
+        nres += got;
         kb_progress_heartbeat_stop();
         if (!o.quiet && problems.n > 1) kb_progress_clear();
-        for (int k = 0; k < ntargets; ++k) {
+        for (size_t k = 0; k < got; ++k) {
             kb_table_row(stdout, &r[k]);
             if (out && !kb_jsonl_write(out, &r[k], &machine, threads, o.min_time)) {
                 fprintf(stderr, "kmux-bench: writing %s failed\n", o.out);
@@ -298,7 +307,7 @@ int main(int argc, char **argv) {
             }
         }
     }
-    size_t nres = problems.n * (size_t)ntargets;
+    if (ro.impl_regex) regfree(&impl_re);
     if (kb_table_summary(stdout, results, nres) > 0) rc = 1;
     kb_model_view(stdout, results, nres);
     printf("\nWall time %.1f s.%s%s\n", kb_now_s() - t_start, out ? " Records: " : "",

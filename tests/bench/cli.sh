@@ -40,6 +40,18 @@ grep -q '\[1/1\] 64x64:64x64 running: [0-9]* s (estimate [0-9]* s)' "$TMP/e" || 
 "$BENCH" --backend=ref --mode=C 'mb2ic1ih8oc4kh1' 64x1:1x64 'g4mb2ic4ih6oc4kh1' >"$TMP/o" 2>&1 ||
     fail "short reductions: $(cat "$TMP/o")"
 [ "$(grep -c ' PASSED' "$TMP/o")" -eq 3 ] || fail "short reductions not all PASSED: $(cat "$TMP/o")"
+# --impl=REGEX picks an implementation by name (walking kmux_plan_next_impl), --all-impls runs each
+"$BENCH" --backend=ref --mode=C --impl='^ref:dir' 'mb2ic8ih10oc8kh3' >"$TMP/o" 2>&1 || fail "--impl: $(cat "$TMP/o")"
+grep -q ' ref:direct  *f64  *PASSED' "$TMP/o" || fail "--impl=^ref:dir: $(cat "$TMP/o")"
+"$BENCH" --backend=ref --mode=C --impl=nomatch 'mb2ic8ih10oc8kh3' >"$TMP/o" 2>&1
+grep -q 'UNSUPPORTED' "$TMP/o" && grep -q 'no implementation on ref matches --impl=nomatch (it has: ref:direct)' "$TMP/o" ||
+    fail "--impl without a match: $(cat "$TMP/o")"
+"$BENCH" --backend=ref --impl='(' 8x8:8x8 >"$TMP/o" 2>&1
+[ $? -eq 2 ] && grep -q 'not a POSIX extended regular expression' "$TMP/o" || fail "bad --impl regex accepted"
+if echo ",$DEVICES," | grep -q ',cpu:onednn,'; then
+  "$BENCH" --backend=cpu:onednn --mode=C --all-impls 'mb2ic8ih10oc8kh3' >"$TMP/o" 2>&1 || fail "--all-impls: $(cat "$TMP/o")"
+  [ "$(grep -c '^mb2.* PASSED' "$TMP/o")" -ge 2 ] || fail "--all-impls: want every oneDNN implementation: $(cat "$TMP/o")"
+fi
 # report: an empty input is an error
 : >"$TMP/empty.jsonl"
 "$BENCH" report "$TMP/empty.jsonl" >"$TMP/o" 2>&1
