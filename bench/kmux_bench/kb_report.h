@@ -15,6 +15,8 @@ typedef struct kb_report_col {
     int file;       /**< file of its first record */
     double cost;    /**< cost per hour (or any unit) from --cost; 0 when not given */
     char cpu_model[128], device_name[128], gpus[256], backends[512], kmux_version[96], date[32];
+    int threads;
+    double clock_mhz, triad_gbps; /**< measured on that machine (0: unknown) */
 } kb_report_col;
 
 /** One row: a problem (descriptor + options). */
@@ -23,6 +25,7 @@ typedef struct kb_report_row {
     char label[200];
     char workload[32];
     int occurrences;
+    char reproducer[600];
 } kb_report_row;
 
 typedef struct kb_report {
@@ -35,6 +38,7 @@ typedef struct kb_report {
     char **files;
     int nfiles;
     size_t duplicates; /**< records of a (problem, column) pair that already had one */
+    long baseline;     /**< --baseline column index, -1 = none */
 } kb_report;
 
 /** Builds the comparison from records (takes ownership of recs). file_cost[i] is the cost of
