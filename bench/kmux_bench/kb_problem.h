@@ -101,6 +101,11 @@ void kb_format_desc(const kb_problem *p, char *buf, size_t cap);
  *  into buf, so that "kmux-bench <options> <descriptor>" reproduces the problem. */
 void kb_format_options(const kb_problem *p, char *buf, size_t cap);
 
+/** Right (bottom) padding that gives output o along an axis (input i, kernel k, stride s, top
+ *  padding p, benchdnn dilation d); clamped at 0 (a negative one only drops input rows the last
+ *  window never reaches). */
+int64_t kb_conv_pad_end(int64_t o, int64_t i, int64_t k, int64_t s, int64_t p, int64_t d);
+
 /** The minibatch p really runs with (settings' mb when > 0). */
 int64_t kb_conv_mb(const kb_problem *p);
 
