@@ -14,6 +14,7 @@
 
 #include "kb_noise.h"
 #include "kb_table.h"
+#include "kb_timing.h"
 #include "kb_util.h"
 #include "test_util.h"
 
@@ -124,4 +125,22 @@ Test(bench_noise, model_view_ranks_clean_data_only) {
     cr_expect(strstr(v, "not ranked: 1 of these timings"), "%s", v);
     cr_expect(!strstr(v, "fastest"), "%s", v);
     free(v);
+}
+
+Test(bench_noise, timing_rounds_disagreement) {
+    /* steady calls: the three rounds agree */
+    double steady[12] = {10, 10.2, 9.9, 10, 10.1, 10, 9.8, 10, 10.2, 10, 10.1, 9.9};
+    cr_expect_lt(kb_rounds_spread(steady, 12, 3), 0.05);
+    /* the last third slowed down 2x (a process started on the other core) */
+    double drift[12] = {10, 10, 10, 10, 10, 10, 10, 10, 20, 20, 20, 20};
+    cr_expect_float_eq(kb_rounds_spread(drift, 12, 3), 1.0, 1e-12);
+    cr_expect_eq(kb_rounds_spread(drift, 5, 3), 0.0, "too few calls: no verdict");
+    kb_noise n;
+    kb_noise_judge(1.0, 2.0, 0.0, 2.0, 2, 2, &n);
+    kb_noise_rounds(&n, 1.0);
+    cr_expect(n.noisy);
+    cr_expect(strstr(n.reason, "timing rounds disagree by 100%"), "%s", n.reason);
+    kb_noise_judge(1.0, 2.0, 0.0, 2.0, 2, 2, &n);
+    kb_noise_rounds(&n, 0.05);
+    cr_expect(!n.noisy, "%s", n.reason);
 }

@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "kb_timing.h"
 #include "kb_util.h"
 
 void kb_noise_sample_now(kb_noise_sample *s) {
@@ -64,4 +65,12 @@ void kb_noise_between(const kb_noise_sample *a, const kb_noise_sample *b, int th
     }
     kb_noise_judge(b->wall_s - a->wall_s, b->busy_s - a->busy_s, b->steal_s - a->steal_s,
                    b->self_s - a->self_s, online > 0 ? (int)online : 1, threads, n);
+}
+
+void kb_noise_rounds(kb_noise *n, double rounds_spread) {
+    n->rounds_spread = rounds_spread;
+    if (n->noisy || rounds_spread <= KB_NOISE_ROUNDS) return;
+    n->noisy = 1;
+    snprintf(n->reason, sizeof n->reason, "the medians of the %d timing rounds disagree by %.0f%%",
+             KB_TIMING_ROUNDS, 100 * rounds_spread);
 }

@@ -17,6 +17,8 @@
 #define KB_NOISE_FOREIGN_CPUS 0.25
 #define KB_NOISE_STEAL 0.05
 #define KB_NOISE_MIN_WALL_S 0.15
+/** Rounds of one timing whose medians disagree by more than this mark it noisy too. */
+#define KB_NOISE_ROUNDS 0.15
 
 /** A snapshot of the machine's and this process's CPU time. */
 typedef struct kb_noise_sample {
@@ -34,8 +36,9 @@ typedef struct kb_noise {
     double foreign_cpus; /**< CPUs other processes kept busy on average */
     double steal;        /**< stolen fraction of the online CPUs' time */
     int online_cpus, threads;
-    int noisy;        /**< 1 when the timings should not be ranked */
-    char reason[160]; /**< "other processes used 0.97 CPUs (1 left free)", "" when quiet */
+    double rounds_spread; /**< disagreement of the timing rounds (kb_stats.rounds_spread) */
+    int noisy;            /**< 1 when the timings should not be ranked */
+    char reason[160];     /**< "other processes used 0.97 CPUs (1 left free)", "" when quiet */
 } kb_noise;
 
 /** Takes a snapshot. */
@@ -43,6 +46,10 @@ void kb_noise_sample_now(kb_noise_sample *s);
 
 /** The verdict from two snapshots for a device that ran `threads` threads. */
 void kb_noise_between(const kb_noise_sample *a, const kb_noise_sample *b, int threads, kb_noise *n);
+
+/** Adds the verdict on a timing's rounds: noisy (with the reason) when their medians disagree by
+ *  more than KB_NOISE_ROUNDS and the load did not already explain it. */
+void kb_noise_rounds(kb_noise *n, double rounds_spread);
 
 /** Pure rule, for tests: the verdict of a window of wall_s seconds with those CPU seconds. */
 void kb_noise_judge(double wall_s, double busy_s, double steal_s, double self_s, int online_cpus,

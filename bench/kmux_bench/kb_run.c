@@ -413,6 +413,7 @@ size_t kb_run_problem(const kb_problem *p, kmux_device *ref, kmux_stream *ref_st
             int more = run_target(p, &targets[k], host_int, host_real, &t, &fp, &orc, o, impl, r);
             kb_noise_sample_now(&after);
             kb_noise_between(&before, &after, pr->is_host ? pr->compute_units : 1, &r->noise);
+            if (r->timed) kb_noise_rounds(&r->noise, r->stats.rounds_spread);
             if (r->status == KMUX_ERR_LAST_IMPL) break; /* walked past the last one */
             /* --all-impls --impl=RE: only the implementations whose names match */
             int keep = !(o->all_impls && o->impl_regex && r->impl[0] &&
