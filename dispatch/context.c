@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "verbose.h"
 
 /* Reads an integer environment variable; returns dflt when unset or not a number. */
 static int env_int(const char *name, int dflt) {
@@ -126,6 +127,7 @@ kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **
         b->device_count = usable;
     }
     kmux_clear_error();
+    kmux_trace_header(c);
     *ctx = c;
     return KMUX_OK;
 }

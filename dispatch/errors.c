@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "verbose.h"
 
 static _Thread_local char tls_message[1024];
 
@@ -18,6 +19,7 @@ const char *kmux_last_error(void) {
 }
 
 void kmux_clear_error(void) {
+    kmux_trace_flush_error();
     tls_message[0] = '\0';
 }
 
@@ -26,8 +28,7 @@ kmux_status kmux_set_error(kmux_status status, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(tls_message, sizeof tls_message, fmt, ap);
     va_end(ap);
-    if (kmux_verbose_level() >= 2)
-        kmux_trace(2, "error,%s,%s", kmux_status_str(status), tls_message);
+    kmux_trace_error(status, tls_message);
     return status;
 }
 

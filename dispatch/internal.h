@@ -178,8 +178,5 @@ kmux_status kmux_resolve_cast_options(const char *fn, const kmux_cast_options *i
 kmux_dtype kmux_scale_type(kmux_compute_type ct);
 /** 1 when the host scalar p (of the scale type of ct) is zero. */
 int kmux_scalar_is_zero(const void *p, kmux_compute_type ct);
-/** Formats a short dtype list / shape for traces and messages into buf. */
-void kmux_describe_matmul(const kmux_matmul_desc *d, char *buf, size_t size);
-void kmux_describe_conv(const kmux_conv2d_desc *d, char *buf, size_t size);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "dispatch/common/cpu_finish.h"
 #include "validate.h"
+#include "verbose.h"
 
 #define OPS(dev) ((dev)->backend->ops)
 #define STATE(dev) ((dev)->backend->state)
@@ -55,31 +56,6 @@ static kmux_plan_prefs resolve_prefs(const kmux_plan_prefs *prefs) {
     return p;
 }
 
-void kmux_describe_matmul(const kmux_matmul_desc *d, char *buf, size_t size) {
-    snprintf(buf, size, "%s%s%s:m%lldn%lldk%lld:lda%lldldb%lldldc%lld:b%lld%s%s%s",
-             d->order == KMUX_ROW_MAJOR ? "row:" : "col:", d->transa == KMUX_TRANS ? "T" : "N",
-             d->transb == KMUX_TRANS ? "T" : "N", (long long)d->m, (long long)d->n, (long long)d->k,
-             (long long)d->lda, (long long)d->ldb, (long long)d->ldc, (long long)d->batch_count,
-             (d->epilogue & KMUX_EPILOGUE_BIAS) ? ":bias" : "",
-             (d->epilogue & KMUX_EPILOGUE_RELU) ? ":relu" : "",
-             (d->epilogue & KMUX_EPILOGUE_GELU) ? ":gelu" : "");
-}
-
-void kmux_describe_conv(const kmux_conv2d_desc *d, char *buf, size_t size) {
-    /* benchdnn's grammar (dilation there is 0-based) so that a trace line is a reproducer. */
-    static const char *dir[] = {"?", "fwd", "bwd_d", "bwd_w"};
-    snprintf(
-        buf, size,
-        "%s:%s:g%lldmb%lldic%lldih%lldiw%lldoc%lldkh%lldkw%lldsh%lldsw%lldpt%lldpb%lldpl%lldpr%"
-        "lldd%lldd%lld",
-        dir[d->direction >= 1 && d->direction <= 3 ? d->direction : 0],
-        d->layout == KMUX_NHWC ? "nhwc" : "nchw", (long long)d->groups, (long long)d->n,
-        (long long)d->c, (long long)d->h, (long long)d->w, (long long)d->k, (long long)d->r,
-        (long long)d->s, (long long)d->stride_h, (long long)d->stride_w, (long long)d->pad_top,
-        (long long)d->pad_bottom, (long long)d->pad_left, (long long)d->pad_right,
-        (long long)d->dilation_h - 1, (long long)d->dilation_w - 1);
-}
-
 static kmux_status plan_new(kmux_device *dev, kmux_plan_kind kind, kmux_plan **out) {
     kmux_plan *p = calloc(1, sizeof *p);
     if (!p) return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "plan creation: out of memory");
@@ -113,7 +89,6 @@ kmux_status kmux_matmul_plan_create_unchecked(kmux_device *dev, const kmux_matmu
                                               const kmux_plan_prefs *prefs, kmux_plan **plan) {
     const char *fn = "kmux_matmul_plan_create";
     const kmux_backend_ops *o = OPS(dev);
-    char shape[256];
     kmux_plan_prefs p = resolve_prefs(prefs);
     kmux_status st = kmux_caps_check_matmul(fn, dev, desc, &p);
     kmux_plan *pl = NULL;
@@ -135,27 +110,14 @@ kmux_status kmux_matmul_plan_create_unchecked(kmux_device *dev, const kmux_matmu
         }
     }
     if (st != KMUX_OK) {
-        if (kmux_verbose_level() >= 2) {
-            char msg[1024];
-            snprintf(msg, sizeof msg, "%s", kmux_last_error());
-            kmux_describe_matmul(desc, shape, sizeof shape);
-            kmux_trace(2, "create,%s,matmul,%s:%s:%s,%s,%s,rejected: %s", dev->props.id,
-                       kmux_dtype_name(desc->a_type), kmux_dtype_name(desc->b_type),
-                       kmux_dtype_name(desc->c_type), kmux_compute_type_name(desc->compute_type),
-                       shape, msg);
-            kmux_set_error(st, "%s", msg);
-        }
+        kmux_trace_matmul(2, "reject", dev, NULL, desc, -1, kmux_last_error());
         kmux_plan_free(pl);
         return st;
     }
     if (kmux_verbose_level() >= 2) {
         kmux_plan_info info;
         kmux_plan_info_get(pl, &info);
-        kmux_describe_matmul(desc, shape, sizeof shape);
-        kmux_trace(2, "create,%s,matmul,%s,%s:%s:%s,%s,%s,%.4f", dev->props.id, info.impl,
-                   kmux_dtype_name(desc->a_type), kmux_dtype_name(desc->b_type),
-                   kmux_dtype_name(desc->c_type), kmux_compute_type_name(desc->compute_type), shape,
-                   now_ms() - t0);
+        kmux_trace_matmul(2, "create", dev, info.impl, desc, now_ms() - t0, NULL);
     }
     *plan = pl;
     return KMUX_OK;
@@ -201,13 +163,14 @@ static double synced_now_ms(kmux_plan *plan, kmux_stream *stream) {
     return now_ms();
 }
 
-static void trace_exec(kmux_plan *plan, kmux_stream *stream, double t0, const char *op,
-                       const char *types, const char *compute, const char *shape) {
+static void trace_exec(kmux_plan *plan, kmux_stream *stream, double t0) {
     double ms = synced_now_ms(plan, stream) - t0;
     kmux_plan_info info;
     kmux_plan_info_get(plan, &info);
-    kmux_trace(1, "exec,%s,%s,%s,%s,%s,%s,%.4f", plan->dev->props.id, op, info.impl, types, compute,
-               shape, ms);
+    if (plan->kind == KMUX_PLAN_MATMUL)
+        kmux_trace_matmul(1, "exec", plan->dev, info.impl, &plan->desc.matmul, ms, NULL);
+    else
+        kmux_trace_conv(1, "exec", plan->dev, info.impl, &plan->desc.conv, ms, NULL);
     kmux_clear_error();
 }
 
@@ -251,14 +214,7 @@ kmux_status kmux_matmul_execute_unchecked(kmux_plan *plan, kmux_stream *stream,
         backend_failed(st, fn, plan->dev);
     }
     if (st != KMUX_OK) return st;
-    if (verbose) {
-        char types[64], shape[256];
-        snprintf(types, sizeof types, "%s:%s:%s", kmux_dtype_name(d->a_type),
-                 kmux_dtype_name(d->b_type), kmux_dtype_name(d->c_type));
-        kmux_describe_matmul(d, shape, sizeof shape);
-        trace_exec(plan, stream, t0, "matmul", types, kmux_compute_type_name(d->compute_type),
-                   shape);
-    }
+    if (verbose) trace_exec(plan, stream, t0);
     return KMUX_OK;
 }
 
@@ -317,28 +273,20 @@ kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d_desc *de
     if (st != KMUX_OK) return st;
     pl->desc.conv = *desc;
     pl->impl_count = 1;
-    char shape[256];
-    kmux_describe_conv(desc, shape, sizeof shape);
     double t0 = now_ms();
     st = o->conv2d->plan_create(STATE(dev), dev->index, desc, &pr, &pl->native, &pl->impl_count);
     if (st != KMUX_OK) pl->native = NULL;
     if (st == KMUX_OK) st = check_impl_count(fn, dev, pl->impl_count);
     if (st != KMUX_OK) {
         backend_failed(st, fn, dev);
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", kmux_last_error());
-        kmux_trace(2, "create,%s,conv2d,%s,%s,rejected: %s", dev->props.id,
-                   kmux_dtype_name(desc->x_type), shape, msg);
-        kmux_set_error(st, "%s", msg);
+        kmux_trace_conv(2, "reject", dev, NULL, desc, -1, kmux_last_error());
         kmux_plan_free(pl);
         return st;
     }
     if (kmux_verbose_level() >= 2) {
         kmux_plan_info info;
         kmux_plan_info_get(pl, &info);
-        kmux_trace(2, "create,%s,conv2d,%s,%s,%s,%s,%.4f", dev->props.id, info.impl,
-                   kmux_dtype_name(desc->x_type), kmux_compute_type_name(desc->compute_type), shape,
-                   now_ms() - t0);
+        kmux_trace_conv(2, "create", dev, info.impl, desc, now_ms() - t0, NULL);
     }
     *plan = pl;
     return KMUX_OK;
@@ -404,13 +352,7 @@ kmux_status kmux_conv2d_execute(kmux_plan *plan, kmux_stream *stream,
     st = OPS(plan->dev)->conv2d->execute(STATE(plan->dev), plan->native, plan->impl, stream->native,
                                          args);
     if (st != KMUX_OK) return backend_failed(st, fn, plan->dev);
-    if (verbose) {
-        const kmux_conv2d_desc *d = &plan->desc.conv;
-        char shape[256];
-        kmux_describe_conv(d, shape, sizeof shape);
-        trace_exec(plan, stream, t0, "conv2d", kmux_dtype_name(d->x_type),
-                   kmux_compute_type_name(d->compute_type), shape);
-    }
+    if (verbose) trace_exec(plan, stream, t0);
     return KMUX_OK;
 }
 

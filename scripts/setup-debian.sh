@@ -12,6 +12,7 @@ PACKAGES=(
   libdnnl-dev ocl-icd-opencl-dev                                   # cpu:onednn (its CMake config needs OpenCL)
   libcriterion-dev                                                 # tests
   libjansson-dev                                                   # kmux-bench JSON lines
+  clang libclang-rt-14-dev                                         # scripts/fuzz.sh: libFuzzer + ASan/UBSan runtimes
   chromium                                                         # report page test (headless)
   python3-jsonschema                                               # tests/gpu: torch_bench.py records
 )

@@ -19,6 +19,8 @@ echo "== clang build (warnings as errors) + quick tests =="
 # compiler, so it is left out here.
 CC=clang CXX=clang++ KMUX_BUILD_DIR=build-clang ./scripts/build.sh -DKMUX_WITH_CUDA=OFF
 ctest --test-dir build-clang --output-on-failure --timeout 600 -L quick
+echo "== fuzz: libFuzzer targets of tests/fuzz, ${FUZZ_SECONDS:-30} s each =="
+./scripts/fuzz.sh
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build =="
 # CUDA is left out here: its plugin cannot run without a GPU and nvcc does not take -fsanitize.

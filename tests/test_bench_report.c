@@ -82,7 +82,7 @@ Test(bench_report, records_round_trip) {
     cr_assert_float_eq(l.v[0].gflops, 2.0 * 64 * 32 * 16 / 0.5e6, 1e-9);
     cr_assert_float_eq(l.v[0].median_ms, 0.5, 1e-12);
     cr_assert_str_eq(l.v[0].column, "m1 cpu:a");
-    cr_assert_str_eq(l.v[0].label, "g1");
+    cr_assert_str_eq(l.v[0].label, "g1 f32"); /* name and dtype */
     cr_assert_str_eq(l.v[0].verification, "passed");
     cr_assert_not(l.v[1].has_speed, "a failed check carries no speed");
     cr_assert_str_eq(l.v[1].verification, "failed");
@@ -171,4 +171,88 @@ Test(bench_report, merge_geomean_network_and_html) {
         unlink(files[i]);
         free(files[i]);
     }
+}
+
+static char *report_text(char **paths, int n) {
+    kb_rec_list recs = {NULL, 0, 0};
+    char err[256];
+    for (int i = 0; i < n; ++i)
+        cr_assert(kb_jsonl_read(paths[i], i, &recs, err, sizeof err), "%s", err);
+    kb_report R;
+    double cost[4] = {0, 0, 0, 0};
+    kb_report_build(&R, &recs, paths, n, cost);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    kb_report_print(&R, f);
+    fclose(f);
+    kb_report_free(&R);
+    return buf;
+}
+
+Test(bench_report, noisy_cells_marked_not_ranked_and_duplicates_reported) {
+    kb_result a[3] = {result("64x32:32x16", "cpu:x", 1.0, 1, "", 1, KB_DIR_FWD),
+                      result("64x32:32x16", "cpu:y", 2.0, 1, "", 1, KB_DIR_FWD),
+                      result("64x32:32x16", "cpu:y", 3.0, 1, "", 1, KB_DIR_FWD)};
+    char *path = write_file("m", a, 3);
+    char *paths[1] = {path};
+    char *t = report_text(paths, 1);
+    cr_expect(!strstr(t, "not ranked"), "%s", t);
+    cr_expect(strstr(t, "1 duplicate record(s)"), "%s", t);
+    free(t);
+    unlink(path);
+    free(path);
+    a[0].noise.measured = a[0].noise.noisy = 1;
+    a[0].noise.foreign_cpus = 1.0;
+    path = write_file("m", a, 2);
+    paths[0] = path;
+    t = report_text(paths, 1);
+    cr_expect(strstr(t, "NOISY"), "%s", t);
+    cr_expect(strstr(t, "not ranked: 1 of the cells"), "%s", t);
+    cr_expect(!strstr(t, "duplicate"), "%s", t);
+    free(t);
+    unlink(path);
+    free(path);
+}
+
+static char *report_text_baseline(char *path, long baseline) {
+    kb_rec_list recs = {NULL, 0, 0};
+    char err[256];
+    cr_assert(kb_jsonl_read(path, 0, &recs, err, sizeof err), "%s", err);
+    kb_report R;
+    char *paths[1] = {path};
+    double cost[1] = {0};
+    kb_report_build(&R, &recs, paths, 1, cost);
+    R.baseline = baseline;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    kb_report_print(&R, f);
+    fclose(f);
+    kb_report_free(&R);
+    return buf;
+}
+
+Test(bench_report, rows_name_dtype_and_direction_reasons_baseline_reproducers) {
+    kb_result a[4] = {result("mb2ic4ih8oc4kh3n\"l1\"", "cpu:x", 2.0, 1, "", 1, KB_DIR_BWD_D),
+                      result("mb2ic4ih8oc4kh3n\"l1\"", "cpu:y", 1.0, 1, "", 1, KB_DIR_BWD_D),
+                      result("64x32:32x16n\"g\"", "cpu:x", 1.0, 1, "", 1, KB_DIR_FWD),
+                      result("64x32:32x16n\"g\"", "cpu:y", 1.0, 0, "", 1, KB_DIR_FWD)};
+    a[3].status = KMUX_ERR_UNSUPPORTED;
+    snprintf(a[3].error, sizeof a[3].error, "plan creation: no such kernel here");
+    char *path = write_file("m", a, 4);
+    char *t = report_text_baseline(path, 0);
+    cr_expect(strstr(t, "l1 BWD_D f32"), "row names carry direction and dtype:\n%s", t);
+    cr_expect(strstr(t, "g f32"), "%s", t);
+    cr_expect(strstr(t, "UNSUPPORTED*"), "%s", t);
+    cr_expect(strstr(t, "g f32 on [2]: KMUX_ERR_UNSUPPORTED: plan creation: no such kernel here"),
+              "%s", t);
+    cr_expect(strstr(t, "Speedup over [1] m cpu:x"), "%s", t);
+    cr_expect(strstr(t, "2.00x"), "cpu:y is twice as fast on l1:\n%s", t);
+    cr_expect(strstr(t, "Reproducers:"), "%s", t);
+    cr_expect(strstr(t, "l1 BWD_D f32: kmux-bench --dir=BWD_D"), "%s", t);
+    cr_expect(strstr(t, "; 2 threads"), "the machines table shows threads:\n%s", t);
+    free(t);
+    unlink(path);
+    free(path);
 }

@@ -109,10 +109,12 @@ Test(context, verbose_trace_lines, .init = cr_redirect_stderr) {
         cr_expect(strncmp(line, "kmux_verbose,", 13) == 0, "not a trace line: %s", line);
         if (strncmp(line, "kmux_verbose,exec,ref,matmul,", 29) == 0) {
             exec++;
-            cr_expect(strstr(line, ",f32:f32:f32,f32,row:NN:m2n2k2") != NULL, "%s", line);
+            cr_expect(strstr(line, ",f32:f32:f32,f32,\"--dt=f32 --stag=ab --wtag=ab --dtag=ab "
+                                   "--compute=f32 2x2:2x2\",") != NULL,
+                      "%s", line);
         }
         if (strstr(line, ",create,ref,matmul,")) create++;
-        if (strstr(line, ",load,search,")) search++;
+        if (strstr(line, ",load,,,,,,,,\"search,")) search++;
     }
     cr_expect_eq(exec, 1, "one exec line per executed call");
     cr_expect_eq(create, 1, "one plan creation");

@@ -69,9 +69,10 @@ kmux_status kmux_cpu_op_fp8_scale_update(void *state, void *stream, const float 
     .fp8_scale_update = kmux_cpu_op_fp8_scale_update
 
 /** Fills the host part of a CPU device's properties: vendor and model name (/proc/cpuinfo),
- *  arch ("avx512_core", "avx2", "sse4.2", "generic" from run-time CPU detection), physical
- *  memory, cores (num_threads), nominal max clock, peak f64/f32 FLOP/s from cores x SIMD lanes x
- *  2 FMA pipes x 2 x clock. id, backend, library_version and dtype_support are the caller's. */
+ *  arch ("avx512_core", "avx2", "sse4.2", "generic" from the CPU's ISA flags), physical memory,
+ *  compute_units = num_threads; no clock and no peaks (kmux_cpu_model_peaks in cpu_model.h
+ *  fills those for a backend that is a speed path). id, backend, library_version and
+ *  dtype_support are the caller's. */
 void kmux_cpu_fill_host_props(kmux_device_props *props, int num_threads);
 
 /** Monotonic clock in seconds. */

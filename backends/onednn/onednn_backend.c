@@ -7,6 +7,7 @@
 
 #include "dispatch/common/kmux_dtype_desc.h"
 #include "dispatch/common/kmux_type_rules.h"
+#include "cpu_model.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,12 +82,9 @@ static kmux_status dnn_device_props(void *state, int device, kmux_device_props *
                                     KMUX_F8_E5M2_FNUZ, KMUX_I8,      KMUX_I32};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
         props->dtype_support[ok[i]] = 1;
-    /* f32 peak from the host (cores x lanes x FMA); none for f64 (unsupported). The narrow
-     * types' rates depend on the microarchitecture, not on the ISA oneDNN reports (avx512_bf16
-     * runs at twice the f32 rate on some CPUs and below it on others): unknown, 0. */
-    props->peak_flops[KMUX_F64] = 0.0;
-    for (int t = 0; t < KMUX_DTYPE_COUNT; t++)
-        if (t != KMUX_F32) props->peak_flops[t] = 0.0;
+    /* Peaks of the ISA oneDNN dispatches to (bf16 dot products on avx512_core_bf16/AMX). */
+    kmux_cpu_model_peaks(props, st->hdr.num_threads, kmux_dnn_isa_name(st->isa),
+                         KMUX_CPU_KERNELS_INT8, st->hdr.host->trace);
     return KMUX_OK;
 }
 

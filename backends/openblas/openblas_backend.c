@@ -7,6 +7,7 @@
 #include "openblas_internal.h"
 
 #include "dispatch/common/kmux_type_rules.h"
+#include "cpu_model.h"
 
 #include <cblas.h>
 #include <stdio.h>
@@ -91,22 +92,6 @@ static const char *ob_version(void *state) {
     return ((kmux_ob_state *)state)->version;
 }
 
-/* f32 flop per cycle per core of the kernels OpenBLAS chose (its DYNAMIC_ARCH core), which can be
- * far below what the CPU could do: 0.3.21 does not know recent Xeons and falls back to its SSE3
- * "Prescott" kernels (OPENBLAS_CORETYPE=SkylakeX or Haswell selects better ones). */
-static double kernel_flops_per_cycle(const char *core) {
-    static const char *avx512[] = {"skylakex", "cooperlake", "sapphirerapids"};
-    static const char *avx2[] = {"haswell", "zen", "sandybridge", "excavator", "steamroller"};
-    char lower[64] = "";
-    for (size_t i = 0; core && core[i] && i + 1 < sizeof lower; i++)
-        lower[i] = (char)(core[i] >= 'A' && core[i] <= 'Z' ? core[i] - 'A' + 'a' : core[i]);
-    for (size_t i = 0; i < sizeof avx512 / sizeof avx512[0]; i++)
-        if (strstr(lower, avx512[i])) return 64; /* 16 lanes x 2 FMA pipes x 2 */
-    for (size_t i = 0; i < sizeof avx2 / sizeof avx2[0]; i++)
-        if (strstr(lower, avx2[i])) return 32; /* 8 lanes x 2 FMA pipes x 2 */
-    return 16; /* SSE: 4 lanes x (2 adds + 2 muls) per cycle on current cores' FP ports */
-}
-
 static kmux_status ob_device_props(void *state, int device, kmux_device_props *props) {
     kmux_ob_state *st = state;
     (void)device;
@@ -115,15 +100,10 @@ static kmux_status ob_device_props(void *state, int device, kmux_device_props *p
     snprintf(props->id, sizeof props->id, "cpu:openblas");
     snprintf(props->backend, sizeof props->backend, "openblas");
     snprintf(props->library_version, sizeof props->library_version, "%s", st->library_version);
-    /* The host figures assume the CPU's widest FMA units; scale them to the kernels in use. */
-    double host = strcmp(props->arch, "avx512_core") == 0 ? 64
-                  : strcmp(props->arch, "avx2") == 0      ? 32
-                                                          : 16;
-    double k = kernel_flops_per_cycle(openblas_get_corename());
-    if (k < host) {
-        props->peak_flops[KMUX_F32] *= k / host;
-        props->peak_flops[KMUX_F64] *= k / host;
-    }
+    /* Peaks of the kernels OpenBLAS chose (its DYNAMIC_ARCH core), which can be far below what
+     * the CPU could do: 0.3.21 does not know recent Xeons and falls back to SSE3 "Prescott". */
+    kmux_cpu_model_peaks(props, st->hdr.num_threads, openblas_get_corename(), KMUX_CPU_KERNELS_F64,
+                         st->hdr.host->trace);
     /* f64 and f32 natively; the narrow float types through "+cvt" (allow_emulation, the default),
      * at the f32 rate since sgemm does the work. No integer GEMM. */
     static const kmux_dtype narrow[] = {KMUX_F16,     KMUX_BF16,         KMUX_F8_E4M3,
@@ -132,12 +112,9 @@ static kmux_status ob_device_props(void *state, int device, kmux_device_props *p
     props->dtype_support[KMUX_F32] = 1;
     for (size_t i = 0; i < sizeof narrow / sizeof narrow[0]; i++) {
         props->dtype_support[narrow[i]] = 1;
-        props->peak_flops[narrow[i]] = props->peak_flops[KMUX_F32];
     }
     props->dtype_support[KMUX_I8] = 0;
     props->dtype_support[KMUX_I32] = 0;
-    props->peak_flops[KMUX_I8] = 0.0;
-    props->peak_flops[KMUX_I32] = 0.0;
     return KMUX_OK;
 }
 

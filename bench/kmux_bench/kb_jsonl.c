@@ -138,6 +138,12 @@ int kb_jsonl_write(FILE *f, const kb_result *r, const kb_machine *m, int threads
         json_object_set_new(rec, "performance", json_null());
     }
     json_object_set_new(rec, "machine", machine_json(m, threads));
+    const kb_noise *nz = &r->noise;
+    json_object_set_new(rec, "noise",
+                        json_pack("{s:b, s:b, s:f, s:f, s:f, s:f, s:s}", "measured", nz->measured,
+                                  "noisy", nz->noisy, "window_s", nz->wall_s, "foreign_cpus",
+                                  nz->foreign_cpus, "steal", nz->steal, "rounds_disagreement",
+                                  nz->rounds_spread, "reason", nz->reason));
     char *line = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(rec);
     if (!line) return 0;
@@ -207,10 +213,27 @@ int kb_jsonl_read(const char *path, int file, kb_rec_list *out, char *err, size_
         kb_strlcpy(r.direction, jstr(o, "problem.direction"), sizeof r.direction);
         kb_strlcpy(r.workload, jstr(o, "problem.workload"), sizeof r.workload);
         snprintf(r.problem, sizeof r.problem, "%s %s", desc, jstr(o, "problem.options"));
-        if (!strcmp(r.op, "conv2d"))
-            snprintf(r.label, sizeof r.label, "%s %s", *name ? name : desc, r.direction);
+        /* row names say the direction (conv) and the dtypes: "res2 BWD_D bf16" */
+        const char *s0 = jstr(o, "problem.dtypes.src"), *s1 = jstr(o, "problem.dtypes.wei"),
+                   *s2 = jstr(o, "problem.dtypes.dst");
+        char dt[48];
+        if (!strcmp(s0, s1) && !strcmp(s1, s2))
+            snprintf(dt, sizeof dt, "%s", s0);
         else
-            snprintf(r.label, sizeof r.label, "%s", *name ? name : desc);
+            snprintf(dt, sizeof dt, "%s:%s:%s", s0, s1, s2);
+        if (!strcmp(r.op, "conv2d"))
+            snprintf(r.label, sizeof r.label, "%s %s %s", *name ? name : desc, r.direction, dt);
+        else
+            snprintf(r.label, sizeof r.label, "%s %s", *name ? name : desc, dt);
+        kb_strlcpy(r.reproducer, jstr(o, "problem.reproducer"), sizeof r.reproducer);
+        kb_strlcpy(r.status, jstr(o, "status.code"), sizeof r.status);
+        kb_strlcpy(r.reason, jstr(o, "status.message"), sizeof r.reason);
+        if (!r.reason[0]) kb_strlcpy(r.reason, jstr(o, "verification.message"), sizeof r.reason);
+        json_t *mach = json_object_get(o, "machine");
+        json_t *th = json_object_get(mach, "threads");
+        r.threads = json_is_integer(th) ? (int)json_integer_value(th) : 0;
+        r.clock_mhz = jnum(o, "machine", "clock_mhz_measured", 0);
+        r.triad_gbps = jnum(o, "machine", "triad_gbps_measured", 0);
         json_t *occ = json_object_get(json_object_get(o, "problem"), "occurrences");
         r.occurrences = json_is_integer(occ) ? (int)json_integer_value(occ) : 1;
         kb_strlcpy(r.machine, jstr(o, "machine.label"), sizeof r.machine);
@@ -228,6 +251,7 @@ int kb_jsonl_read(const char *path, int file, kb_rec_list *out, char *err, size_
         r.median_ms = jnum(o, "timing", "median_ms", 0);
         r.min_ms = jnum(o, "timing", "min_ms", 0);
         kb_strlcpy(r.bound, jstr(o, "performance.bound"), sizeof r.bound);
+        r.noisy = json_is_true(json_object_get(json_object_get(o, "noise"), "noisy"));
         kb_strlcpy(r.cpu_model, jstr(o, "machine.cpu_model"), sizeof r.cpu_model);
         kb_strlcpy(r.kmux_version, jstr(o, "machine.kmux_version"), sizeof r.kmux_version);
         kb_strlcpy(r.date, jstr(o, "date"), sizeof r.date);

@@ -29,9 +29,16 @@ typedef struct kb_rec {
     char machine[128], device[32], device_name[128], impl[128];
     char verification[16];
     int has_speed; /**< a speed may be shown (passed or not verified, and timed) */
+    int noisy;     /**< measured on a busy machine ("noise": {"noisy": true}): never ranked */
     double gflops, pct_peak, median_ms, min_ms; /**< pct_peak < 0 when unknown */
     char bound[16];
     char cpu_model[128], kmux_version[96], date[32], gpus[256], backends[512];
+    char status[32];  /**< status.code: "KMUX_OK", "KMUX_ERR_UNSUPPORTED", ... */
+    char reason[400]; /**< why there is no speed: status or verification message */
+    char reproducer[600];
+    int threads;       /**< machine.threads */
+    double clock_mhz;  /**< machine.clock_mhz_measured (0: unknown) */
+    double triad_gbps; /**< machine.triad_gbps_measured (0: unknown) */
 } kb_rec;
 
 /** A growable list of records. */

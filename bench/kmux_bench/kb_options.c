@@ -1,6 +1,8 @@
 /* kb_options.c - kmux-bench command line and help text. */
 #include "kb_options.h"
 
+#include <regex.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,7 +46,17 @@ int kb_options_parse(int argc, char **argv, kb_options *o, char *err, size_t err
             o->list_devices = 1;
         else if (!strcmp(a, "--remeasure"))
             o->use_cache = 0;
-        else if (!strcmp(a, "--cold"))
+        else if (!strcmp(a, "--all-impls"))
+            o->all_impls = 1;
+        else if ((v = value_of(a, "--impl"))) {
+            regex_t re;
+            if (!*v || regcomp(&re, v, REG_EXTENDED | REG_NOSUB) != 0) {
+                snprintf(err, err_cap, "--impl=%s: not a POSIX extended regular expression", v);
+                return 0;
+            }
+            regfree(&re);
+            o->impl = v;
+        } else if (!strcmp(a, "--cold"))
             o->cold_mib = 2048;
         else if ((v = value_of(a, "--cold"))) {
             if (!kb_parse_double(v, &o->cold_mib) || o->cold_mib < 0) {
@@ -194,6 +206,10 @@ void kb_print_help(FILE *f) {
         "                   (default 0.25; the record says \"sampled\")\n"
         "  --cold[=MiB]     cold-cache timing: calls cycle through copies of the operands\n"
         "                   adding up to MiB (default 2048), far beyond any cache\n"
+        "  --impl=REGEX     run the first implementation of each plan whose name matches\n"
+        "                   (benchdnn's --impl; walks kmux_plan_next_impl); none: UNSUPPORTED\n"
+        "  --all-impls      one row per implementation of each plan (as cuBLASLt's heuristic\n"
+        "                   list; with --impl only the matching ones)\n"
         "  --threads=N      CPU threads of the backends (default: all cores)\n"
         "  --out=FILE.jsonl append one JSON record per problem x device\n"
         "  --label=NAME     the machine's name in records and reports (default: host name)\n"

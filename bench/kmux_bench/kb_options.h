@@ -36,6 +36,8 @@ typedef struct kb_options {
     const char *self_test; /**< --self-test */
     int use_cache;         /**< 0 with --remeasure */
     int quiet;             /**< --quiet: no progress line */
+    const char *impl;      /**< --impl=REGEX: the first implementation whose name matches */
+    int all_impls;         /**< --all-impls: every implementation of each plan */
     uint64_t seed;
     int help, version, list_workloads, list_devices;
     kb_source *sources;

@@ -33,44 +33,6 @@ void kb_cpu_model(char *buf, size_t cap) {
     fclose(f);
 }
 
-/* ---- clock ---------------------------------------------------------------------------------- */
-
-/* Cycles of `iters` x 8 steps of x = (x + y) ^ z: an add and a xor that depend on each other, one
- * cycle of latency each on every current core, and no closed form for the compiler to find. */
-static volatile uint64_t clock_seed = 3;
-static volatile uint64_t clock_sink;
-
-static double clock_pass(uint64_t iters) {
-    uint64_t x = clock_seed, y = clock_seed * 7 + 1, z = clock_seed * 13 + 5;
-    double t0 = kb_now_s();
-    for (uint64_t i = 0; i < iters; ++i) {
-        x = (x + y) ^ z;
-        x = (x + y) ^ z;
-        x = (x + y) ^ z;
-        x = (x + y) ^ z;
-        x = (x + y) ^ z;
-        x = (x + y) ^ z;
-        x = (x + y) ^ z;
-        x = (x + y) ^ z;
-    }
-    double t = kb_now_s() - t0;
-    clock_sink = x;
-    return t;
-}
-
-double kb_measure_clock_mhz(void) {
-    /* many short passes (2^20 steps = 2^21 cycles, under a millisecond at 3 GHz): the best one
-     * ran without being preempted even on a busy machine */
-    const uint64_t iters = (uint64_t)1 << 17;
-    double best = 1e30;
-    clock_pass(iters * 8); /* wake the core up */
-    for (int r = 0; r < 60; ++r) {
-        double t = clock_pass(iters);
-        if (t < best) best = t;
-    }
-    return best > 0 ? (double)iters * 16.0 / best / 1e6 : 0.0;
-}
-
 /* ---- STREAM triad --------------------------------------------------------------------------- */
 
 typedef struct triad_arg {
@@ -91,6 +53,8 @@ static void *triad_worker(void *p) {
         t->a[i] = t->b[i] + s * t->c[i];
     return NULL;
 }
+
+static volatile uint64_t triad_sink;
 
 static double triad_pass(double *a, double *b, double *c, size_t n, int threads, int init) {
     pthread_t tid[64];
@@ -113,19 +77,23 @@ static double triad_pass(double *a, double *b, double *c, size_t n, int threads,
     return kb_now_s() - t0;
 }
 
-double kb_measure_triad_gbps(int threads) {
+double kb_measure_triad_gbps(int threads, int *stable) {
     const size_t n = (size_t)24 << 20; /* 3 x 192 MiB: far beyond any last-level cache */
     double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
     double gbps = 0.0;
     if (a && b && c) {
         triad_pass(a, b, c, n, threads, 1);
-        double best = 1e30;
+        double best = 1e30, second = 1e30;
         for (int r = 0; r < 6; ++r) {
             double t = triad_pass(a, b, c, n, threads, 0);
-            if (t < best) best = t;
+            if (t < best)
+                second = best, best = t;
+            else if (t < second)
+                second = t;
         }
         gbps = 24.0 * (double)n / best / 1e9;
-        clock_sink = (uint64_t)a[n / 2]; /* keep the result alive */
+        if (stable) *stable = second < 1.05 * best;
+        triad_sink = (uint64_t)a[n / 2]; /* keep the result alive */
     }
     free(a), free(b), free(c);
     return gbps;
@@ -154,8 +122,9 @@ static void mkdir_parents(const char *file) {
     }
 }
 
-void kb_host_measure_get(int threads, int use_cache, kb_host_measure *m) {
+void kb_host_measure_get(int threads, double clock_mhz, int use_cache, kb_host_measure *m) {
     memset(m, 0, sizeof *m);
+    m->clock_mhz = clock_mhz;
     kb_cpu_model(m->cpu_model, sizeof m->cpu_model);
     m->threads = threads;
     cache_path(m->cache_path, sizeof m->cache_path);
@@ -169,22 +138,17 @@ void kb_host_measure_get(int threads, int use_cache, kb_host_measure *m) {
     }
     json_t *e = json_object_get(root, key);
     if (use_cache && json_is_object(e)) {
-        double c = json_number_value(json_object_get(e, "clock_mhz"));
         double bw = json_number_value(json_object_get(e, "triad_gbps"));
-        if (c > 0 && bw > 0) {
-            m->clock_mhz = c, m->triad_gbps = bw, m->from_cache = 1;
+        if (bw > 0) {
+            m->triad_gbps = bw, m->from_cache = 1;
             json_decref(root);
             return;
         }
     }
-    /* two independent clock measurements must agree, else the machine is too busy for the
-     * figure to be cached */
-    double c1 = kb_measure_clock_mhz();
-    m->triad_gbps = kb_measure_triad_gbps(threads);
-    double c2 = kb_measure_clock_mhz();
-    m->clock_mhz = c1 > c2 ? c1 : c2;
-    if (c1 <= 0 || c2 <= 0 || (c1 > c2 ? c1 - c2 : c2 - c1) > 0.03 * m->clock_mhz)
-        m->cache_path[0] = '\0';
+    /* the two best passes must agree, else the machine is too busy for the figure to be cached */
+    int stable = 0;
+    m->triad_gbps = kb_measure_triad_gbps(threads, &stable);
+    if (!stable || m->triad_gbps <= 0) m->cache_path[0] = '\0';
     if (m->cache_path[0]) {
         char date[32];
         time_t now = time(NULL);
@@ -192,8 +156,7 @@ void kb_host_measure_get(int threads, int use_cache, kb_host_measure *m) {
         gmtime_r(&now, &tmv);
         strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tmv);
         json_object_set_new(root, key,
-                            json_pack("{s:f, s:f, s:s}", "clock_mhz", m->clock_mhz, "triad_gbps",
-                                      m->triad_gbps, "measured", date));
+                            json_pack("{s:f, s:s}", "triad_gbps", m->triad_gbps, "measured", date));
         mkdir_parents(m->cache_path);
         if (json_dump_file(root, m->cache_path, JSON_INDENT(2)) != 0) m->cache_path[0] = '\0';
     }
@@ -242,14 +205,12 @@ void kb_device_peak(const kmux_device_props *props, kmux_dtype a, kmux_compute_t
     int idx = (int)a;
     double f = idx >= 0 && idx < KMUX_DTYPE_COUNT ? props->peak_flops[idx] : 0.0;
     if (props->is_host) {
-        if (f > 0 && hm && hm->clock_mhz > 0 && props->clock_mhz > 0) {
-            pk->flops = f * hm->clock_mhz / props->clock_mhz;
-            snprintf(pk->flops_source, sizeof pk->flops_source,
-                     "device props (%.0f MHz) scaled to measured %.0f MHz", props->clock_mhz,
-                     hm->clock_mhz);
-        } else if (f > 0) {
+        /* the plugins' CPU model: usable cores x per-core rate x the shared measured clock */
+        if (f > 0) {
             pk->flops = f;
-            kb_strlcpy(pk->flops_source, "device props", sizeof pk->flops_source);
+            snprintf(pk->flops_source, sizeof pk->flops_source,
+                     "device props: %d cores x CPU model x %.0f MHz", props->compute_units,
+                     props->clock_mhz);
         }
         if (hm && hm->triad_gbps > 0) {
             pk->bw_gbps = hm->triad_gbps;

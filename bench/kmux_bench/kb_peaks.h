@@ -1,10 +1,11 @@
 /*
  * kb_peaks.h - what "% of peak" is measured against, and the roofline of each record.
  *
- * CPU: the device's peak FLOP/s from kmux_device_props (cores x SIMD lanes x FMA pipes x nominal
- * clock) rescaled to the clock measured here (a dependent integer add chain: one add per cycle),
- * and the memory bandwidth of a STREAM-like triad. Both are measured once per machine and cached
- * in $XDG_CACHE_HOME/kmux/bench-host.json (or ~/.cache/kmux/...) keyed by CPU model and threads.
+ * CPU: the device's peak FLOP/s from kmux_device_props, which the CPU plugins compute from one
+ * per-microarchitecture model and one measured clock (backends/cpu_common/cpu_model.h: usable
+ * cores x FMA width and pipes x clock), and the memory bandwidth of a STREAM-like triad measured
+ * here once per machine and cached in $XDG_CACHE_HOME/kmux/bench-host.json (or ~/.cache/kmux/...)
+ * keyed by CPU model and threads.
  * GPU: the device's own figures, else the datasheet row of bench/workloads/peaks.csv whose device
  * name the GPU's name contains.
  */
@@ -17,7 +18,7 @@
 typedef struct kb_host_measure {
     char cpu_model[128];
     int threads;          /**< threads the triad ran with */
-    double clock_mhz;     /**< measured core clock, 0 if not measured */
+    double clock_mhz;     /**< the CPU devices' measured clock (device props), 0 if unknown */
     double triad_gbps;    /**< measured STREAM triad bandwidth, GB/s (1e9 B/s), 0 if not */
     int from_cache;       /**< 1 when read from the cache file */
     char cache_path[512]; /**< the cache file ("" when none could be used) */
@@ -26,16 +27,14 @@ typedef struct kb_host_measure {
 /** Model name of the host CPU from /proc/cpuinfo ("unknown CPU" when absent). */
 void kb_cpu_model(char *buf, size_t cap);
 
-/** Core clock in MHz from a timed chain of dependent integer adds (single thread). */
-double kb_measure_clock_mhz(void);
-
 /** STREAM triad a[i] = b[i] + s * c[i] over arrays far larger than the caches, with `threads`
- *  threads; best of several passes, 24 bytes per element, in GB/s. */
-double kb_measure_triad_gbps(int threads);
+ *  threads; best of several passes, 24 bytes per element, in GB/s. *stable (may be NULL): the
+ *  two best passes agree within 5%. */
+double kb_measure_triad_gbps(int threads, int *stable);
 
-/** Fills *m from the cache or, when absent, stale, or use_cache is 0, by measuring (and then
- *  writes the cache). */
-void kb_host_measure_get(int threads, int use_cache, kb_host_measure *m);
+/** Fills *m: clock_mhz as given (the CPU devices' props), the triad from the cache or, when
+ *  absent, stale, or use_cache is 0, by measuring (and then writes the cache). */
+void kb_host_measure_get(int threads, double clock_mhz, int use_cache, kb_host_measure *m);
 
 /** Peak figures of one device for one problem's input dtype and compute type. */
 typedef struct kb_peak {

@@ -71,6 +71,15 @@ typedef struct kb_problem_list {
 void kb_problem_list_push(kb_problem_list *l, const kb_problem *p);
 void kb_problem_list_free(kb_problem_list *l);
 
+/** Largest value of one descriptor field (a size, stride, padding or dilation: 2^30) and largest
+ *  element count of one tensor (log2), so that no size arithmetic of kmux-bench (products of two
+ *  fields plus a few more) can overflow int64. */
+#define KB_DESC_VALUE_MAX ((int64_t)1 << 30)
+#define KB_DESC_ELEMENTS_LOG2 48
+
+/** 1 when the product of the n dims (each >= 0) is at most 2^KB_DESC_ELEMENTS_LOG2. */
+int kb_dims_fit(const int64_t *dims, int n);
+
 /** Parses a benchdnn convolution descriptor into *cv and name (capacity name_cap, may be NULL).
  *  Returns 1 on success; on failure 0 with a message in err (capacity err_cap). */
 int kb_parse_conv_desc(const char *s, kb_conv_shape *cv, char *name, size_t name_cap, char *err,
@@ -91,6 +100,11 @@ void kb_format_desc(const kb_problem *p, char *buf, size_t cap);
 /** Settings of p as command-line options ("--dir=FWD --dt=f32 --layout=nchw" or "--stag=ba ...")
  *  into buf, so that "kmux-bench <options> <descriptor>" reproduces the problem. */
 void kb_format_options(const kb_problem *p, char *buf, size_t cap);
+
+/** Right (bottom) padding that gives output o along an axis (input i, kernel k, stride s, top
+ *  padding p, benchdnn dilation d); clamped at 0 (a negative one only drops input rows the last
+ *  window never reaches). */
+int64_t kb_conv_pad_end(int64_t o, int64_t i, int64_t k, int64_t s, int64_t p, int64_t d);
 
 /** The minibatch p really runs with (settings' mb when > 0). */
 int64_t kb_conv_mb(const kb_problem *p);

@@ -16,6 +16,7 @@ void kb_report_build(kb_report *R, kb_rec_list *recs, char **files, int nfiles,
     memset(recs, 0, sizeof *recs);
     R->files = files;
     R->nfiles = nfiles;
+    R->baseline = -1;
     size_t capc = 0, capr = 0;
     long *rec_row = kb_xmalloc((R->recs.n ? R->recs.n : 1) * sizeof *rec_row);
     long *rec_col = kb_xmalloc((R->recs.n ? R->recs.n : 1) * sizeof *rec_col);
@@ -40,6 +41,9 @@ void kb_report_build(kb_report *R, kb_rec_list *recs, char **files, int nfiles,
             kb_strlcpy(col->backends, r->backends, sizeof col->backends);
             kb_strlcpy(col->kmux_version, r->kmux_version, sizeof col->kmux_version);
             kb_strlcpy(col->date, r->date, sizeof col->date);
+            col->threads = r->threads;
+            col->clock_mhz = r->clock_mhz;
+            col->triad_gbps = r->triad_gbps;
         }
         size_t w = 0;
         while (w < R->nrows && strcmp(R->rows[w].key, r->problem))
@@ -53,6 +57,7 @@ void kb_report_build(kb_report *R, kb_rec_list *recs, char **files, int nfiles,
             kb_strlcpy(row->key, r->problem, sizeof row->key);
             kb_strlcpy(row->label, r->label, sizeof row->label);
             kb_strlcpy(row->workload, r->workload, sizeof row->workload);
+            kb_strlcpy(row->reproducer, r->reproducer, sizeof row->reproducer);
             row->occurrences = r->occurrences;
         }
         rec_row[i] = (long)w;
@@ -70,6 +75,7 @@ void kb_report_build(kb_report *R, kb_rec_list *recs, char **files, int nfiles,
             *cell = (long)i;
             continue;
         }
+        ++R->duplicates;
         const kb_rec *old = &R->recs.v[*cell];
         if ((r->has_speed && !old->has_speed) ||
             (r->has_speed && old->has_speed && r->gflops > old->gflops))
@@ -109,6 +115,21 @@ double kb_report_geomean(const kb_report *R, size_t col, size_t *count) {
     return n ? exp(logsum / (double)n) : 0.0;
 }
 
+size_t kb_report_noisy_common(const kb_report *R) {
+    size_t noisy = 0;
+    for (size_t r = 0; r < R->nrows; ++r) {
+        int all = 1;
+        size_t here = 0;
+        for (size_t c = 0; c < R->ncols && all; ++c) {
+            const kb_rec *x = kb_report_cell(R, r, c);
+            all = x && x->has_speed && x->gflops > 0;
+            here += x && x->noisy;
+        }
+        if (all) noisy += here;
+    }
+    return noisy;
+}
+
 double kb_report_network_ms(const kb_report *R, const char *workload, size_t col, size_t *rows) {
     double ms = 0;
     size_t n = 0;
@@ -130,9 +151,13 @@ static const char *cell_text(const kb_rec *x, char *buf, size_t cap) {
     if (!x)
         snprintf(buf, cap, "-");
     else if (x->has_speed && x->pct_peak >= 0)
-        snprintf(buf, cap, "%.1f (%.0f%%)", x->gflops, x->pct_peak);
+        snprintf(buf, cap, "%.1f (%.0f%%)%s", x->gflops, x->pct_peak, x->noisy ? " NOISY" : "");
     else if (x->has_speed)
-        snprintf(buf, cap, "%.1f", x->gflops);
+        snprintf(buf, cap, "%.1f%s", x->gflops, x->noisy ? " NOISY" : "");
+    else if (!strcmp(x->status, "KMUX_ERR_UNSUPPORTED"))
+        snprintf(buf, cap, "UNSUPPORTED*");
+    else if (x->status[0] && strcmp(x->status, "KMUX_OK"))
+        snprintf(buf, cap, "ERROR*");
     else if (!strcmp(x->verification, "passed"))
         snprintf(buf, cap, "verified only");
     else if (x->verification[0] && strcmp(x->verification, "not_run")) {
@@ -144,16 +169,70 @@ static const char *cell_text(const kb_rec *x, char *buf, size_t cap) {
     return buf;
 }
 
+/* Speedup of every column over the --baseline column, per row and as a geometric mean. */
+static void print_baseline(const kb_report *R, FILE *f, int lw, int cw) {
+    if (R->baseline < 0 || (size_t)R->baseline >= R->ncols) return;
+    size_t b = (size_t)R->baseline;
+    fprintf(f, "\nSpeedup over [%zu] %s (GFLOP/s ratio; NOISY cells excluded)\n", b + 1,
+            R->cols[b].name);
+    double logsum[64] = {0};
+    size_t cnt[64] = {0};
+    for (size_t r = 0; r < R->nrows; ++r) {
+        const kb_rec *base = kb_report_cell(R, r, b);
+        char lab[64];
+        snprintf(lab, sizeof lab, "%.*s", lw, R->rows[r].label);
+        fprintf(f, "%-*s", lw, lab);
+        for (size_t c = 0; c < R->ncols; ++c) {
+            const kb_rec *x = kb_report_cell(R, r, c);
+            char t[32] = "-";
+            if (x && base && x->has_speed && base->has_speed && !x->noisy && !base->noisy &&
+                base->gflops > 0 && x->gflops > 0) {
+                double s = x->gflops / base->gflops;
+                snprintf(t, sizeof t, "%.2fx", s);
+                if (c < 64) logsum[c] += log(s), cnt[c]++;
+            }
+            fprintf(f, " %*s", cw, t);
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "%-*s", lw, "geomean speedup");
+    for (size_t c = 0; c < R->ncols; ++c) {
+        char t[32] = "-";
+        if (c < 64 && cnt[c]) snprintf(t, sizeof t, "%.2fx", exp(logsum[c] / (double)cnt[c]));
+        fprintf(f, " %*s", cw, t);
+    }
+    fputc('\n', f);
+}
+
+/* Why the starred cells have no speed, and every row's reproducer. */
+static void print_notes(const kb_report *R, FILE *f) {
+    int head = 0;
+    for (size_t r = 0; r < R->nrows; ++r)
+        for (size_t c = 0; c < R->ncols; ++c) {
+            const kb_rec *x = kb_report_cell(R, r, c);
+            if (!x || !x->status[0] || !strcmp(x->status, "KMUX_OK")) continue;
+            if (!head++) fprintf(f, "\n* why there is no result:\n");
+            fprintf(f, "  %s on [%zu]: %s: %s\n", R->rows[r].label, c + 1, x->status, x->reason);
+        }
+    fprintf(f, "\nReproducers:\n");
+    for (size_t r = 0; r < R->nrows; ++r)
+        fprintf(f, "  %s: %s\n", R->rows[r].label, R->rows[r].reproducer);
+}
+
 void kb_report_print(const kb_report *R, FILE *f) {
     const int lw = 40, cw = 24;
     fprintf(f,
             "Comparison of %d file(s), %zu problems, %zu machine/device columns. Cells: "
             "GFLOP/s at the median time (%% of the device's peak).\n\n",
             R->nfiles, R->nrows, R->ncols);
-    for (size_t c = 0; c < R->ncols; ++c)
-        fprintf(f, "  [%zu] %s: %s%s%s; kmux %s; %s\n", c + 1, R->cols[c].name,
-                R->cols[c].device_name, R->cols[c].gpus[0] ? "; GPUs: " : "", R->cols[c].gpus,
-                R->cols[c].kmux_version, R->cols[c].date);
+    for (size_t c = 0; c < R->ncols; ++c) {
+        const kb_report_col *k = &R->cols[c];
+        fprintf(f, "  [%zu] %s: %s%s%s; %d threads", c + 1, k->name, k->device_name,
+                k->gpus[0] ? "; GPUs: " : "", k->gpus, k->threads);
+        if (k->clock_mhz > 0) fprintf(f, ", %.0f MHz measured", k->clock_mhz);
+        if (k->triad_gbps > 0) fprintf(f, ", %.1f GB/s triad", k->triad_gbps);
+        fprintf(f, "; kmux %s; %s\n", k->kmux_version, k->date);
+    }
     fprintf(f, "\n%-*s", lw, "problem");
     for (size_t c = 0; c < R->ncols; ++c) {
         char h[32];
@@ -171,12 +250,14 @@ void kb_report_print(const kb_report *R, FILE *f) {
         }
         fputc('\n', f);
     }
-    size_t common = 0;
+    size_t common = 0, noisy = kb_report_noisy_common(R);
     fprintf(f, "\n%-*s", lw, "geomean GFLOP/s (common problems)");
     for (size_t c = 0; c < R->ncols; ++c) {
         double g = kb_report_geomean(R, c, &common);
         char t[32];
-        if (g > 0)
+        if (noisy)
+            snprintf(t, sizeof t, "not ranked");
+        else if (g > 0)
             snprintf(t, sizeof t, "%.1f", g);
         else
             snprintf(t, sizeof t, "-");
@@ -201,6 +282,18 @@ void kb_report_print(const kb_report *R, FILE *f) {
         }
     }
     fputc('\n', f);
+    if (noisy)
+        fprintf(f,
+                "not ranked: %zu of the cells compared were measured on a busy machine (NOISY); "
+                "rerun them on a quiet machine\n",
+                noisy);
+    print_baseline(R, f, lw, cw);
+    print_notes(R, f);
+    if (R->duplicates)
+        fprintf(f,
+                "%zu duplicate record(s) of a problem on the same machine and device: the "
+                "fastest verified one is shown\n",
+                R->duplicates);
     /* whole-network view of network workloads */
     for (size_t r = 0; r < R->nrows; ++r) {
         const char *wl = R->rows[r].workload;
@@ -231,17 +324,19 @@ void kb_report_print(const kb_report *R, FILE *f) {
 static void report_usage(FILE *f) {
     fprintf(f,
             "usage: kmux-bench report A.jsonl [B.jsonl ...] [--html=OUT.html] "
-            "[--cost=FILE.jsonl:COST ...]\n"
+            "[--cost=FILE.jsonl:COST ...] [--baseline=COLUMN]\n"
             "  Merges kmux-bench records of several runs/machines into one comparison: a table\n"
             "  (problem x machine/device: GFLOP/s and %% of peak) on stdout and, with --html, a\n"
             "  self-contained HTML page with SVG charts. --cost gives the cost of the machine\n"
-            "  that wrote FILE (e.g. dollars per hour) and adds throughput per unit of cost.\n");
+            "  that wrote FILE (e.g. dollars per hour) and adds throughput per unit of cost.\n"
+            "  --baseline=N|NAME adds every column's speedup over that column ([N] or\n"
+            "  \"machine device\"). NOISY cells are marked and never ranked.\n");
 }
 
 int kb_report_main(int argc, char **argv) {
     char **files = kb_xcalloc((size_t)argc, sizeof *files);
     int nfiles = 0;
-    const char *html = NULL;
+    const char *html = NULL, *baseline = NULL;
     char *costs[64];
     int ncosts = 0;
     for (int i = 1; i < argc; ++i) {
@@ -251,6 +346,8 @@ int kb_report_main(int argc, char **argv) {
             return 0;
         } else if (!strncmp(argv[i], "--html=", 7)) {
             html = argv[i] + 7;
+        } else if (!strncmp(argv[i], "--baseline=", 11)) {
+            baseline = argv[i] + 11;
         } else if (!strncmp(argv[i], "--cost=", 7) && ncosts < 64) {
             costs[ncosts++] = argv[i] + 7;
         } else if (argv[i][0] == '-') {
@@ -299,8 +396,33 @@ int kb_report_main(int argc, char **argv) {
             return 2;
         }
     }
+    if (recs.n == 0) {
+        fprintf(stderr, "kmux-bench report: no records in %s%s\n", files[0],
+                nfiles > 1 ? " and the other inputs" : "");
+        kb_rec_list_free(&recs);
+        free(file_cost);
+        free(files);
+        return 2;
+    }
     kb_report R;
     kb_report_build(&R, &recs, files, nfiles, file_cost);
+    if (baseline) { /* a column number (as printed: [N]) or a column name */
+        char *end;
+        long n = strtol(baseline, &end, 10);
+        if (*baseline && !*end && n >= 1 && (size_t)n <= R.ncols) R.baseline = n - 1;
+        for (size_t c = 0; c < R.ncols && R.baseline < 0; ++c)
+            if (!strcmp(R.cols[c].name, baseline)) R.baseline = (long)c;
+        if (R.baseline < 0) {
+            fprintf(stderr,
+                    "kmux-bench report: --baseline=%s: want a column number 1..%zu or a column "
+                    "name (\"machine device\")\n",
+                    baseline, R.ncols);
+            kb_report_free(&R);
+            free(file_cost);
+            free(files);
+            return 2;
+        }
+    }
     kb_report_print(&R, stdout);
     int rc = 0;
     if (html) {

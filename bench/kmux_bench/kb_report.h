@@ -15,6 +15,8 @@ typedef struct kb_report_col {
     int file;       /**< file of its first record */
     double cost;    /**< cost per hour (or any unit) from --cost; 0 when not given */
     char cpu_model[128], device_name[128], gpus[256], backends[512], kmux_version[96], date[32];
+    int threads;
+    double clock_mhz, triad_gbps; /**< measured on that machine (0: unknown) */
 } kb_report_col;
 
 /** One row: a problem (descriptor + options). */
@@ -23,6 +25,7 @@ typedef struct kb_report_row {
     char label[200];
     char workload[32];
     int occurrences;
+    char reproducer[600];
 } kb_report_row;
 
 typedef struct kb_report {
@@ -34,6 +37,8 @@ typedef struct kb_report {
     long *cell; /**< cell[row * ncols + col]: index into recs, -1 when the pair did not run */
     char **files;
     int nfiles;
+    size_t duplicates; /**< records of a (problem, column) pair that already had one */
+    long baseline;     /**< --baseline column index, -1 = none */
 } kb_report;
 
 /** Builds the comparison from records (takes ownership of recs). file_cost[i] is the cost of
@@ -48,6 +53,9 @@ const kb_rec *kb_report_cell(const kb_report *R, size_t row, size_t col);
 /** Geometric mean GFLOP/s of column col over the rows where every column has a speed; *count
  *  receives how many rows that is. 0 when none. */
 double kb_report_geomean(const kb_report *R, size_t col, size_t *count);
+
+/** Cells with a speed measured on a busy machine (NOISY) among the rows the geomeans use. */
+size_t kb_report_noisy_common(const kb_report *R);
 
 /** Whole-network step time (ms) of a network workload in column col: sum of median times x
  *  occurrences over its rows; < 0 when a row has no verified time; *rows receives its row count. */

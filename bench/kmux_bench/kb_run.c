@@ -2,6 +2,7 @@
 #include "kb_run.h"
 
 #include <math.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,10 @@
 int kb_result_has_speed(const kb_result *r) {
     return r->timed && r->status == KMUX_OK &&
            (r->check.status == KB_VERIFY_PASSED || r->check.status == KB_VERIFY_NOT_RUN);
+}
+
+int kb_result_noisy(const kb_result *r) {
+    return kb_result_has_speed(r) && r->noise.noisy;
 }
 
 typedef union scalar {
@@ -94,9 +99,40 @@ static void fill_inputs_int(const kb_problem *p, const kb_tensors *t, void *host
                 o->seed + 11u * (unsigned)sparse + 1u);
 }
 
-static void run_target(const kb_problem *p, kb_target *tg, void *host_int[3], void *host_real[3],
-                       const kb_tensors *t, const kb_fill_plan *fp, const kb_oracle *orc,
-                       const kb_run_opts *o, kb_result *r) {
+/* Moves a new plan to its implementation number impl_index, or (want != NULL, impl_index 0) to
+ * the first one whose name matches want. Returns KMUX_OK, KMUX_ERR_LAST_IMPL (no such index) or
+ * KMUX_ERR_UNSUPPORTED (no name matches) with r->error set. */
+static kmux_status select_impl(kmux_plan *plan, int impl_index, const kb_run_opts *o,
+                               kb_result *r) {
+    for (int j = 0; j < impl_index; ++j)
+        if (kmux_plan_next_impl(plan) != KMUX_OK) {
+            snprintf(r->error, sizeof r->error, "no implementation %d", impl_index);
+            return KMUX_ERR_LAST_IMPL;
+        }
+    if (!o->impl_regex || o->all_impls) return KMUX_OK;
+    char tried[300] = "";
+    for (;;) {
+        kmux_plan_info info;
+        if (kmux_plan_info_get(plan, &info) != KMUX_OK) return KMUX_ERR_INTERNAL;
+        const char *name = info.impl ? info.impl : "?";
+        if (regexec(o->impl_regex, name, 0, NULL, 0) == 0) return KMUX_OK;
+        size_t n = strlen(tried);
+        snprintf(tried + n, sizeof tried - n, "%s%s", n ? ", " : "", name);
+        if (kmux_plan_next_impl(plan) != KMUX_OK) {
+            snprintf(r->error, sizeof r->error,
+                     "no implementation on %s matches --impl=%s (it has: %s)", r->device,
+                     o->impl_pattern, tried);
+            return KMUX_ERR_UNSUPPORTED;
+        }
+    }
+}
+
+/* Runs p on one target with implementation impl_index of its plan. Returns 1 when the plan has
+ * a further implementation after that one (for --all-impls). */
+static int run_target(const kb_problem *p, kb_target *tg, void *host_int[3], void *host_real[3],
+                      const kb_tensors *t, const kb_fill_plan *fp, const kb_oracle *orc,
+                      const kb_run_opts *o, int impl_index, kb_result *r) {
+    int more = 0;
     kmux_plan *plan = NULL;
     void *base[3] = {NULL, NULL, NULL}, *dev[3] = {NULL, NULL, NULL};
     void *rot[KB_MAX_ROTATIONS][3];
@@ -124,7 +160,13 @@ static void run_target(const kb_problem *p, kb_target *tg, void *host_int[3], vo
     r->plan_ms = 1e3 * (kb_now_s() - t0);
     if (st != KMUX_OK) {
         set_error(r, st, "plan creation");
-        return;
+        return 0;
+    }
+    st = select_impl(plan, impl_index, o, r);
+    if (st != KMUX_OK) {
+        r->status = st;
+        kmux_plan_destroy(plan);
+        return 0;
     }
     kmux_plan_info info;
     if (kmux_plan_info_get(plan, &info) == KMUX_OK) {
@@ -244,6 +286,7 @@ static void run_target(const kb_problem *p, kb_target *tg, void *host_int[3], vo
         kb_roofline_compute(r->flops, r->min_bytes, r->gflops * 1e9, &r->peak, &r->roof);
     }
 done:
+    more = kmux_plan_next_impl(plan) == KMUX_OK;
     free(stage);
     for (int i = 0; i < 3; ++i) {
         kmux_free(tg->dev, base[i]);
@@ -251,10 +294,83 @@ done:
             kmux_free(tg->dev, rot[k][i]);
     }
     kmux_plan_destroy(plan);
+    return more;
 }
 
-void kb_run_problem(const kb_problem *p, kmux_device *ref, kmux_stream *ref_stream,
-                    kb_target *targets, int ntargets, const kb_run_opts *o, kb_result *results) {
+/* Host memory available now (MemAvailable), in bytes; 0 when unknown. */
+static double host_available_bytes(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    double kib = 0;
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lf kB", &kib) == 1) break;
+    if (f) fclose(f);
+    return kib * 1024.0;
+}
+
+double kb_problem_host_bytes(const kb_problem *p, const kb_run_opts *o, int host_devices) {
+    kb_tensors t;
+    kb_problem_tensors(p, &t);
+    double in = 0, out = (double)t.count[t.out] * (double)kb_dtype_size(t.dt[t.out]);
+    for (int i = 0; i < 3; ++i)
+        if (i != t.out) in += (double)t.count[i] * (double)kb_dtype_size(t.dt[i]);
+    /* integer and real copies of the inputs, the oracle's f64 output (at most its cap), and per
+     * CPU device its operands, a staging copy of the output and the --cold rotations */
+    double oracle = 8.0 * (double)(t.count[t.out] < (16 << 20) ? t.count[t.out] : (16 << 20));
+    double dev = in + 2 * out + 2.0 * KB_GUARD_BYTES + (o->cold_bytes > 0 ? o->cold_bytes : 0);
+    return (o->verify ? in + oracle : 0) + (o->time ? in : 0) + host_devices * dev;
+}
+
+double kb_problem_estimate_s(const kb_problem *p, const kb_target *targets, int ntargets,
+                             const kb_run_opts *o) {
+    double flops = kb_problem_flops(p), s = 0;
+    /* the oracle: ref accumulates in f64 at about 1 GFLOP/s, on at most its budget */
+    if (o->verify) s += (flops < o->ref_budget_flops ? flops : o->ref_budget_flops) / 1e9;
+    for (int k = 0; k < ntargets; ++k) {
+        double peak = targets[k].props.peak_flops[p->set.dt[0]];
+        double call = flops / (peak > 0 ? 0.3 * peak : 5e9); /* a third of the peak */
+        if (o->verify) s += call;
+        if (o->time) {
+            double reps = o->timing.min_time_s / (call > 0 ? call : 1);
+            if (reps < o->timing.min_reps) reps = o->timing.min_reps;
+            s += o->timing.warmup_s + call + reps * call;
+        }
+    }
+    return s;
+}
+
+/* Marks every device's result of p as not run: it does not fit in memory. */
+static void results_out_of_memory(const kb_problem *p, kb_target *targets, int ntargets,
+                                  double need, double avail, kb_result *results) {
+    for (int k = 0; k < ntargets; ++k) {
+        kb_result *r = &results[k];
+        memset(r, 0, sizeof *r);
+        r->prob = *p;
+        kb_check_init(&r->check);
+        kb_strlcpy(r->device, targets[k].props.id, sizeof r->device);
+        kb_strlcpy(r->backend, targets[k].props.backend, sizeof r->backend);
+        kb_strlcpy(r->device_name, targets[k].props.name, sizeof r->device_name);
+        r->flops = kb_problem_flops(p);
+        r->min_bytes = kb_problem_min_bytes(p);
+        r->status = KMUX_ERR_OUT_OF_MEMORY;
+        snprintf(r->error, sizeof r->error,
+                 "not run: needs %.1f GiB of host memory, %.1f GiB available (checked before "
+                 "allocating)",
+                 need / 1073741824.0, avail / 1073741824.0);
+    }
+}
+
+size_t kb_run_problem(const kb_problem *p, kmux_device *ref, kmux_stream *ref_stream,
+                      kb_target *targets, int ntargets, const kb_run_opts *o, kb_result *results,
+                      size_t cap) {
+    int host_devices = 0;
+    for (int k = 0; k < ntargets; ++k)
+        host_devices += targets[k].props.is_host;
+    double need = kb_problem_host_bytes(p, o, host_devices), avail = host_available_bytes();
+    if (avail > 0 && need > 0.9 * avail) {
+        results_out_of_memory(p, targets, ntargets, need, avail, results);
+        return (size_t)ntargets;
+    }
     kb_tensors t;
     kb_problem_tensors(p, &t);
     kb_fill_plan fp;
@@ -274,27 +390,41 @@ void kb_run_problem(const kb_problem *p, kmux_device *ref, kmux_stream *ref_stre
                 host_real[i] = kb_xmalloc((size_t)t.count[i] * kb_dtype_size(t.dt[i]));
                 kb_fill_real(host_real[i], t.dt[i], t.count[i], o->seed + 101u * (unsigned)i);
             }
-    for (int k = 0; k < ntargets; ++k) {
-        kb_result *r = &results[k];
-        memset(r, 0, sizeof *r);
-        r->prob = *p;
-        kb_check_init(&r->check);
-        const kmux_device_props *pr = &targets[k].props;
-        kb_strlcpy(r->device, pr->id, sizeof r->device);
-        kb_strlcpy(r->backend, pr->backend, sizeof r->backend);
-        kb_strlcpy(r->device_name, pr->name, sizeof r->device_name);
-        kb_strlcpy(r->arch, pr->arch, sizeof r->arch);
-        kb_strlcpy(r->library_version, pr->library_version, sizeof r->library_version);
-        r->flops = kb_problem_flops(p);
-        r->min_bytes = kb_problem_min_bytes(p);
-        r->oracle_ms = orc.ref_ms;
-        kb_strlcpy(r->sample_note, orc.sample_note, sizeof r->sample_note);
-        r->status = KMUX_OK;
-        run_target(p, &targets[k], host_int, host_real, &t, &fp, &orc, o, r);
-    }
+    size_t nres = 0;
+    for (int k = 0; k < ntargets; ++k)
+        for (int impl = 0; nres < cap; ++impl) {
+            kb_result *r = &results[nres];
+            memset(r, 0, sizeof *r);
+            r->prob = *p;
+            kb_check_init(&r->check);
+            const kmux_device_props *pr = &targets[k].props;
+            kb_strlcpy(r->device, pr->id, sizeof r->device);
+            kb_strlcpy(r->backend, pr->backend, sizeof r->backend);
+            kb_strlcpy(r->device_name, pr->name, sizeof r->device_name);
+            kb_strlcpy(r->arch, pr->arch, sizeof r->arch);
+            kb_strlcpy(r->library_version, pr->library_version, sizeof r->library_version);
+            r->flops = kb_problem_flops(p);
+            r->min_bytes = kb_problem_min_bytes(p);
+            r->oracle_ms = orc.ref_ms;
+            kb_strlcpy(r->sample_note, orc.sample_note, sizeof r->sample_note);
+            r->status = KMUX_OK;
+            kb_noise_sample before, after;
+            kb_noise_sample_now(&before);
+            int more = run_target(p, &targets[k], host_int, host_real, &t, &fp, &orc, o, impl, r);
+            kb_noise_sample_now(&after);
+            kb_noise_between(&before, &after, pr->is_host ? pr->compute_units : 1, &r->noise);
+            if (r->timed) kb_noise_rounds(&r->noise, r->stats.rounds_spread);
+            if (r->status == KMUX_ERR_LAST_IMPL) break; /* walked past the last one */
+            /* --all-impls --impl=RE: only the implementations whose names match */
+            int keep = !(o->all_impls && o->impl_regex && r->impl[0] &&
+                         regexec(o->impl_regex, r->impl, 0, NULL, 0) != 0);
+            if (keep) ++nres;
+            if (!o->all_impls || !more) break;
+        }
     kb_oracle_free(&orc);
     for (int i = 0; i < 3; ++i) {
         free(host_int[i]);
         free(host_real[i]);
     }
+    return nres;
 }

@@ -5,7 +5,9 @@
 #ifndef KB_RUN_H
 #define KB_RUN_H
 
+#include <regex.h>
 #include <stdint.h>
+#include "kb_noise.h"
 #include "kb_oracle.h"
 #include "kb_peaks.h"
 #include "kb_problem.h"
@@ -33,6 +35,9 @@ typedef struct kb_run_opts {
                                       at least this many bytes, so that no call hits the cache */
     const kb_host_measure *host; /**< for CPU peaks */
     const char *peaks_csv;       /**< text of peaks.csv (GPU peaks), may be NULL */
+    const regex_t *impl_regex;   /**< --impl: run the first implementation whose name matches */
+    const char *impl_pattern;    /**< its text, for messages */
+    int all_impls;               /**< --all-impls: one result per implementation (matching) */
 } kb_run_opts;
 
 /** Result of one problem on one device. */
@@ -56,14 +61,34 @@ typedef struct kb_result {
     double gflops_best; /**< at the minimum time */
     kb_peak peak;
     kb_roofline roof;
+    kb_noise noise; /**< foreign load and steal during the run (noise.noisy: do not rank) */
 } kb_result;
 
-/** Runs p on the ntargets devices, using ref (with ref_stream) as the oracle; fills results[i]
- *  for targets[i]. */
-void kb_run_problem(const kb_problem *p, kmux_device *ref, kmux_stream *ref_stream,
-                    kb_target *targets, int ntargets, const kb_run_opts *o, kb_result *results);
+/** At most this many implementations per device with --all-impls. */
+#define KB_MAX_IMPLS 32
+
+/** Runs p on the ntargets devices, using ref (with ref_stream) as the oracle; fills results[]
+ *  (capacity cap >= ntargets, ntargets * KB_MAX_IMPLS with --all-impls) in target order, one
+ *  per target (or per implementation with o->all_impls). Returns the count written. */
+size_t kb_run_problem(const kb_problem *p, kmux_device *ref, kmux_stream *ref_stream,
+                      kb_target *targets, int ntargets, const kb_run_opts *o, kb_result *results,
+                      size_t cap);
+
+/** Host memory a run of p needs (bytes) with host_devices CPU devices: kb_run_problem checks
+ *  it against the memory available before allocating anything, and turns a problem that does
+ *  not fit into KMUX_ERR_OUT_OF_MEMORY results (the run goes on). */
+double kb_problem_host_bytes(const kb_problem *p, const kb_run_opts *o, int host_devices);
+
+/** A rough estimate of the seconds kb_run_problem takes for p (oracle, verification and timing
+ *  on every target at a third of its peak), for the progress lines. */
+double kb_problem_estimate_s(const kb_problem *p, const kb_target *targets, int ntargets,
+                             const kb_run_opts *o);
 
 /** 1 when the result may carry a speed: passed, or not verified (--mode=P), and timed. */
 int kb_result_has_speed(const kb_result *r);
+
+/** 1 when the result has a speed measured on a machine that other processes (or the hypervisor)
+ *  kept busy: it is shown, marked, and never ranked. */
+int kb_result_noisy(const kb_result *r);
 
 #endif

@@ -2,10 +2,14 @@
 #define _POSIX_C_SOURCE 200809L
 #include "kb_table.h"
 
+#include <pthread.h>
+#include <time.h>
+
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "kb_noise.h"
 #include "kb_util.h"
 #include "kb_workload.h"
 
@@ -31,8 +35,9 @@ static void problem_label(const kb_problem *p, char *buf, size_t cap) {
 }
 
 void kb_table_header(FILE *f) {
-    fprintf(f, "%-36s %-5s %-13s %-24s %-10s %9s %9s %9s %6s %-7s\n", "problem", "dir", "device",
-            "implementation", "verify", "ms(min)", "ms(med)", "GFLOP/s", "%peak", "bound");
+    fprintf(f, "%-36s %-5s %-13s %-24s %-6s %-10s %9s %9s %9s %6s %-7s\n", "problem", "dir",
+            "device", "implementation", "acc", "verify", "ms(min)", "ms(med)", "GFLOP/s", "%peak",
+            "bound");
 }
 
 const char *kb_table_verdict(const kb_result *r) {
@@ -55,9 +60,11 @@ const char *kb_table_verdict(const kb_result *r) {
 void kb_table_row(FILE *f, const kb_result *r) {
     char label[200], b1[64], b2[64], b3[64];
     problem_label(&r->prob, label, sizeof label);
-    fprintf(f, "%-36s %-5s %-13s %-24s %-10s", fit(label, 36, b1),
+    /* acc: the compute type the implementation really used (kmux_plan_info) */
+    fprintf(f, "%-36s %-5s %-13s %-24s %-6s %-10s", fit(label, 36, b1),
             r->prob.op == KB_OP_CONV ? kb_dir_name(r->prob.dir) : "", fit(r->device, 13, b2),
-            fit(r->impl[0] ? r->impl : "-", 24, b3), kb_table_verdict(r));
+            fit(r->impl[0] ? r->impl : "-", 24, b3),
+            r->effective_compute[0] ? r->effective_compute : "-", kb_table_verdict(r));
     if (kb_result_has_speed(r)) {
         fprintf(f, " %9.3f %9.3f %9.1f", r->stats.min_ms, r->stats.median_ms, r->gflops);
         if (r->roof.pct_peak > 100.0) /* faster than the stated peak: the peak is wrong */
@@ -67,6 +74,11 @@ void kb_table_row(FILE *f, const kb_result *r) {
         else
             fprintf(f, " %6s", "?");
         fprintf(f, " %-7s", r->roof.bound ? (r->roof.bound[0] == 'c' ? "compute" : "memory") : "?");
+        if (r->noise.noisy)
+            fprintf(f, " NOISY(%s)",
+                    strstr(r->noise.reason, "rounds")  ? "rounds"
+                    : strstr(r->noise.reason, "stole") ? "steal"
+                                                       : "load"); /* never ranked */
         if (r->stats.spread > KB_NOISY_SPREAD) fprintf(f, " noisy(%.0f%%)", 100 * r->stats.spread);
     }
     fputc('\n', f);
@@ -118,6 +130,18 @@ int kb_table_summary(FILE *f, const kb_result *results, size_t n) {
                 "%zu timings are noisy: (p90 - p10) / median above %.0f%% (a busy machine?); "
                 "compare them with care.\n",
                 noisy, 100 * KB_NOISY_SPREAD);
+    size_t loud = 0;
+    const kb_result *first = NULL;
+    for (size_t i = 0; i < n; ++i)
+        if (kb_result_noisy(&results[i])) {
+            ++loud;
+            if (!first) first = &results[i];
+        }
+    if (loud)
+        fprintf(f,
+                "%zu timings are NOISY: measured while the machine was busy (e.g. %s: %s); they "
+                "are shown but not ranked. Rerun on a quiet machine.\n",
+                loud, first->device, first->noise.reason);
     fprintf(f, "GFLOP/s at the median time; %%peak against the device's peak for the input "
                "dtype; bound: roofline (arithmetic intensity vs peak/bandwidth). No speed is "
                "shown for a result that did not pass.\n");
@@ -140,6 +164,115 @@ void kb_progress_clear(void) {
         fprintf(stderr, "\r\033[K");
         fflush(stderr);
     }
+}
+
+/* Step time of one device over the workload's problems; -1 when one has no verified time. */
+static double step_ms(const kb_result *results, size_t n, const char *wl, const char *dev,
+                      size_t *noisy) {
+    double ms = 0;
+    size_t want = 0, have = 0;
+    for (size_t q = 0; q < n; ++q) {
+        const kb_result *s = &results[q];
+        if (strcmp(s->prob.workload, wl) || strcmp(s->device, dev)) continue;
+        ++want;
+        if (kb_result_has_speed(s)) {
+            ++have;
+            ms += s->stats.median_ms * s->prob.occurrences;
+            if (s->noise.noisy) ++*noisy;
+        }
+    }
+    return have == want && have > 0 ? ms : -1.0;
+}
+
+/* The ranking line of a model view: fastest device and its lead, or why there is none. */
+static void rank_devices(FILE *f, const kb_result *results, size_t n, const char *wl) {
+    const char *best = NULL, *second = NULL;
+    double best_ms = 0, second_ms = 0;
+    size_t noisy = 0, devices = 0;
+    const char *seen[64];
+    for (size_t j = 0; j < n; ++j) {
+        const kb_result *r = &results[j];
+        if (strcmp(r->prob.workload, wl)) continue;
+        int dup = 0;
+        for (size_t k = 0; k < devices; ++k)
+            dup |= !strcmp(seen[k], r->device);
+        if (dup || devices == 64) continue;
+        seen[devices++] = r->device;
+        double ms = step_ms(results, n, wl, r->device, &noisy);
+        if (ms <= 0) continue;
+        if (!best || ms < best_ms) {
+            second = best, second_ms = best_ms;
+            best = r->device, best_ms = ms;
+        } else if (!second || ms < second_ms) {
+            second = r->device, second_ms = ms;
+        }
+    }
+    if (noisy)
+        fprintf(f,
+                "  not ranked: %zu of these timings were measured on a busy machine (NOISY); "
+                "a ranking from them could be the wrong way round\n",
+                noisy);
+    else if (best && second)
+        fprintf(f, "  fastest: %s, %.2fx %s\n", best, second_ms / best_ms, second);
+}
+
+/* ---- heartbeat of a long problem ---------------------------------------------------------------
+ */
+
+static struct {
+    pthread_t tid;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int running, stop;
+    double t0, estimate_s;
+    char what[600];
+} hb = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+
+static void *heartbeat(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&hb.lock);
+    double next = hb.t0 + 1.0; /* only problems that take more than a second */
+    while (!hb.stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        double wait = next - kb_now_s();
+        if (wait > 0) {
+            ts.tv_sec += (time_t)wait;
+            ts.tv_nsec += (long)((wait - (double)(time_t)wait) * 1e9);
+            if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+            pthread_cond_timedwait(&hb.cond, &hb.lock, &ts);
+            continue;
+        }
+        double el = kb_now_s() - hb.t0;
+        if (hb.estimate_s > 0)
+            fprintf(stderr, "kmux-bench: %s: %.0f s (estimate %.0f s)\n", hb.what, el,
+                    hb.estimate_s);
+        else
+            fprintf(stderr, "kmux-bench: %s: %.0f s\n", hb.what, el);
+        fflush(stderr);
+        next = kb_now_s() + (el < 10 ? 2.0 : 10.0);
+    }
+    pthread_mutex_unlock(&hb.lock);
+    return NULL;
+}
+
+void kb_progress_heartbeat_start(const char *what, double estimate_s) {
+    kb_progress_heartbeat_stop();
+    kb_strlcpy(hb.what, what, sizeof hb.what);
+    hb.estimate_s = estimate_s;
+    hb.t0 = kb_now_s();
+    hb.stop = 0;
+    hb.running = pthread_create(&hb.tid, NULL, heartbeat, NULL) == 0;
+}
+
+void kb_progress_heartbeat_stop(void) {
+    if (!hb.running) return;
+    pthread_mutex_lock(&hb.lock);
+    hb.stop = 1;
+    pthread_cond_signal(&hb.cond);
+    pthread_mutex_unlock(&hb.lock);
+    pthread_join(hb.tid, NULL);
+    hb.running = 0;
 }
 
 void kb_model_view(FILE *f, const kb_result *results, size_t n) {
@@ -211,6 +344,7 @@ void kb_model_view(FILE *f, const kb_result *results, size_t n) {
                         r->device, "-", "-", have, want);
             }
         }
+        rank_devices(f, results, n, wl);
         if (problems > 0 && occ_total < 53) /* ResNet-50 has 53 convolutions */
             fprintf(f,
                     "  (a subset of the network's layers ran: the step time covers only them)\n");

@@ -28,6 +28,11 @@ void kb_progress(size_t i, size_t n, const char *what);
 /** Clears the progress line (terminal only). */
 void kb_progress_clear(void);
 
+/** While one problem runs: after a second, and then every few seconds, a line on stderr with
+ *  `what`, the time so far and the estimate (estimate_s <= 0: none). stop ends it. */
+void kb_progress_heartbeat_start(const char *what, double estimate_s);
+void kb_progress_heartbeat_stop(void);
+
 /** The model view of network workloads (ResNet-50): per device, one training step's convolution
  *  time = sum over layers of (FWD + BWD_D + BWD_W median time) x occurrences in the network.
  *  Prints nothing when no result belongs to a network workload. */

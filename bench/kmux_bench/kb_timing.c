@@ -20,6 +20,22 @@ static double percentile(const double *sorted, int n, double q) {
     return sorted[i] + f * (sorted[i + 1] - sorted[i]);
 }
 
+double kb_rounds_spread(const double *ms, int n, int rounds) {
+    if (rounds < 2 || n < 2 * rounds) return 0.0;
+    double lo = 0, hi = 0;
+    for (int r = 0; r < rounds; ++r) {
+        int a = n * r / rounds, b = n * (r + 1) / rounds;
+        double *tmp = kb_xmalloc((size_t)(b - a) * sizeof *tmp);
+        memcpy(tmp, ms + a, (size_t)(b - a) * sizeof *tmp);
+        qsort(tmp, (size_t)(b - a), sizeof *tmp, cmp_double);
+        double med = percentile(tmp, b - a, 0.5);
+        free(tmp);
+        if (r == 0 || med < lo) lo = med;
+        if (r == 0 || med > hi) hi = med;
+    }
+    return lo > 0 ? (hi - lo) / lo : 0.0;
+}
+
 void kb_stats_compute(double *ms, int n, kb_stats *s) {
     qsort(ms, (size_t)n, sizeof *ms, cmp_double);
     double sum = 0;
@@ -79,8 +95,10 @@ kmux_status kb_time(kmux_device *dev, kmux_stream *stream, kb_exec_fn fn, void *
         total += t;
     }
     int warmup = st->warmup;
+    double rounds = kb_rounds_spread(ms, n, KB_TIMING_ROUNDS); /* before sorting: call order */
     kb_stats_compute(ms, n, st);
     st->warmup = warmup;
+    st->rounds_spread = rounds;
 done:
     if (s != KMUX_OK)
         snprintf(err, err_cap, "%s: %s: %s", what, kmux_status_str(s), kmux_last_error());

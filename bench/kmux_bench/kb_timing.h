@@ -14,9 +14,18 @@ typedef struct kb_stats {
     int warmup; /**< untimed calls before measuring */
     int reps;   /**< timed calls */
     double min_ms, median_ms, max_ms, mean_ms, p10_ms, p90_ms;
-    double spread;  /**< (p90 - p10) / median: run-to-run noise */
-    double total_s; /**< sum of the timed calls */
+    double spread;        /**< (p90 - p10) / median: run-to-run noise */
+    double rounds_spread; /**< (max - min) / min of the medians of KB_TIMING_ROUNDS consecutive
+                               rounds of the timed calls: drift during the measurement */
+    double total_s;       /**< sum of the timed calls */
 } kb_stats;
+
+/** The timed calls are judged in this many consecutive rounds. */
+#define KB_TIMING_ROUNDS 3
+
+/** (max - min) / min of the medians of `rounds` consecutive equal slices of the n samples in
+ *  call order (0 when n < 2 * rounds: too few to judge). */
+double kb_rounds_spread(const double *ms, int n, int rounds);
 
 /** Computes the statistics of n > 0 samples (sorts ms in place; percentiles interpolate). */
 void kb_stats_compute(double *ms, int n, kb_stats *s);

@@ -4,46 +4,20 @@
 #include <math.h>
 #include <string.h>
 
-#include "kmux_cpu_kernels.h"
+#include "kmux_dtype_codec.h"
 
+/* Sizes, kinds and codecs come from the shared dtype table and codec (dispatch/common). */
 size_t kb_dtype_size(kmux_dtype t) {
-    switch (t) {
-    case KMUX_F64:
-        return 8;
-    case KMUX_F32:
-    case KMUX_I32:
-        return 4;
-    case KMUX_F16:
-    case KMUX_BF16:
-        return 2;
-    default:
-        return 1;
-    }
+    return kmux_dtype_bytes(t);
 }
 
 int kb_dtype_is_int(kmux_dtype t) {
-    return t == KMUX_I8 || t == KMUX_I32;
+    return kmux_dtype_is_int(t);
 }
 
 double kb_dtype_unit_roundoff(kmux_dtype t) {
-    switch (t) {
-    case KMUX_F64:
-        return ldexp(1.0, -53);
-    case KMUX_F32:
-        return ldexp(1.0, -24);
-    case KMUX_F16:
-        return ldexp(1.0, -11);
-    case KMUX_BF16:
-        return ldexp(1.0, -8);
-    case KMUX_F8_E4M3:
-    case KMUX_F8_E4M3_FNUZ:
-        return ldexp(1.0, -4);
-    case KMUX_F8_E5M2:
-    case KMUX_F8_E5M2_FNUZ:
-        return ldexp(1.0, -3);
-    default:
-        return 0.0;
-    }
+    /* half the distance from 1 to the next value: 2^-(mbits + 1) */
+    return kmux_dtype_is_float(t) ? kmux_dtype_desc_of(t).epsilon / 2 : 0.0;
 }
 
 int kb_dtype_int_range(kmux_dtype t) {
@@ -70,11 +44,10 @@ double kb_get(const void *buf, kmux_dtype t, int64_t i) {
     case KMUX_I8:
         return ((const int8_t *)buf)[i];
     case KMUX_F16:
-        return kmux_cpu_f16_bits_to_f32(((const uint16_t *)buf)[i]);
     case KMUX_BF16:
-        return kmux_cpu_bf16_bits_to_f32(((const uint16_t *)buf)[i]);
+        return kmux_decode_f64(((const uint16_t *)buf)[i], t);
     default:
-        return kmux_cpu_fp8_bits_to_f32(((const uint8_t *)buf)[i], t);
+        return kmux_decode_f64(((const uint8_t *)buf)[i], t);
     }
 }
 
@@ -97,13 +70,11 @@ void kb_set(void *buf, kmux_dtype t, int64_t i, double v) {
         ((int8_t *)buf)[i] = (int8_t)clamp(v, -128.0, 127.0);
         break;
     case KMUX_F16:
-        ((uint16_t *)buf)[i] = kmux_cpu_f32_to_f16_bits((float)v);
+    case KMUX_BF16: /* rounded once from the double, not through f32 */
+        ((uint16_t *)buf)[i] = (uint16_t)kmux_encode_f64(v, t, 0);
         break;
-    case KMUX_BF16:
-        ((uint16_t *)buf)[i] = kmux_cpu_f32_to_bf16_bits((float)v);
-        break;
-    default:
-        ((uint8_t *)buf)[i] = kmux_cpu_f32_to_fp8_bits((float)v, t, 1);
+    default: /* fp8: saturating, as the fills want the largest finite value, never NaN */
+        ((uint8_t *)buf)[i] = (uint8_t)kmux_encode_f64(v, t, 1);
         break;
     }
 }
@@ -122,7 +93,10 @@ static int int_value(uint64_t h, int range, uint64_t threshold, int sparse) {
         int v = 1 + (int)((h & 0x3ff) % (uint64_t)range);
         return (h & 0x400) ? -v : v;
     }
-    return (int)((h & 0xffff) % (uint64_t)(2 * range + 1)) - range;
+    /* dense: never zero, so that a short reduction (K = 1, a 1x1 convolution with one input
+     * channel) cannot produce mostly-zero outputs that would be mistrusted */
+    int v = 1 + (int)((h & 0xffff) % (uint64_t)range);
+    return (h & 0x10000) ? -v : v;
 }
 
 void kb_fill_int(void *buf, kmux_dtype t, int64_t n, int range, double density, uint64_t seed) {

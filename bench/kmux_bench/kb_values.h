@@ -29,8 +29,8 @@ double kb_get(const void *buf, kmux_dtype t, int64_t i);
 void kb_set(void *buf, kmux_dtype t, int64_t i, double v);
 
 /** Integer fill for verification: element i is 0 with probability 1 - density, else a uniform
- *  integer in [-range, range] (density 1: zero allowed) or, when density < 1, a nonzero integer
- *  in [-range, -1] u [1, range]. */
+ *  nonzero integer in [-range, -1] u [1, range] (density 1: no zeros at all, so that a problem
+ *  that needs no sparsity - a short reduction - gets none). */
 void kb_fill_int(void *buf, kmux_dtype t, int64_t n, int range, double density, uint64_t seed);
 
 /** Random real fill for timing: uniform in [-1, 1) rounded to t; integers in [-8, 8] for i8. */

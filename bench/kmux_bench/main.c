@@ -3,6 +3,8 @@
  * reference backend, times it honestly, prints a table and writes JSON lines; `report` merges
  * the records of several machines into one comparison. See kb_options.c for the command line.
  */
+#define _POSIX_C_SOURCE 200809L
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,18 @@
 #include "kb_util.h"
 #include "kb_workload.h"
 #include "kmux.h"
+
+/* A thread count above the cores that can run (the CPU devices' compute_units) does not make the
+ * machine faster: the peaks count the cores, and the timings suffer from oversubscription. */
+static void kb_warn_threads(int requested, int cores, int any_host) {
+    const char *env = getenv("KMUX_NUM_THREADS");
+    long want = requested > 0 ? requested : env && *env ? strtol(env, NULL, 10) : 0;
+    if (any_host && want > cores)
+        fprintf(stderr,
+                "kmux-bench: warning: %ld threads requested (%s) but only %d cores can run "
+                "(affinity, cgroup quota); peaks count %d\n",
+                want, requested > 0 ? "--threads" : "KMUX_NUM_THREADS", cores, cores);
+}
 
 static int collect_problems(const kb_options *o, kb_problem_list *out) {
     kb_problem_list raw = {NULL, 0, 0};
@@ -150,12 +164,16 @@ int main(int argc, char **argv) {
         kb_options_free(&o);
         return 0;
     }
+    /* line-buffered even into a file or a pipe: rows appear as each problem finishes */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     kb_problem_list problems = {NULL, 0, 0};
     if (!o.list_devices && !collect_problems(&o, &problems)) {
         kb_options_free(&o);
         return 2;
     }
 
+    /* --remeasure: the CPU plugins measure their clock again instead of reading the cache */
+    if (!o.use_cache) setenv("KMUX_CPU_CLOCK_REMEASURE", "1", 1);
     kmux_context_options copt = KMUX_CONTEXT_OPTIONS_INIT;
     copt.num_threads = o.threads;
     kmux_context *ctx = NULL;
@@ -207,15 +225,19 @@ int main(int argc, char **argv) {
     kb_machine machine;
     kb_machine_collect(ctx, o.label, &machine);
     int threads = 0, any_host = 0;
+    double clock_mhz = 0;
     for (int i = 0; i < ntargets; ++i)
         if (targets[i].props.is_host) {
             any_host = 1;
             if (targets[i].props.compute_units > threads) threads = targets[i].props.compute_units;
+            if (targets[i].props.clock_mhz > clock_mhz) clock_mhz = targets[i].props.clock_mhz;
         }
     if (threads == 0) threads = o.threads > 0 ? o.threads : machine.cores;
+    kb_warn_threads(o.threads, threads, any_host);
+    machine.host.clock_mhz = clock_mhz;
     if (any_host && o.time) {
-        if (!o.quiet) fprintf(stderr, "kmux-bench: measuring CPU clock and memory bandwidth...\n");
-        kb_host_measure_get(threads, o.use_cache, &machine.host);
+        if (!o.quiet) fprintf(stderr, "kmux-bench: measuring memory bandwidth...\n");
+        kb_host_measure_get(threads, clock_mhz, o.use_cache, &machine.host);
     }
     peaks_csv = kb_workload_file("peaks.csv", o.workload_dir, err, sizeof err);
 
@@ -247,22 +269,37 @@ int main(int argc, char **argv) {
     ro.self_test = o.self_test;
     ro.host = &machine.host;
     ro.peaks_csv = peaks_csv;
+    regex_t impl_re;
+    if (o.impl && regcomp(&impl_re, o.impl, REG_EXTENDED | REG_NOSUB) == 0) {
+        ro.impl_regex = &impl_re;
+        ro.impl_pattern = o.impl;
+    }
+    ro.all_impls = o.all_impls;
+    size_t per_problem = (size_t)ntargets * (o.all_impls ? KB_MAX_IMPLS : 1), nres = 0;
 
-    results = kb_xcalloc(problems.n * (size_t)ntargets, sizeof *results);
+    results = kb_xcalloc(problems.n * per_problem, sizeof *results);
     double t_start = kb_now_s();
     for (size_t i = 0; i < problems.n; ++i) {
         const kb_problem *p = &problems.v[i];
+        char desc[512], what[640];
+        kb_format_desc(p, desc, sizeof desc);
         if (!o.quiet && problems.n > 1) {
-            char desc[512], what[640];
-            kb_format_desc(p, desc, sizeof desc);
             snprintf(what, sizeof what, "%s %s (%.0f s so far)", desc,
                      p->op == KB_OP_CONV ? kb_dir_name(p->dir) : "", kb_now_s() - t_start);
             kb_progress(i + 1, problems.n, what);
         }
-        kb_result *r = &results[i * (size_t)ntargets];
-        kb_run_problem(p, ref, ref_stream, targets, ntargets, &ro, r);
+        if (!o.quiet) { /* a problem that takes more than a second says so while it runs */
+            snprintf(what, sizeof what, "[%zu/%zu] %s%s%s running", i + 1, problems.n, desc,
+                     p->op == KB_OP_CONV ? " " : "",
+                     p->op == KB_OP_CONV ? kb_dir_name(p->dir) : "");
+            kb_progress_heartbeat_start(what, kb_problem_estimate_s(p, targets, ntargets, &ro));
+        }
+        kb_result *r = &results[nres];
+        size_t got = kb_run_problem(p, ref, ref_stream, targets, ntargets, &ro, r, per_problem);
+        nres += got;
+        kb_progress_heartbeat_stop();
         if (!o.quiet && problems.n > 1) kb_progress_clear();
-        for (int k = 0; k < ntargets; ++k) {
+        for (size_t k = 0; k < got; ++k) {
             kb_table_row(stdout, &r[k]);
             if (out && !kb_jsonl_write(out, &r[k], &machine, threads, o.min_time)) {
                 fprintf(stderr, "kmux-bench: writing %s failed\n", o.out);
@@ -270,7 +307,7 @@ int main(int argc, char **argv) {
             }
         }
     }
-    size_t nres = problems.n * (size_t)ntargets;
+    if (ro.impl_regex) regfree(&impl_re);
     if (kb_table_summary(stdout, results, nres) > 0) rc = 1;
     kb_model_view(stdout, results, nres);
     printf("\nWall time %.1f s.%s%s\n", kb_now_s() - t_start, out ? " Records: " : "",

@@ -20,6 +20,43 @@ grep -q 'deepbench-gemm-train:' "$TMP/help.txt" || fail "--help does not list th
 "$BENCH" --backend=no:such 64x32:32x8 >"$TMP/o" 2>&1
 [ $? -eq 2 ] && grep -q 'no:such' "$TMP/o" || fail "unknown device accepted"
 
+# negative padding / output sizes are errors, not "not given"; sizes that would overflow too
+"$BENCH" --backend=ref 'mb2ic8ih10oc8kh3ph-1' >"$TMP/o" 2>&1
+[ $? -eq 2 ] && grep -q 'ph-1: a negative value is not allowed' "$TMP/o" || fail "ph-1 accepted: $(cat "$TMP/o")"
+"$BENCH" --backend=ref 'mb2ic8ih10oc8oh-1kh3' >"$TMP/o" 2>&1
+[ $? -eq 2 ] && grep -q 'oh-1: a negative value' "$TMP/o" || fail "oh-1 accepted: $(cat "$TMP/o")"
+"$BENCH" --backend=ref 'mb2ic8ih10oc8kh3dh9223372036854775807' >"$TMP/o" 2>&1
+[ $? -eq 2 ] && grep -q 'dh: value above' "$TMP/o" || fail "huge dilation accepted: $(cat "$TMP/o")"
+# a problem that does not fit in memory is an error row (checked before allocating); the run goes on
+"$BENCH" --backend=ref --mode=C 1000000x100000:100000x2 8x8:8x8 >"$TMP/o" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "out-of-memory problem: exit $rc (want 1: an error row): $(cat "$TMP/o")"
+grep -q 'not run: needs .* GiB of host memory' "$TMP/o" || fail "no memory message: $(cat "$TMP/o")"
+grep -q '^8x8:8x8 .* PASSED' "$TMP/o" || fail "the run stopped at the problem that did not fit"
+# a problem that takes more than a second reports progress with an estimate while it runs
+"$BENCH" --backend=ref --min-time=1.6 64x64:64x64 >"$TMP/o" 2>"$TMP/e" || fail "long problem: $(cat "$TMP/e")"
+grep -q '\[1/1\] 64x64:64x64 running: [0-9]* s (estimate [0-9]* s)' "$TMP/e" || fail "no progress: $(cat "$TMP/e")"
+# short reductions (K = 1: one input channel, 1x1 kernel) are verified, not MISTRUSTED
+"$BENCH" --backend=ref --mode=C 'mb2ic1ih8oc4kh1' 64x1:1x64 'g4mb2ic4ih6oc4kh1' >"$TMP/o" 2>&1 ||
+    fail "short reductions: $(cat "$TMP/o")"
+[ "$(grep -c ' PASSED' "$TMP/o")" -eq 3 ] || fail "short reductions not all PASSED: $(cat "$TMP/o")"
+# --impl=REGEX picks an implementation by name (walking kmux_plan_next_impl), --all-impls runs each
+"$BENCH" --backend=ref --mode=C --impl='^ref:dir' 'mb2ic8ih10oc8kh3' >"$TMP/o" 2>&1 || fail "--impl: $(cat "$TMP/o")"
+grep -q ' ref:direct  *f64  *PASSED' "$TMP/o" || fail "--impl=^ref:dir: $(cat "$TMP/o")"
+"$BENCH" --backend=ref --mode=C --impl=nomatch 'mb2ic8ih10oc8kh3' >"$TMP/o" 2>&1
+grep -q 'UNSUPPORTED' "$TMP/o" && grep -q 'no implementation on ref matches --impl=nomatch (it has: ref:direct)' "$TMP/o" ||
+    fail "--impl without a match: $(cat "$TMP/o")"
+"$BENCH" --backend=ref --impl='(' 8x8:8x8 >"$TMP/o" 2>&1
+[ $? -eq 2 ] && grep -q 'not a POSIX extended regular expression' "$TMP/o" || fail "bad --impl regex accepted"
+if echo ",$DEVICES," | grep -q ',cpu:onednn,'; then
+  "$BENCH" --backend=cpu:onednn --mode=C --all-impls 'mb2ic8ih10oc8kh3' >"$TMP/o" 2>&1 || fail "--all-impls: $(cat "$TMP/o")"
+  [ "$(grep -c '^mb2.* PASSED' "$TMP/o")" -ge 2 ] || fail "--all-impls: want every oneDNN implementation: $(cat "$TMP/o")"
+fi
+# report: an empty input is an error
+: >"$TMP/empty.jsonl"
+"$BENCH" report "$TMP/empty.jsonl" >"$TMP/o" 2>&1
+[ $? -eq 2 ] && grep -q 'no records in' "$TMP/o" || fail "empty report input accepted: $(cat "$TMP/o")"
+
 # benchdnn defaults, through the records: iw = ih, kw = kh, oh from padding, mb 2, dilation 0
 "$BENCH" --backend=ref --mode=C --out="$TMP/d.jsonl" 'ic3ih9oc4kh3ph1dh1n"dil"' >"$TMP/o" 2>&1 ||
     fail "dilated conv: $(cat "$TMP/o")"
