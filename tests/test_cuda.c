@@ -782,9 +782,9 @@ Test(cuda, conv_asymmetric_padding_padded_copy) {
         cr_assert_eq(n1, n2);
         cr_expect(strstr(info.impl, "+pad") != NULL, "impl %s", info.impl);
         for (size_t i = 0; i < n1; i++) /* integer data: exact */
-            if (get_elem(got, KMUX_F32, i) != get_elem(want, KMUX_F32, i))
+            if (tu_get(KMUX_F32, got, (int64_t)i) != tu_get(KMUX_F32, want, (int64_t)i))
                 cr_assert_fail("asymmetric conv dir %d: out[%zu] = %g, ref %g (%s)", (int)dirs[di],
-                               i, get_elem(got, KMUX_F32, i), get_elem(want, KMUX_F32, i),
+                               i, tu_get(KMUX_F32, got, (int64_t)i), tu_get(KMUX_F32, want, (int64_t)i),
                                info.impl);
         free(got), free(want), cv_free(&c);
     }
