@@ -8,9 +8,17 @@ static double mib(size_t b) {
     return (double)b / (1024.0 * 1024.0);
 }
 
-void memstat_print(const memstat *m, FILE *out, long long params, int opt_slots) {
+static size_t total(const memstat *m) {
+    size_t t = 0;
+    for (int c = 0; c < MEM_CAT_COUNT; c++)
+        t += m->dev[c] + m->host[c];
+    return t;
+}
+
+void memstat_print(const memstat *m, const memstat *run, FILE *out, long long params,
+                   int opt_slots) {
     size_t dev = 0, host = 0;
-    fprintf(out, "memory allocated by category (MiB):\n");
+    fprintf(out, "memory of one training step by category (MiB):\n");
     fprintf(out, "  %-16s %10s %10s\n", "category", "device", "host copy");
     for (int c = 0; c < MEM_CAT_COUNT; c++) {
         fprintf(out, "  %-16s %10.3f %10.3f\n", NAMES[c], mib(m->dev[c]), mib(m->host[c]));
@@ -23,7 +31,13 @@ void memstat_print(const memstat *m, FILE *out, long long params, int opt_slots)
     size_t rule = p + 2 * m->fwd_activations + o;
     fprintf(out,
             "rule of thumb: parameters %.3f + 2 x activations 2 x %.3f + optimiser state %.3f = "
-            "%.3f MiB; allocated %.3f MiB (%.2fx the rule)\n",
-            mib(p), mib(m->fwd_activations), mib(o), mib(rule), mib(dev + host),
-            rule ? (double)(dev + host) / (double)rule : 0.0);
+            "%.3f MiB; allocated %.3f MiB on the device (%.2fx the rule)",
+            mib(p), mib(m->fwd_activations), mib(o), mib(rule), mib(dev),
+            rule ? (double)dev / (double)rule : 0.0);
+    if (host) fprintf(out, " + %.3f MiB of host copies", mib(host));
+    fprintf(out, "\n");
+    fprintf(out,
+            "the whole run allocated %.3f MiB (with the last partial batch and the evaluation "
+            "batches of 1000)\n",
+            mib(total(run)));
 }

@@ -20,8 +20,10 @@ typedef struct memstat {
     size_t fwd_activations;     /**< forward activations of the training batch (rule of thumb) */
 } memstat;
 
-/** Prints the table; params: parameter count, opt_slots: f32 values of optimiser state per
- *  parameter (1 for SGD with momentum, 2 for Adam). */
-void memstat_print(const memstat *m, FILE *out, long long params, int opt_slots);
+/** Prints the table of m (one training step) and the total of run (the whole run); params:
+ *  parameter count, opt_slots: f32 values of optimiser state per parameter (1 for SGD with
+ *  momentum, 2 for Adam). */
+void memstat_print(const memstat *m, const memstat *run, FILE *out, long long params,
+                   int opt_slots);
 
 #endif

@@ -118,12 +118,12 @@ static void init_weights(const net_layout *L, float *w, uint64_t seed) {
         w[L->off[P_BF] + o] = rng_uniform(&st, bound);
 }
 
-int net_create(net *nt, kmux_device *dev, kmux_stream *s, kmux_dtype t, uint64_t seed,
+int net_create(net *nt, kmux_device *dev, kmux_stream *s, kmux_dtype t, uint64_t seed, int stage,
                memstat *mem) {
     memset(nt, 0, sizeof *nt);
     kmux_device_props props;
     KCHECK(kmux_device_props_get(dev, &props));
-    nt->dev = dev, nt->s = s, nt->t = t, nt->mem = mem, nt->is_host = props.is_host;
+    nt->dev = dev, nt->s = s, nt->t = t, nt->mem = mem, nt->is_host = props.is_host && !stage;
     layout_init(&nt->L);
     size_t n = (size_t)nt->L.total;
     PCHECK(buf_alloc(nt, &nt->w32, n * 4, MEM_WEIGHTS, 1));
@@ -161,13 +161,18 @@ void net_destroy(net *nt) {
     buf_free(nt, &nt->g32, NULL);
 }
 
-static void add_workspace(net *nt, const kmux_plan *p) {
+/* Counts a plan's workspace and, when asked, says what kmux chose for it. */
+static void plan_created(net *nt, const kmux_plan *p, const char *name, int64_t n) {
     kmux_plan_info info;
-    if (kmux_plan_info_get(p, &info) == KMUX_OK)
-        nt->mem->dev[MEM_WORKSPACE] += info.workspace_bytes;
+    if (kmux_plan_info_get(p, &info) != KMUX_OK) return;
+    nt->mem->dev[MEM_WORKSPACE] += info.workspace_bytes;
+    if (nt->plan_log)
+        fprintf(nt->plan_log, "plan batch %-5lld %-9s %-40s workspace %8.1f KiB\n", (long long)n,
+                name, info.impl, (double)info.workspace_bytes / 1024.0);
 }
 
-static int conv_plan(net *nt, int64_t n, int layer, kmux_conv_direction dir, kmux_plan **plan) {
+static int conv_plan(net *nt, int64_t n, int layer, kmux_conv_direction dir, const char *name,
+                     kmux_plan **plan) {
     kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
     d.direction = dir, d.layout = KMUX_NHWC, d.n = n;
     d.c = layer == 1 ? 1 : NET_C1;
@@ -179,14 +184,15 @@ static int conv_plan(net *nt, int64_t n, int layer, kmux_conv_direction dir, kmu
     d.x_type = d.w_type = d.y_type = nt->t;
     d.compute_type = KMUX_COMPUTE_F32;
     KCHECK(kmux_conv2d_plan_create(nt->dev, &d, NULL, plan));
-    add_workspace(nt, *plan);
+    plan_created(nt, *plan, name, n);
     return 0;
 }
 
 /* Row-major C(m x n) = op(A) op(B) (+ C when the ReLU epilogue is asked: bias and activation),
  * A and B in T, C in c_type, f32 accumulation. */
 static int gemm_plan(net *nt, int64_t m, int64_t n, int64_t k, kmux_transpose ta, kmux_transpose tb,
-                     kmux_dtype c_type, unsigned epilogue, kmux_plan **plan) {
+                     kmux_dtype c_type, unsigned epilogue, const char *name, int64_t batch,
+                     kmux_plan **plan) {
     kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
     d.transa = ta, d.transb = tb, d.m = m, d.n = n, d.k = k;
     d.a_type = d.b_type = nt->t, d.c_type = c_type;
@@ -195,7 +201,7 @@ static int gemm_plan(net *nt, int64_t m, int64_t n, int64_t k, kmux_transpose ta
     d.ldc = n;
     d.epilogue = epilogue, d.bias_type = KMUX_F32;
     KCHECK(kmux_matmul_plan_create(nt->dev, &d, NULL, plan));
-    add_workspace(nt, *plan);
+    plan_created(nt, *plan, name, batch);
     return 0;
 }
 
@@ -215,7 +221,7 @@ static int batch_create(net *nt, net_batch *b, int64_t n, int train) {
     PCHECK(buf_alloc(nt, &b->y1, (size_t)a1 * es, MEM_ACTIVATIONS, train));
     PCHECK(buf_alloc(nt, &b->y2, (size_t)a2 * es, MEM_ACTIVATIONS, train));
     PCHECK(buf_alloc(nt, &b->logits, (size_t)n * NET_CLASSES * 4, MEM_ACTIVATIONS, 1));
-    if (train) m->fwd_activations = m->dev[MEM_ACTIVATIONS] - before;
+    if (train && !m->fwd_activations) m->fwd_activations = m->dev[MEM_ACTIVATIONS] - before;
     const int64_t ones = n * NET_H1 * NET_H1; /* the longest GEMM dimension it is used for */
     PCHECK(buf_alloc(nt, &b->ones, (size_t)ones * es, MEM_WORKSPACE, 1));
     for (int64_t i = 0; i < ones; i++) {
@@ -225,14 +231,14 @@ static int batch_create(net *nt, net_batch *b, int64_t n, int train) {
             ((uint16_t *)b->ones.host)[i] = nt->t == KMUX_F16 ? 0x3c00 : 0x3f80; /* 1.0 */
     }
     PCHECK(net_push(nt, &b->ones));
-    PCHECK(conv_plan(nt, n, 1, KMUX_CONV_FWD, &b->conv1));
-    PCHECK(conv_plan(nt, n, 2, KMUX_CONV_FWD, &b->conv2));
+    PCHECK(conv_plan(nt, n, 1, KMUX_CONV_FWD, "conv1", &b->conv1));
+    PCHECK(conv_plan(nt, n, 2, KMUX_CONV_FWD, "conv2", &b->conv2));
     PCHECK(gemm_plan(nt, n * NET_H1 * NET_H1, NET_C1, 1, KMUX_NO_TRANS, KMUX_NO_TRANS, nt->t,
-                     KMUX_EPILOGUE_RELU, &b->act1));
+                     KMUX_EPILOGUE_RELU, "act1", n, &b->act1));
     PCHECK(gemm_plan(nt, n * NET_H2 * NET_H2, NET_C2, 1, KMUX_NO_TRANS, KMUX_NO_TRANS, nt->t,
-                     KMUX_EPILOGUE_RELU, &b->act2));
+                     KMUX_EPILOGUE_RELU, "act2", n, &b->act2));
     PCHECK(gemm_plan(nt, n, NET_CLASSES, NET_FC_IN, KMUX_NO_TRANS, KMUX_NO_TRANS, KMUX_F32,
-                     KMUX_EPILOGUE_BIAS, &b->fc));
+                     KMUX_EPILOGUE_BIAS, "fc", n, &b->fc));
     if (!train) return 0;
     /* activation gradients */
     PCHECK(buf_alloc(nt, &b->dlog32, (size_t)n * NET_CLASSES * 4, MEM_ACTIVATIONS, 1));
@@ -242,18 +248,19 @@ static int batch_create(net *nt, net_batch *b, int64_t n, int train) {
         b->dlog = b->dlog32;
     PCHECK(buf_alloc(nt, &b->dy2, (size_t)a2 * es, MEM_ACTIVATIONS, 1));
     PCHECK(buf_alloc(nt, &b->dy1, (size_t)a1 * es, MEM_ACTIVATIONS, 1));
-    PCHECK(
-        gemm_plan(nt, NET_FC_IN, NET_CLASSES, n, KMUX_TRANS, KMUX_NO_TRANS, nt->t, 0, &b->fc_dw));
-    PCHECK(gemm_plan(nt, 1, NET_CLASSES, n, KMUX_NO_TRANS, KMUX_NO_TRANS, nt->t, 0, &b->fc_db));
-    PCHECK(
-        gemm_plan(nt, n, NET_FC_IN, NET_CLASSES, KMUX_NO_TRANS, KMUX_TRANS, nt->t, 0, &b->fc_dx));
-    PCHECK(conv_plan(nt, n, 2, KMUX_CONV_BWD_WEIGHTS, &b->conv2_dw));
-    PCHECK(conv_plan(nt, n, 2, KMUX_CONV_BWD_DATA, &b->conv2_dx));
+    PCHECK(gemm_plan(nt, NET_FC_IN, NET_CLASSES, n, KMUX_TRANS, KMUX_NO_TRANS, nt->t, 0, "fc_dw", n,
+                     &b->fc_dw));
+    PCHECK(gemm_plan(nt, 1, NET_CLASSES, n, KMUX_NO_TRANS, KMUX_NO_TRANS, nt->t, 0, "fc_db", n,
+                     &b->fc_db));
+    PCHECK(gemm_plan(nt, n, NET_FC_IN, NET_CLASSES, KMUX_NO_TRANS, KMUX_TRANS, nt->t, 0, "fc_dx", n,
+                     &b->fc_dx));
+    PCHECK(conv_plan(nt, n, 2, KMUX_CONV_BWD_WEIGHTS, "conv2_dw", &b->conv2_dw));
+    PCHECK(conv_plan(nt, n, 2, KMUX_CONV_BWD_DATA, "conv2_dx", &b->conv2_dx));
     PCHECK(gemm_plan(nt, 1, NET_C2, n * NET_H2 * NET_H2, KMUX_NO_TRANS, KMUX_NO_TRANS, nt->t, 0,
-                     &b->b2_grad));
-    PCHECK(conv_plan(nt, n, 1, KMUX_CONV_BWD_WEIGHTS, &b->conv1_dw));
+                     "b2_grad", n, &b->b2_grad));
+    PCHECK(conv_plan(nt, n, 1, KMUX_CONV_BWD_WEIGHTS, "conv1_dw", &b->conv1_dw));
     PCHECK(gemm_plan(nt, 1, NET_C1, n * NET_H1 * NET_H1, KMUX_NO_TRANS, KMUX_NO_TRANS, nt->t, 0,
-                     &b->b1_grad));
+                     "b1_grad", n, &b->b1_grad));
     return 0;
 }
 

@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <kmux.h>
 
@@ -62,7 +63,7 @@ typedef struct net_batch {
 typedef struct net {
     kmux_device *dev;
     kmux_stream *s;
-    int is_host;
+    int is_host;  /**< device memory is host memory and no staging was asked */
     kmux_dtype t; /**< training type */
     net_layout L;
     net_buf w32;    /**< f32 master weights (host copy: where the optimiser runs) */
@@ -71,12 +72,14 @@ typedef struct net {
     net_buf g32;    /**< gradients in f32 (== g for f32) */
     net_batch b[6]; /**< train batch, last partial batch, evaluation batches */
     memstat *mem;
+    FILE *plan_log; /**< when set, one line per plan: implementation and workspace */
 } net;
 
 /** Sets up the parameter buffers (f32 master weights initialised from seed as PyTorch's default
- *  init: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weights and biases). Returns 0, or -1 after
- *  printing the kmux error. */
-int net_create(net *nt, kmux_device *dev, kmux_stream *s, kmux_dtype t, uint64_t seed,
+ *  init: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weights and biases). stage = 1 keeps host copies
+ *  and copies through them even when the device memory is host memory (the path of GPUs, for
+ *  testing it on a CPU). Returns 0, or -1 after printing the kmux error. */
+int net_create(net *nt, kmux_device *dev, kmux_stream *s, kmux_dtype t, uint64_t seed, int stage,
                memstat *mem);
 void net_destroy(net *nt);
 

@@ -8,7 +8,11 @@
  *                       [--threads=0] [--optimizer=sgd|adam] [--lr=..] [--momentum=0.9]
  *                       [--loss-scale=65536] [--growth-interval=2000] [--data=DIR]
  *                       [--train-limit=N] [--test-limit=N] [--summary=FILE] [--loss-log=FILE]
- *                       [--no-progress]
+ *                       [--no-progress] [--plans] [--stage-through-host]
+ *
+ * --plans prints, for every kmux plan, the implementation kmux chose and its workspace.
+ * --stage-through-host runs the code path of GPUs on any device: host copies of every tensor the
+ * trainer touches, copied with kmux_memcpy (a test of that path on machines without a GPU).
  *
  * Exit status: 0 after training, 1 on an error (printed on stderr), 2 on a bad option.
  */
@@ -31,7 +35,7 @@ typedef struct options {
     const char *device, *data, *summary, *loss_log;
     kmux_dtype precision;
     optim_kind optimizer;
-    int epochs, threads, progress;
+    int epochs, threads, progress, plans, stage;
     int64_t batch, train_limit, test_limit, growth_interval;
     double lr, momentum, loss_scale;
     uint64_t seed;
@@ -42,7 +46,7 @@ static void usage(FILE *f) {
                "  [--batch=N] [--seed=N] [--threads=N] [--optimizer=sgd|adam] [--lr=X]\n"
                "  [--momentum=X] [--loss-scale=X] [--growth-interval=N] [--data=DIR]\n"
                "  [--train-limit=N] [--test-limit=N] [--summary=FILE] [--loss-log=FILE]\n"
-               "  [--no-progress]\n"
+               "  [--no-progress] [--plans] [--stage-through-host]\n"
                "device: cpu:onednn, cpu:openblas, ref, cuda:0, hip:0 or auto (default)\n"
                "data: the folder of the IDX files (default " FMNIST_DEFAULT_DIR
                ", from Debian's package dataset-fashion-mnist)\n");
@@ -67,23 +71,20 @@ static int parse_num(const char *name, const char *v, double lo, double hi, doub
 }
 
 static int parse_args(int argc, char **argv, options *o) {
-    *o = (options){"auto",
-                   FMNIST_DEFAULT_DIR,
-                   NULL,
-                   NULL,
-                   KMUX_F32,
-                   OPT_SGD,
-                   1,
-                   0,
-                   isatty(STDOUT_FILENO),
-                   64,
-                   60000,
-                   10000,
-                   2000,
-                   -1,
-                   0.9,
-                   65536.0,
-                   1};
+    *o = (options){.device = "auto",
+                   .data = FMNIST_DEFAULT_DIR,
+                   .precision = KMUX_F32,
+                   .optimizer = OPT_SGD,
+                   .epochs = 1,
+                   .progress = isatty(STDOUT_FILENO),
+                   .batch = 64,
+                   .train_limit = 60000,
+                   .test_limit = 10000,
+                   .growth_interval = 2000,
+                   .lr = -1,
+                   .momentum = 0.9,
+                   .loss_scale = 65536.0,
+                   .seed = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         double d;
@@ -93,6 +94,10 @@ static int parse_args(int argc, char **argv, options *o) {
             exit(0);
         } else if (!strcmp(a, "--no-progress")) {
             o->progress = 0;
+        } else if (!strcmp(a, "--plans")) {
+            o->plans = 1;
+        } else if (!strcmp(a, "--stage-through-host")) {
+            o->stage = 1;
         } else if ((v = opt_val(a, "--device"))) {
             o->device = v;
         } else if ((v = opt_val(a, "--data"))) {
@@ -251,7 +256,7 @@ int main(int argc, char **argv) {
     net nt;
     int have_net = 0;
     optim opt = {0};
-    memstat mem = {{0}, {0}, 0};
+    memstat mem = {{0}, {0}, 0}, mem_step = {{0}, {0}, 0};
     scaler sc = {0};
     FILE *loss_log = NULL;
     int32_t *train_idx = malloc(sizeof(int32_t) * 60000),
@@ -273,11 +278,12 @@ int main(int argc, char **argv) {
     KTRY(kmux_stream_create(dev, &s));
     kmux_device_props props;
     KTRY(kmux_device_props_get(dev, &props));
-    if (net_create(&nt, dev, s, o.precision, o.seed, &mem)) goto fail;
+    if (net_create(&nt, dev, s, o.precision, o.seed, o.stage, &mem)) goto fail;
     have_net = 1;
+    if (o.plans) nt.plan_log = stdout;
     size_t opt_bytes;
     if (optim_init(&opt, o.optimizer, o.lr, o.momentum, nt.L.total, &opt_bytes)) goto fail;
-    (props.is_host ? mem.dev : mem.host)[MEM_OPTIMISER] += opt_bytes;
+    (nt.is_host ? mem.dev : mem.host)[MEM_OPTIMISER] += opt_bytes;
     int f16 = o.precision == KMUX_F16;
     if (f16) {
         void *p[4];
@@ -316,6 +322,7 @@ int main(int argc, char **argv) {
             int64_t i0 = step * o.batch, n = ntrain - i0 < o.batch ? ntrain - i0 : o.batch;
             net_batch *b = net_batch_get(&nt, n, 1);
             if (!b) goto fail;
+            if (epoch == 1 && step == 0) mem_step = mem; /* what one training step needs */
             load_batch(&train, train_idx + i0, n, b->x32.host);
             if (net_cast_weights(&nt) || net_forward(&nt, b)) goto fail;
             double loss = softmax_xent(b->logits.host, train.labels, train_idx + i0, n,
@@ -367,7 +374,12 @@ int main(int argc, char **argv) {
         fflush(stdout);
     }
     loss_head /= (double)head_n;
-    memstat_print(&mem, stdout, nt.L.params, o.optimizer == OPT_ADAM ? 2 : o.momentum != 0 ? 1 : 0);
+    printf("batch %lld, %s, %s: ", (long long)o.batch, kmux_dtype_name(o.precision),
+           o.optimizer == OPT_SGD ? "SGD+momentum" : "Adam");
+    memstat_print(&mem_step, &mem, stdout, nt.L.params,
+                  o.optimizer == OPT_ADAM ? 2
+                  : o.momentum != 0       ? 1
+                                          : 0);
     if (o.summary) {
         FILE *f = fopen(o.summary, "w");
         if (!f) {
