@@ -274,7 +274,18 @@ int main(int argc, char **argv) {
     kmux_context_options copt = KMUX_CONTEXT_OPTIONS_INIT;
     copt.num_threads = o.threads;
     KTRY(kmux_context_create(&copt, &ctx));
-    KTRY(kmux_device_find(ctx, o.device, &dev));
+    if (kmux_device_find(ctx, o.device, &dev) != KMUX_OK) {
+        fprintf(stderr, "train_fashion_mnist: --device=%s: %s\navailable devices:", o.device,
+                kmux_last_error());
+        int count = 0;
+        kmux_device_count(ctx, &count);
+        for (int i = 0; i < count; i++) {
+            kmux_device *d;
+            if (kmux_device_get(ctx, i, &d) == KMUX_OK) fprintf(stderr, " %s", kmux_device_id(d));
+        }
+        fprintf(stderr, " auto\n");
+        goto fail;
+    }
     KTRY(kmux_stream_create(dev, &s));
     kmux_device_props props;
     KTRY(kmux_device_props_get(dev, &props));

@@ -46,10 +46,8 @@ cmake --build "$tmp/ex-build" >/dev/null
 exe="$tmp/ex-build/train_fashion_mnist"
 
 echo "-- build it with the pkg-config one-liner"
-(cd "$tmp/example" && PKG_CONFIG_PATH="$libdir/pkgconfig" \
-  cc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -o "$tmp/pc_train" *.c \
-    $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs kmux zlib) -lm \
-    -Wl,-rpath,"$libdir")
+(cd "$tmp/example" && cc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -o "$tmp/pc_train" *.c \
+  $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs kmux zlib) -lm -Wl,-rpath,"$libdir")
 "$tmp/pc_train" --help >/dev/null
 
 fail() { echo "FAIL: $*"; exit 1; }
