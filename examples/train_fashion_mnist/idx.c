@@ -11,6 +11,15 @@
     "(install or reinstall Debian's package dataset-fashion-mnist: apt-get install --reinstall "   \
     "dataset-fashion-mnist, or give another folder with --data=DIR)"
 
+/* zlib's message without the "<path>: " that gzerror puts in front of it. */
+static const char *zmsg(gzFile f, const char *path) {
+    int code;
+    const char *msg = gzerror(f, &code);
+    size_t n = strlen(path);
+    if (code == Z_ERRNO) return strerror(errno);
+    return strncmp(msg, path, n) == 0 && msg[n] == ':' ? msg + n + 1 + (msg[n + 1] == ' ') : msg;
+}
+
 /* Reads exactly len bytes; on failure writes why (truncated or corrupt) into err. */
 static int read_exact(gzFile f, const char *path, void *buf, size_t len, const char *what,
                       char *err, size_t errlen) {
@@ -19,15 +28,14 @@ static int read_exact(gzFile f, const char *path, void *buf, size_t len, const c
         unsigned chunk = len - got > (1u << 30) ? 1u << 30 : (unsigned)(len - got);
         int r = gzread(f, (char *)buf + got, chunk);
         if (r < 0) {
-            int code;
-            const char *msg = gzerror(f, &code);
             snprintf(err, errlen, "%s: corrupt file (zlib: %s, while reading the %s) %s", path,
-                     code == Z_ERRNO ? strerror(errno) : msg, what, HOW_TO_FIX);
+                     zmsg(f, path), what, HOW_TO_FIX);
             return -1;
         }
         if (r == 0) {
-            snprintf(err, errlen, "%s: truncated: the %s needs %zu bytes, the file has %zu %s",
-                     path, what, len, got, HOW_TO_FIX);
+            snprintf(err, errlen,
+                     "%s: truncated: the %s is %zu bytes, the file ends after %zu of them %s", path,
+                     what, len, got, HOW_TO_FIX);
             return -1;
         }
         got += (size_t)r;
@@ -43,6 +51,7 @@ static uint32_t be32(const unsigned char *p) {
  * Fills dims with the sizes found and *data with the payload. */
 static int load_idx(const char *path, int ndim, int64_t *dims, uint8_t **data, char *err,
                     size_t errlen) {
+    errno = 0;
     gzFile f = gzopen(path, "rb");
     if (!f) {
         snprintf(err, errlen, "%s: cannot open: %s %s", path, errno ? strerror(errno) : "no memory",
@@ -82,10 +91,8 @@ static int load_idx(const char *path, int ndim, int64_t *dims, uint8_t **data, c
     char extra;
     int r = gzread(f, &extra, 1);
     if (r != 0) {
-        int code;
-        const char *msg = gzerror(f, &code);
-        snprintf(err, errlen, "%s: %s %s", path,
-                 r > 0 ? "corrupt file: data after the last item" : msg, HOW_TO_FIX);
+        snprintf(err, errlen, "%s: corrupt file (%s) %s", path,
+                 r > 0 ? "data after the last item" : zmsg(f, path), HOW_TO_FIX);
         goto done;
     }
     rc = 0;
