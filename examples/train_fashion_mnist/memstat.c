@@ -38,6 +38,6 @@ void memstat_print(const memstat *m, const memstat *run, FILE *out, long long pa
     fprintf(out, "\n");
     fprintf(out,
             "the whole run allocated %.3f MiB (with the last partial batch and the evaluation "
-            "batches of 1000)\n",
+            "batches of up to 1000)\n",
             mib(total(run)));
 }
