@@ -58,12 +58,12 @@ static const char *opt_val(const char *arg, const char *name) {
     return strncmp(arg, name, n) == 0 && arg[n] == '=' ? arg + n + 1 : NULL;
 }
 
-static int parse_num(const char *name, const char *v, double lo, double hi, double *out) {
+/* The number v of the option arg ("--lr=0.1") when it lies in [lo, hi]. */
+static int parse_num(const char *arg, const char *v, double lo, double hi, double *out) {
     char *end;
     double d = strtod(v, &end);
     if (*v == '\0' || *end != '\0' || !(d >= lo && d <= hi)) {
-        fprintf(stderr, "train_fashion_mnist: %s=%s: expected a number in [%g, %g]\n", name, v, lo,
-                hi);
+        fprintf(stderr, "train_fashion_mnist: %s: expected a number in [%g, %g]\n", arg, lo, hi);
         return -1;
     }
     *out = d;
