@@ -15,6 +15,7 @@ PACKAGES=(
   clang libclang-rt-14-dev                                         # scripts/fuzz.sh: libFuzzer + ASan/UBSan runtimes
   chromium                                                         # report page test (headless)
   python3-jsonschema                                               # tests/gpu: torch_bench.py records
+  zlib1g-dev dataset-fashion-mnist                                 # examples/train_fashion_mnist
 )
 # Node.js runs the JSON-schema check of kmux-bench records. Take Debian's only when no node/npm is
 # there already (a nodesource nodejs ships its own npm and conflicts with Debian's npm package).

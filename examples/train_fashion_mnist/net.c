@@ -1,0 +1,367 @@
+/* net.c - the CNN of net.h on kmux: buffers, plans per batch size, forward and backward. */
+#include "net.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+
+#define KCHECK(call)                                                                               \
+    do {                                                                                           \
+        kmux_status s_ = (call);                                                                   \
+        if (s_ != KMUX_OK) {                                                                       \
+            fprintf(stderr, "train_fashion_mnist: %s failed: %s: %s\n", #call,                     \
+                    kmux_status_str(s_), kmux_last_error());                                       \
+            return -1;                                                                             \
+        }                                                                                          \
+    } while (0)
+
+#define PCHECK(call)                                                                               \
+    do {                                                                                           \
+        if ((call) != 0) return -1;                                                                \
+    } while (0)
+
+static const float ONE = 1.0f, ZERO = 0.0f;
+
+static size_t esize(const net *nt) {
+    return kmux_dtype_size(nt->t);
+}
+
+/* Pointer to element off of a buffer of element size es. */
+static void *at(const net_buf *b, int64_t off, size_t es) {
+    return (char *)b->dev + (size_t)off * es;
+}
+
+static int buf_alloc(net *nt, net_buf *b, size_t bytes, mem_cat cat, int host_copy) {
+    memset(b, 0, sizeof *b);
+    b->bytes = bytes;
+    KCHECK(kmux_malloc(nt->dev, bytes, &b->dev));
+    KCHECK(kmux_memset(nt->s, b->dev, 0, bytes));
+    nt->mem->dev[cat] += bytes;
+    if (nt->is_host) {
+        b->host = b->dev;
+    } else if (host_copy) {
+        b->host = calloc(1, bytes);
+        if (!b->host) {
+            fprintf(stderr, "train_fashion_mnist: out of host memory (%zu bytes)\n", bytes);
+            return -1;
+        }
+        nt->mem->host[cat] += bytes;
+    }
+    return 0;
+}
+
+/* Frees b unless it is an alias of other (the same device pointer). */
+static void buf_free(net *nt, net_buf *b, const net_buf *other) {
+    if (!b->dev || (other && other->dev == b->dev)) return;
+    if (b->host != b->dev) free(b->host);
+    kmux_free(nt->dev, b->dev);
+    memset(b, 0, sizeof *b);
+}
+
+int net_push(net *nt, net_buf *b) {
+    if (!nt->is_host)
+        KCHECK(kmux_memcpy(nt->s, b->dev, b->host, b->bytes, KMUX_MEMCPY_HOST_TO_DEVICE));
+    return 0;
+}
+
+int net_pull(net *nt, net_buf *b) {
+    if (!nt->is_host) {
+        KCHECK(kmux_memcpy(nt->s, b->host, b->dev, b->bytes, KMUX_MEMCPY_DEVICE_TO_HOST));
+        KCHECK(kmux_stream_synchronize(nt->s));
+    }
+    return 0;
+}
+
+static void layout_init(net_layout *L) {
+    const int64_t len[P_COUNT] = {
+        NET_C1 * 9, NET_C1, NET_C2 * 9 * NET_C1, NET_C2, NET_FC_IN * NET_CLASSES, NET_CLASSES};
+    int64_t off = 0;
+    L->params = 0;
+    for (int i = 0; i < P_COUNT; i++) {
+        L->off[i] = off;
+        L->len[i] = len[i];
+        L->params += len[i];
+        off += (len[i] + 31) / 32 * 32; /* every tensor 64-byte aligned in f16/bf16 and f32 */
+    }
+    L->total = off;
+}
+
+/* PyTorch's default init, drawn in PyTorch's layouts (conv KCRS, linear out x in with the NCHW
+ * flatten index) and stored in ours (KRSC, in x out with the NHWC flatten index), so that
+ * compare_pytorch.py builds the same function from the same seed. */
+static void init_weights(const net_layout *L, float *w, uint64_t seed) {
+    uint64_t st = seed;
+    const int64_t cin[2] = {1, NET_C1}, kout[2] = {NET_C1, NET_C2};
+    const int pw[2] = {P_W1, P_W2}, pb[2] = {P_B1, P_B2};
+    for (int l = 0; l < 2; l++) {
+        double bound = 1.0 / sqrt((double)(cin[l] * 9));
+        float *wl = w + L->off[pw[l]];
+        for (int64_t k = 0; k < kout[l]; k++)
+            for (int64_t c = 0; c < cin[l]; c++)
+                for (int64_t rs = 0; rs < 9; rs++)
+                    wl[(k * 9 + rs) * cin[l] + c] = rng_uniform(&st, bound);
+        for (int64_t k = 0; k < kout[l]; k++)
+            w[L->off[pb[l]] + k] = rng_uniform(&st, bound);
+    }
+    double bound = 1.0 / sqrt((double)NET_FC_IN);
+    float *wf = w + L->off[P_WF];
+    const int64_t pq = NET_H2 * NET_H2;
+    for (int64_t o = 0; o < NET_CLASSES; o++)
+        for (int64_t i = 0; i < NET_FC_IN; i++) {
+            int64_t k = i / pq, p = i % pq; /* NCHW flatten index i = k * PQ + p */
+            wf[(p * NET_C2 + k) * NET_CLASSES + o] = rng_uniform(&st, bound);
+        }
+    for (int64_t o = 0; o < NET_CLASSES; o++)
+        w[L->off[P_BF] + o] = rng_uniform(&st, bound);
+}
+
+int net_create(net *nt, kmux_device *dev, kmux_stream *s, kmux_dtype t, uint64_t seed, int stage,
+               memstat *mem) {
+    memset(nt, 0, sizeof *nt);
+    kmux_device_props props;
+    KCHECK(kmux_device_props_get(dev, &props));
+    nt->dev = dev, nt->s = s, nt->t = t, nt->mem = mem, nt->is_host = props.is_host && !stage;
+    layout_init(&nt->L);
+    size_t n = (size_t)nt->L.total;
+    PCHECK(buf_alloc(nt, &nt->w32, n * 4, MEM_WEIGHTS, 1));
+    PCHECK(buf_alloc(nt, &nt->g32, n * 4, MEM_GRADIENTS, 1));
+    if (t != KMUX_F32) {
+        PCHECK(buf_alloc(nt, &nt->w, n * esize(nt), MEM_WEIGHTS, 0));
+        PCHECK(buf_alloc(nt, &nt->g, n * esize(nt), MEM_GRADIENTS, 0));
+    } else {
+        nt->w = nt->w32, nt->g = nt->g32;
+    }
+    init_weights(&nt->L, nt->w32.host, seed);
+    return net_push(nt, &nt->w32);
+}
+
+static void batch_free(net *nt, net_batch *b) {
+    kmux_plan *plans[] = {b->conv1,   b->act1,     b->conv2,  b->act2,     b->fc,
+                          b->fc_dw,   b->fc_db,    b->fc_dx,  b->conv2_dw, b->conv2_dx,
+                          b->b2_grad, b->conv1_dw, b->b1_grad};
+    for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
+        kmux_plan_destroy(plans[i]);
+    buf_free(nt, &b->x, &b->x32);
+    buf_free(nt, &b->dlog, &b->dlog32);
+    net_buf *bufs[] = {&b->x32, &b->y1, &b->y2, &b->logits, &b->dlog32, &b->dy2, &b->dy1, &b->ones};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        buf_free(nt, bufs[i], NULL);
+    memset(b, 0, sizeof *b);
+}
+
+void net_destroy(net *nt) {
+    for (int i = 0; i < 6; i++)
+        if (nt->b[i].n) batch_free(nt, &nt->b[i]);
+    buf_free(nt, &nt->w, &nt->w32);
+    buf_free(nt, &nt->g, &nt->g32);
+    buf_free(nt, &nt->w32, NULL);
+    buf_free(nt, &nt->g32, NULL);
+}
+
+/* Counts a plan's workspace and, when asked, says what kmux chose for it. */
+static void plan_created(net *nt, const kmux_plan *p, const char *name, int64_t n) {
+    kmux_plan_info info;
+    if (kmux_plan_info_get(p, &info) != KMUX_OK) return;
+    nt->mem->dev[MEM_WORKSPACE] += info.workspace_bytes;
+    if (nt->plan_log)
+        fprintf(nt->plan_log, "plan batch %-5lld %-9s %-40s workspace %8.1f KiB\n", (long long)n,
+                name, info.impl, (double)info.workspace_bytes / 1024.0);
+}
+
+static int conv_plan(net *nt, int64_t n, int layer, kmux_conv_direction dir, const char *name,
+                     kmux_plan **plan) {
+    kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
+    d.direction = dir, d.layout = KMUX_NHWC, d.n = n;
+    d.c = layer == 1 ? 1 : NET_C1;
+    d.h = d.w = layer == 1 ? NET_H0 : NET_H1;
+    d.k = layer == 1 ? NET_C1 : NET_C2;
+    d.r = d.s = 3;
+    d.stride_h = d.stride_w = 2;
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+    d.x_type = d.w_type = d.y_type = nt->t;
+    d.compute_type = KMUX_COMPUTE_F32;
+    KCHECK(kmux_conv2d_plan_create(nt->dev, &d, NULL, plan));
+    plan_created(nt, *plan, name, n);
+    return 0;
+}
+
+/* Row-major C(m x n) = op(A) op(B) (+ C when the ReLU epilogue is asked: bias and activation),
+ * A and B in T, C in c_type, f32 accumulation. */
+static int gemm_plan(net *nt, int64_t m, int64_t n, int64_t k, kmux_transpose ta, kmux_transpose tb,
+                     kmux_dtype c_type, unsigned epilogue, const char *name, int64_t batch,
+                     kmux_plan **plan) {
+    kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
+    d.transa = ta, d.transb = tb, d.m = m, d.n = n, d.k = k;
+    d.a_type = d.b_type = nt->t, d.c_type = c_type;
+    d.lda = ta == KMUX_NO_TRANS ? k : m;
+    d.ldb = tb == KMUX_NO_TRANS ? n : k;
+    d.ldc = n;
+    d.epilogue = epilogue, d.bias_type = KMUX_F32;
+    KCHECK(kmux_matmul_plan_create(nt->dev, &d, NULL, plan));
+    plan_created(nt, *plan, name, batch);
+    return 0;
+}
+
+static int batch_create(net *nt, net_batch *b, int64_t n, int train) {
+    size_t es = esize(nt);
+    const int64_t a1 = n * NET_H1 * NET_H1 * NET_C1, a2 = n * NET_FC_IN, in = n * NET_H0 * NET_H0;
+    b->n = n, b->train = train;
+    memstat *m = nt->mem;
+    size_t before = m->dev[MEM_ACTIVATIONS];
+    /* forward activations: what backward reads (x, y1, y2) and the logits */
+    PCHECK(buf_alloc(nt, &b->x32, (size_t)in * 4,
+                     nt->t == KMUX_F32 ? MEM_ACTIVATIONS : MEM_WORKSPACE, 1));
+    if (nt->t != KMUX_F32)
+        PCHECK(buf_alloc(nt, &b->x, (size_t)in * es, MEM_ACTIVATIONS, 0));
+    else
+        b->x = b->x32;
+    PCHECK(buf_alloc(nt, &b->y1, (size_t)a1 * es, MEM_ACTIVATIONS, train));
+    PCHECK(buf_alloc(nt, &b->y2, (size_t)a2 * es, MEM_ACTIVATIONS, train));
+    PCHECK(buf_alloc(nt, &b->logits, (size_t)n * NET_CLASSES * 4, MEM_ACTIVATIONS, 1));
+    if (train && !m->fwd_activations) m->fwd_activations = m->dev[MEM_ACTIVATIONS] - before;
+    const int64_t ones = n * NET_H1 * NET_H1; /* the longest GEMM dimension it is used for */
+    PCHECK(buf_alloc(nt, &b->ones, (size_t)ones * es, MEM_WORKSPACE, 1));
+    for (int64_t i = 0; i < ones; i++) {
+        if (nt->t == KMUX_F32)
+            ((float *)b->ones.host)[i] = 1.0f;
+        else
+            ((uint16_t *)b->ones.host)[i] = nt->t == KMUX_F16 ? 0x3c00 : 0x3f80; /* 1.0 */
+    }
+    PCHECK(net_push(nt, &b->ones));
+    PCHECK(conv_plan(nt, n, 1, KMUX_CONV_FWD, "conv1", &b->conv1));
+    PCHECK(conv_plan(nt, n, 2, KMUX_CONV_FWD, "conv2", &b->conv2));
+    PCHECK(gemm_plan(nt, n * NET_H1 * NET_H1, NET_C1, 1, KMUX_NO_TRANS, KMUX_NO_TRANS, nt->t,
+                     KMUX_EPILOGUE_RELU, "act1", n, &b->act1));
+    PCHECK(gemm_plan(nt, n * NET_H2 * NET_H2, NET_C2, 1, KMUX_NO_TRANS, KMUX_NO_TRANS, nt->t,
+                     KMUX_EPILOGUE_RELU, "act2", n, &b->act2));
+    PCHECK(gemm_plan(nt, n, NET_CLASSES, NET_FC_IN, KMUX_NO_TRANS, KMUX_NO_TRANS, KMUX_F32,
+                     KMUX_EPILOGUE_BIAS, "fc", n, &b->fc));
+    if (!train) return 0;
+    /* activation gradients */
+    PCHECK(buf_alloc(nt, &b->dlog32, (size_t)n * NET_CLASSES * 4, MEM_ACTIVATIONS, 1));
+    if (nt->t != KMUX_F32)
+        PCHECK(buf_alloc(nt, &b->dlog, (size_t)n * NET_CLASSES * es, MEM_ACTIVATIONS, 0));
+    else
+        b->dlog = b->dlog32;
+    PCHECK(buf_alloc(nt, &b->dy2, (size_t)a2 * es, MEM_ACTIVATIONS, 1));
+    PCHECK(buf_alloc(nt, &b->dy1, (size_t)a1 * es, MEM_ACTIVATIONS, 1));
+    PCHECK(gemm_plan(nt, NET_FC_IN, NET_CLASSES, n, KMUX_TRANS, KMUX_NO_TRANS, nt->t, 0, "fc_dw", n,
+                     &b->fc_dw));
+    PCHECK(gemm_plan(nt, 1, NET_CLASSES, n, KMUX_NO_TRANS, KMUX_NO_TRANS, nt->t, 0, "fc_db", n,
+                     &b->fc_db));
+    PCHECK(gemm_plan(nt, n, NET_FC_IN, NET_CLASSES, KMUX_NO_TRANS, KMUX_TRANS, nt->t, 0, "fc_dx", n,
+                     &b->fc_dx));
+    PCHECK(conv_plan(nt, n, 2, KMUX_CONV_BWD_WEIGHTS, "conv2_dw", &b->conv2_dw));
+    PCHECK(conv_plan(nt, n, 2, KMUX_CONV_BWD_DATA, "conv2_dx", &b->conv2_dx));
+    PCHECK(gemm_plan(nt, 1, NET_C2, n * NET_H2 * NET_H2, KMUX_NO_TRANS, KMUX_NO_TRANS, nt->t, 0,
+                     "b2_grad", n, &b->b2_grad));
+    PCHECK(conv_plan(nt, n, 1, KMUX_CONV_BWD_WEIGHTS, "conv1_dw", &b->conv1_dw));
+    PCHECK(gemm_plan(nt, 1, NET_C1, n * NET_H1 * NET_H1, KMUX_NO_TRANS, KMUX_NO_TRANS, nt->t, 0,
+                     "b1_grad", n, &b->b1_grad));
+    return 0;
+}
+
+net_batch *net_batch_get(net *nt, int64_t n, int train) {
+    for (int i = 0; i < 6; i++)
+        if (nt->b[i].n == n && nt->b[i].train == train) return &nt->b[i];
+    for (int i = 0; i < 6; i++)
+        if (nt->b[i].n == 0) {
+            if (batch_create(nt, &nt->b[i], n, train) == 0) return &nt->b[i];
+            batch_free(nt, &nt->b[i]);
+            return NULL;
+        }
+    fprintf(stderr, "train_fashion_mnist: more than six batch sizes\n");
+    return NULL;
+}
+
+int net_cast_weights(net *nt) {
+    PCHECK(net_push(nt, &nt->w32));
+    if (nt->t != KMUX_F32)
+        KCHECK(kmux_cast(nt->s, nt->L.total, nt->w32.dev, KMUX_F32, nt->w.dev, nt->t, NULL));
+    return 0;
+}
+
+static int conv(net_batch *b, kmux_plan *p, void *x, void *w, void *y, kmux_stream *s) {
+    (void)b;
+    kmux_conv2d_args a = KMUX_CONV2D_ARGS_INIT;
+    a.alpha = &ONE, a.beta = &ZERO, a.x = x, a.w = w, a.y = y;
+    KCHECK(kmux_conv2d_execute(p, s, &a));
+    return 0;
+}
+
+static int gemm(kmux_plan *p, kmux_stream *s, const void *A, const void *B, void *C,
+                const float *beta, const void *bias) {
+    kmux_matmul_args a = KMUX_MATMUL_ARGS_INIT;
+    a.alpha = &ONE, a.beta = beta, a.A = A, a.B = B, a.C = C, a.bias = bias;
+    KCHECK(kmux_matmul_execute(p, s, &a));
+    return 0;
+}
+
+int net_forward(net *nt, net_batch *b) {
+    const net_layout *L = &nt->L;
+    size_t es = esize(nt);
+    kmux_stream *s = nt->s;
+    PCHECK(net_push(nt, &b->x32));
+    if (nt->t != KMUX_F32)
+        KCHECK(kmux_cast(s, b->n * NET_H0 * NET_H0, b->x32.dev, KMUX_F32, b->x.dev, nt->t, NULL));
+    PCHECK(conv(b, b->conv1, b->x.dev, at(&nt->w, L->off[P_W1], es), b->y1.dev, s));
+    PCHECK(gemm(b->act1, s, b->ones.dev, at(&nt->w, L->off[P_B1], es), b->y1.dev, &ONE, NULL));
+    PCHECK(conv(b, b->conv2, b->y1.dev, at(&nt->w, L->off[P_W2], es), b->y2.dev, s));
+    PCHECK(gemm(b->act2, s, b->ones.dev, at(&nt->w, L->off[P_B2], es), b->y2.dev, &ONE, NULL));
+    PCHECK(gemm(b->fc, s, b->y2.dev, at(&nt->w, L->off[P_WF], es), b->logits.dev, &ZERO,
+                at(&nt->w32, L->off[P_BF], 4)));
+    return net_pull(nt, &b->logits);
+}
+
+/* The ReLU's backward: dy = 0 where the forward output y is 0 (or negative). For f16 and bf16
+ * "y > 0" is a test on the bits: sign clear and not +0. */
+static void relu_mask(kmux_dtype t, const void *y, void *dy, int64_t n) {
+    if (t == KMUX_F32) {
+        const float *yf = y;
+        float *df = dy;
+        for (int64_t i = 0; i < n; i++)
+            if (!(yf[i] > 0.0f)) df[i] = 0.0f;
+    } else {
+        const uint16_t *yh = y;
+        uint16_t *dh = dy;
+        for (int64_t i = 0; i < n; i++)
+            if (yh[i] == 0 || (yh[i] & 0x8000)) dh[i] = 0;
+    }
+}
+
+static int relu_backward(net *nt, net_buf *y, net_buf *dy, int64_t n) {
+    PCHECK(net_pull(nt, y));
+    PCHECK(net_pull(nt, dy));
+    relu_mask(nt->t, y->host, dy->host, n);
+    return net_push(nt, dy);
+}
+
+int net_backward(net *nt, net_batch *b) {
+    const net_layout *L = &nt->L;
+    size_t es = esize(nt);
+    kmux_stream *s = nt->s;
+    const int64_t n = b->n, a1 = n * NET_H1 * NET_H1 * NET_C1, a2 = n * NET_FC_IN;
+    PCHECK(net_push(nt, &b->dlog32));
+    /* saturate = 0: a scaled gradient beyond f16's range becomes Inf, which the loss scaler sees */
+    if (nt->t != KMUX_F32)
+        KCHECK(kmux_cast(s, n * NET_CLASSES, b->dlog32.dev, KMUX_F32, b->dlog.dev, nt->t, NULL));
+    /* fully connected layer: dW = y2^T dlog, db = 1^T dlog, dy2 = dlog W^T */
+    PCHECK(gemm(b->fc_dw, s, b->y2.dev, b->dlog.dev, at(&nt->g, L->off[P_WF], es), &ZERO, NULL));
+    PCHECK(gemm(b->fc_db, s, b->ones.dev, b->dlog.dev, at(&nt->g, L->off[P_BF], es), &ZERO, NULL));
+    PCHECK(gemm(b->fc_dx, s, b->dlog.dev, at(&nt->w, L->off[P_WF], es), b->dy2.dev, &ZERO, NULL));
+    PCHECK(relu_backward(nt, &b->y2, &b->dy2, a2));
+    /* conv2: bias, weights, data */
+    PCHECK(gemm(b->b2_grad, s, b->ones.dev, b->dy2.dev, at(&nt->g, L->off[P_B2], es), &ZERO, NULL));
+    PCHECK(conv(b, b->conv2_dw, b->y1.dev, at(&nt->g, L->off[P_W2], es), b->dy2.dev, s));
+    PCHECK(conv(b, b->conv2_dx, b->dy1.dev, at(&nt->w, L->off[P_W2], es), b->dy2.dev, s));
+    PCHECK(relu_backward(nt, &b->y1, &b->dy1, a1));
+    /* conv1: bias and weights (the input needs no gradient) */
+    PCHECK(gemm(b->b1_grad, s, b->ones.dev, b->dy1.dev, at(&nt->g, L->off[P_B1], es), &ZERO, NULL));
+    PCHECK(conv(b, b->conv1_dw, b->x.dev, at(&nt->g, L->off[P_W1], es), b->dy1.dev, s));
+    if (nt->t != KMUX_F32)
+        KCHECK(kmux_cast(s, L->total, nt->g.dev, nt->t, nt->g32.dev, KMUX_F32, NULL));
+    return 0;
+}

@@ -1,0 +1,104 @@
+/*
+ * net.h - the CNN of the example, with every convolution and matrix product run by kmux:
+ *
+ *   x  N x 28 x 28 x 1    (NHWC)
+ *   conv1 3x3, stride 2, pad 1, 16 filters  + bias, ReLU   -> y1  N x 14 x 14 x 16
+ *   conv2 3x3, stride 2, pad 1, 32 filters  + bias, ReLU   -> y2  N x  7 x  7 x 32
+ *   fully connected 1568 -> 10 + bias                      -> logits N x 10 (f32)
+ *   softmax cross-entropy (the trainer's own code: loss.c)
+ *
+ * kmux has no element-wise activation, so each convolution's bias and ReLU run as one GEMM with
+ * the ReLU epilogue: Y(NPQ x K) = relu(ones(NPQ x 1) b(1 x K) + Y), and each bias gradient as
+ * db(1 x K) = ones(1 x NPQ) dY(NPQ x K). The one thing left to the trainer is the ReLU's
+ * backward mask (dY = 0 where Y = 0), a loop over host memory (staged through host copies on
+ * GPUs).
+ *
+ * Precision: the activations, the weight copies and every gradient are in the training type T
+ * (f32, bf16 or f16); every product accumulates in f32. The logits are f32.
+ */
+#ifndef FMNIST_NET_H
+#define FMNIST_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <kmux.h>
+
+#include "memstat.h"
+
+enum {
+    NET_C1 = 16,
+    NET_C2 = 32,
+    NET_H0 = 28,
+    NET_H1 = 14,
+    NET_H2 = 7,
+    NET_CLASSES = 10,
+    NET_FC_IN = NET_H2 * NET_H2 * NET_C2
+};
+
+/** The parameters, in one buffer: name, element offset, element count. */
+enum { P_W1, P_B1, P_W2, P_B2, P_WF, P_BF, P_COUNT };
+typedef struct net_layout {
+    int64_t off[P_COUNT], len[P_COUNT];
+    int64_t total;  /**< elements, with the alignment gaps */
+    int64_t params; /**< real parameters */
+} net_layout;
+
+/** A buffer of the device, with a host copy on devices whose memory is not host memory. */
+typedef struct net_buf {
+    void *dev, *host;
+    size_t bytes;
+} net_buf;
+
+/** Plans and activations for one batch size. */
+typedef struct net_batch {
+    int64_t n;
+    int train; /**< backward plans and buffers too */
+    net_buf x32, x, y1, y2, logits, dlog32, dlog, dy2, dy1, ones;
+    kmux_plan *conv1, *act1, *conv2, *act2, *fc; /* forward */
+    kmux_plan *fc_dw, *fc_db, *fc_dx, *conv2_dw, *conv2_dx, *b2_grad, *conv1_dw, *b1_grad;
+} net_batch;
+
+typedef struct net {
+    kmux_device *dev;
+    kmux_stream *s;
+    int is_host;  /**< device memory is host memory and no staging was asked */
+    kmux_dtype t; /**< training type */
+    net_layout L;
+    net_buf w32;    /**< f32 master weights (host copy: where the optimiser runs) */
+    net_buf w;      /**< weights in T (== w32 for f32) */
+    net_buf g;      /**< gradients in T */
+    net_buf g32;    /**< gradients in f32 (== g for f32) */
+    net_batch b[6]; /**< train batch, last partial batch, evaluation batches */
+    memstat *mem;
+    FILE *plan_log; /**< when set, one line per plan: implementation and workspace */
+} net;
+
+/** Sets up the parameter buffers (f32 master weights initialised from seed as PyTorch's default
+ *  init: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weights and biases). stage = 1 keeps host copies
+ *  and copies through them even when the device memory is host memory (the path of GPUs, for
+ *  testing it on a CPU). Returns 0, or -1 after printing the kmux error. */
+int net_create(net *nt, kmux_device *dev, kmux_stream *s, kmux_dtype t, uint64_t seed, int stage,
+               memstat *mem);
+void net_destroy(net *nt);
+
+/** Plans and buffers for batch size n (created on first use; up to six sizes). NULL on error
+ *  (printed). */
+net_batch *net_batch_get(net *nt, int64_t n, int train);
+
+/** Casts the master weights to T (a no-op for f32). */
+int net_cast_weights(net *nt);
+
+/** Forward pass of b->x32 (host-filled, then pushed here); leaves logits on the host. */
+int net_forward(net *nt, net_batch *b);
+
+/** Backward pass from b->dlog32 (host, the loss gradient already multiplied by the loss scale):
+ *  gradients in nt->g32 on the host. */
+int net_backward(net *nt, net_batch *b);
+
+/** Copies between the host copy and the device (no-ops on host devices). */
+int net_push(net *nt, net_buf *b);
+int net_pull(net *nt, net_buf *b);
+
+#endif
