@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "cpu_runtime.h"
+#include "kmux_amp_rules.h"
 #include "kmux_common.h"
 #include "kmux_cpu_kernels.h"
 
@@ -51,58 +52,24 @@ kmux_status kmux_cpu_op_unscale_check_finite(void *state, void *stream, int64_t 
     return KMUX_OK;
 }
 
-/* torch._amp_update_scale_ (aten/src/ATen/native/cuda/AmpKernels.cu): the products are formed in
- * double (float * double) and rounded to f32; a grown scale that is not finite is dropped. The
- * tracker is compared with ==, as torch, so a tracker already at or past the interval keeps
- * counting (it cannot get there through this function). */
+/* The shared rules of dispatch/common/kmux_amp_rules.h (torch GradScaler, Transformer Engine). */
 kmux_status kmux_cpu_op_loss_scale_update(void *state, void *stream, float *scale,
                                           int32_t *growth_tracker, const float *found_inf,
                                           double growth_factor, double backoff_factor,
                                           int64_t growth_interval) {
-    if (*found_inf != 0.0f) { /* NaN counts as found, as in C++ `if (*found_inf)` */
-        *scale = (float)((double)*scale * backoff_factor);
-        *growth_tracker = 0;
-        return KMUX_OK;
-    }
-    int64_t successful = (int64_t)*growth_tracker + 1;
-    if (successful == growth_interval) {
-        float grown = (float)((double)*scale * growth_factor);
-        if (isfinite(grown)) *scale = grown;
-        *growth_tracker = 0;
-    } else {
-        *growth_tracker = successful > INT32_MAX ? INT32_MAX : (int32_t)successful;
-    }
+    (void)state, (void)stream;
+    kmux_loss_scale_step(scale, growth_tracker, *found_inf, growth_factor, backoff_factor,
+                         growth_interval);
     return KMUX_OK;
 }
 
-/* Transformer Engine's delayed scaling with amax_compute_algo "max": amax = torch.max(history)
- * (a NaN entry makes it NaN), scale = (fp8_max / amax) / 2^margin where amax is finite and > 0.
- * The quotient is formed in f64 and rounded to f32 once; one beyond the f32 range becomes
- * FLT_MAX, so the scale stays finite. */
 kmux_status kmux_cpu_op_fp8_scale_update(void *state, void *stream, const float *amax_history,
                                          int64_t history_len, kmux_dtype fp8_type, float margin,
                                          float *scale) {
+    (void)state, (void)stream;
     double amax = -INFINITY;
-    for (int64_t i = 0; i < history_len; i++) {
-        double v = (double)amax_history[i];
-        if (isnan(v)) return KMUX_OK; /* amax is NaN: scale unchanged */
-        if (v > amax) amax = v;
-    }
-    if (!isfinite(amax) || !(amax > 0.0)) return KMUX_OK;
-    double fmax;
-    switch (fp8_type) {
-    case KMUX_F8_E4M3:
-        fmax = 448.0;
-        break;
-    case KMUX_F8_E4M3_FNUZ:
-        fmax = 240.0;
-        break;
-    default:
-        fmax = 57344.0;
-        break; /* e5m2, e5m2fnuz */
-    }
-    float s = (float)(fmax / amax / exp2((double)margin));
-    if (isinf(s)) s = FLT_MAX;
-    *scale = s;
+    for (int64_t i = 0; i < history_len; i++)
+        amax = kmux_amax_history_max(amax, amax_history[i]);
+    *scale = kmux_fp8_scale_from_amax(*scale, amax, fp8_type, margin);
     return KMUX_OK;
 }

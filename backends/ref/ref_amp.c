@@ -4,6 +4,7 @@
  */
 #include "ref_internal.h"
 #include "ref_dtype.h"
+#include "dispatch/common/kmux_amp_rules.h"
 
 #include <float.h>
 #include <math.h>
@@ -58,43 +59,24 @@ kmux_status kmux_ref_unscale_check_finite(void *state, void *stream, int64_t cou
     return KMUX_OK;
 }
 
-/* As torch._amp_update_scale_: products in double, rounded to f32. A tracker already past the
- * interval (not reachable through this function) also grows. */
+/* The shared rules of dispatch/common/kmux_amp_rules.h (torch GradScaler, Transformer Engine). */
 kmux_status kmux_ref_loss_scale_update(void *state, void *stream, float *scale,
                                        int32_t *growth_tracker, const float *found_inf,
                                        double growth_factor, double backoff_factor,
                                        int64_t growth_interval) {
-    if (*found_inf != 0.0f) {
-        *scale = (float)((double)*scale * backoff_factor);
-        *growth_tracker = 0;
-        return KMUX_OK;
-    }
-    int64_t successful = (int64_t)*growth_tracker + 1;
-    if (successful >= growth_interval) {
-        float grown = (float)((double)*scale * growth_factor);
-        if (isfinite(grown)) *scale = grown;
-        *growth_tracker = 0;
-    } else {
-        *growth_tracker = (int32_t)successful;
-    }
+    (void)state, (void)stream;
+    kmux_loss_scale_step(scale, growth_tracker, *found_inf, growth_factor, backoff_factor,
+                         growth_interval);
     return KMUX_OK;
 }
 
-/* Transformer Engine's delayed scaling ("max" over the history). A NaN in the history makes the
- * amax NaN (as torch.max), so the scale is kept. The quotient is computed in double and rounded
- * once to f32; a quotient beyond the f32 range becomes FLT_MAX (as Transformer Engine). */
 kmux_status kmux_ref_fp8_scale_update(void *state, void *stream, const float *amax_history,
                                       int64_t history_len, kmux_dtype fp8_type, float margin,
                                       float *scale) {
+    (void)state, (void)stream;
     double amax = -INFINITY;
-    for (int64_t i = 0; i < history_len; i++) {
-        double h = (double)amax_history[i];
-        if (isnan(h) || h > amax) amax = h;
-        if (isnan(h)) break;
-    }
-    if (!isfinite(amax) || amax <= 0.0) return KMUX_OK;
-    double s = kmux_ref_max_finite(fp8_type) / amax / exp2((double)margin);
-    float f = (float)s;
-    *scale = isinf(f) ? FLT_MAX : f;
+    for (int64_t i = 0; i < history_len; i++)
+        amax = kmux_amax_history_max(amax, amax_history[i]);
+    *scale = kmux_fp8_scale_from_amax(*scale, amax, fp8_type, margin);
     return KMUX_OK;
 }
