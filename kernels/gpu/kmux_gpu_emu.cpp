@@ -245,19 +245,22 @@ int release_barrier() {
     return 1;
 }
 
+/* Out of line: getcontext returns twice, which must not clobber a caller's loop variables. */
+__attribute__((noinline)) void init_fiber(fiber &f) {
+    getcontext(&f.ctx);
+    f.ctx.uc_stack.ss_sp = f.stack;
+    f.ctx.uc_stack.ss_size = kStack;
+    f.ctx.uc_link = nullptr;
+    makecontext(&f.ctx, entry, 0);
+    f.st = RUNNABLE;
+    f.op = OP_NONE;
+    f.fake_stack = nullptr;
+}
+
 void run_block(const std::vector<unsigned> &base_order) {
     const unsigned n = (unsigned)g.fibers.size();
-    for (unsigned t = 0; t < n; t++) {
-        fiber &f = g.fibers[t];
-        getcontext(&f.ctx);
-        f.ctx.uc_stack.ss_sp = f.stack;
-        f.ctx.uc_stack.ss_size = kStack;
-        f.ctx.uc_link = nullptr;
-        makecontext(&f.ctx, entry, 0);
-        f.st = RUNNABLE;
-        f.op = OP_NONE;
-        f.fake_stack = nullptr;
-    }
+    for (unsigned t = 0; t < n; t++)
+        init_fiber(g.fibers[t]);
     std::vector<unsigned> order = base_order;
     for (;;) {
         if (g.seed) shuffle(order);

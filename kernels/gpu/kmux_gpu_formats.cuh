@@ -71,6 +71,64 @@ template <int T> KMUX_DEV double kmux_gpu_load_f64(const void *p, int64_t i) {
     return (double)kmux_gpu_load_f32<T>(p, i);
 }
 
+/* Element i of an array of run-time dtype t as E (float or double; exact for every dtype that E
+ * holds exactly). For epilogue operands (C, bias), read once per output element. */
+template <typename E> KMUX_DEV E kmux_gpu_load_rt(const void *p, int64_t i, kmux_dtype t) {
+    switch (t) {
+    case KMUX_F64:
+        return (E)((const double *)p)[i];
+    case KMUX_F32:
+        return (E)((const float *)p)[i];
+    case KMUX_F16:
+        return (E)kmux_gpu_load_f32<KMUX_F16>(p, i);
+    case KMUX_BF16:
+        return (E)kmux_gpu_load_f32<KMUX_BF16>(p, i);
+    case KMUX_I32:
+        return (E)((const int32_t *)p)[i];
+    case KMUX_I8:
+        return (E)((const int8_t *)p)[i];
+    default:
+        return (E)kmux_decode_f32(((const uint8_t *)p)[i], t); /* fp8 */
+    }
+}
+
+/* Stores x as element i of run-time dtype t (f64, f32, f16, bf16, fp8), rounded once, overflow
+ * to Inf (or NaN in formats without Inf). */
+KMUX_DEV void kmux_gpu_store_rt_f32(void *p, int64_t i, float x, kmux_dtype t) {
+    switch (t) {
+    case KMUX_F64:
+        ((double *)p)[i] = (double)x;
+        break;
+    case KMUX_F32:
+        ((float *)p)[i] = x;
+        break;
+    case KMUX_F16:
+    case KMUX_BF16:
+        ((uint16_t *)p)[i] = (uint16_t)kmux_encode_f32(x, t, 0);
+        break;
+    default:
+        ((uint8_t *)p)[i] = (uint8_t)kmux_encode_f32(x, t, 0);
+        break;
+    }
+}
+KMUX_DEV void kmux_gpu_store_rt_f64(void *p, int64_t i, double x, kmux_dtype t) {
+    switch (t) {
+    case KMUX_F64:
+        ((double *)p)[i] = x;
+        break;
+    case KMUX_F32:
+        ((float *)p)[i] = (float)x;
+        break;
+    case KMUX_F16:
+    case KMUX_BF16:
+        ((uint16_t *)p)[i] = (uint16_t)kmux_encode_f64(x, t, 0);
+        break;
+    default:
+        ((uint8_t *)p)[i] = (uint8_t)kmux_encode_f64(x, t, 0);
+        break;
+    }
+}
+
 /* Magnitude bits of |x| as an f32, 0 for NaN: they order like the magnitudes, so an unsigned
  * max (and atomicMax) over them is an amax that ignores NaN. */
 KMUX_DEV uint32_t kmux_gpu_amax_bits(float x) {

@@ -1,6 +1,7 @@
 /*
  * kmux_gpu_kernels.h - C interface of kmux's own GPU kernels (the .cu files of kernels/gpu),
- * written once and compiled by nvcc into libkmux-cuda.so and by hip-clang into libkmux-hip.so.
+ * written once and compiled by nvcc into libkmux-cuda.so, by hip-clang into libkmux-hip.so, and
+ * as C++ for the host emulation of the tests (tests/gpu_emu, KMUX_GPU_EMU: a test tool).
  *
  * Every launcher enqueues its work on `stream` (a cudaStream_t or hipStream_t passed as void *;
  * NULL = the legacy default stream) and returns the native error code of the launch as an int:
@@ -17,6 +18,7 @@
 #ifndef KMUX_GPU_KERNELS_H
 #define KMUX_GPU_KERNELS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kmux.h"
@@ -58,6 +60,34 @@ int kmux_gpu_loss_scale_update(void *stream, float *scale, int32_t *growth_track
  *  or the native error code. */
 int kmux_gpu_fp8_scale_update(void *stream, const float *amax_history, int64_t history_len,
                               kmux_dtype fp8_type, float margin, float *scale);
+
+/* ---- GEMM and convolution (kmux_gpu_gemm.cu, kmux_gpu_conv.cu) ---- */
+
+/** Number of tile configurations (0 .. count-1): tile 0 is 64x64x16 with 4x4 per thread, tile 1
+ *  32x32x8 with 2x2 per thread, both 256 threads per block. */
+#define KMUX_GPU_TILE_COUNT 2
+int kmux_gpu_tile_count(void);
+
+/** The tile a GPU prefers for an m x n output. arch: CUDA compute capability as 10 * major +
+ *  minor (80, 86, 89, 90), 942 for gfx942, 0 when unknown. Returns a tile index. */
+int kmux_gpu_pick_tile(int arch, int64_t m, int64_t n);
+
+/** Implementation name of kmux_gpu_gemm for d and tile into buf ("kmux-gpu:gemm:f16*f16->f32:
+ *  acc=f32:tile=64x64x16/4x4"). Returns 0, or -1 for an unknown tile or a buffer too small. */
+int kmux_gpu_gemm_name(const kmux_matmul_desc *d, int tile, char *buf, size_t size);
+
+/** kmux_matmul_execute of d with args a on the GPU (semantics of kmux.h, ref's arithmetic:
+ *  see kmux_gpu_gemm.cu): every order, transpose, leading dimension and batch stride of the
+ *  description, any batch count (grid z loops), every row of the GEMM type table (inputs decoded
+ *  on load with the shared codec, accumulation in f64 for f64, i32 for i8, f32 otherwise),
+ *  epilogues BIAS, RELU, GELU, a_scale/b_scale/d_scale and amax_d (zeroed first, then merged with
+ *  atomicMax), one rounding to c_type. m == 0, n == 0 or batch 0 does nothing (amax_d untouched).
+ * alpha and beta are HOST scalars of the compute type; A, B, C, bias and the scales device
+ * pointers. tile: 0 .. KMUX_GPU_TILE_COUNT-1. max_grid_yz: largest grid y and z used (0 = 65535;
+ * tests pass small values to exercise the loops). The description is trusted (validated by the
+ * core). Returns 0 or the native error code (invalid value for an unknown tile or type pair). */
+int kmux_gpu_gemm(void *stream, const kmux_matmul_desc *d, const kmux_matmul_args *a, int tile,
+                  int max_grid_yz);
 
 #ifdef __cplusplus
 }
