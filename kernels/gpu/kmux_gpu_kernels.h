@@ -89,6 +89,20 @@ int kmux_gpu_gemm_name(const kmux_matmul_desc *d, int tile, char *buf, size_t si
 int kmux_gpu_gemm(void *stream, const kmux_matmul_desc *d, const kmux_matmul_args *a, int tile,
                   int max_grid_yz);
 
+/** Implementation name of kmux_gpu_conv2d for d and tile into buf ("kmux-gpu:conv2d:fwd:nhwc:
+ *  f16:acc=f32:tile=64x64x16/4x4"). Returns 0, or -1 for an unknown tile or a buffer too small. */
+int kmux_gpu_conv2d_name(const kmux_conv2d_desc *d, int tile, char *buf, size_t size);
+
+/** kmux_conv2d_execute of d with args a on the GPU: implicit GEMM (see kmux_gpu_conv.cu) for
+ *  FWD, BWD_DATA and BWD_WEIGHTS, NCHW/KCRS and NHWC/KRSC, any stride, dilation, groups
+ *  (depthwise included) and asymmetric padding; x, w, y all f64, f32, f16 or bf16; accumulation
+ *  in f64 for f64, f32 otherwise; alpha and beta HOST scalars (double for KMUX_COMPUTE_F64, float
+ *  otherwise); alpha == 0 reads no input, beta == 0 does not read the output. tile and
+ *  max_grid_yz (grid z runs over the groups) as kmux_gpu_gemm. The description is trusted.
+ *  Returns 0 or the native error code. */
+int kmux_gpu_conv2d(void *stream, const kmux_conv2d_desc *d, const kmux_conv2d_args *a, int tile,
+                    int max_grid_yz);
+
 #ifdef __cplusplus
 }
 #endif
