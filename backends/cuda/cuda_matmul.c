@@ -680,7 +680,7 @@ static kmux_status degenerate(kmux_cuda_state *st, const matmul_plan *p, cudaStr
     if (p->d.compute_type == KMUX_COMPUTE_F64)
         a.beta = *(const double *)args->beta;
     else if (p->d.compute_type == KMUX_COMPUTE_I32)
-        a.beta_i = *(const int32_t *)args->beta;
+        a.beta = (double)*(const int32_t *)args->beta; /* exact: one beta for every type */
     else
         a.beta = *(const float *)args->beta;
     if (p->d.epilogue & KMUX_EPILOGUE_BIAS) a.bias = args->bias;

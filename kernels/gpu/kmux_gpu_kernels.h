@@ -61,6 +61,56 @@ int kmux_gpu_loss_scale_update(void *stream, float *scale, int32_t *growth_track
 int kmux_gpu_fp8_scale_update(void *stream, const float *amax_history, int64_t history_len,
                               kmux_dtype fp8_type, float margin, float *scale);
 
+/* ---- completion of a vendor GEMM and operand packing (kmux_gpu_post.cu) ---- */
+
+typedef enum kmux_gpu_act {
+    KMUX_GPU_ACT_NONE = 0,
+    KMUX_GPU_ACT_RELU = 1,
+    KMUX_GPU_ACT_GELU = 2
+} kmux_gpu_act;
+
+/** Element-wise completion of a GEMM in a column-major view: element (r, c) of batch b of D is at
+ *  d + b * stride_d + r + c * ldd (elements of d_type). For every element:
+ *    v = (acc ? acc[b * stride_acc + r + c * ld_acc] : 0) + (read_c ? beta * D : 0)
+ *        + (bias ? bias[bias_per_row ? r : c] : 0);  v = act(v);
+ *    amax = max |v| (NaN ignored);  D = round(d_scale ? v * *d_scale : v)
+ *  in f64 arithmetic for f64 D and f32 otherwise (ReLU keeps NaN, GELU the tanh form, one
+ *  rounding to d_type). d_type: f64, f32, f16, bf16 or i32; bias_type: f32 or d_type.
+ *  beta is the multiplier of D for EVERY d_type: for i32 D it must be an integer (a double holds
+ *  every int32 exactly); there is no separate integer beta, so "read_c = 1, beta = 1" keeps an
+ *  i32 D (the defect of issue 16: an integer beta left 0 zeroed C and amax). i32 D: v = beta * D
+ *  modulo 2^32 without d_scale and amax; with either, v = beta * D in f64, amax = max |v|,
+ *  D = v * d_scale rounded to nearest even and saturated (as ref); acc, bias and act are
+ *  ignored for i32. amax (device f32) is overwritten; d_scale is a device f32. */
+typedef struct kmux_gpu_post_args {
+    int64_t rows, cols, batch;
+    void *d;
+    kmux_dtype d_type;
+    int64_t ldd, stride_d;
+    const float *acc;
+    int64_t ld_acc, stride_acc;
+    int read_c;
+    double beta;
+    const void *bias;
+    kmux_dtype bias_type;
+    int bias_per_row;
+    kmux_gpu_act act;
+    const float *d_scale;
+    float *amax;
+} kmux_gpu_post_args;
+
+/** Launches the post kernel (zeroing *amax first when amax is set). Returns 0 or the native
+ *  error code (invalid value for an unsupported d_type or bias_type). */
+int kmux_gpu_post_launch(void *stream, const kmux_gpu_post_args *a);
+
+/** dst[b * dst_bs + r + c * ldd] = src[b * src_bs + r * src_rs + c * src_cs] for r < rows,
+ *  c < cols, b < batch: a strided gather of 1-byte elements (transposes included), e.g. an fp8
+ *  operand into the "TN" layout with 16-byte leading dimensions of cuBLASLt's fp8 kernels.
+ *  Returns 0 or the native error code. */
+int kmux_gpu_pack_bytes(void *stream, const void *src, int64_t rows, int64_t cols, int64_t src_rs,
+                        int64_t src_cs, int64_t src_bs, void *dst, int64_t ldd, int64_t dst_bs,
+                        int64_t batch);
+
 /* ---- GEMM and convolution (kmux_gpu_gemm.cu, kmux_gpu_conv.cu) ---- */
 
 /** Number of tile configurations (0 .. count-1): tile 0 is 64x64x16 with 4x4 per thread, tile 1
