@@ -174,20 +174,20 @@ int launch_types(kmux_gpu_stream_t st, const gemm_params &p, int tile, int max_y
     }
 }
 
+/* B of A's fp8 family only (the type table never mixes OCP and FNUZ): no kernel is compiled for
+ * a pair that cannot run. */
 template <int AT>
 int launch_fp8_b(kmux_gpu_stream_t st, const gemm_params &p, kmux_dtype bt, int tile, int max_yz) {
-    switch (bt) {
-    case KMUX_F8_E4M3:
-        return launch_types<AT, KMUX_F8_E4M3, float>(st, p, tile, max_yz);
-    case KMUX_F8_E5M2:
-        return launch_types<AT, KMUX_F8_E5M2, float>(st, p, tile, max_yz);
-    case KMUX_F8_E4M3_FNUZ:
-        return launch_types<AT, KMUX_F8_E4M3_FNUZ, float>(st, p, tile, max_yz);
-    case KMUX_F8_E5M2_FNUZ:
-        return launch_types<AT, KMUX_F8_E5M2_FNUZ, float>(st, p, tile, max_yz);
-    default:
-        return (int)KMUX_GPU_ERROR_INVALID_VALUE;
+    if constexpr (AT == KMUX_F8_E4M3_FNUZ || AT == KMUX_F8_E5M2_FNUZ) {
+        if (bt == KMUX_F8_E4M3_FNUZ)
+            return launch_types<AT, KMUX_F8_E4M3_FNUZ, float>(st, p, tile, max_yz);
+        if (bt == KMUX_F8_E5M2_FNUZ)
+            return launch_types<AT, KMUX_F8_E5M2_FNUZ, float>(st, p, tile, max_yz);
+    } else {
+        if (bt == KMUX_F8_E4M3) return launch_types<AT, KMUX_F8_E4M3, float>(st, p, tile, max_yz);
+        if (bt == KMUX_F8_E5M2) return launch_types<AT, KMUX_F8_E5M2, float>(st, p, tile, max_yz);
     }
+    return (int)KMUX_GPU_ERROR_INVALID_VALUE;
 }
 
 int launch(kmux_gpu_stream_t st, const gemm_params &p, kmux_dtype at, kmux_dtype bt, int tile,

@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "emu_common.h"
 #include "emu_gemm_case.h"
@@ -236,4 +237,45 @@ Test(gpu_emu_gemm, implementation_names) {
     cr_assert_eq(kmux_gpu_gemm_name(&d, KMUX_GPU_TILE_COUNT, buf, sizeof buf), -1);
     cr_assert_eq(kmux_gpu_gemm_name(&d, 0, buf, 8), -1);
     cr_assert_eq(kmux_gpu_tile_count(), KMUX_GPU_TILE_COUNT);
+}
+
+/* Element indices beyond 2^31: A's leading dimension and batch stride put elements past
+ * 2^31 bytes into a sparse mapping (only the touched pages exist), i8 x i8 -> i32 against ref. */
+Test(gpu_emu_gemm, element_indices_beyond_2_pow_31) {
+    const int64_t lda = ((int64_t)1 << 31) + 3, stride_a = lda * 2 + 11;
+    const size_t bytes = (size_t)(stride_a + lda * 2 + 1);
+    int8_t *A = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (A == MAP_FAILED) cr_skip_test("no %zu-byte sparse mapping on this machine", bytes);
+    kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
+    d.order = KMUX_COL_MAJOR;
+    d.m = 1, d.n = 2, d.k = 3;
+    d.a_type = d.b_type = KMUX_I8, d.c_type = KMUX_I32, d.compute_type = KMUX_COMPUTE_I32;
+    d.lda = lda, d.ldb = 3, d.ldc = 1;
+    d.batch_count = 2, d.stride_a = stride_a, d.stride_b = 6, d.stride_c = 2;
+    for (int64_t b = 0; b < 2; b++)
+        for (int64_t p = 0; p < 3; p++)
+            A[b * stride_a + p * lda] = (int8_t)(5 * b + 3 * p - 4);
+    int8_t B[12];
+    for (int i = 0; i < 12; i++)
+        B[i] = (int8_t)(i * 7 % 11 - 5);
+    int32_t want[4] = {0}, got[4] = {0};
+    int32_t alpha = 3, beta = 0;
+    kmux_matmul_args a = KMUX_MATMUL_ARGS_INIT;
+    a.alpha = &alpha, a.beta = &beta, a.A = A, a.B = B, a.C = want;
+    kmux_plan *plan = NULL;
+    cr_assert_eq(kmux_matmul_plan_create(emu_ref(), &d, NULL, &plan), KMUX_OK, "%s",
+                 kmux_last_error());
+    cr_assert_eq(kmux_matmul_execute(plan, emu_ref_stream(), &a), KMUX_OK, "%s", kmux_last_error());
+    kmux_plan_destroy(plan);
+    for (int si = 0; si < EMU_SETTING_COUNT; si++) {
+        emu_apply(&EMU_SETTINGS[si]);
+        memset(got, 0x55, sizeof got);
+        a.C = got;
+        emu_check_launch(kmux_gpu_gemm(NULL, &d, &a, si % KMUX_GPU_TILE_COUNT, 0), "2^31");
+        cr_assert(memcmp(got, want, sizeof got) == 0, "got %d %d %d %d want %d %d %d %d", got[0],
+                  got[1], got[2], got[3], want[0], want[1], want[2], want[3]);
+    }
+    cr_assert_neq(want[0], 0);
+    munmap(A, bytes);
 }
