@@ -255,7 +255,7 @@ Test(cuda_host, i8_post_after_gemm_reads_d_back_with_integer_beta_one) {
     kmux_cuda_post_args a;
     kmux_cuda_post_after_gemm_args(&d, &args, 0, NULL, 0, 0, 0, &a);
     cr_expect_eq(a.read_c, 1);
-    cr_expect_eq(a.beta_i, 1, "i32 D is read back with an integer beta of 1");
+    cr_expect_eq(a.beta, 1.0, "i32 D is read back with beta = 1");
     cr_expect(a.beta == 1.0);
     cr_expect(a.d_scale == &scale && a.amax == &amax && a.acc == NULL && a.bias == NULL);
     cr_expect(a.rows == 5 && a.cols == 7 && a.d_type == KMUX_I32 && a.ldd == 5);
@@ -294,7 +294,7 @@ Test(cuda_host, degenerate_args_use_the_compute_types_scalar) {
     args.beta = &beta, args.C = C;
     kmux_cuda_post_args a;
     kmux_cuda_post_degenerate_args(&d, &args, &a);
-    cr_expect(a.read_c == 1 && a.beta_i == 3 && a.acc == NULL);
+    cr_expect(a.read_c == 1 && a.beta == 3.0 && a.acc == NULL);
     beta = 0;
     kmux_cuda_post_degenerate_args(&d, &args, &a);
     cr_expect(a.read_c == 0);

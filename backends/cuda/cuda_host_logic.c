@@ -215,15 +215,14 @@ static kmux_cuda_act act_of(unsigned e) {
                                       : KMUX_CUDA_ACT_NONE;
 }
 
-/* The scalar beta into both the floating and the integer field. */
+/* The scalar beta as the kernel's one double (an int32 is exact in a double). */
 static void set_beta(kmux_compute_type ct, const void *beta, kmux_cuda_post_args *a) {
     switch (ct) {
     case KMUX_COMPUTE_F64:
         a->beta = *(const double *)beta;
         break;
     case KMUX_COMPUTE_I32:
-        a->beta_i = *(const int32_t *)beta;
-        a->beta = (double)a->beta_i;
+        a->beta = (double)*(const int32_t *)beta;
         break;
     default:
         a->beta = *(const float *)beta;
@@ -269,11 +268,10 @@ void kmux_cuda_post_after_gemm_args(const kmux_matmul_desc *d, const kmux_matmul
         a->read_c = !kmux_cuda_scalar_zero(d->compute_type, args->beta);
         if (a->read_c) set_beta(d->compute_type, args->beta, a);
     } else {
-        /* D already holds alpha * AB + beta * C: read it back unchanged, in whichever scalar
-         * the kernel uses for D's type (an integer beta left 0 would zero an i32 D) */
+        /* D already holds alpha * AB + beta * C: read it back unchanged (beta = 1 for every D
+         * type; an integer beta left 0 used to zero an i32 D) */
         a->read_c = 1;
         a->beta = 1.0;
-        a->beta_i = 1;
     }
     if (post_epi) {
         if (d->epilogue & KMUX_EPILOGUE_BIAS) a->bias = args->bias;

@@ -172,7 +172,7 @@ void kmux_cuda_post_degenerate_args(const kmux_matmul_desc *d, const kmux_matmul
                                     kmux_cuda_post_args *a);
 /** Arguments of the post kernel after cuBLASLt. use_temp: cuBLASLt wrote alpha * AB into the f32
  *  temporary `temp` (ld ld_temp, batch stride stride_temp), beta * C is added here; otherwise D
- * already holds alpha * AB + beta * C and is read back with beta = 1 (beta_i = 1 for i32 D).
+ * already holds alpha * AB + beta * C and is read back with beta = 1.
  * post_epi: bias and activation are the post kernel's. */
 void kmux_cuda_post_after_gemm_args(const kmux_matmul_desc *d, const kmux_matmul_args *args,
                                     int use_temp, const float *temp, int64_t ld_temp,

@@ -39,7 +39,8 @@ for f in "${srcs[@]}"; do
   log "compiling $(basename "$f") for gfx942"
   # shellcheck disable=SC2086  # KMUX_HIP_FLAGS is a list of flags
   $KMUX_HIP_CLANG $KMUX_HIP_FLAGS --offload-arch=gfx942 -std=c++17 -O2 -Wall -Wextra -Werror \
-    -Wno-unused-parameter -I"$repo/include" -I"$repo/kernels/gpu" -c "$f" -o "$o"
+    -Wno-unused-parameter -I"$repo/include" -I"$repo/dispatch/common" -I"$repo/kernels/gpu" \
+    -c "$f" -o "$o"
   objs+=("$o")
 done
 lib="$out/libkmux_gpu_kernels_gfx942.so"
@@ -80,7 +81,9 @@ done
 
 # 3. the launchers of kmux_gpu_kernels.h are defined
 for sym in kmux_gpu_cast kmux_gpu_amax kmux_gpu_unscale_check_finite kmux_gpu_loss_scale_update \
-           kmux_gpu_fp8_scale_update; do
+           kmux_gpu_fp8_scale_update kmux_gpu_gemm kmux_gpu_gemm_name kmux_gpu_conv2d \
+           kmux_gpu_conv2d_name kmux_gpu_post_launch kmux_gpu_pack_bytes kmux_gpu_pick_tile \
+           kmux_gpu_tile_count; do
   nm -D --defined-only "$lib" | grep -qw "$sym" || { log "FAIL: $sym not defined"; fail=1; }
 done
 [ "$fail" -eq 0 ] && log "OK: ${#srcs[@]} sources compiled for gfx942, $total kernels, launchers defined"

@@ -1,0 +1,316 @@
+/*
+ * kmux_gpu_gemm.cu - kmux_gpu_gemm (see kmux_gpu_kernels.h): kmux's own tiled GEMM, one source
+ * for CUDA, HIP and the host emulation.
+ *
+ * D = d_scale * act(a_scale * b_scale * alpha * op(A) op(B) + beta * C + bias), per batch
+ * matrix, with the semantics of kmux_matmul_execute (those of ref, backends/ref/ref_gemm.c):
+ * inputs decoded on load with the shared codec into the accumulation type (f64 for f64, i32 for
+ * i8, f32 otherwise: strict f32, also for the FAST compute types and for KMUX_COMPUTE_F16, which
+ * only ever gain precision), fused multiply-adds in order p = 0..k-1 within a thread, the
+ * epilogue in the accumulation type (f64 for a scaled i32 result), and one rounding to c_type.
+ * BLAS degenerate cases: k == 0 or alpha == 0 never reads A or B, beta == 0 never reads C.
+ *
+ * Grid: x = tiles of m, y = tiles of n, z = batch matrices; y and z loop beyond max_grid_yz
+ * (65535 on CUDA and HIP), so any batch count and any n run. Every offset is int64.
+ */
+#include <stdio.h>
+
+#include "kmux_gpu_kernels.h"
+#include "kmux_gpu_tile.cuh"
+
+namespace {
+
+struct gemm_params {
+    int64_t m, n, k, batch;
+    const void *A, *B;
+    void *C;
+    const void *bias;
+    int64_t a_si, a_sp, b_sp, b_sj, c_si, c_sj; /* element strides of op(A), op(B), C */
+    int64_t sa, sb, sc;                         /* batch strides */
+    kmux_dtype c_type, bias_type;
+    int act; /* 0, KMUX_EPILOGUE_RELU, KMUX_EPILOGUE_GELU */
+    int has_bias, skip_ab, read_c, int_plain;
+    double alpha, beta; /* the host scalars, exactly */
+    const float *a_scale, *b_scale, *d_scale;
+    float *amax;
+};
+
+/* Element i of dtype T decoded to the accumulation type. */
+template <int T, typename Acc> KMUX_DEV Acc load_acc(const void *p, int64_t i) {
+    if (T == KMUX_F64) return (Acc)((const double *)p)[i];
+    if (T == KMUX_I8) return (Acc)((const int8_t *)p)[i];
+    return (Acc)kmux_gpu_load_f32<T>(p, i);
+}
+
+/* Element (x, y) of a strided matrix: base[off + x * s0 + y * s1]. */
+template <int T, typename Acc> struct strided_loader {
+    const void *base;
+    int64_t off, s0, s1;
+    KMUX_DEV Acc operator()(int64_t x, int64_t y) const {
+        return load_acc<T, Acc>(base, off + x * s0 + y * s1);
+    }
+};
+
+template <typename E> KMUX_DEV E gelu(E x) {
+    const E k0 = (E)0.7978845608028654; /* sqrt(2 / pi) */
+    const E k1 = (E)0.044715;
+    return (E)0.5 * x * ((E)1 + tanh(k0 * (x + k1 * x * x * x)));
+}
+
+template <typename E> KMUX_DEV E activate(E v, int act) {
+    if (act == KMUX_EPILOGUE_RELU) return v > (E)0 ? v : (v != v ? v : (E)0); /* NaN stays */
+    if (act == KMUX_EPILOGUE_GELU) return gelu(v);
+    return v;
+}
+
+KMUX_DEV uint32_t amax_bits_of(float v) {
+    return kmux_gpu_amax_bits(v);
+}
+KMUX_DEV uint32_t amax_bits_of(double v) {
+    return kmux_gpu_amax_bits_f64(v);
+}
+
+/* int32 of v, rounded to nearest even, saturated, NaN -> 0 (as ref). */
+KMUX_DEV int32_t to_i32(double v) {
+    if (v != v) return 0;
+    if (v <= -2147483648.0) return INT32_MIN;
+    if (v >= 2147483647.0) return INT32_MAX;
+    return (int32_t)rint(v);
+}
+
+/* Floating epilogue of element (i, j) in type E = Acc (float or double). */
+template <typename E>
+KMUX_DEV void epilogue_float(const gemm_params &p, E ab, E acc, int64_t ci, int64_t j,
+                             uint32_t &amax_bits) {
+    E v = p.skip_ab ? (E)0 : ab * acc;
+    if (p.read_c) {
+        E bc = (E)p.beta * kmux_gpu_load_rt<E>(p.C, ci, p.c_type);
+        v = p.skip_ab ? bc : v + bc;
+    }
+    if (p.has_bias) v += kmux_gpu_load_rt<E>(p.bias, j, p.bias_type);
+    v = activate(v, p.act);
+    amax_bits = max(amax_bits, amax_bits_of(v));
+    if (p.d_scale) v *= (E)*p.d_scale;
+    if constexpr (sizeof(E) == sizeof(double))
+        kmux_gpu_store_rt_f64(p.C, ci, (double)v, p.c_type);
+    else
+        kmux_gpu_store_rt_f32(p.C, ci, (float)v, p.c_type);
+}
+
+/* Integer epilogue: wrapping alpha * AB + beta * C without scales, else in f64 as ref. */
+KMUX_DEV void epilogue_int(const gemm_params &p, double ab, int32_t acc, int64_t ci,
+                           uint32_t &amax_bits) {
+    int32_t *c = (int32_t *)p.C;
+    if (p.int_plain) {
+        uint32_t v = p.skip_ab ? 0u : (uint32_t)(int32_t)p.alpha * (uint32_t)acc;
+        if (p.read_c) v += (uint32_t)(int32_t)p.beta * (uint32_t)c[ci];
+        c[ci] = (int32_t)v;
+        return;
+    }
+    double v = p.skip_ab ? 0.0 : ab * (double)acc;
+    if (p.read_c) v += p.beta * (double)c[ci];
+    amax_bits = max(amax_bits, kmux_gpu_amax_bits_f64(v));
+    if (p.d_scale) v *= (double)*p.d_scale;
+    c[ci] = to_i32(v);
+}
+
+template <int AT, int BT, typename Acc, int BM, int BN, int BK, int TM, int TN>
+__global__ void __launch_bounds__(256) gemm_kernel(gemm_params p) {
+    typedef kmux_gpu_tile<BM, BN, BK, TM, TN> tile;
+    KMUX_GPU_SHARED(Acc, As, BK * BM);
+    KMUX_GPU_SHARED(Acc, Bs, BK * BN);
+    const int t = (int)threadIdx.x;
+    const int tr = t / tile::CT, tc = t % tile::CT;
+    const double ab_d =
+        p.alpha * (p.a_scale ? (double)*p.a_scale : 1.0) * (p.b_scale ? (double)*p.b_scale : 1.0);
+    uint32_t amax_bits = 0;
+    const int64_t n_tiles = (p.n + BN - 1) / BN;
+    for (int64_t b = blockIdx.z; b < p.batch; b += gridDim.z) {
+        const strided_loader<AT, Acc> la = {p.A, b * p.sa, p.a_si, p.a_sp};
+        const strided_loader<BT, Acc> lb = {p.B, b * p.sb, p.b_sp, p.b_sj};
+        for (int64_t jt = blockIdx.y; jt < n_tiles; jt += gridDim.y) {
+            const int64_t i0 = (int64_t)blockIdx.x * BM, j0 = jt * BN;
+            Acc acc[TM][TN];
+            for (int r = 0; r < TM; r++)
+                for (int c = 0; c < TN; c++)
+                    acc[r][c] = (Acc)0;
+            if (!p.skip_ab) tile::mma(acc, la, lb, p.m, p.n, p.k, i0, j0, As, Bs);
+            for (int r = 0; r < TM; r++)
+                for (int c = 0; c < TN; c++) {
+                    const int64_t i = i0 + tr + r * tile::RT, j = j0 + tc + c * tile::CT;
+                    if (i >= p.m || j >= p.n) continue;
+                    const int64_t ci = b * p.sc + i * p.c_si + j * p.c_sj;
+                    if constexpr (AT == KMUX_I8)
+                        epilogue_int(p, ab_d, acc[r][c], ci, amax_bits);
+                    else
+                        epilogue_float<Acc>(p, (Acc)ab_d, acc[r][c], ci, j, amax_bits);
+                }
+        }
+    }
+    if (p.amax) kmux_gpu_block_max_to(amax_bits, p.amax);
+}
+
+template <int AT, int BT, typename Acc, int BM, int BN, int BK, int TM, int TN>
+int launch_tile(kmux_gpu_stream_t st, const gemm_params &p, int max_yz) {
+    const int64_t gx = (p.m + BM - 1) / BM, gy = (p.n + BN - 1) / BN;
+    if (gx > 2147483647) return (int)KMUX_GPU_ERROR_INVALID_VALUE;
+    dim3 grid((unsigned)gx, (unsigned)(gy < max_yz ? gy : max_yz),
+              (unsigned)(p.batch < max_yz ? p.batch : max_yz));
+    const unsigned threads = kmux_gpu_tile<BM, BN, BK, TM, TN>::THREADS;
+    KMUX_GPU_LAUNCH(grid, threads, st, gemm_kernel<AT, BT, Acc, BM, BN, BK, TM, TN>)(p);
+    return (int)kmux_gpu_get_last_error();
+}
+
+template <int AT, int BT, typename Acc>
+int launch_types(kmux_gpu_stream_t st, const gemm_params &p, int tile, int max_yz) {
+    switch (tile) {
+#define KMUX_TILE_CASE_(id, bm, bn, bk, tm, tn)                                                    \
+    case id:                                                                                       \
+        return launch_tile<AT, BT, Acc, bm, bn, bk, tm, tn>(st, p, max_yz);
+        KMUX_GPU_TILES(KMUX_TILE_CASE_)
+#undef KMUX_TILE_CASE_
+    default:
+        return (int)KMUX_GPU_ERROR_INVALID_VALUE;
+    }
+}
+
+/* B of A's fp8 family only (the type table never mixes OCP and FNUZ): no kernel is compiled for
+ * a pair that cannot run. */
+template <int AT>
+int launch_fp8_b(kmux_gpu_stream_t st, const gemm_params &p, kmux_dtype bt, int tile, int max_yz) {
+    if constexpr (AT == KMUX_F8_E4M3_FNUZ || AT == KMUX_F8_E5M2_FNUZ) {
+        if (bt == KMUX_F8_E4M3_FNUZ)
+            return launch_types<AT, KMUX_F8_E4M3_FNUZ, float>(st, p, tile, max_yz);
+        if (bt == KMUX_F8_E5M2_FNUZ)
+            return launch_types<AT, KMUX_F8_E5M2_FNUZ, float>(st, p, tile, max_yz);
+    } else {
+        if (bt == KMUX_F8_E4M3) return launch_types<AT, KMUX_F8_E4M3, float>(st, p, tile, max_yz);
+        if (bt == KMUX_F8_E5M2) return launch_types<AT, KMUX_F8_E5M2, float>(st, p, tile, max_yz);
+    }
+    return (int)KMUX_GPU_ERROR_INVALID_VALUE;
+}
+
+int launch(kmux_gpu_stream_t st, const gemm_params &p, kmux_dtype at, kmux_dtype bt, int tile,
+           int max_yz) {
+    if (kmux_dtype_is_fp8(at) && kmux_dtype_is_fp8(bt)) {
+        /* one fp8 family per GEMM (the type table): OCP with OCP, FNUZ with FNUZ */
+        if (kmux_dtype_is_fnuz(at) != kmux_dtype_is_fnuz(bt))
+            return (int)KMUX_GPU_ERROR_INVALID_VALUE;
+        switch (at) {
+        case KMUX_F8_E4M3:
+            return launch_fp8_b<KMUX_F8_E4M3>(st, p, bt, tile, max_yz);
+        case KMUX_F8_E5M2:
+            return launch_fp8_b<KMUX_F8_E5M2>(st, p, bt, tile, max_yz);
+        case KMUX_F8_E4M3_FNUZ:
+            return launch_fp8_b<KMUX_F8_E4M3_FNUZ>(st, p, bt, tile, max_yz);
+        default:
+            return launch_fp8_b<KMUX_F8_E5M2_FNUZ>(st, p, bt, tile, max_yz);
+        }
+    }
+    if (at != bt) return (int)KMUX_GPU_ERROR_INVALID_VALUE;
+    switch (at) {
+    case KMUX_F64:
+        return launch_types<KMUX_F64, KMUX_F64, double>(st, p, tile, max_yz);
+    case KMUX_F32:
+        return launch_types<KMUX_F32, KMUX_F32, float>(st, p, tile, max_yz);
+    case KMUX_F16:
+        return launch_types<KMUX_F16, KMUX_F16, float>(st, p, tile, max_yz);
+    case KMUX_BF16:
+        return launch_types<KMUX_BF16, KMUX_BF16, float>(st, p, tile, max_yz);
+    case KMUX_I8:
+        return launch_types<KMUX_I8, KMUX_I8, int32_t>(st, p, tile, max_yz);
+    default:
+        return (int)KMUX_GPU_ERROR_INVALID_VALUE;
+    }
+}
+
+double host_scalar(const void *s, kmux_compute_type ct) {
+    if (ct == KMUX_COMPUTE_F64) return *(const double *)s;
+    if (ct == KMUX_COMPUTE_I32) return (double)*(const int32_t *)s;
+    return (double)*(const float *)s;
+}
+
+const char *acc_name(kmux_dtype a) {
+    return a == KMUX_F64 ? "f64" : a == KMUX_I8 ? "i32" : "f32";
+}
+
+struct tile_shape {
+    int bm, bn, bk, tm, tn;
+};
+
+int tile_of(int tile, tile_shape *s) {
+    switch (tile) {
+#define KMUX_TILE_SHAPE_(id, bm, bn, bk, tm, tn)                                                   \
+    case id:                                                                                       \
+        *s = tile_shape{bm, bn, bk, tm, tn};                                                       \
+        return 1;
+        KMUX_GPU_TILES(KMUX_TILE_SHAPE_)
+#undef KMUX_TILE_SHAPE_
+    default:
+        return 0;
+    }
+}
+
+} // namespace
+
+extern "C" int kmux_gpu_tile_count(void) {
+    return KMUX_GPU_TILE_COUNT;
+}
+
+extern "C" int kmux_gpu_pick_tile(int arch, int64_t m, int64_t n) {
+    (void)arch; /* every current target (sm_80..sm_90, gfx942) prefers the large tile */
+    return m * n >= (int64_t)64 * 64 * 16 ? 0 : 1;
+}
+
+extern "C" int kmux_gpu_gemm_name(const kmux_matmul_desc *d, int tile, char *buf, size_t size) {
+    tile_shape s;
+    if (!tile_of(tile, &s)) return -1;
+    int r = snprintf(buf, size, "kmux-gpu:gemm:%s*%s->%s:acc=%s:tile=%dx%dx%d/%dx%d",
+                     kmux_dtype_desc_of(d->a_type).name, kmux_dtype_desc_of(d->b_type).name,
+                     kmux_dtype_desc_of(d->c_type).name, acc_name(d->a_type), s.bm, s.bn, s.bk,
+                     s.tm, s.tn);
+    return r < 0 || (size_t)r >= size ? -1 : 0;
+}
+
+extern "C" int kmux_gpu_gemm(void *stream, const kmux_matmul_desc *d, const kmux_matmul_args *a,
+                             int tile, int max_grid_yz) {
+    kmux_gpu_stream_t st = (kmux_gpu_stream_t)stream;
+    tile_shape shape;
+    if (!tile_of(tile, &shape)) return (int)KMUX_GPU_ERROR_INVALID_VALUE;
+    if (max_grid_yz <= 0 || max_grid_yz > KMUX_GPU_MAX_GRID_YZ) max_grid_yz = KMUX_GPU_MAX_GRID_YZ;
+    if (d->m == 0 || d->n == 0 || d->batch_count == 0) return 0; /* nothing, as kmux.h says */
+    if (a->amax_d) { /* the kernel merges into *amax_d with atomicMax: start from +0 */
+        kmux_gpu_error_t e = kmux_gpu_memset_async(a->amax_d, 0, sizeof(float), st);
+        if (e != KMUX_GPU_SUCCESS) return (int)e;
+    }
+    const int row = d->order == KMUX_ROW_MAJOR;
+    const int ta = d->transa != KMUX_NO_TRANS, tb = d->transb != KMUX_NO_TRANS;
+    gemm_params p;
+    p.m = d->m, p.n = d->n, p.k = d->k, p.batch = d->batch_count;
+    p.A = a->A, p.B = a->B, p.C = a->C, p.bias = a->bias;
+    /* op(A)(i, p): row-major A(r, c) = A[r * lda + c], column-major A[r + c * lda] */
+    const int a_rows_unit = row == ta; /* consecutive i are consecutive in memory */
+    p.a_si = a_rows_unit ? 1 : d->lda;
+    p.a_sp = a_rows_unit ? d->lda : 1;
+    const int b_cols_unit = row != tb; /* consecutive j are consecutive in memory */
+    p.b_sj = b_cols_unit ? 1 : d->ldb;
+    p.b_sp = b_cols_unit ? d->ldb : 1;
+    p.c_si = row ? d->ldc : 1;
+    p.c_sj = row ? 1 : d->ldc;
+    p.sa = d->stride_a, p.sb = d->stride_b, p.sc = d->stride_c;
+    p.c_type = d->c_type;
+    p.bias_type = d->bias_type;
+    p.has_bias = (d->epilogue & KMUX_EPILOGUE_BIAS) != 0;
+    p.act = (d->epilogue & KMUX_EPILOGUE_RELU)   ? KMUX_EPILOGUE_RELU
+            : (d->epilogue & KMUX_EPILOGUE_GELU) ? KMUX_EPILOGUE_GELU
+                                                 : 0;
+    p.alpha = host_scalar(a->alpha, d->compute_type);
+    p.beta = host_scalar(a->beta, d->compute_type);
+    p.skip_ab = d->k == 0 || p.alpha == 0.0;
+    p.read_c = p.beta != 0.0;
+    p.a_scale = a->a_scale, p.b_scale = a->b_scale, p.d_scale = a->d_scale;
+    p.amax = a->amax_d;
+    p.int_plain = d->compute_type == KMUX_COMPUTE_I32 && d->epilogue == KMUX_EPILOGUE_NONE &&
+                  !a->a_scale && !a->b_scale && !a->d_scale && !a->amax_d;
+    return launch(st, p, d->a_type, d->b_type, tile, max_grid_yz);
+}
