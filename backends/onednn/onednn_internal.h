@@ -12,6 +12,8 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include "onednn_api.h" /* oneDNN calls go through its table */
+
 #include "backends/cpu_common/cpu_runtime.h"
 #include "dispatch/common/kmux_common.h"
 #include "kmux_backend.h"
