@@ -98,6 +98,14 @@ typedef struct kmux_dnn_threads {
 void kmux_dnn_threads_enter(const kmux_dnn_state *st, kmux_dnn_threads *t);
 void kmux_dnn_threads_leave(const kmux_dnn_threads *t);
 
+/* ---- fork() (onednn_fork.c) ------------------------------------------------------------------ */
+
+/** Registers the pthread_atfork child handler (once per process). 0, or pthread_atfork's error. */
+int kmux_dnn_fork_guard_install(void);
+/** OpenMP threads for a call of the calling thread: the context's count, or 1 when this thread
+ *  is the fork() child of a thread whose libgomp pool was active (its pool is stale there). */
+int kmux_dnn_fork_threads(const kmux_dnn_state *st);
+
 /* ---- oneDNN helpers (onednn_util.c) --------------------------------------------------------- */
 
 /** Name of a dnnl_status_t ("dnnl_unimplemented"). */
