@@ -39,13 +39,16 @@ static kmux_status check_create(const char *fn, const kmux_device *dev, const vo
     if (prefs->struct_size < offsetof(kmux_plan_prefs, allow_emulation))
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "%s: prefs->struct_size = %zu is too small", fn, prefs->struct_size);
-    if (prefs->struct_size >= sizeof *prefs &&
-        ((prefs->allow_emulation != 0 && prefs->allow_emulation != 1) ||
-         (prefs->require_deterministic != 0 && prefs->require_deterministic != 1)))
+    if (prefs->struct_size >= sizeof *prefs && prefs->allow_emulation != 0 &&
+        prefs->allow_emulation != 1)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
-                              "%s: prefs->allow_emulation = %d and prefs->require_deterministic = "
-                              "%d must each be 0 or 1",
-                              fn, prefs->allow_emulation, prefs->require_deterministic);
+                              "%s: prefs->allow_emulation = %d must be 0 or 1", fn,
+                              prefs->allow_emulation);
+    if (prefs->struct_size >= sizeof *prefs && prefs->require_deterministic != 0 &&
+        prefs->require_deterministic != 1)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "%s: prefs->require_deterministic = %d must be 0 or 1", fn,
+                              prefs->require_deterministic);
     return KMUX_OK;
 }
 
