@@ -10,6 +10,7 @@ PACKAGES=(
   libopenblas-dev                                                  # cpu:openblas backend
   libdnnl-dev ocl-icd-opencl-dev                                   # cpu:onednn (its CMake config needs OpenCL)
   libcriterion-dev                                                 # tests
+  libc6-dbg                                                        # glibc symbols: LSan suppressions name its frames
   libjansson-dev                                                   # kmux-bench JSON lines
   chromium                                                         # report page test (headless)
 )
