@@ -305,11 +305,15 @@ kmux_status kmux_validate_conv_desc(const char *fn, const kmux_conv2d_desc *d, i
     /* Guard every intermediate against overflow: sizes up to 2^31 each keep products in range
      * only if checked, so check them. */
     int64_t eff_r, eff_s, hp, wp, P, Q;
-    if (__builtin_mul_overflow(d->r - 1, d->dilation_h, &eff_r))
+    /* eff = (r - 1) * dilation + 1, the rows the dilated filter spans (found by fuzz_conv: the
+     * + 1 alone can overflow) */
+    if (__builtin_mul_overflow(d->r - 1, d->dilation_h, &eff_r) ||
+        __builtin_add_overflow(eff_r, 1, &eff_r))
         return INVALID("%s: r = %lld with dilation_h = %lld: the dilated filter height overflows "
                        "int64_t",
                        fn, (long long)d->r, (long long)d->dilation_h);
-    if (__builtin_mul_overflow(d->s - 1, d->dilation_w, &eff_s))
+    if (__builtin_mul_overflow(d->s - 1, d->dilation_w, &eff_s) ||
+        __builtin_add_overflow(eff_s, 1, &eff_s))
         return INVALID("%s: s = %lld with dilation_w = %lld: the dilated filter width overflows "
                        "int64_t",
                        fn, (long long)d->s, (long long)d->dilation_w);
@@ -323,8 +327,6 @@ kmux_status kmux_validate_conv_desc(const char *fn, const kmux_conv2d_desc *d, i
         return INVALID("%s: w = %lld with pad_left = %lld and pad_right = %lld: the padded width "
                        "overflows int64_t",
                        fn, (long long)d->w, (long long)d->pad_left, (long long)d->pad_right);
-    eff_r += 1;
-    eff_s += 1;
     if (hp < eff_r)
         return INVALID("%s: r = %lld (dilation_h = %lld: %lld rows) is taller than the padded "
                        "input (h = %lld + pad_top = %lld + pad_bottom = %lld): the output would "

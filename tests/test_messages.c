@@ -98,6 +98,10 @@ Test(messages, conv_overflow_names_the_tensor) {
     d = conv();
     d.h = INT64_MAX - 1, d.pad_top = 1, d.pad_bottom = 1;
     blames(conv_plan(&d), "padded height", "h = ", (const char *[]){"w = 8", NULL});
+    /* (r - 1) * dilation_h = INT64_MAX exactly: the + 1 overflowed (found by fuzz_conv) */
+    d = conv();
+    d.r = 8, d.dilation_h = INT64_MAX / 7;
+    blames(conv_plan(&d), "dilated filter + 1", "r = 8", (const char *[]){"s = ", NULL});
 }
 
 Test(messages, gemm_overflow_blames_ld_or_stride) {
