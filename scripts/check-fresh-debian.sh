@@ -9,8 +9,9 @@
 # NOT run by CI (.ci/run): it downloads a Debian root and every package setup-debian.sh installs,
 # then builds and tests kmux from scratch (about an hour on 2 cores). Run it by hand, as root,
 # after changing setup-debian.sh, the build or the test stages:
-#   sudo nice ./scripts/check-fresh-debian.sh [--prepare-only] [WORKDIR]
-# (WORKDIR default /var/tmp/kmux-fresh-debian; --prepare-only: only fetch the pristine root).
+#   sudo nice ./scripts/check-fresh-debian.sh [--prepare-only] [--worktree] [WORKDIR]
+# (WORKDIR default /var/tmp/kmux-fresh-debian; --prepare-only: only fetch the pristine root;
+# --worktree: the working tree's files, uncommitted changes included, on top of the clone).
 # The pristine root is kept as WORKDIR/bookworm-buildd.tar (delete it to fetch a new one); each
 # run unpacks it afresh. Logs: WORKDIR/bench.log, WORKDIR/test.log; the exit status is 0 only
 # when both commands passed. The Debian mirror is this machine's (its apt sources), or
@@ -19,10 +20,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 prepare_only=0
-if [ "${1:-}" = "--prepare-only" ]; then # only fetch and cache the pristine root
-  prepare_only=1
+worktree=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --prepare-only) prepare_only=1 ;; # only fetch and cache the pristine root
+    --worktree) worktree=1 ;;         # test the working tree (uncommitted changes too), not HEAD
+    *) break ;;
+  esac
   shift
-fi
+done
 work=${1:-/var/tmp/kmux-fresh-debian}
 suite=bookworm
 
@@ -84,6 +90,10 @@ tar -C "$root" -xf "$tarball"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 git clone -q --no-local "$repo" "$root/src/kmux"
 git -C "$root/src/kmux" checkout -q "$(git -C "$repo" rev-parse HEAD)"
+if [ "$worktree" = 1 ]; then
+  (cd "$repo" && git ls-files -z -co --exclude-standard | tar --null -T - -cf -) |
+    tar -C "$root/src/kmux" -xf -
+fi
 # shared/ beside the clone, as CI has it (the HIP toolchain script lives there; not needed by the
 # README's commands, copied when present so that the layout is the same)
 [ -d "$repo/../shared" ] && cp -a "$repo/../shared" "$root/src/shared" 2>/dev/null || true

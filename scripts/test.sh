@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: a normal build (every backend whose toolkit is found,
-# warnings as errors) with its tests, then the same suite again under AddressSanitizer and
-# UndefinedBehaviorSanitizer. GPU tests report themselves skipped (with the reason) when no GPU
+# warnings as errors) with its tests; a program on every CPU device under valgrind (memcheck);
+# the concurrency test under ThreadSanitizer; the same suite again under AddressSanitizer and
+# UndefinedBehaviorSanitizer; and short libFuzzer runs of tests/fuzz/ (scripts/fuzz.sh). Each
+# stage prints its wall time. GPU tests report themselves skipped (with the reason) when no GPU
 # is present; tests/gpu/run.sh runs them on a machine that has one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+stage_t0=$(date +%s)
+stage_done() { echo "== $1: $(($(date +%s) - stage_t0)) s =="; stage_t0=$(date +%s); }
 
 echo "== build (warnings as errors) =="
 KMUX_BUILD_DIR=build ./scripts/build.sh
@@ -12,6 +17,24 @@ echo "== kmux-info =="
 ./build/bin/kmux-info
 echo "== tests =="
 ctest --test-dir build --output-on-failure --timeout 1200
+stage_done "build and tests"
+
+echo "== valgrind (memcheck) on every CPU device =="
+./tests/valgrind/run.sh build
+stage_done "valgrind"
+
+echo "== ThreadSanitizer: the concurrency test =="
+# Its own build (CUDA off, no benchmarks), and only the concurrency program: many threads on one
+# context on every CPU device, contexts created beside them (Criterion's fork-based runner does
+# not start under TSan, so the other suites are not run here). Vendor pools: tsan.supp.
+mkdir -p build-tsan
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKMUX_WERROR=ON \
+  -DKMUX_SANITIZE=thread -DKMUX_WITH_CUDA=OFF -DKMUX_BUILD_BENCH=OFF >build-tsan/configure.log ||
+  { cat build-tsan/configure.log; exit 1; }
+cmake --build build-tsan -j"$(nproc)" --target kmux_concurrency kmux-openblas kmux-onednn
+TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/sanitizer/tsan.supp" \
+  ./build-tsan/bin/kmux_concurrency
+stage_done "ThreadSanitizer"
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build =="
 # CUDA is left out here: its plugin cannot run without a GPU and nvcc does not take -fsanitize.
@@ -28,3 +51,8 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # libc6-dbg, see tests/sanitizer/lsan.supp).
 ./tests/sanitizer/lsan-selftest.sh build-asan/lsan-selftest
 ctest --test-dir build-asan --output-on-failure --timeout 2400 -LE no_sanitizer
+stage_done "AddressSanitizer + UndefinedBehaviorSanitizer"
+
+echo "== libFuzzer: tests/fuzz/ against ref =="
+./scripts/fuzz.sh
+stage_done "libFuzzer"

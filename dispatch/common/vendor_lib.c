@@ -27,7 +27,7 @@ int kmux_vendor_lib_load(const char *soname, const kmux_vendor_sym *syms, size_t
             if (why && why_size)
                 snprintf(why, why_size, "%s has no symbol %s (%s)", soname, syms[i].name,
                          e ? e : "dlsym returned NULL");
-            dlerror(); /* frees glibc's thread-local copy of the message */
+            dlerror();  /* frees glibc's thread-local copy of the message */
             dlclose(h); /* RTLD_NODELETE: stays mapped, only the reference is dropped */
             return -1;
         }

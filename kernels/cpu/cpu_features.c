@@ -10,6 +10,10 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #define KMUX_X86 1
+#if defined(__clang__) && __clang_major__ < 16
+#include <cpuid.h> /* clang < 16: __builtin_cpu_supports knows no "f16c" (scripts/fuzz.sh) */
+#define KMUX_F16C_BY_CPUID 1
+#endif
 #endif
 
 int kmux_cpu_has_avx2_fma(void) {
@@ -25,7 +29,12 @@ int kmux_cpu_has_f16c(void) {
 #ifdef KMUX_X86
     __builtin_cpu_init();
     /* F16C is only usable with AVX (VEX encoding, OS-saved YMM state). */
+#ifdef KMUX_F16C_BY_CPUID
+    unsigned a, b, c, d;
+    return __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+#else
     return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+#endif
 #else
     return 0;
 #endif
