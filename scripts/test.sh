@@ -31,7 +31,7 @@ mkdir -p build-tsan
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKMUX_WERROR=ON \
   -DKMUX_SANITIZE=thread -DKMUX_WITH_CUDA=OFF -DKMUX_BUILD_BENCH=OFF >build-tsan/configure.log ||
   { cat build-tsan/configure.log; exit 1; }
-cmake --build build-tsan -j"$(nproc)" --target kmux_concurrency kmux-openblas kmux-onednn
+cmake --build build-tsan -j"$(nproc)" --target kmux_concurrency # and the CPU plugins it uses
 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/sanitizer/tsan.supp" \
   ./build-tsan/bin/kmux_concurrency
 stage_done "ThreadSanitizer"
