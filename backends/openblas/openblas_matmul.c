@@ -7,12 +7,12 @@
  *   "openblas:sgemm+cvt"   f16, bf16, fp8 inputs, compute F32, only with prefs->allow_emulation:
  *                          A and B are widened exactly to f32 in a per-execute workspace, sgemm
  *                          accumulates in f32, and the result is rounded once to c_type.
- * F32_FAST_TF32/BF16, F16 accumulation and i8 are refused (KMUX_ERR_UNSUPPORTED): OpenBLAS has
- * no such modes and kmux never substitutes another precision silently.
+ * F32_FAST_TF32/BF16, F16 accumulation and i8 are left out of the device's capabilities
+ * (openblas_backend.c), so the core refuses them: OpenBLAS has no such modes and kmux never
+ * substitutes another precision silently; so are sizes beyond OpenBLAS's 32-bit blasint.
  *
- * Degenerate cases are handled here, not left to OpenBLAS: k == 0 or alpha == 0 gives
- * C = beta * C without touching A or B; beta == 0 never reads C (OpenBLAS's GEMM_BETA stores 0
- * for beta == 0, checked by tests/test_openblas.c with NaN in C).
+ * The core runs empty problems, k == 0 and alpha == 0 itself; beta == 0 never reads C
+ * (OpenBLAS's GEMM_BETA stores 0 for beta == 0, checked by tests/test_openblas.c with NaN in C).
  *
  * Determinism: OpenBLAS's level-3 threading splits M and N between threads, never K, so each
  * element of C is one dot product summed in a fixed order by one thread; the split depends only
@@ -48,11 +48,6 @@ static void stored_view(kmux_order order, kmux_transpose trans, int64_t rows, in
     *vc = swap ? rows : cols;
 }
 
-static int is_narrow_float(kmux_dtype t) {
-    return t == KMUX_F16 || t == KMUX_BF16 || t == KMUX_F8_E4M3 || t == KMUX_F8_E5M2 ||
-           t == KMUX_F8_E4M3_FNUZ || t == KMUX_F8_E5M2_FNUZ;
-}
-
 static kmux_status unsupported(kmux_ob_state *st, const kmux_matmul_desc *d, const char *why) {
     return KMUX_OB_ERROR(st, KMUX_ERR_UNSUPPORTED,
                          "kmux_matmul_plan_create: backend openblas cannot run a=%s b=%s c=%s "
@@ -62,55 +57,17 @@ static kmux_status unsupported(kmux_ob_state *st, const kmux_matmul_desc *d, con
                          kmux_common_compute_type_name(d->compute_type), why);
 }
 
-/* Chooses the implementation; KMUX_OK or UNSUPPORTED with the reason. */
-static kmux_status choose_path(kmux_ob_state *st, const kmux_matmul_desc *d,
-                               const kmux_plan_prefs *prefs, mm_path *path) {
-    if (d->a_type == KMUX_I8) return unsupported(st, d, "OpenBLAS has no integer GEMM");
-    if (d->compute_type == KMUX_COMPUTE_F32_FAST_TF32 ||
-        d->compute_type == KMUX_COMPUTE_F32_FAST_BF16)
-        return unsupported(st, d,
-                           "OpenBLAS has no TF32/bf16x3 mode and strict f32 is not substituted "
-                           "for it silently; ask for KMUX_COMPUTE_F32");
-    if (d->compute_type == KMUX_COMPUTE_F16)
-        return unsupported(st, d, "OpenBLAS has no f16 accumulation; ask for KMUX_COMPUTE_F32");
-    if (d->a_type == KMUX_F64 && d->compute_type == KMUX_COMPUTE_F64) {
-        *path = MM_DGEMM;
-        return KMUX_OK;
-    }
-    if (d->a_type == KMUX_F32 && d->compute_type == KMUX_COMPUTE_F32) {
-        *path = MM_SGEMM;
-        return KMUX_OK;
-    }
-    if (is_narrow_float(d->a_type) && is_narrow_float(d->b_type) &&
-        d->compute_type == KMUX_COMPUTE_F32 &&
-        (d->c_type == KMUX_F32 || d->c_type == KMUX_F16 || d->c_type == KMUX_BF16)) {
-        if (!prefs->allow_emulation)
-            return unsupported(st, d,
-                               "OpenBLAS has no native kernel for these types; they run only by "
-                               "conversion to f32 (\"openblas:sgemm+cvt\"), which needs "
-                               "prefs.allow_emulation = 1");
-        *path = MM_SGEMM_CVT;
-        return KMUX_OK;
-    }
-    return unsupported(st, d, "type combination not implemented by this backend");
+/* The implementation of a capability-checked type row (see openblas_backend.c). */
+static mm_path choose_path(const kmux_matmul_desc *d) {
+    if (d->a_type == KMUX_F64) return MM_DGEMM;
+    if (d->a_type == KMUX_F32) return MM_SGEMM;
+    return MM_SGEMM_CVT;
 }
 
 kmux_status kmux_ob_matmul_plan_create(void *state, int device, const kmux_matmul_desc *desc,
-                                       const kmux_plan_prefs *prefs, void **plan) {
+                                       const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
     kmux_ob_state *st = state;
-    const kmux_plan_prefs defaults = KMUX_PLAN_PREFS_INIT;
-    if (!prefs) prefs = &defaults;
-    mm_path path = MM_SGEMM;
-    kmux_status s = choose_path(st, desc, prefs, &path);
-    if (s != KMUX_OK) return s;
-
-    const int64_t dims[] = {desc->m, desc->n, desc->k, desc->lda, desc->ldb, desc->ldc};
-    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
-        if (!kmux_ob_fits_blasint(dims[i]))
-            return unsupported(st, desc,
-                               "a size or leading dimension exceeds OpenBLAS's 32-bit "
-                               "blasint (2^31 - 1)");
-    }
+    mm_path path = choose_path(desc);
 
     mm_plan *p = calloc(1, sizeof *p);
     if (!p)
@@ -125,7 +82,8 @@ kmux_status kmux_ob_matmul_plan_create(void *state, int device, const kmux_matmu
     stored_view(desc->order, KMUX_NO_TRANS, desc->m, desc->n, &p->c_rows, &p->c_cols);
 
     /* Workspace of one execute (batches reuse it one after the other). The sizes are products
-     * of validated, blasint-sized dimensions, so they fit in size_t on a 64-bit host. */
+     * of validated, capability-checked (blasint) dimensions, so they fit in size_t on a 64-bit
+     * host. */
     const size_t elem = path == MM_DGEMM ? sizeof(double) : sizeof(float);
     if (path == MM_SGEMM_CVT) {
         p->ws_a = (size_t)(p->a_rows * p->a_cols) * sizeof(float);
@@ -147,13 +105,13 @@ kmux_status kmux_ob_matmul_plan_create(void *state, int device, const kmux_matmu
     p->head.effective_compute = path == MM_DGEMM ? KMUX_COMPUTE_F64 : KMUX_COMPUTE_F32;
     p->head.workspace_bytes = ws;
     p->head.deterministic = 1; /* see the file comment */
-    p->head.impl_index = 0;
     snprintf(p->head.impl, sizeof p->head.impl, "openblas:%s%s%s%s%s",
              path == MM_DGEMM ? "dgemm" : "sgemm", path == MM_SGEMM_CVT ? "+cvt" : "",
              (desc->epilogue & KMUX_EPILOGUE_BIAS) ? "+bias" : "",
              (desc->epilogue & KMUX_EPILOGUE_RELU) ? "+relu" : "",
              (desc->epilogue & KMUX_EPILOGUE_GELU) ? "+gelu" : "");
     *plan = p;
+    *impl_count = 1;
     return KMUX_OK;
 }
 
@@ -208,18 +166,13 @@ static void run_dgemm(const mm_plan *p, const kmux_matmul_args *args, const kmux
     const kmux_matmul_desc *d = &p->d;
     const double alpha = *(const double *)args->alpha, beta = *(const double *)args->beta;
     const double alpha_eff = alpha * (double)scale_product(args);
-    const int degenerate = d->k == 0 || alpha == 0.0;
     for (int64_t b = 0; b < d->batch_count; b++) {
         double *C = (double *)args->C + b * d->stride_c;
-        if (degenerate) {
-            kmux_ob_scale_f64(C, p->c_rows, p->c_cols, d->ldc, beta);
-        } else {
-            const double *A = (const double *)args->A + b * d->stride_a;
-            const double *B = (const double *)args->B + b * d->stride_b;
-            cblas_dgemm(cb_order(d->order), cb_trans(d->transa), cb_trans(d->transb), (int)d->m,
-                        (int)d->n, (int)d->k, alpha_eff, A, (int)d->lda, B, (int)d->ldb, beta, C,
-                        (int)d->ldc);
-        }
+        const double *A = (const double *)args->A + b * d->stride_a;
+        const double *B = (const double *)args->B + b * d->stride_b;
+        cblas_dgemm(cb_order(d->order), cb_trans(d->transa), cb_trans(d->transb), (int)d->m,
+                    (int)d->n, (int)d->k, alpha_eff, A, (int)d->lda, B, (int)d->ldb, beta, C,
+                    (int)d->ldc);
         if (kmux_ob_epilogue_active(e))
             kmux_ob_epilogue_f64(C, p->c_rows, p->c_cols, d->ldc, e, amax);
     }
@@ -230,18 +183,13 @@ static void run_sgemm(const mm_plan *p, const kmux_matmul_args *args, const kmux
     const kmux_matmul_desc *d = &p->d;
     const float alpha = *(const float *)args->alpha, beta = *(const float *)args->beta;
     const float alpha_eff = alpha * scale_product(args);
-    const int degenerate = d->k == 0 || alpha == 0.0f;
     for (int64_t b = 0; b < d->batch_count; b++) {
         float *C = (float *)args->C + b * d->stride_c;
-        if (degenerate) {
-            kmux_ob_scale_f32(C, p->c_rows, p->c_cols, d->ldc, beta);
-        } else {
-            const float *A = (const float *)args->A + b * d->stride_a;
-            const float *B = (const float *)args->B + b * d->stride_b;
-            cblas_sgemm(cb_order(d->order), cb_trans(d->transa), cb_trans(d->transb), (int)d->m,
-                        (int)d->n, (int)d->k, alpha_eff, A, (int)d->lda, B, (int)d->ldb, beta, C,
-                        (int)d->ldc);
-        }
+        const float *A = (const float *)args->A + b * d->stride_a;
+        const float *B = (const float *)args->B + b * d->stride_b;
+        cblas_sgemm(cb_order(d->order), cb_trans(d->transa), cb_trans(d->transb), (int)d->m,
+                    (int)d->n, (int)d->k, alpha_eff, A, (int)d->lda, B, (int)d->ldb, beta, C,
+                    (int)d->ldc);
         if (kmux_ob_epilogue_active(e))
             kmux_ob_epilogue_f32(C, p->c_rows, p->c_cols, d->ldc, e, NULL, KMUX_F32, 0, amax);
     }
@@ -254,7 +202,6 @@ static void run_sgemm_cvt(const mm_plan *p, const kmux_matmul_args *args, const 
     const kmux_matmul_desc *d = &p->d;
     const float alpha = *(const float *)args->alpha, beta = *(const float *)args->beta;
     const float alpha_eff = alpha * scale_product(args);
-    const int degenerate = d->k == 0 || alpha == 0.0f;
     const size_t a_size = kmux_common_dtype_size(d->a_type),
                  b_size = kmux_common_dtype_size(d->b_type);
     const size_t c_size = kmux_common_dtype_size(d->c_type);
@@ -268,22 +215,18 @@ static void run_sgemm_cvt(const mm_plan *p, const kmux_matmul_args *args, const 
         const int64_t ldt = c_direct ? d->ldc : p->c_cols;
         if (!c_direct && beta != 0.0f)
             kmux_cpu_matrix_to_f32(p->c_rows, p->c_cols, C, d->c_type, d->ldc, Cf, threads);
-        if (degenerate) {
-            kmux_ob_scale_f32(T, p->c_rows, p->c_cols, ldt, beta);
-        } else {
-            if (b == 0 || d->stride_a != 0)
-                kmux_cpu_matrix_to_f32(p->a_rows, p->a_cols,
-                                       (const char *)args->A + (size_t)(b * d->stride_a) * a_size,
-                                       d->a_type, d->lda, Af, threads);
-            if (b == 0 || d->stride_b != 0)
-                kmux_cpu_matrix_to_f32(p->b_rows, p->b_cols,
-                                       (const char *)args->B + (size_t)(b * d->stride_b) * b_size,
-                                       d->b_type, d->ldb, Bf, threads);
-            /* the dense f32 copies have leading dimension = their view's column count */
-            cblas_sgemm(cb_order(d->order), cb_trans(d->transa), cb_trans(d->transb), (int)d->m,
-                        (int)d->n, (int)d->k, alpha_eff, Af, (int)p->a_cols, Bf, (int)p->b_cols,
-                        beta, T, (int)ldt);
-        }
+        if (b == 0 || d->stride_a != 0)
+            kmux_cpu_matrix_to_f32(p->a_rows, p->a_cols,
+                                   (const char *)args->A + (size_t)(b * d->stride_a) * a_size,
+                                   d->a_type, d->lda, Af, threads);
+        if (b == 0 || d->stride_b != 0)
+            kmux_cpu_matrix_to_f32(p->b_rows, p->b_cols,
+                                   (const char *)args->B + (size_t)(b * d->stride_b) * b_size,
+                                   d->b_type, d->ldb, Bf, threads);
+        /* the dense f32 copies have leading dimension = their view's column count */
+        cblas_sgemm(cb_order(d->order), cb_trans(d->transa), cb_trans(d->transb), (int)d->m,
+                    (int)d->n, (int)d->k, alpha_eff, Af, (int)p->a_cols, Bf, (int)p->b_cols, beta,
+                    T, (int)ldt);
         if (c_direct) {
             if (kmux_ob_epilogue_active(e))
                 kmux_ob_epilogue_f32(T, p->c_rows, p->c_cols, ldt, e, NULL, KMUX_F32, 0, amax);
@@ -293,17 +236,12 @@ static void run_sgemm_cvt(const mm_plan *p, const kmux_matmul_args *args, const 
     }
 }
 
-kmux_status kmux_ob_matmul_execute(void *state, void *plan, void *stream,
+kmux_status kmux_ob_matmul_execute(void *state, const void *plan, int impl, void *stream,
                                    const kmux_matmul_args *args) {
     kmux_ob_state *st = state;
     const mm_plan *p = plan;
-    const kmux_matmul_desc *d = &p->d;
     (void)stream; /* CPU streams run synchronously in the calling thread */
     float amax = 0.0f;
-    if (d->m == 0 || d->n == 0 || d->batch_count == 0) {
-        if (args->amax_d) *args->amax_d = 0.0f;
-        return KMUX_OK;
-    }
     char *ws = NULL;
     if (p->head.workspace_bytes > 0) {
         ws = kmux_ob_ws_get(st, p->head.workspace_bytes);
