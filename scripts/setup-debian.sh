@@ -12,6 +12,7 @@ PACKAGES=(
   libcriterion-dev                                                 # tests
   libjansson-dev                                                   # kmux-bench JSON lines
   chromium                                                         # report page test (headless)
+  python3-jsonschema                                               # tests/gpu: torch_bench.py records
 )
 # Node.js runs the JSON-schema check of kmux-bench records. Take Debian's only when no node/npm is
 # there already (a nodesource nodejs ships its own npm and conflicts with Debian's npm package).

@@ -24,9 +24,9 @@
         return KMUX_OK;                                                                            \
     } while (0)
 
-static kmux_status amp_cast(void *state, void *stream, int64_t n, const void *src,
-                            kmux_dtype src_type, void *dst, kmux_dtype dst_type,
-                            const kmux_cast_options *opts) {
+kmux_status kmux_cuda_amp_cast(void *state, void *stream, int64_t n, const void *src,
+                               kmux_dtype src_type, void *dst, kmux_dtype dst_type,
+                               const kmux_cast_options *opts) {
     kmux_cuda_state *st = state;
     kmux_cuda_stream *s = stream;
     /* FNUZ formats are converted too: no NVIDIA unit computes in them, but a conversion of bit
@@ -38,16 +38,16 @@ static kmux_status amp_cast(void *state, void *stream, int64_t n, const void *sr
            kmux_gpu_cast(s->stream, n, src, src_type, dst, dst_type, saturate, scale, amax));
 }
 
-static kmux_status amp_amax(void *state, void *stream, int64_t n, const void *x, kmux_dtype type,
-                            float *amax) {
+kmux_status kmux_cuda_amp_amax(void *state, void *stream, int64_t n, const void *x, kmux_dtype type,
+                               float *amax) {
     kmux_cuda_state *st = state;
     kmux_cuda_stream *s = stream;
     LAUNCH(st, s, "kmux_amax", kmux_gpu_amax(s->stream, n, x, type, amax));
 }
 
-static kmux_status amp_unscale(void *state, void *stream, int64_t count, void *const *tensors,
-                               const int64_t *sizes, const kmux_dtype *types,
-                               const float *inv_scale, float *found_inf) {
+kmux_status kmux_cuda_amp_unscale(void *state, void *stream, int64_t count, void *const *tensors,
+                                  const int64_t *sizes, const kmux_dtype *types,
+                                  const float *inv_scale, float *found_inf) {
     kmux_cuda_state *st = state;
     kmux_cuda_stream *s = stream;
     LAUNCH(st, s, "kmux_unscale_check_finite",
@@ -55,9 +55,10 @@ static kmux_status amp_unscale(void *state, void *stream, int64_t count, void *c
                                          found_inf));
 }
 
-static kmux_status amp_loss_scale(void *state, void *stream, float *scale, int32_t *growth_tracker,
-                                  const float *found_inf, double growth_factor,
-                                  double backoff_factor, int64_t growth_interval) {
+kmux_status kmux_cuda_amp_loss_scale(void *state, void *stream, float *scale,
+                                     int32_t *growth_tracker, const float *found_inf,
+                                     double growth_factor, double backoff_factor,
+                                     int64_t growth_interval) {
     kmux_cuda_state *st = state;
     kmux_cuda_stream *s = stream;
     LAUNCH(st, s, "kmux_loss_scale_update",
@@ -65,9 +66,9 @@ static kmux_status amp_loss_scale(void *state, void *stream, float *scale, int32
                                       backoff_factor, growth_interval));
 }
 
-static kmux_status amp_fp8_scale(void *state, void *stream, const float *amax_history,
-                                 int64_t history_len, kmux_dtype fp8_type, float margin,
-                                 float *scale) {
+kmux_status kmux_cuda_amp_fp8_scale(void *state, void *stream, const float *amax_history,
+                                    int64_t history_len, kmux_dtype fp8_type, float margin,
+                                    float *scale) {
     kmux_cuda_state *st = state;
     kmux_cuda_stream *s = stream;
     LAUNCH(
@@ -75,18 +76,19 @@ static kmux_status amp_fp8_scale(void *state, void *stream, const float *amax_hi
         kmux_gpu_fp8_scale_update(s->stream, amax_history, history_len, fp8_type, margin, scale));
 }
 
-void kmux_cuda_amp_fill_ops(kmux_backend_ops *ops) {
-    ops->cast = amp_cast;
-    ops->amax = amp_amax;
-    ops->unscale_check_finite = amp_unscale;
-    ops->loss_scale_update = amp_loss_scale;
-    ops->fp8_scale_update = amp_fp8_scale;
+uint32_t kmux_cuda_amp_dtypes(void) {
+    const kmux_dtype t[] = {KMUX_F64,     KMUX_F32,     KMUX_F16,          KMUX_BF16,
+                            KMUX_F8_E4M3, KMUX_F8_E5M2, KMUX_F8_E4M3_FNUZ, KMUX_F8_E5M2_FNUZ};
+    uint32_t m = 0;
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        m |= 1u << t[i];
+    return m;
 }
 
 #else
 
-void kmux_cuda_amp_fill_ops(kmux_backend_ops *ops) {
-    (void)ops;
+uint32_t kmux_cuda_amp_dtypes(void) {
+    return 0;
 }
 
 #endif

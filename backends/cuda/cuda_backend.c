@@ -51,6 +51,7 @@ static void cuda_fini(void *state) {
         }
         pthread_mutex_destroy(&d->lock);
     }
+    kmux_cuda_guard_release(st);
     free(st->devices);
     free(st);
 }
@@ -170,30 +171,21 @@ kmux_status kmux_cuda_dnn_query_handle(kmux_cuda_state *st, int device, cudnnHan
     return KMUX_OK;
 }
 
-/* ---- shared plan slots ---- */
+static const kmux_matmul_ops cuda_matmul_ops = {
+    .plan_create = kmux_cuda_matmul_plan_create,
+    .execute = kmux_cuda_matmul_execute,
+    .plan_info = kmux_cuda_matmul_plan_info,
+    .plan_destroy = kmux_cuda_matmul_plan_destroy,
+};
 
-static kmux_status cuda_plan_info(void *state, void *plan, kmux_plan_info *info) {
-    const kmux_cuda_plan_header *h = plan;
-    return h->kind == KMUX_CUDA_PLAN_MATMUL ? kmux_cuda_matmul_plan_info(state, plan, info)
-                                            : kmux_cuda_conv_plan_info(state, plan, info);
-}
+static const kmux_conv2d_ops cuda_conv2d_ops = {
+    .plan_create = kmux_cuda_conv2d_plan_create,
+    .execute = kmux_cuda_conv2d_execute,
+    .plan_info = kmux_cuda_conv_plan_info,
+    .plan_destroy = kmux_cuda_conv_plan_destroy,
+};
 
-static kmux_status cuda_plan_next_impl(void *state, void *plan) {
-    const kmux_cuda_plan_header *h = plan;
-    return h->kind == KMUX_CUDA_PLAN_MATMUL ? kmux_cuda_matmul_next_impl(state, plan)
-                                            : kmux_cuda_conv_next_impl(state, plan);
-}
-
-static void cuda_plan_destroy(void *state, void *plan) {
-    const kmux_cuda_plan_header *h = plan;
-    if (!h) return;
-    if (h->kind == KMUX_CUDA_PLAN_MATMUL)
-        kmux_cuda_matmul_plan_destroy(state, plan);
-    else
-        kmux_cuda_conv_plan_destroy(state, plan);
-}
-
-static kmux_backend_ops cuda_ops = {
+static const kmux_backend_ops cuda_ops = {
     .struct_size = sizeof(kmux_backend_ops),
     .abi_major = KMUX_BACKEND_ABI_MAJOR,
     .abi_minor = KMUX_BACKEND_ABI_MINOR,
@@ -203,6 +195,7 @@ static kmux_backend_ops cuda_ops = {
     .probe = cuda_probe,
     .version = cuda_version,
     .device_props = kmux_cuda_device_props,
+    .device_caps = kmux_cuda_device_caps,
     .mem_alloc = kmux_cuda_mem_alloc,
     .mem_free = kmux_cuda_mem_free,
     .stream_create = kmux_cuda_stream_create,
@@ -215,22 +208,17 @@ static kmux_backend_ops cuda_ops = {
     .event_record = kmux_cuda_event_record,
     .event_synchronize = kmux_cuda_event_synchronize,
     .event_elapsed_ms = kmux_cuda_event_elapsed_ms,
-    .matmul_plan_create = kmux_cuda_matmul_plan_create,
-    .matmul_execute = kmux_cuda_matmul_execute,
-    .conv2d_plan_create = kmux_cuda_conv2d_plan_create,
-    .conv2d_execute = kmux_cuda_conv2d_execute,
-    .plan_info = cuda_plan_info,
-    .plan_next_impl = cuda_plan_next_impl,
-    .plan_destroy = cuda_plan_destroy,
+    .matmul = &cuda_matmul_ops,
+    .conv2d = &cuda_conv2d_ops,
+    .matmul_degenerate = kmux_cuda_matmul_degenerate,
+    .cast = KMUX_CUDA_AMP_SLOT(kmux_cuda_amp_cast),
+    .amax = KMUX_CUDA_AMP_SLOT(kmux_cuda_amp_amax),
+    .unscale_check_finite = KMUX_CUDA_AMP_SLOT(kmux_cuda_amp_unscale),
+    .loss_scale_update = KMUX_CUDA_AMP_SLOT(kmux_cuda_amp_loss_scale),
+    .fp8_scale_update = KMUX_CUDA_AMP_SLOT(kmux_cuda_amp_fp8_scale),
 };
-
-static pthread_once_t cuda_ops_once = PTHREAD_ONCE_INIT;
-static void fill_optional_slots(void) {
-    kmux_cuda_amp_fill_ops(&cuda_ops);
-}
 
 KMUX_BACKEND_EXPORT const kmux_backend_ops *kmux_backend_entry(void);
 KMUX_BACKEND_EXPORT const kmux_backend_ops *kmux_backend_entry(void) {
-    pthread_once(&cuda_ops_once, fill_optional_slots);
     return &cuda_ops;
 }

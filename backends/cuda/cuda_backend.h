@@ -1,15 +1,18 @@
 /*
  * cuda_backend.h - internal declarations of the CUDA backend plugin (libkmux-cuda.so).
  *
- * Files: cuda_backend.c (entry, init, probe, lazy library handles), cuda_props.c (device
- * properties and peak rates), cuda_errors.c (native error -> kmux_status + message),
- * cuda_runtime.c (memory, streams and their workspace, events), cuda_matmul.c (cuBLASLt),
- * cuda_conv.c (cuDNN), cuda_amp.c (mixed-precision slots on kernels/gpu), cuda_kernels.cu (the
- * backend's own small kernels: GEMM post-processing and byte packing).
+ * Files: cuda_backend.c (entry, init, probe, lazy library handles), cuda_caps.c (capabilities
+ * the core checks), cuda_props.c (device properties and peak rates), cuda_errors.c (native
+ * error -> kmux_status + message), cuda_runtime.c (memory, streams and their workspace,
+ * events), cuda_guard.c (device selection), cuda_matmul*.c and cuda_lt_types.c (cuBLASLt, see
+ * cuda_matmul.h), cuda_conv.c and cuda_conv_pad.c (cuDNN), cuda_amp.c (mixed-precision slots on
+ * kernels/gpu), cuda_kernels.cu (the backend's own small kernels: GEMM post-processing and byte
+ * packing), cuda_host_logic.c (pure decisions, tested without a GPU).
  *
  * Device selection: the CUDA runtime's "current device" is per-thread state that belongs to the
  * caller. Every entry point that needs a device switches to it with kmux_cuda_enter and switches
- * back with kmux_cuda_leave, so a trainer's own cudaSetDevice survives every kmux call.
+ * back with kmux_cuda_leave, so a trainer's own cudaSetDevice survives every kmux call, and a
+ * thread that never chose a device is left without a context (no hidden context on GPU 0).
  */
 #ifndef KMUX_CUDA_BACKEND_H
 #define KMUX_CUDA_BACKEND_H
@@ -40,6 +43,8 @@ typedef struct kmux_cuda_device {
     int memory_pools;         /**< cudaDevAttrMemoryPoolsSupported: stream-ordered workspace */
     size_t default_workspace; /**< cuBLASLt workspace cap: 32 MiB on sm_90, 4 MiB elsewhere */
     pthread_mutex_t lock;     /**< guards the lazily created handles below */
+    void *primary;            /**< CUcontext: its primary context, retained on first need by
+                                   kmux_cuda_enter on a thread without a context */
     cublasLtHandle_t lt;      /**< created on the first matmul plan (it creates the context) */
     cudnnHandle_t dnn;        /**< for plan-time cuDNN queries only; created on first conv plan */
 } kmux_cuda_device;
@@ -71,8 +76,7 @@ typedef struct kmux_cuda_event {
     cudaEvent_t event;
 } kmux_cuda_event;
 
-/** Every plan of this backend starts with this header (plan_info / next_impl / destroy are
- *  shared slots). */
+/** Every plan of this backend starts with this header. */
 typedef enum kmux_cuda_plan_kind {
     KMUX_CUDA_PLAN_MATMUL = 1,
     KMUX_CUDA_PLAN_CONV = 2
@@ -128,18 +132,23 @@ kmux_status kmux_cuda_error(const kmux_cuda_state *st, kmux_status status, const
 
 /* ---- cuda_runtime.c ---------------------------------------------------------------------- */
 
-/** Saved caller device, restored by kmux_cuda_leave. */
+/** What kmux_cuda_enter changed, undone by kmux_cuda_leave (kmux_cuda_guard_action). */
 typedef struct kmux_cuda_guard {
-    int previous; /**< -1 when unknown (nothing to restore) */
+    int action;   /**< kmux_cuda_guard_action */
+    int previous; /**< SET_RESTORE: the caller's device */
 } kmux_cuda_guard;
 
-/** Makes `device` current for this thread, remembering the caller's device in *g. Returns
- *  KMUX_OK or the mapped cudaSetDevice error (message names `fn`). */
+/** Makes `device` current for this thread, remembering what the thread had in *g
+ *  (kmux_cuda_guard_decide: a thread with a context gets cudaSetDevice and its device back; a
+ *  thread without one gets the device's primary context pushed and popped). Returns KMUX_OK or
+ *  the mapped error (message names `fn`). Implemented in cuda_guard.c. */
 kmux_status kmux_cuda_enter(const kmux_cuda_state *st, int device, const char *fn,
                             kmux_cuda_guard *g);
-/** Restores the device saved by kmux_cuda_enter (errors are ignored: the caller's operation
- *  has already succeeded or failed on its own). */
+/** Restores what kmux_cuda_enter changed (errors are ignored: the caller's operation has already
+ *  succeeded or failed on its own). */
 void kmux_cuda_leave(const kmux_cuda_guard *g);
+/** Releases the primary contexts kmux_cuda_enter retained (backend fini). */
+void kmux_cuda_guard_release(kmux_cuda_state *st);
 
 /** Makes s->ws at least `bytes` large (256-byte aligned), stream-ordered where the device has
  *  memory pools. *ws receives the workspace (NULL when bytes == 0). Returns KMUX_OK or
@@ -183,32 +192,59 @@ typedef struct kmux_cuda_arch_rates {
 /** Returns 1 and fills *r for a known architecture, 0 otherwise (*r zeroed). */
 int kmux_cuda_arch_rates_get(int sm, int geforce, kmux_cuda_arch_rates *r);
 
-/* ---- cuda_matmul.c ----------------------------------------------------------------------- */
+/* ---- cuda_caps.c ------------------------------------------------------------------------- */
+
+kmux_status kmux_cuda_device_caps(void *state, int device, kmux_device_caps *caps);
+
+/* ---- cuda_matmul_*.c (cuda_matmul.h) ----------------------------------------------------- */
 
 kmux_status kmux_cuda_matmul_plan_create(void *state, int device, const kmux_matmul_desc *desc,
-                                         const kmux_plan_prefs *prefs, void **plan);
-kmux_status kmux_cuda_matmul_execute(void *state, void *plan, void *stream,
+                                         const kmux_plan_prefs *prefs, void **plan,
+                                         int *impl_count);
+kmux_status kmux_cuda_matmul_execute(void *state, const void *plan, int impl, void *stream,
                                      const kmux_matmul_args *args);
-/** plan_info / next_impl / destroy for matmul plans (called through the shared slots). */
-kmux_status kmux_cuda_matmul_plan_info(kmux_cuda_state *st, void *plan, kmux_plan_info *info);
-kmux_status kmux_cuda_matmul_next_impl(kmux_cuda_state *st, void *plan);
-void kmux_cuda_matmul_plan_destroy(kmux_cuda_state *st, void *plan);
+kmux_status kmux_cuda_matmul_plan_info(void *state, const void *plan, int impl,
+                                       kmux_plan_info *info);
+void kmux_cuda_matmul_plan_destroy(void *state, void *plan);
+/** The degenerate matmul slot: k == 0 or alpha == 0 (cuda_matmul_post.c). */
+kmux_status kmux_cuda_matmul_degenerate(void *state, void *stream, const kmux_matmul_desc *desc,
+                                        const kmux_matmul_args *args);
 
 /* ---- cuda_conv.c ------------------------------------------------------------------------- */
 
 kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_conv2d_desc *desc,
-                                         const kmux_plan_prefs *prefs, void **plan);
-kmux_status kmux_cuda_conv2d_execute(void *state, void *plan, void *stream,
+                                         const kmux_plan_prefs *prefs, void **plan,
+                                         int *impl_count);
+kmux_status kmux_cuda_conv2d_execute(void *state, const void *plan, int impl, void *stream,
                                      const kmux_conv2d_args *args);
-kmux_status kmux_cuda_conv_plan_info(kmux_cuda_state *st, void *plan, kmux_plan_info *info);
-kmux_status kmux_cuda_conv_next_impl(kmux_cuda_state *st, void *plan);
-void kmux_cuda_conv_plan_destroy(kmux_cuda_state *st, void *plan);
+kmux_status kmux_cuda_conv_plan_info(void *state, const void *plan, int impl, kmux_plan_info *info);
+void kmux_cuda_conv_plan_destroy(void *state, void *plan);
 
 /* ---- cuda_amp.c -------------------------------------------------------------------------- */
 
-/** Fills the mixed-precision slots of ops from kernels/gpu (left NULL when those kernels are
- *  not part of the build). */
-void kmux_cuda_amp_fill_ops(kmux_backend_ops *ops);
+/** The dtypes the mixed-precision slots run (bit 1 << kmux_dtype; 0 without kernels/gpu). */
+uint32_t kmux_cuda_amp_dtypes(void);
+#if defined(KMUX_CUDA_HAVE_GPU_KERNELS)
+/* The mixed-precision slots on kernels/gpu (cuda_amp.c); NULL slots without those kernels. */
+kmux_status kmux_cuda_amp_cast(void *state, void *stream, int64_t n, const void *src,
+                               kmux_dtype src_type, void *dst, kmux_dtype dst_type,
+                               const kmux_cast_options *opts);
+kmux_status kmux_cuda_amp_amax(void *state, void *stream, int64_t n, const void *x, kmux_dtype type,
+                               float *amax);
+kmux_status kmux_cuda_amp_unscale(void *state, void *stream, int64_t count, void *const *tensors,
+                                  const int64_t *sizes, const kmux_dtype *types,
+                                  const float *inv_scale, float *found_inf);
+kmux_status kmux_cuda_amp_loss_scale(void *state, void *stream, float *scale,
+                                     int32_t *growth_tracker, const float *found_inf,
+                                     double growth_factor, double backoff_factor,
+                                     int64_t growth_interval);
+kmux_status kmux_cuda_amp_fp8_scale(void *state, void *stream, const float *amax_history,
+                                    int64_t history_len, kmux_dtype fp8_type, float margin,
+                                    float *scale);
+#define KMUX_CUDA_AMP_SLOT(fn) fn
+#else
+#define KMUX_CUDA_AMP_SLOT(fn) NULL
+#endif
 
 /* ---- cuda_lt_names.c (generated) --------------------------------------------------------- */
 

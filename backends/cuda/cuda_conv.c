@@ -4,8 +4,10 @@
  *
  * Layouts: NCHW with KCRS filters, NHWC with KRSC filters (cuDNN's CUDNN_TENSOR_NCHW / NHWC
  * filter formats). Types: f32, f16, bf16 (f32 accumulation; f16 accumulation with
- * KMUX_COMPUTE_F16) and f64. The API takes one padding per axis, so asymmetric padding is
- * KMUX_ERR_UNSUPPORTED.
+ * KMUX_COMPUTE_F16) and f64. The API takes one padding per axis: asymmetric padding runs on a
+ * zero-padded copy of the input (or of dx) in the workspace with cuDNN padding 0
+ * (cuda_conv_pad.c). Size limits (int sizes, < 2^31 elements per tensor) are the core's checks
+ * (cuda_caps.c); only the padded copy is checked here.
  *
  * Precision: strict f32 (and f64) run with CUDNN_FMA_MATH, which restricts cuDNN to FMA kernels:
  * no TF32 tensor-core math. KMUX_COMPUTE_F32_FAST_TF32 allows CUDNN_DEFAULT_MATH (TF32 on sm_80+).
@@ -16,7 +18,9 @@
  *
  * Implementations: the algorithms cudnnGet*Algorithm_v7 ranks for the problem whose workspace
  * fits the cap (prefs->max_workspace_bytes, default KMUX_CUDA_CONV_DEFAULT_WS), best first; the
- * implementation name is cuDNN's algorithm name plus the math mode.
+ * implementation name is cuDNN's algorithm name plus the math mode ("+pad" through the copy).
+ * Each implementation has its own convolution descriptor (with its math mode), so the plan is
+ * immutable after creation and runs concurrently on several streams.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -24,8 +28,10 @@
 #include <string.h>
 
 #include "cuda_backend.h"
+#include "cuda_conv_pad.h"
 
 typedef struct conv_impl {
+    cudnnConvolutionDescriptor_t cd; /* with this implementation's math mode */
     int algo;
     size_t ws;
     cudnnMathType_t math;
@@ -39,8 +45,9 @@ typedef struct conv_plan {
     kmux_conv2d_desc d;
     cudnnTensorDescriptor_t xd, yd;
     cudnnFilterDescriptor_t wd;
-    cudnnConvolutionDescriptor_t cd;
-    int n_impl, cur;
+    cudnnConvolutionDescriptor_t cd; /* for the heuristics; copied per implementation */
+    kmux_cuda_conv_pad pad;
+    int n_impl;
     conv_impl impl[KMUX_CUDA_MAX_CONV_ALGOS];
 } conv_plan;
 
@@ -110,23 +117,47 @@ static void conv_free(conv_plan *p) {
     if (p->yd) cudnnDestroyTensorDescriptor(p->yd);
     if (p->wd) cudnnDestroyFilterDescriptor(p->wd);
     if (p->cd) cudnnDestroyConvolutionDescriptor(p->cd);
+    for (int i = 0; i < p->n_impl; i++)
+        if (p->impl[i].cd) cudnnDestroyConvolutionDescriptor(p->impl[i].cd);
     free(p);
 }
 
 /* Workspace of one algorithm under the descriptor's current math mode; nonzero status when
  * cuDNN does not accept the combination. */
-static cudnnStatus_t ws_size(cudnnHandle_t h, const conv_plan *p, int algo, size_t *bytes) {
+static cudnnStatus_t ws_size(cudnnHandle_t h, const conv_plan *p, cudnnConvolutionDescriptor_t cd,
+                             int algo, size_t *bytes) {
     switch (p->d.direction) {
     case KMUX_CONV_FWD:
-        return cudnnGetConvolutionForwardWorkspaceSize(h, p->xd, p->wd, p->cd, p->yd,
+        return cudnnGetConvolutionForwardWorkspaceSize(h, p->xd, p->wd, cd, p->yd,
                                                        (cudnnConvolutionFwdAlgo_t)algo, bytes);
     case KMUX_CONV_BWD_DATA:
         return cudnnGetConvolutionBackwardDataWorkspaceSize(
-            h, p->wd, p->yd, p->cd, p->xd, (cudnnConvolutionBwdDataAlgo_t)algo, bytes);
+            h, p->wd, p->yd, cd, p->xd, (cudnnConvolutionBwdDataAlgo_t)algo, bytes);
     default:
         return cudnnGetConvolutionBackwardFilterWorkspaceSize(
-            h, p->xd, p->yd, p->cd, p->wd, (cudnnConvolutionBwdFilterAlgo_t)algo, bytes);
+            h, p->xd, p->yd, cd, p->wd, (cudnnConvolutionBwdFilterAlgo_t)algo, bytes);
     }
+}
+
+/* A copy of the plan's convolution descriptor with math mode m. */
+static cudnnStatus_t make_cd(const conv_plan *p, cudnnMathType_t m,
+                             cudnnConvolutionDescriptor_t *out) {
+    const kmux_conv2d_desc *d = &p->d;
+    cudnnDataType_t ct;
+    int pads[2], strides[2], dil[2], nd = 0;
+    cudnnConvolutionMode_t mode;
+    cudnnStatus_t s =
+        cudnnGetConvolutionNdDescriptor(p->cd, 2, &nd, pads, strides, dil, &mode, &ct);
+    if (s != CUDNN_STATUS_SUCCESS) return s;
+    if ((s = cudnnCreateConvolutionDescriptor(out)) != CUDNN_STATUS_SUCCESS) return s;
+    if ((s = cudnnSetConvolutionNdDescriptor(*out, 2, pads, strides, dil, mode, ct)) !=
+            CUDNN_STATUS_SUCCESS ||
+        (s = cudnnSetConvolutionGroupCount(*out, (int)d->groups)) != CUDNN_STATUS_SUCCESS ||
+        (s = cudnnSetConvolutionMathType(*out, m)) != CUDNN_STATUS_SUCCESS) {
+        cudnnDestroyConvolutionDescriptor(*out);
+        *out = NULL;
+    }
+    return s;
 }
 
 /* One ranked candidate of cuDNN's heuristics, whatever the direction. */
@@ -171,28 +202,25 @@ static cudnnStatus_t heuristics(cudnnHandle_t h, const conv_plan *p, ranked *out
 #define RANKED_MAX 8 /* >= every *_ALGO_COUNT */
 
 kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_conv2d_desc *desc,
-                                         const kmux_plan_prefs *prefs, void **plan) {
+                                         const kmux_plan_prefs *prefs, void **plan,
+                                         int *impl_count) {
     kmux_cuda_state *st = state;
     kmux_cuda_device *dv = &st->devices[device];
     const kmux_conv2d_desc *d = desc;
 
-    if (d->pad_top != d->pad_bottom || d->pad_left != d->pad_right)
-        return conv_unsupported(
-            st, device, d,
-            "asymmetric padding (cuDNN's convolution descriptor has one padding per axis)");
     int64_t p_out =
         kmux_conv2d_out_dim(d->h, d->pad_top, d->pad_bottom, d->r, d->dilation_h, d->stride_h);
     int64_t q_out =
         kmux_conv2d_out_dim(d->w, d->pad_left, d->pad_right, d->s, d->dilation_w, d->stride_w);
-    const int64_t dims[] = {d->n,          d->c,          d->h,       d->w,
-                            d->k,          d->r,          d->s,       d->groups,
-                            d->stride_h,   d->stride_w,   d->pad_top, d->pad_left,
-                            d->dilation_h, d->dilation_w, p_out,      q_out};
-    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
-        if (dims[i] > INT_MAX)
-            return conv_unsupported(st, device, d, "a size beyond INT_MAX (cuDNN takes int)");
-    if (d->n * d->c * d->h * d->w > INT_MAX || d->n * d->k * p_out * q_out > INT_MAX)
-        return conv_unsupported(st, device, d, "a tensor of 2^31 elements or more (cuDNN's limit)");
+    kmux_cuda_conv_pad pad;
+    kmux_cuda_conv_pad_plan(d, kmux_common_dtype_size(d->x_type), &pad);
+    if (pad.needed && (pad.elements > INT_MAX || pad.hp > INT_MAX || pad.wp > INT_MAX))
+        return conv_unsupported(st, device, d,
+                                "the zero-padded copy for asymmetric padding would have 2^31 "
+                                "elements or more (cuDNN's limit)");
+    /* cuDNN sees the padded input with padding 0 when the padding is asymmetric */
+    const int64_t hx = pad.needed ? pad.hp : d->h, wx = pad.needed ? pad.wp : d->w;
+    const int64_t ph = pad.needed ? 0 : d->pad_top, pw = pad.needed ? 0 : d->pad_left;
 
     cudnnDataType_t dt, ct;
     kmux_compute_type eff;
@@ -229,6 +257,7 @@ kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_con
     p->hdr.kind = KMUX_CUDA_PLAN_CONV;
     p->hdr.device = device;
     p->d = *d;
+    p->pad = pad;
     cudnnTensorFormat_t fmt = d->layout == KMUX_NHWC ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     cudnnStatus_t cs;
     const char *what = "creating descriptors";
@@ -238,8 +267,8 @@ kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_con
         (cs = cudnnCreateConvolutionDescriptor(&p->cd)) != CUDNN_STATUS_SUCCESS)
         goto dnn_fail;
     what = "describing the tensors";
-    if ((cs = cudnnSetTensor4dDescriptor(p->xd, fmt, dt, (int)d->n, (int)d->c, (int)d->h,
-                                         (int)d->w)) != CUDNN_STATUS_SUCCESS ||
+    if ((cs = cudnnSetTensor4dDescriptor(p->xd, fmt, dt, (int)d->n, (int)d->c, (int)hx, (int)wx)) !=
+            CUDNN_STATUS_SUCCESS ||
         (cs = cudnnSetTensor4dDescriptor(p->yd, fmt, dt, (int)d->n, (int)d->k, (int)p_out,
                                          (int)q_out)) != CUDNN_STATUS_SUCCESS ||
         (cs = cudnnSetFilter4dDescriptor(p->wd, dt, fmt, (int)d->k, (int)(d->c / d->groups),
@@ -247,9 +276,8 @@ kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_con
         goto dnn_fail;
     what = "describing the convolution";
     if ((cs = cudnnSetConvolution2dDescriptor(
-             p->cd, (int)d->pad_top, (int)d->pad_left, (int)d->stride_h, (int)d->stride_w,
-             (int)d->dilation_h, (int)d->dilation_w, CUDNN_CROSS_CORRELATION, ct)) !=
-            CUDNN_STATUS_SUCCESS ||
+             p->cd, (int)ph, (int)pw, (int)d->stride_h, (int)d->stride_w, (int)d->dilation_h,
+             (int)d->dilation_w, CUDNN_CROSS_CORRELATION, ct)) != CUDNN_STATUS_SUCCESS ||
         (cs = cudnnSetConvolutionGroupCount(p->cd, (int)d->groups)) != CUDNN_STATUS_SUCCESS ||
         (cs = cudnnSetConvolutionMathType(p->cd, math0)) != CUDNN_STATUS_SUCCESS)
         goto dnn_fail;
@@ -257,6 +285,19 @@ kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_con
     size_t pref_cap = prefs ? prefs->max_workspace_bytes : SIZE_MAX;
     int need_det = prefs ? prefs->require_deterministic : 0;
     size_t cap = pref_cap == SIZE_MAX ? KMUX_CUDA_CONV_DEFAULT_WS : pref_cap;
+    /* the padded copy comes out of the same cap */
+    size_t pad_bytes = pad.needed ? pad.bytes : 0;
+    if (pref_cap != SIZE_MAX && pad_bytes > cap) {
+        char why[160];
+        snprintf(why, sizeof why,
+                 "the zero-padded copy for asymmetric padding needs %zu bytes of workspace, "
+                 "prefs->max_workspace_bytes is %zu",
+                 pad_bytes, cap);
+        kmux_status us = conv_unsupported(st, device, d, why);
+        conv_free(p);
+        return us;
+    }
+    if (pref_cap != SIZE_MAX) cap -= pad_bytes;
     kmux_cuda_guard g;
     kmux_status s = kmux_cuda_enter(st, device, "kmux_conv2d_plan_create", &g);
     if (s != KMUX_OK) {
@@ -287,18 +328,20 @@ kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_con
         }
         cudnnMathType_t m = strict ? CUDNN_FMA_MATH : r[i].math;
         if (strict && r[i].math != CUDNN_FMA_MATH && r[i].math != CUDNN_DEFAULT_MATH) continue;
-        if (cudnnSetConvolutionMathType(p->cd, m) != CUDNN_STATUS_SUCCESS) continue;
-        size_t bytes = 0;
-        if (ws_size(h, p, r[i].algo, &bytes) != CUDNN_STATUS_SUCCESS) continue;
-        if (bytes > cap) {
-            rejected_cap++;
-            continue;
-        }
         int dup = 0;
         for (int j = 0; j < p->n_impl; j++)
             dup |= p->impl[j].algo == r[i].algo && p->impl[j].math == m;
         if (dup) continue;
+        cudnnConvolutionDescriptor_t icd = NULL;
+        if (make_cd(p, m, &icd) != CUDNN_STATUS_SUCCESS) continue;
+        size_t bytes = 0;
+        if (ws_size(h, p, icd, r[i].algo, &bytes) != CUDNN_STATUS_SUCCESS || bytes > cap) {
+            if (bytes > cap) rejected_cap++;
+            cudnnDestroyConvolutionDescriptor(icd);
+            continue;
+        }
         conv_impl *im = &p->impl[p->n_impl++];
+        im->cd = icd;
         im->algo = r[i].algo;
         im->ws = bytes;
         im->math = m;
@@ -308,10 +351,9 @@ kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_con
             im->effective = m == CUDNN_FMA_MATH ? KMUX_COMPUTE_F32 : KMUX_COMPUTE_F32_FAST_TF32;
         else
             im->effective = eff;
-        snprintf(im->name, sizeof im->name, "cudnn:%s:%s,math=%s", dir_name(d->direction),
-                 algo_name(d->direction, im->algo), math_name(m));
+        snprintf(im->name, sizeof im->name, "cudnn:%s:%s,math=%s%s", dir_name(d->direction),
+                 algo_name(d->direction, im->algo), math_name(m), pad.needed ? "+pad" : "");
     }
-    if (s == KMUX_OK && p->n_impl > 0) cudnnSetConvolutionMathType(p->cd, p->impl[0].math);
     pthread_mutex_unlock(&dv->lock);
     kmux_cuda_leave(&g);
     if (s != KMUX_OK) {
@@ -333,6 +375,7 @@ kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_con
         st->host->trace(2, "cuda,conv_plan,cuda:%d,%d candidates,first %s", device, p->n_impl,
                         p->impl[0].name);
     *plan = p;
+    *impl_count = p->n_impl;
     return KMUX_OK;
 
 dnn_fail:;
@@ -342,74 +385,72 @@ dnn_fail:;
     return fs;
 }
 
-kmux_status kmux_cuda_conv2d_execute(void *state, void *plan, void *stream,
+kmux_status kmux_cuda_conv2d_execute(void *state, const void *plan, int impl, void *stream,
                                      const kmux_conv2d_args *args) {
     kmux_cuda_state *st = state;
-    conv_plan *p = plan;
+    const conv_plan *p = plan;
     kmux_cuda_stream *cs = stream;
-    const conv_impl *im = &p->impl[p->cur];
+    if (impl < 0 || impl >= p->n_impl) impl = 0;
+    const conv_impl *im = &p->impl[impl];
+    const kmux_cuda_conv_pad *pad = &p->pad;
     kmux_cuda_guard g;
     kmux_status s = kmux_cuda_enter(st, p->hdr.device, "kmux_conv2d_execute", &g);
     if (s != KMUX_OK) return s;
     cudnnHandle_t h;
     void *ws = NULL;
+    size_t off_pad = kmux_cuda_align_up(im->ws, 256);
+    size_t total = pad->needed ? off_pad + pad->bytes : im->ws;
     s = kmux_cuda_stream_dnn(st, cs, &h);
-    if (s == KMUX_OK) s = kmux_cuda_stream_workspace(st, cs, im->ws, "kmux_conv2d_execute", &ws);
+    if (s == KMUX_OK) s = kmux_cuda_stream_workspace(st, cs, total, "kmux_conv2d_execute", &ws);
+    /* x (or dx) as cuDNN sees it: the caller's, or the zero-padded copy */
+    void *x = args->x;
+    if (s == KMUX_OK && pad->needed) {
+        x = (char *)ws + off_pad;
+        s = kmux_cuda_conv_pad_in(st, p->hdr.device, cs->stream, pad, args->x, x);
+    }
     if (s == KMUX_OK) {
         cudnnStatus_t ds;
         switch (p->d.direction) {
         case KMUX_CONV_FWD:
-            ds = cudnnConvolutionForward(h, args->alpha, p->xd, args->x, p->wd, args->w, p->cd,
+            ds = cudnnConvolutionForward(h, args->alpha, p->xd, x, p->wd, args->w, im->cd,
                                          (cudnnConvolutionFwdAlgo_t)im->algo, ws, im->ws,
                                          args->beta, p->yd, args->y);
             break;
         case KMUX_CONV_BWD_DATA:
-            ds = cudnnConvolutionBackwardData(h, args->alpha, p->wd, args->w, p->yd, args->y, p->cd,
-                                              (cudnnConvolutionBwdDataAlgo_t)im->algo, ws, im->ws,
-                                              args->beta, p->xd, args->x);
+            ds = cudnnConvolutionBackwardData(h, args->alpha, p->wd, args->w, p->yd, args->y,
+                                              im->cd, (cudnnConvolutionBwdDataAlgo_t)im->algo, ws,
+                                              im->ws, args->beta, p->xd, x);
             break;
         default:
-            ds = cudnnConvolutionBackwardFilter(h, args->alpha, p->xd, args->x, p->yd, args->y,
-                                                p->cd, (cudnnConvolutionBwdFilterAlgo_t)im->algo,
-                                                ws, im->ws, args->beta, p->wd, args->w);
+            ds = cudnnConvolutionBackwardFilter(h, args->alpha, p->xd, x, p->yd, args->y, im->cd,
+                                                (cudnnConvolutionBwdFilterAlgo_t)im->algo, ws,
+                                                im->ws, args->beta, p->wd, args->w);
             break;
         }
         if (ds != CUDNN_STATUS_SUCCESS)
             s = kmux_cuda_fail_dnn(st, ds, "kmux_conv2d_execute: %s on cuda:%d", im->name,
                                    p->hdr.device);
     }
+    if (s == KMUX_OK && pad->needed && p->d.direction == KMUX_CONV_BWD_DATA)
+        s = kmux_cuda_conv_pad_out(st, p->hdr.device, cs->stream, pad, x, args->x);
     kmux_cuda_leave(&g);
     return s;
 }
 
-kmux_status kmux_cuda_conv_plan_info(kmux_cuda_state *st, void *plan, kmux_plan_info *info) {
-    (void)st;
+kmux_status kmux_cuda_conv_plan_info(void *state, const void *plan, int impl,
+                                     kmux_plan_info *info) {
+    (void)state;
     const conv_plan *p = plan;
-    const conv_impl *im = &p->impl[p->cur];
+    if (impl < 0 || impl >= p->n_impl) impl = 0;
+    const conv_impl *im = &p->impl[impl];
     info->impl = im->name;
     info->effective_compute = im->effective;
-    info->workspace_bytes = im->ws;
+    info->workspace_bytes = p->pad.needed ? kmux_cuda_align_up(im->ws, 256) + p->pad.bytes : im->ws;
     info->deterministic = im->deterministic;
-    info->impl_index = p->cur;
     return KMUX_OK;
 }
 
-kmux_status kmux_cuda_conv_next_impl(kmux_cuda_state *st, void *plan) {
-    conv_plan *p = plan;
-    if (p->cur + 1 >= p->n_impl)
-        return kmux_cuda_error(
-            st, KMUX_ERR_LAST_IMPL,
-            "kmux_plan_next_impl: cuda:%d: %s was the last of %d cuDNN algorithms", p->hdr.device,
-            p->impl[p->cur].name, p->n_impl);
-    cudnnStatus_t cs = cudnnSetConvolutionMathType(p->cd, p->impl[p->cur + 1].math);
-    if (cs != CUDNN_STATUS_SUCCESS)
-        return kmux_cuda_fail_dnn(
-            st, cs, "kmux_plan_next_impl: cudnnSetConvolutionMathType on cuda:%d", p->hdr.device);
-    p->cur++;
-    return KMUX_OK;
-}
-
-void kmux_cuda_conv_plan_destroy(kmux_cuda_state *st, void *plan) {
-    (void)st;
+void kmux_cuda_conv_plan_destroy(void *state, void *plan) {
+    (void)state;
     conv_free(plan);
 }

@@ -1,5 +1,5 @@
 /*
- * cuda_runtime.c - device selection, memory, streams (with their workspace and cuDNN handle)
+ * cuda_runtime.c - memory, streams (with their workspace and cuDNN handle)
  * and events of the CUDA backend.
  */
 #include <stdlib.h>
@@ -7,30 +7,6 @@
 #include "cuda_backend.h"
 
 #define STATE(p) ((kmux_cuda_state *)(p))
-
-kmux_status kmux_cuda_enter(const kmux_cuda_state *st, int device, const char *fn,
-                            kmux_cuda_guard *g) {
-    int ordinal = st->devices[device].ordinal;
-    int cur = -1;
-    g->previous = -1;
-    if (cudaGetDevice(&cur) != cudaSuccess) {
-        (void)cudaGetLastError();
-        cur = -1;
-    }
-    if (cur == ordinal) return KMUX_OK;
-    cudaError_t e = cudaSetDevice(ordinal);
-    if (e != cudaSuccess)
-        return kmux_cuda_fail(st, e, "%s: cudaSetDevice(%d) for cuda:%d", fn, ordinal, device);
-    g->previous = cur;
-    return KMUX_OK;
-}
-
-void kmux_cuda_leave(const kmux_cuda_guard *g) {
-    if (g->previous >= 0) {
-        (void)cudaSetDevice(g->previous);
-        (void)cudaGetLastError();
-    }
-}
 
 /* ---- memory ---- */
 

@@ -1,0 +1,53 @@
+/*
+ * cuda_caps.c - what the core checks once for this backend (ABI v2 kmux_device_caps), so the
+ * plugin carries no size checks of its own:
+ * - matmul (cuBLASLt): batch counts are int32_t (CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT); rows,
+ *   columns and leading dimensions are 64-bit. Dimensions are kept to INT32_MAX, the range
+ *   cuBLASLt's heuristics are documented for. Pointers: any element-aligned pointer (operands
+ *   under 16 bytes run the plan's fallback candidates, see cuda_matmul.h).
+ * - convolution (cuDNN's legacy descriptors): every size is an int and a tensor has fewer than
+ *   2^31 elements. Asymmetric padding runs through a padded copy (cuda_conv_pad.c).
+ * Which legal type rows run is kmux_cuda_{matmul,conv}_row_runs (cuda_host_logic.c).
+ */
+#include <limits.h>
+
+#include "cuda_backend.h"
+#include "cuda_host_logic.h"
+#include "dispatch/common/kmux_type_rules.h"
+
+kmux_status kmux_cuda_device_caps(void *state, int device, kmux_device_caps *caps) {
+    const kmux_cuda_state *st = state;
+    int sm = st->devices[device].sm;
+    int n = 0;
+    const kmux_type_combination *rows = kmux_rules_matmul_table(&n);
+    kmux_op_caps *m = &caps->matmul;
+    m->supported = 1;
+    m->max_dim = INT32_MAX;
+    m->max_batch = INT32_MAX;
+    m->max_elements = 0;
+    m->max_ld = 0;
+    m->ptr_align = 1;
+    m->epilogues = KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_GELU;
+    for (int i = 0; i < n && i < 64; i++)
+        if (kmux_cuda_matmul_row_runs(rows[i].a_type, rows[i].b_type, rows[i].c_type,
+                                      rows[i].compute_type, sm))
+            m->type_rows |= UINT64_C(1) << i;
+    rows = kmux_rules_conv_table(&n);
+    uint64_t conv_rows = 0;
+    for (int i = 0; i < n && i < 64; i++)
+        if (kmux_cuda_conv_row_runs(rows[i].a_type, rows[i].compute_type))
+            conv_rows |= UINT64_C(1) << i;
+    for (int dir = 0; dir < 3; dir++) {
+        kmux_op_caps *c = &caps->conv2d[dir];
+        c->supported = 1;
+        c->max_dim = INT_MAX;
+        c->max_elements = INT_MAX;
+        c->ptr_align = 1;
+        c->layouts = (1u << KMUX_NCHW) | (1u << KMUX_NHWC);
+        c->asymmetric_padding = 1;
+        c->groups = 1;
+        c->type_rows = conv_rows;
+    }
+    caps->amp_dtypes = kmux_cuda_amp_dtypes();
+    return KMUX_OK;
+}

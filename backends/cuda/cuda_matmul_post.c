@@ -1,0 +1,32 @@
+/*
+ * cuda_matmul_post.c - launches of the post kernel (cuda_kernels.h): after cuBLASLt (bias of a
+ * column-major GEMM, the f32 temporary, d_scale and amax_d for non-fp8 outputs), and the
+ * degenerate matmul slot of ABI v2 (k == 0 or alpha == 0: D = d_scale * act(beta * C + bias),
+ * A and B unread), which the core calls for this non-host device. The arguments come from
+ * cuda_host_logic.c (tested without a GPU).
+ */
+#include "cuda_matmul.h"
+
+kmux_status kmux_cuda_launch_post(kmux_cuda_state *st, int device, cudaStream_t stream,
+                                  const kmux_cuda_post_args *a) {
+    int e = kmux_cuda_post_launch(stream, a);
+    if (e != 0)
+        return kmux_cuda_fail(st, (cudaError_t)e,
+                              "kmux_matmul_execute: post-processing kernel on cuda:%d", device);
+    return KMUX_OK;
+}
+
+kmux_status kmux_cuda_matmul_degenerate(void *state, void *stream, const kmux_matmul_desc *desc,
+                                        const kmux_matmul_args *args) {
+    kmux_cuda_state *st = state;
+    kmux_cuda_stream *cs = stream;
+    kmux_cuda_post_args a;
+    kmux_cuda_post_degenerate_args(desc, args, &a);
+    if (a.rows == 0 || a.cols == 0 || a.batch == 0) return KMUX_OK;
+    kmux_cuda_guard g;
+    kmux_status s = kmux_cuda_enter(st, cs->device, "kmux_matmul_execute", &g);
+    if (s != KMUX_OK) return s;
+    s = kmux_cuda_launch_post(st, cs->device, cs->stream, &a);
+    kmux_cuda_leave(&g);
+    return s;
+}
