@@ -80,7 +80,7 @@ unsigned blocks_for(int64_t n) {
 
 template <int T>
 int launch_unscale(kmux_gpu_stream_t st, int64_t n, void *x, const float *inv, float *found) {
-    unscale_kernel<T><<<blocks_for(n), KMUX_GPU_BLOCK, 0, st>>>(n, x, inv, found);
+    KMUX_GPU_LAUNCH(blocks_for(n), KMUX_GPU_BLOCK, st, unscale_kernel<T>)(n, x, inv, found);
     return (int)kmux_gpu_get_last_error();
 }
 
@@ -118,30 +118,17 @@ extern "C" int kmux_gpu_unscale_check_finite(void *stream, int64_t count, void *
 extern "C" int kmux_gpu_loss_scale_update(void *stream, float *scale, int32_t *growth_tracker,
                                           const float *found_inf, double growth_factor,
                                           double backoff_factor, int64_t growth_interval) {
-    loss_scale_kernel<<<1, 1, 0, (kmux_gpu_stream_t)stream>>>(
-        scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval);
+    KMUX_GPU_LAUNCH(1, 1, (kmux_gpu_stream_t)stream, loss_scale_kernel)
+    (scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval);
     return (int)kmux_gpu_get_last_error();
 }
 
 extern "C" int kmux_gpu_fp8_scale_update(void *stream, const float *amax_history,
                                          int64_t history_len, kmux_dtype fp8_type, float margin,
                                          float *scale) {
-    double fmax;
-    switch (fp8_type) {
-    case KMUX_F8_E4M3:
-        fmax = 448.0;
-        break;
-    case KMUX_F8_E4M3_FNUZ:
-        fmax = 240.0;
-        break;
-    case KMUX_F8_E5M2:
-    case KMUX_F8_E5M2_FNUZ:
-        fmax = 57344.0;
-        break;
-    default:
-        return (int)KMUX_GPU_ERROR_INVALID_VALUE;
-    }
-    fp8_scale_kernel<<<1, 1, 0, (kmux_gpu_stream_t)stream>>>(amax_history, history_len, fmax,
-                                                             (double)margin, scale);
+    if (!kmux_dtype_is_fp8(fp8_type)) return (int)KMUX_GPU_ERROR_INVALID_VALUE;
+    const double fmax = kmux_dtype_desc_of(fp8_type).max_finite;
+    KMUX_GPU_LAUNCH(1, 1, (kmux_gpu_stream_t)stream, fp8_scale_kernel)
+    (amax_history, history_len, fmax, (double)margin, scale);
     return (int)kmux_gpu_get_last_error();
 }

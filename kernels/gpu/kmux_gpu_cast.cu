@@ -1,8 +1,8 @@
 /*
  * kmux_gpu_cast.cu - kmux_gpu_cast and kmux_gpu_amax (see kmux_gpu_kernels.h), one source for CUDA
- * and HIP. One kernel per (source, destination) dtype pair, grid-stride loops, f32 sources read as
- * float4 when aligned, amax reduced per block in shared memory and merged with atomicMax on the
- * bits of the (non-negative) f32 result.
+ * and HIP (and the host emulation). One kernel per (source, destination) dtype pair, grid-stride
+ * loops, f32 sources read as float4 when aligned, amax reduced per block in shared memory and
+ * merged with atomicMax on the bits of the (non-negative) f32 result.
  */
 #include "kmux_gpu_formats.cuh"
 #include "kmux_gpu_kernels.h"
@@ -76,26 +76,12 @@ unsigned blocks_for(int64_t n, int per_thread) {
     return (unsigned)b;
 }
 
-size_t elem_size(int t) {
-    switch (t) {
-    case KMUX_F64:
-        return 8;
-    case KMUX_F32:
-        return 4;
-    case KMUX_F16:
-    case KMUX_BF16:
-        return 2;
-    default:
-        return 1;
-    }
-}
-
 template <int S, int D>
 int launch_cast(kmux_gpu_stream_t st, int64_t n, const void *src, void *dst, int saturate,
                 const float *scale, float *amax) {
     int vec4 = S == KMUX_F32 && ((uintptr_t)src & 15u) == 0;
-    cast_kernel<S, D><<<blocks_for(n, vec4 ? 4 : 1), KMUX_GPU_BLOCK, 0, st>>>(n, src, dst, saturate,
-                                                                              scale, amax, vec4);
+    KMUX_GPU_LAUNCH(blocks_for(n, vec4 ? 4 : 1), KMUX_GPU_BLOCK, st, cast_kernel<S, D>)
+    (n, src, dst, saturate, scale, amax, vec4);
     return (int)kmux_gpu_get_last_error();
 }
 
@@ -125,7 +111,7 @@ int launch_cast_to(kmux_gpu_stream_t st, int64_t n, const void *src, void *dst, 
 }
 
 template <int S> int launch_amax(kmux_gpu_stream_t st, int64_t n, const void *x, float *amax) {
-    amax_kernel<S><<<blocks_for(n, 4), KMUX_GPU_BLOCK, 0, st>>>(n, x, amax);
+    KMUX_GPU_LAUNCH(blocks_for(n, 4), KMUX_GPU_BLOCK, st, amax_kernel<S>)(n, x, amax);
     return (int)kmux_gpu_get_last_error();
 }
 
@@ -135,8 +121,8 @@ extern "C" int kmux_gpu_cast(void *stream, int64_t n, const void *src, kmux_dtyp
                              void *dst, kmux_dtype dst_type, int saturate, const float *scale,
                              float *amax) {
     kmux_gpu_stream_t st = (kmux_gpu_stream_t)stream;
-    if (elem_size(src_type) == 1 && !(src_type >= KMUX_F8_E4M3 && src_type <= KMUX_F8_E5M2_FNUZ))
-        return (int)KMUX_GPU_ERROR_INVALID_VALUE;
+    if (!kmux_dtype_is_float(src_type) || !kmux_dtype_is_float(dst_type))
+        return (int)KMUX_GPU_ERROR_INVALID_VALUE; /* i8, i32: not a cast of kmux_cast */
     if (amax) { /* the kernel merges into *amax with atomicMax: start from +0 */
         kmux_gpu_error_t e = kmux_gpu_memset_async(amax, 0, sizeof(float), st);
         if (e != KMUX_GPU_SUCCESS) return (int)e;

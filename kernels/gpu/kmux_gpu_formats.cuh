@@ -1,16 +1,14 @@
 /*
- * kmux_gpu_formats.cuh - device-side encoding and decoding of f16, bf16 and the four fp8 formats,
- * by integer bit manipulation only, for CUDA and HIP alike. The algorithms are those of
- * kernels/cpu/cast_formats.c and cast_avx2.c (same rounding, NaN, saturation and scaled-product
- * rules), so a GPU and the CPU kernels give the same bits:
- *   - round to nearest even once (IEEE 754-2019 §4.3.1), overflow decided after rounding (§7.4);
- *   - NaN -> quiet NaN with sign and leading payload bits (f16, bf16, e5m2), S.1111.111 (e4m3),
- *     0x80 (FNUZ); Inf -> Inf, or NaN without Inf, or the largest finite value with saturate;
- *   - subnormals kept: nothing here uses floating-point arithmetic that could flush them;
+ * kmux_gpu_formats.cuh - element access of the GPU kernels on top of the shared dtype table and
+ * codec (dispatch/common/kmux_dtype_desc.h, kmux_dtype_codec.h): the same encoder and decoder as
+ * ref and the CPU kernels, so a GPU, the emulator and the CPU give the same bits:
+ *   - round to nearest even once, overflow decided after rounding; NaN and saturation rules of
+ *     kmux_dtype_codec.h; subnormals kept (integer arithmetic only);
  *   - x * scale is the exact product rounded once: the f32 product is rounded to odd with the FMA
  *     error term, then rounded to the narrow format (the error term is exact while the product is
  *     >= 2^-100 in magnitude; below that only bf16 can still be non-zero, and bf16 then takes the
  *     product in f64, which is exact).
+ * Dtypes are compile-time template arguments, so the descriptors constant-fold.
  */
 #ifndef KMUX_GPU_FORMATS_CUH
 #define KMUX_GPU_FORMATS_CUH
@@ -19,122 +17,23 @@
 
 #include "kmux.h"
 #include "kmux_gpu_vendor.h"
+/* after the vendor header: in the emulation it defines the CUDA keywords the codec may use */
+#include "kmux_dtype_codec.h"
+#include "kmux_dtype_desc.h"
 
 #define KMUX_DEV __device__ __forceinline__
 
-/* A format of at most 16 bits (magnitude codes exclude the sign bit). */
-struct kmux_gpu_fmt {
-    int mbits, bias, sign_shift;
-    uint32_t max_code; /* largest finite magnitude */
-    uint32_t inf_code; /* 0: no Inf */
-    uint32_t nan_code; /* full code of the canonical positive quiet NaN (0x80 for FNUZ) */
-    int fnuz;          /* no -0, single NaN 0x80 */
-};
-
-/* Descriptor of a narrow dtype (f16, bf16, fp8); T is a compile-time kmux_dtype. */
-template <int T> KMUX_DEV kmux_gpu_fmt kmux_gpu_fmt_of() {
-    if (T == KMUX_F16) return {10, 15, 15, 0x7bffu, 0x7c00u, 0x7e00u, 0};
-    if (T == KMUX_BF16) return {7, 127, 15, 0x7f7fu, 0x7f80u, 0x7fc0u, 0};
-    if (T == KMUX_F8_E4M3) return {3, 7, 7, 0x7eu, 0u, 0x7fu, 0};
-    if (T == KMUX_F8_E5M2) return {2, 15, 7, 0x7bu, 0x7cu, 0x7eu, 0};
-    if (T == KMUX_F8_E4M3_FNUZ) return {3, 8, 7, 0x7fu, 0u, 0x80u, 1};
-    return {2, 16, 7, 0x7fu, 0u, 0x80u, 1}; /* KMUX_F8_E5M2_FNUZ */
-}
-
-KMUX_DEV uint32_t kmux_gpu_overflow(uint32_t sign, const kmux_gpu_fmt &f, int saturate) {
-    if (saturate) return sign | f.max_code;
-    if (f.fnuz) return f.nan_code;
-    if (f.inf_code) return sign | f.inf_code;
-    return sign | f.nan_code; /* e4m3 */
-}
-
-/* m * 2^-shift rounded to an integer, ties to even. */
-template <typename U> KMUX_DEV U kmux_gpu_rne_shift(U m, int shift) {
-    if (shift <= 0) return m;
-    if (shift >= (int)(8 * sizeof(U))) return 0;
-    U q = m >> shift;
-    U rem = m & (((U)1 << shift) - 1);
-    U half = (U)1 << (shift - 1);
-    if (rem > half || (rem == half && (q & 1))) q++;
-    return q;
-}
-
-/* Rounds the magnitude bits `a` of a binary format with pm mantissa bits and bias pbias (f32 or
- * f64) to f; sign is already in place. */
-template <typename U>
-KMUX_DEV uint32_t kmux_gpu_round(U a, uint32_t sign, int pm, int pbias, const kmux_gpu_fmt &f,
-                                 int saturate) {
-    const U man_mask = ((U)1 << pm) - 1;
-    U ef = a >> pm;
-    U m = a & man_mask;
-    if (ef == (U)(2 * pbias + 1)) {
-        if (m) {
-            if (f.fnuz) return f.nan_code;
-            if (!f.inf_code) return sign | f.nan_code;
-            return sign | f.nan_code | (uint32_t)(m >> (pm - f.mbits));
-        }
-        return kmux_gpu_overflow(sign, f, saturate);
-    }
-    const int emin = 1 - f.bias;
-    int e;
-    if (ef == 0) {
-        e = 1 - pbias;
-    } else {
-        e = (int)ef - pbias;
-        m |= (U)1 << pm;
-    }
-    if (e > f.bias + 1) return kmux_gpu_overflow(sign, f, saturate);
-    U code;
-    if (ef != 0 && e >= emin)
-        code = kmux_gpu_rne_shift<U>(a - ((U)(pbias - f.bias) << pm), pm - f.mbits);
-    else
-        code = kmux_gpu_rne_shift<U>(m, emin - e + pm - f.mbits);
-    if (code > (U)f.max_code) return kmux_gpu_overflow(sign, f, saturate);
-    if (f.fnuz && code == 0) return 0;
-    return sign | (uint32_t)code;
-}
-
-KMUX_DEV uint32_t kmux_gpu_round_f32(float x, const kmux_gpu_fmt &f, int saturate) {
-    uint32_t u = __float_as_uint(x);
-    return kmux_gpu_round<uint32_t>(u & 0x7fffffffu, (u >> 31) << f.sign_shift, 23, 127, f,
-                                    saturate);
-}
-
-KMUX_DEV uint32_t kmux_gpu_round_f64(double x, const kmux_gpu_fmt &f, int saturate) {
-    uint64_t u = (uint64_t)__double_as_longlong(x);
-    return kmux_gpu_round<uint64_t>(u & 0x7fffffffffffffffull, (uint32_t)(u >> 63) << f.sign_shift,
-                                    52, 1023, f, saturate);
-}
-
-/* Exact value of a narrow code. NaN decodes to a quiet NaN keeping sign and payload (f16, e5m2),
- * as F16C does on the CPU; bf16 is the upper half of an f32. */
+/* Exact f32 value of a code of narrow dtype T. */
 template <int T> KMUX_DEV float kmux_gpu_decode(uint32_t code) {
-    if (T == KMUX_BF16) return __uint_as_float(code << 16);
-    const kmux_gpu_fmt f = kmux_gpu_fmt_of<T>();
-    const uint32_t sign = ((code >> f.sign_shift) & 1u) << 31;
-    const uint32_t mag = code & ((1u << f.sign_shift) - 1);
-    const int M = f.mbits;
-    if (f.fnuz) {
-        if (code == f.nan_code) return __uint_as_float(0x7fc00000u);
-    } else if (f.inf_code) {
-        if (mag == f.inf_code) return __uint_as_float(sign | 0x7f800000u);
-        if (mag > f.inf_code)
-            return __uint_as_float(sign | 0x7fc00000u | ((mag & ((1u << M) - 1)) << (23 - M)));
-    } else if (mag == f.nan_code) {
-        return __uint_as_float(sign | 0x7fc00000u);
-    }
-    if (mag == 0) return __uint_as_float(sign);
-    int exp = (int)(mag >> M);
-    uint32_t man = mag & ((1u << M) - 1);
-    if (exp == 0) { /* subnormal: normalise */
-        exp = 1;
-        while (!(man & (1u << M))) {
-            man <<= 1;
-            exp--;
-        }
-        man &= (1u << M) - 1;
-    }
-    return __uint_as_float(sign | ((uint32_t)(exp - f.bias + 127) << 23) | (man << (23 - M)));
+    return kmux_decode_f32(code, (kmux_dtype)T);
+}
+
+/* Code of x in narrow dtype T, rounded once. */
+template <int T> KMUX_DEV uint32_t kmux_gpu_encode_f32(float x, int saturate) {
+    return kmux_encode_f32(x, (kmux_dtype)T, saturate);
+}
+template <int T> KMUX_DEV uint32_t kmux_gpu_encode_f64(double x, int saturate) {
+    return kmux_encode_f64(x, (kmux_dtype)T, saturate);
 }
 
 /* x * s rounded to odd in f32 (see the file comment). */
@@ -150,19 +49,26 @@ KMUX_DEV float kmux_gpu_mul_round_odd(float x, float s) {
 
 /* The code of x * s in narrow format T, rounded once. */
 template <int T> KMUX_DEV uint32_t kmux_gpu_scaled_code(float x, float s, int saturate) {
-    const kmux_gpu_fmt f = kmux_gpu_fmt_of<T>();
     float p = kmux_gpu_mul_round_odd(x, s);
     uint32_t pa = __float_as_uint(p) & 0x7fffffffu;
     if (T == KMUX_BF16 && pa != 0 && pa < 0x0d800000u) /* |p| < 2^-100 */
-        return kmux_gpu_round_f64((double)x * (double)s, f, saturate);
-    return kmux_gpu_round_f32(p, f, saturate);
+        return kmux_gpu_encode_f64<T>((double)x * (double)s, saturate);
+    return kmux_gpu_encode_f32<T>(p, saturate);
 }
 
-/* Element i of an array of dtype T as f32 (exact for every narrow type; T != f64). */
+/* Element i of an array of dtype T as f32 (exact for every narrow type; T != f64, i8 exact). */
 template <int T> KMUX_DEV float kmux_gpu_load_f32(const void *p, int64_t i) {
     if (T == KMUX_F32) return ((const float *)p)[i];
+    if (T == KMUX_I8) return (float)((const int8_t *)p)[i];
     if (T == KMUX_F16 || T == KMUX_BF16) return kmux_gpu_decode<T>(((const uint16_t *)p)[i]);
     return kmux_gpu_decode<T>(((const uint8_t *)p)[i]);
+}
+
+/* Element i of an array of dtype T as f64 (exact for every dtype but i32 beyond 2^53: never). */
+template <int T> KMUX_DEV double kmux_gpu_load_f64(const void *p, int64_t i) {
+    if (T == KMUX_F64) return ((const double *)p)[i];
+    if (T == KMUX_I32) return (double)((const int32_t *)p)[i];
+    return (double)kmux_gpu_load_f32<T>(p, i);
 }
 
 /* Magnitude bits of |x| as an f32, 0 for NaN: they order like the magnitudes, so an unsigned
@@ -190,9 +96,8 @@ KMUX_DEV void kmux_gpu_store_from_f32(void *p, int64_t i, float x, int saturate,
         if (saturate && isinf(y)) y = y > 0.0 ? 1.7976931348623157e308 : -1.7976931348623157e308;
         ((double *)p)[i] = y;
     } else {
-        const kmux_gpu_fmt f = kmux_gpu_fmt_of<D>();
         uint32_t c = has_scale ? kmux_gpu_scaled_code<D>(x, s, saturate)
-                               : kmux_gpu_round_f32(x, f, saturate);
+                               : kmux_gpu_encode_f32<D>(x, saturate);
         if (D == KMUX_F16 || D == KMUX_BF16)
             ((uint16_t *)p)[i] = (uint16_t)c;
         else
@@ -214,7 +119,7 @@ KMUX_DEV void kmux_gpu_store_from_f64(void *p, int64_t i, double x, int saturate
         if (saturate && isinf(y)) y = y > 0.0f ? 3.402823466e38f : -3.402823466e38f;
         ((float *)p)[i] = y;
     } else {
-        uint32_t c = kmux_gpu_round_f64(x, kmux_gpu_fmt_of<D>(), saturate);
+        uint32_t c = kmux_gpu_encode_f64<D>(x, saturate);
         if (D == KMUX_F16 || D == KMUX_BF16)
             ((uint16_t *)p)[i] = (uint16_t)c;
         else
@@ -222,18 +127,37 @@ KMUX_DEV void kmux_gpu_store_from_f64(void *p, int64_t i, double x, int saturate
     }
 }
 
+/* Max of v over the wave (every lane gets it): butterfly over kmux_gpu_wave_size() lanes. */
+KMUX_DEV uint32_t kmux_gpu_wave_max(uint32_t v) {
+#if KMUX_GPU_PLANT == KMUX_GPU_PLANT_WAVE32
+    const unsigned w = 32; /* planted bug: a hard-coded warp width */
+#else
+    const unsigned w = KMUX_GPU_WAVE();
+#endif
+    for (unsigned o = w / 2; o > 0; o >>= 1)
+        v = max(v, (uint32_t)KMUX_GPU_SHFL_XOR_U32(v, o));
+    return v;
+}
+
 /* Max of `v` over the block into *out (unsigned bits of a non-negative f32) with one atomicMax per
- * block. Every thread of the block must call it. Shared-memory tree: no warp-width assumption. */
+ * block. Every thread of the (1-D, at most KMUX_GPU_BLOCK threads, a multiple of the wave) block
+ * must call it: a wave reduction, then one slot per wave in shared memory. */
 KMUX_DEV void kmux_gpu_block_max_to(uint32_t v, float *out) {
-    __shared__ uint32_t sh[KMUX_GPU_BLOCK];
-    const unsigned t = threadIdx.x;
-    sh[t] = v;
+    KMUX_GPU_SHARED(uint32_t, part, KMUX_GPU_BLOCK / KMUX_GPU_MIN_WAVE);
+#if KMUX_GPU_PLANT == KMUX_GPU_PLANT_WAVE32
+    const unsigned w = 32;
+#else
+    const unsigned w = KMUX_GPU_WAVE();
+#endif
+    v = kmux_gpu_wave_max(v);
+    if (KMUX_GPU_LANE() == 0) part[threadIdx.x / w] = v;
     __syncthreads();
-    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (t < s && sh[t + s] > sh[t]) sh[t] = sh[t + s];
-        __syncthreads();
+    if (threadIdx.x == 0) {
+        uint32_t m = 0;
+        for (unsigned i = 0; i < blockDim.x / w; i++)
+            m = max(m, part[i]);
+        if (m != 0u) atomicMax((unsigned int *)out, (unsigned int)m);
     }
-    if (t == 0 && sh[0] != 0u) atomicMax((unsigned int *)out, (unsigned int)sh[0]);
 }
 
 #endif
