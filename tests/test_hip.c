@@ -1,0 +1,372 @@
+/*
+ * test_hip.c - the HIP plugin (libkmux-hip.so) without an AMD GPU.
+ *
+ * hip_listing: with no HIP runtime (ctest sets KMUX_HIP_RUNTIME to nothing), the backend loads
+ *   and is listed unavailable with the true reason ("HIP runtime not found (libamdhip64.so.6:
+ *   cannot open shared object file ...)").
+ * hip_fake: against the fake HIP runtime of tests/fake_hip (KMUX_HIP_RUNTIME): the plugin's host
+ *   code (dlopen, attribute queries, architecture, code-object loading, launch logic, streams,
+ *   events) for real, and the kernels of kernels/gpu run through the GPU emulator; every result
+ *   is compared with ref bit for bit. Also: the honest refusals (no AMD GPU, an architecture the
+ *   plugin carries no code object for, GEMM and convolution with no kernel in this build).
+ * This is "emulated", not "run on an AMD GPU".
+ */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kmux.h"
+#include "test_util.h"
+
+static int hip_backend(kmux_context *ctx, kmux_backend_info *out) {
+    int n = 0;
+    TU_OK(kmux_backend_count(ctx, &n));
+    for (int i = 0; i < n; i++) {
+        TU_OK(kmux_backend_info_get(ctx, i, out));
+        if (strcmp(out->name, "hip") == 0) return 1;
+    }
+    return 0;
+}
+
+Test(hip_listing, unavailable_with_the_true_reason) {
+    void *rt = dlopen("libamdhip64.so.6", RTLD_NOW | RTLD_LOCAL);
+    if (rt) {
+        dlclose(rt);
+        cr_skip_test("this machine has a HIP runtime (libamdhip64.so.6): not the no-runtime case");
+    }
+    kmux_context *ctx = tu_context();
+    kmux_backend_info bi;
+    cr_assert(hip_backend(ctx, &bi), "libkmux-hip.so was built but no 'hip' backend is listed");
+    cr_assert(strstr(bi.path, "libkmux-hip.so") != NULL, "path '%s'", bi.path);
+    cr_assert_eq(bi.available, 0);
+    cr_assert_eq(bi.device_count, 0);
+    cr_assert(strstr(bi.reason, "HIP runtime not found (libamdhip64.so.6: cannot open shared "
+                                "object file") != NULL,
+              "reason '%s'", bi.reason);
+    cr_assert(strstr(bi.reason, "libamdhip64.so.5") != NULL, "reason '%s' omits ROCm 5", bi.reason);
+    kmux_device *dev = NULL;
+    TU_STATUS(KMUX_ERR_NOT_FOUND, kmux_device_find(ctx, "hip:0", &dev));
+    kmux_context_destroy(ctx);
+}
+
+/* ---- against the fake runtime ---------------------------------------------------------------- */
+
+static void need_code_objects(void) {
+#if !KMUX_TEST_HIP_CODE_OBJECTS
+    cr_skip_test("kmux-hip was built without code objects (no gfx942 toolchain at configure)");
+#endif
+}
+
+static kmux_device *hip0(kmux_context *ctx) {
+    need_code_objects();
+    kmux_backend_info bi;
+    cr_assert(hip_backend(ctx, &bi));
+    cr_assert(bi.available, "hip unavailable with the fake runtime: %s", bi.reason);
+    kmux_device *dev = NULL;
+    TU_OK(kmux_device_find(ctx, "hip:0", &dev));
+    return dev;
+}
+
+Test(hip_fake, props_are_those_of_the_architecture) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    kmux_device_props p;
+    TU_OK(kmux_device_props_get(dev, &p));
+    cr_expect_str_eq(p.backend, "hip");
+    cr_expect_str_eq(p.vendor, "AMD");
+    cr_expect_str_eq(p.arch, "gfx942");
+    cr_expect(strstr(p.name, "MI300X") != NULL, "name '%s'", p.name);
+    cr_expect_eq(p.is_host, 0);
+    cr_expect_eq(p.compute_units, 304);
+    cr_expect_eq(p.memory_bytes, (int64_t)192 << 30);
+    cr_expect(strstr(p.driver_version, "HIP runtime 6.2") != NULL, "'%s'", p.driver_version);
+    cr_expect(strstr(p.library_version, "gfx942") != NULL, "'%s'", p.library_version);
+    /* fp8: gfx942 computes in the FNUZ formats only */
+    cr_expect(p.dtype_support[KMUX_F8_E4M3_FNUZ] && p.dtype_support[KMUX_F8_E5M2_FNUZ]);
+    cr_expect(!p.dtype_support[KMUX_F8_E4M3] && !p.dtype_support[KMUX_F8_E5M2]);
+    /* MI300X: 304 CU x 2048 flop/clk x 2.1 GHz = 1307.4 TFLOP/s f16 (workloads/peaks.csv) */
+    cr_expect(fabs(p.peak_flops[KMUX_F16] / 1e12 - 1307.4) < 0.5, "f16 peak %g",
+              p.peak_flops[KMUX_F16]);
+    cr_expect(fabs(p.peak_flops[KMUX_F8_E4M3_FNUZ] / 1e12 - 2614.9) < 0.5);
+    cr_expect(fabs(p.peak_flops[KMUX_F32] / 1e12 - 163.4) < 0.5);
+    cr_expect_eq(p.peak_flops[KMUX_F8_E4M3], 0.0);
+    cr_expect(fabs(p.mem_bandwidth_gbps - 5300.0) < 1.0);
+    kmux_context_destroy(ctx);
+}
+
+Test(hip_fake, memory_streams_events) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    kmux_stream *s = NULL;
+    TU_OK(kmux_stream_create(dev, &s));
+    unsigned char host[1000], back[1000];
+    for (int i = 0; i < 1000; i++)
+        host[i] = (unsigned char)(i * 7 + 3);
+    void *a = NULL, *b = NULL;
+    TU_OK(kmux_malloc(dev, sizeof host, &a));
+    TU_OK(kmux_malloc(dev, sizeof host, &b));
+    kmux_event *e0 = NULL, *e1 = NULL;
+    TU_OK(kmux_event_create(dev, &e0));
+    TU_OK(kmux_event_create(dev, &e1));
+    TU_OK(kmux_event_record(e0, s));
+    TU_OK(kmux_memcpy(s, a, host, sizeof host, KMUX_MEMCPY_HOST_TO_DEVICE));
+    TU_OK(kmux_memcpy(s, b, a, sizeof host, KMUX_MEMCPY_DEVICE_TO_DEVICE));
+    TU_OK(kmux_memset(s, b, 0x5a, 10));
+    TU_OK(kmux_memcpy(s, back, b, sizeof back, KMUX_MEMCPY_DEVICE_TO_HOST));
+    TU_OK(kmux_event_record(e1, s));
+    TU_OK(kmux_stream_synchronize(s));
+    for (int i = 0; i < 1000; i++)
+        cr_assert_eq(back[i], i < 10 ? 0x5a : host[i], "byte %d", i);
+    float ms = -1.0f;
+    TU_OK(kmux_event_elapsed_ms(e0, e1, &ms));
+    cr_expect(ms >= 0.0f, "elapsed %g ms", ms);
+    /* a copy whose direction lies is refused by the runtime and reported with its name */
+    TU_STATUS(KMUX_ERR_DEVICE, kmux_memcpy(s, back, host, 8, KMUX_MEMCPY_DEVICE_TO_HOST));
+    cr_expect(strstr(kmux_last_error(), "hipErrorInvalidValue") != NULL, "%s", kmux_last_error());
+    TU_OK(kmux_event_destroy(e0));
+    TU_OK(kmux_event_destroy(e1));
+    TU_OK(kmux_free(dev, a));
+    TU_OK(kmux_free(dev, b));
+    TU_OK(kmux_stream_destroy(s));
+    kmux_context_destroy(ctx);
+}
+
+Test(hip_fake, wraps_a_native_hip_stream) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    /* the same runtime library the plugin opened (dlopen of the same path: the same handle) */
+    void *rt = dlopen(getenv("KMUX_HIP_RUNTIME"), RTLD_NOW | RTLD_LOCAL);
+    cr_assert(rt, "%s", dlerror());
+    int (*create)(void **) = NULL;
+    int (*destroy)(void *) = NULL;
+    *(void **)&create = dlsym(rt, "hipStreamCreate");
+    *(void **)&destroy = dlsym(rt, "hipStreamDestroy");
+    cr_assert(create && destroy);
+    void *native = NULL;
+    cr_assert_eq(create(&native), 0);
+    kmux_stream *s = NULL;
+    TU_OK(kmux_stream_wrap_native(dev, native, &s));
+    float x[4] = {1, 2, 3, 4}, y[4] = {0};
+    float *d = NULL;
+    TU_OK(kmux_malloc(dev, sizeof x, (void **)&d));
+    TU_OK(kmux_memcpy(s, d, x, sizeof x, KMUX_MEMCPY_HOST_TO_DEVICE));
+    TU_OK(kmux_memcpy(s, y, d, sizeof y, KMUX_MEMCPY_DEVICE_TO_HOST));
+    TU_OK(kmux_stream_synchronize(s));
+    cr_expect_arr_eq(x, y, sizeof x);
+    TU_OK(kmux_stream_destroy(s)); /* does not destroy the native stream */
+    cr_expect_eq(destroy(native), 0);
+    TU_OK(kmux_free(dev, d));
+    dlclose(rt);
+    kmux_context_destroy(ctx);
+}
+
+/* Device buffer of `bytes` on dev holding `host` (NULL: zeros). */
+static void *dev_copy(kmux_device *dev, kmux_stream *s, const void *host, size_t bytes) {
+    void *p = NULL;
+    TU_OK(kmux_malloc(dev, bytes, &p));
+    if (host)
+        TU_OK(kmux_memcpy(s, p, host, bytes, KMUX_MEMCPY_HOST_TO_DEVICE));
+    else
+        TU_OK(kmux_memset(s, p, 0, bytes));
+    return p;
+}
+
+static void to_host(kmux_stream *s, void *host, const void *d, size_t bytes) {
+    TU_OK(kmux_memcpy(s, host, d, bytes, KMUX_MEMCPY_DEVICE_TO_HOST));
+    TU_OK(kmux_stream_synchronize(s));
+}
+
+#define N_CAST 1003 /* not a multiple of 4: the float4 path and its tail */
+
+static void fill_f32(float *x, int n) {
+    uint64_t r = 42;
+    for (int i = 0; i < n; i++)
+        x[i] = (float)tu_rand_uniform(&r, -70000.0, 70000.0) / (float)(1 + i % 97);
+    x[0] = NAN;
+    x[1] = INFINITY;
+    x[2] = -INFINITY;
+    x[3] = -0.0f;
+    x[4] = 1e-40f; /* f32 subnormal */
+    x[5] = 3e38f;
+    x[6] = 0.0009765625f; /* 2^-10 */
+}
+
+/* kmux_cast of src (host, n elements of st) to dt on dev: the destination bytes and the amax. */
+static void cast_on(kmux_device *dev, const void *src, kmux_dtype st, int n, int offset,
+                    kmux_dtype dt, int saturate, float scale, unsigned char *out, float *amax) {
+    kmux_stream *s = NULL;
+    TU_OK(kmux_stream_create(dev, &s));
+    size_t sb = kmux_dtype_size(st), db = kmux_dtype_size(dt);
+    unsigned char *d_src = dev_copy(dev, s, src, (size_t)(n + offset) * sb);
+    void *d_dst = dev_copy(dev, s, NULL, (size_t)n * db);
+    float *d_scale = dev_copy(dev, s, &scale, sizeof scale);
+    float *d_amax = dev_copy(dev, s, NULL, sizeof(float));
+    kmux_cast_options o = KMUX_CAST_OPTIONS_INIT;
+    o.saturate = saturate;
+    o.scale = d_scale;
+    o.amax = d_amax;
+    TU_OK(kmux_cast(s, n, d_src + (size_t)offset * sb, st, d_dst, dt, &o));
+    to_host(s, out, d_dst, (size_t)n * db);
+    to_host(s, amax, d_amax, sizeof(float));
+    TU_OK(kmux_free(dev, d_src));
+    TU_OK(kmux_free(dev, d_dst));
+    TU_OK(kmux_free(dev, d_scale));
+    TU_OK(kmux_free(dev, d_amax));
+    TU_OK(kmux_stream_destroy(s));
+}
+
+Test(hip_fake, cast_matches_ref_bit_for_bit, .timeout = 600) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    kmux_device *ref = NULL;
+    TU_OK(kmux_device_find(ctx, "ref", &ref));
+    static float x[N_CAST + 1];
+    fill_f32(x, N_CAST + 1);
+    const kmux_dtype dts[] = {KMUX_F64,     KMUX_F16,          KMUX_BF16,        KMUX_F8_E4M3,
+                              KMUX_F8_E5M2, KMUX_F8_E4M3_FNUZ, KMUX_F8_E5M2_FNUZ};
+    static unsigned char a[N_CAST * 8], b[N_CAST * 8], back_a[N_CAST * 4], back_b[N_CAST * 4];
+    for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++) {
+        for (int sat = 0; sat < 2; sat++) {
+            /* offset 0: 16-byte aligned f32 source (float4 loads); offset 1: not */
+            int offset = sat;
+            float ma = -1, mb = -2;
+            cast_on(dev, x, KMUX_F32, N_CAST, offset, dts[t], sat, 0.75f, a, &ma);
+            cast_on(ref, x, KMUX_F32, N_CAST, offset, dts[t], sat, 0.75f, b, &mb);
+            size_t bytes = (size_t)N_CAST * kmux_dtype_size(dts[t]);
+            for (size_t i = 0; i < bytes; i++)
+                cr_assert_eq(a[i], b[i], "f32 -> %s saturate %d: byte %zu: hip %02x, ref %02x",
+                             kmux_dtype_name(dts[t]), sat, i, a[i], b[i]);
+            cr_assert_eq(memcmp(&ma, &mb, sizeof ma), 0, "amax hip %g ref %g", ma, mb);
+            /* and back to f32 from that format (another kernel per source format) */
+            cast_on(dev, b, dts[t], N_CAST, 0, KMUX_F32, 0, 1.0f, back_a, &ma);
+            cast_on(ref, b, dts[t], N_CAST, 0, KMUX_F32, 0, 1.0f, back_b, &mb);
+            cr_assert_eq(memcmp(back_a, back_b, (size_t)N_CAST * 4), 0, "%s -> f32",
+                         kmux_dtype_name(dts[t]));
+            cr_assert_eq(memcmp(&ma, &mb, sizeof ma), 0, "%s amax hip %g ref %g",
+                         kmux_dtype_name(dts[t]), ma, mb);
+        }
+    }
+    kmux_context_destroy(ctx);
+}
+
+/* The amp sequence on one device: amax of f16 data, unscale of f32 + bf16 tensors (one Inf),
+ * three loss-scale updates, an fp8 scale update; every result into *out (floats). */
+static void amp_on(kmux_device *dev, float out[12]) {
+    kmux_stream *s = NULL;
+    TU_OK(kmux_stream_create(dev, &s));
+    uint16_t h[300];
+    for (int i = 0; i < 300; i++)
+        h[i] = (uint16_t)(0x3c00 + i * 37); /* f16 values from 1.0 up, some Inf/NaN codes */
+    void *dh = dev_copy(dev, s, h, sizeof h);
+    float *damax = dev_copy(dev, s, NULL, sizeof(float));
+    TU_OK(kmux_amax(s, 300, dh, KMUX_F16, damax));
+    to_host(s, &out[0], damax, sizeof(float));
+
+    float g[257];
+    for (int i = 0; i < 257; i++)
+        g[i] = (float)(i - 128) * 0.5f;
+    uint16_t gb[100];
+    for (int i = 0; i < 100; i++)
+        gb[i] = (uint16_t)(0x3f80 + i);
+    gb[50] = 0x7f80; /* bf16 +Inf */
+    void *dg = dev_copy(dev, s, g, sizeof g), *dgb = dev_copy(dev, s, gb, sizeof gb);
+    float inv = 0.125f, zero = 0.0f;
+    float *dinv = dev_copy(dev, s, &inv, sizeof inv), *dfound = dev_copy(dev, s, &zero, 4);
+    void *tensors[2] = {dg, dgb};
+    int64_t sizes[2] = {257, 100};
+    kmux_dtype types[2] = {KMUX_F32, KMUX_BF16};
+    TU_OK(kmux_unscale_check_finite(s, 2, tensors, sizes, types, dinv, dfound));
+    to_host(s, g, dg, sizeof g);
+    to_host(s, gb, dgb, sizeof gb);
+    to_host(s, &out[1], dfound, sizeof(float));
+    out[2] = g[3];
+    out[3] = g[256];
+    uint32_t bits = (uint32_t)gb[7] << 16;
+    memcpy(&out[4], &bits, sizeof bits);
+
+    float scale = 65536.0f;
+    int32_t tracker = 1;
+    float *dscale = dev_copy(dev, s, &scale, 4), *dnf = dev_copy(dev, s, &zero, 4);
+    int32_t *dtr = dev_copy(dev, s, &tracker, 4);
+    TU_OK(kmux_loss_scale_update(s, dscale, dtr, dnf, 2.0, 0.5, 2)); /* grows */
+    to_host(s, &out[5], dscale, 4);
+    TU_OK(kmux_loss_scale_update(s, dscale, dtr, dfound, 2.0, 0.5, 2)); /* found_inf: backs off */
+    to_host(s, &out[6], dscale, 4);
+    to_host(s, &tracker, dtr, 4);
+    out[7] = (float)tracker;
+
+    float hist[5] = {3.0f, 17.5f, 0.25f, 9.0f, 1.0f}, fscale = 1.0f;
+    float *dhist = dev_copy(dev, s, hist, sizeof hist), *dfs = dev_copy(dev, s, &fscale, 4);
+    TU_OK(kmux_fp8_scale_update(s, dhist, 5, KMUX_F8_E4M3_FNUZ, 1.0f, dfs));
+    to_host(s, &out[8], dfs, 4);
+    TU_OK(kmux_fp8_scale_update(s, dhist, 5, KMUX_F8_E5M2, 0.0f, dfs));
+    to_host(s, &out[9], dfs, 4);
+    void *bufs[] = {dh, damax, dg, dgb, dinv, dfound, dscale, dnf, dtr, dhist, dfs};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        TU_OK(kmux_free(dev, bufs[i]));
+    TU_OK(kmux_stream_destroy(s));
+}
+
+Test(hip_fake, amp_matches_ref, .timeout = 600) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    kmux_device *ref = NULL;
+    TU_OK(kmux_device_find(ctx, "ref", &ref));
+    float a[12] = {0}, b[12] = {0};
+    amp_on(dev, a);
+    amp_on(ref, b);
+    for (int i = 0; i < 10; i++)
+        cr_expect_eq(memcmp(&a[i], &b[i], sizeof a[i]), 0, "result %d: hip %g, ref %g", i, a[i],
+                     b[i]);
+    cr_expect_eq(b[1], 1.0f, "ref found no Inf: the test lost its point");
+    cr_expect_eq(b[5], 131072.0f, "ref did not grow the scale");
+    kmux_context_destroy(ctx);
+}
+
+Test(hip_fake, gemm_and_conv_refused_with_the_reason) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    kmux_matmul_desc md = KMUX_MATMUL_DESC_INIT;
+    md.m = md.n = md.k = 8;
+    md.lda = md.ldb = md.ldc = 8;
+    kmux_plan *plan = NULL;
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(dev, &md, NULL, &plan));
+    const char *why = kmux_last_error();
+    cr_expect(strstr(why, "no GEMM kernel") && strstr(why, "gfx942") && strstr(why, "FNUZ"), "%s",
+              why);
+    /* OCP fp8 is not what gfx942's matrix units compute in */
+    md.a_type = md.b_type = KMUX_F8_E4M3;
+    md.c_type = KMUX_F32;
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(dev, &md, NULL, &plan));
+    kmux_conv2d_desc cd = KMUX_CONV2D_DESC_INIT;
+    cd.n = 1, cd.c = 2, cd.h = cd.w = 5, cd.k = 3, cd.r = cd.s = 3;
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_conv2d_plan_create(dev, &cd, NULL, &plan));
+    cr_expect(strstr(kmux_last_error(), "no convolution kernel") != NULL, "%s", kmux_last_error());
+    kmux_context_destroy(ctx);
+}
+
+Test(hip_fake, no_amd_gpu) {
+    need_code_objects();
+    setenv("KMUX_FAKE_HIP_DEVICES", "0", 1);
+    kmux_context *ctx = tu_context();
+    kmux_backend_info bi;
+    cr_assert(hip_backend(ctx, &bi));
+    cr_assert_eq(bi.available, 0);
+    cr_assert_str_eq(bi.reason, "no AMD GPU (hipErrorNoDevice)");
+    kmux_context_destroy(ctx);
+}
+
+Test(hip_fake, architecture_without_code_object) {
+    need_code_objects();
+    setenv("KMUX_FAKE_HIP_GCN_ARCH", "908", 1);
+    kmux_context *ctx = tu_context();
+    kmux_backend_info bi;
+    cr_assert(hip_backend(ctx, &bi));
+    cr_assert_eq(bi.available, 0);
+    cr_assert(strstr(bi.reason, "device 0 is gfx908; kmux-hip carries code objects for gfx942") !=
+                  NULL,
+              "reason '%s'", bi.reason);
+    kmux_context_destroy(ctx);
+}
