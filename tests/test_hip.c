@@ -377,7 +377,7 @@ Test(hip_fake, no_amd_gpu) {
 
 Test(hip_fake, architecture_without_code_object) {
     need_code_objects();
-    setenv("KMUX_FAKE_HIP_GCN_ARCH", "908", 1);
+    setenv("KMUX_FAKE_HIP_ARCH", "gfx908", 1);
     kmux_context *ctx = tu_context();
     kmux_backend_info bi;
     cr_assert(hip_backend(ctx, &bi));
@@ -385,5 +385,31 @@ Test(hip_fake, architecture_without_code_object) {
     cr_assert(strstr(bi.reason, "device 0 is gfx908; kmux-hip carries code objects for gfx942") !=
                   NULL,
               "reason '%s'", bi.reason);
+    kmux_context_destroy(ctx);
+}
+
+Test(hip_fake, gfx90a_computes_no_fp8) {
+    setenv("KMUX_FAKE_HIP_ARCH", "gfx90a", 1); /* gcnArch 910: the hex stepping of HIP's formula */
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    kmux_device_props p;
+    TU_OK(kmux_device_props_get(dev, &p));
+    cr_expect_str_eq(p.arch, "gfx90a");
+    for (int t = KMUX_F8_E4M3; t <= KMUX_F8_E5M2_FNUZ; t++)
+        cr_expect(!p.dtype_support[t], "gfx90a lists %s", kmux_dtype_name((kmux_dtype)t));
+    cr_expect_eq(p.peak_flops[KMUX_F8_E4M3_FNUZ], 0.0);
+    /* CDNA 2: 1024 f16 flop/clk/CU (MI250X: 110 CU x 1024 x 1.7 GHz = 191.5 TFLOP/s per GCD) */
+    cr_expect(fabs(p.peak_flops[KMUX_F16] - 1024.0 * p.compute_units * p.clock_mhz * 1e6) < 1e6);
+    /* the module loads: the bundle carries a gfx90a code object */
+    kmux_stream *s = NULL;
+    TU_OK(kmux_stream_create(dev, &s));
+    float x[4] = {1.0f, -6.5f, 2.0f, 0.5f}, m = 0.0f;
+    float *d = dev_copy(dev, s, x, sizeof x), *amax = dev_copy(dev, s, NULL, sizeof(float));
+    TU_OK(kmux_amax(s, 4, d, KMUX_F32, amax));
+    to_host(s, &m, amax, sizeof m);
+    cr_expect_eq(m, 6.5f);
+    TU_OK(kmux_free(dev, d));
+    TU_OK(kmux_free(dev, amax));
+    TU_OK(kmux_stream_destroy(s));
     kmux_context_destroy(ctx);
 }

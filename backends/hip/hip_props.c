@@ -100,7 +100,11 @@ void kmux_hip_read_arch(const kmux_hip_state *st, int ordinal, char *arch, size_
     int g = 0;
     if (st->api.hipDeviceGetAttribute(&g, KMUX_HIP_ATTR_GCN_ARCH, ordinal) == KMUX_HIP_SUCCESS &&
         g > 0) {
-        snprintf(arch, size, "gfx%d", g);
+        /* HIP: gcnArch = major * 100 + minor * 10 + stepping, so a hex stepping overflows into
+         * the minor digit: gfx90a = 910, gfx90c = 912 (no gfx91x exists) */
+        int major = g / 100, minor = (g / 10) % 10, stepping = g % 10;
+        if (major == 9 && minor == 1) minor = 0, stepping += 10;
+        snprintf(arch, size, "gfx%d%d%x", major, minor, stepping);
         return;
     }
     int major = 0, minor = 0;

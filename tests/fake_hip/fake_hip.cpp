@@ -2,7 +2,7 @@
  * fake_hip.cpp - the fake HIP runtime's exported hip* functions (see fake_hip.h). A TEST TOOL.
  *
  * Devices: $KMUX_FAKE_HIP_DEVICES (default 1; 0 makes hipGetDeviceCount answer hipErrorNoDevice),
- * all of architecture $KMUX_FAKE_HIP_GCN_ARCH (hipDeviceAttributeGcnArch, default 942), reported
+ * all of architecture $KMUX_FAKE_HIP_ARCH (default gfx942; hipDeviceAttributeGcnArch), reported
  * as an MI300X (304 CUs, 2.1 GHz, 192 GiB). Memory: hipMalloc is host memory, tracked, so that a
  * copy or a kernel argument outside any allocation of the right kind is refused like a real
  * runtime would fault. Everything is synchronous (streams and events are in order by
@@ -67,6 +67,22 @@ thread_local int current = 0;
 int env_int(const char *name, int dflt) {
     const char *v = getenv(name);
     return v && v[0] ? atoi(v) : dflt;
+}
+/* $KMUX_FAKE_HIP_ARCH ("gfx942", "gfx90a", "gfx1100"; default gfx942) as HIP's gcnArch:
+ * major * 100 + minor * 10 + stepping (the last two hex digits are minor and stepping). */
+const char *arch_name() {
+    const char *a = getenv("KMUX_FAKE_HIP_ARCH");
+    return a && a[0] ? a : "gfx942";
+}
+int gcn_arch() {
+    const char *a = arch_name() + 3;
+    size_t n = strlen(a);
+    if (n < 3) return 0;
+    char major[8] = {0};
+    memcpy(major, a, n - 2 < 7 ? n - 2 : 7);
+    char minor[2] = {a[n - 2], 0}, step[2] = {a[n - 1], 0};
+    return atoi(major) * 100 + (int)strtol(minor, nullptr, 16) * 10 +
+           (int)strtol(step, nullptr, 16);
 }
 int device_count() {
     return env_int("KMUX_FAKE_HIP_DEVICES", 1);
@@ -147,7 +163,7 @@ EXPORT int hipGetDeviceCount(int *count) {
 EXPORT int hipDeviceGetAttribute(int *value, int attr, int device) {
     if (!value) return kInvalidValue;
     if (!valid_device(device)) return kInvalidDevice;
-    int gcn = env_int("KMUX_FAKE_HIP_GCN_ARCH", 942);
+    int gcn = gcn_arch();
     switch (attr) {
     case 5:
         *value = 2100000;
@@ -362,7 +378,7 @@ EXPORT int hipModuleLoadData(void **m, const void *image) {
     uint64_t n;
     memcpy(&n, p + 24, sizeof n);
     char want[32];
-    snprintf(want, sizeof want, "amdgcn-amd-amdhsa--gfx%d", env_int("KMUX_FAKE_HIP_GCN_ARCH", 942));
+    snprintf(want, sizeof want, "amdgcn-amd-amdhsa--%s", arch_name());
     const char *q = p + 32;
     bool found = false;
     for (uint64_t i = 0; i < n && i < 64; i++) {
