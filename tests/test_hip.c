@@ -329,6 +329,60 @@ Test(hip_dev, amp_matches_ref, .timeout = 600) {
     kmux_context_destroy(ctx);
 }
 
+/* k == 0 with beta, bias, ReLU, d_scale and amax_d on one device: C (f16, column-major, ldc > m)
+ * and amax into c_out / amax_out. */
+static void degenerate_on(kmux_device *dev, uint16_t *c_out, float *amax_out) {
+    kmux_stream *s = NULL;
+    TU_OK(kmux_stream_create(dev, &s));
+    enum { M = 5, N = 7, LDC = 8 };
+    uint16_t c[LDC * N];
+    for (int i = 0; i < LDC * N; i++)
+        c[i] = (uint16_t)(0x3c00 + (i % 13) * 0x80 + ((i % 3) ? 0 : 0x8000)); /* some negative */
+    float bias[N], d_scale = 0.5f, zero = 0.0f;
+    for (int j = 0; j < N; j++)
+        bias[j] = (float)j - 3.25f;
+    void *dc = dev_copy(dev, s, c, sizeof c), *db = dev_copy(dev, s, bias, sizeof bias);
+    float *dds = dev_copy(dev, s, &d_scale, 4), *dam = dev_copy(dev, s, &zero, 4);
+    void *dab = dev_copy(dev, s, NULL, 64);
+    kmux_matmul_desc md = KMUX_MATMUL_DESC_INIT;
+    md.order = KMUX_COL_MAJOR;
+    md.m = M, md.n = N, md.k = 0;
+    md.a_type = md.b_type = md.c_type = KMUX_F16;
+    md.lda = M, md.ldb = 1, md.ldc = LDC;
+    md.epilogue = KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU;
+    md.bias_type = KMUX_F32;
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_matmul_plan_create(dev, &md, NULL, &plan));
+    float alpha = 1.0f, beta = 0.75f;
+    kmux_matmul_args a = KMUX_MATMUL_ARGS_INIT;
+    a.alpha = &alpha, a.beta = &beta, a.A = dab, a.B = dab, a.C = dc, a.bias = db;
+    a.d_scale = dds, a.amax_d = dam;
+    TU_OK(kmux_matmul_execute(plan, s, &a));
+    to_host(s, c_out, dc, sizeof c);
+    to_host(s, amax_out, dam, 4);
+    TU_OK(kmux_plan_destroy(plan));
+    void *bufs[] = {dc, db, dds, dam, dab};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        TU_OK(kmux_free(dev, bufs[i]));
+    TU_OK(kmux_stream_destroy(s));
+}
+
+Test(hip_dev, degenerate_matmul_matches_ref) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    kmux_device *ref = NULL;
+    TU_OK(kmux_device_find(ctx, "ref", &ref));
+    uint16_t a[8 * 7], b[8 * 7];
+    float ma = -1, mb = -2;
+    degenerate_on(dev, a, &ma);
+    degenerate_on(ref, b, &mb);
+    for (int i = 0; i < 8 * 7; i++)
+        cr_assert_eq(a[i], b[i], "C[%d]: hip %04x, ref %04x", i, a[i], b[i]);
+    cr_expect_eq(ma, mb, "amax_d hip %g, ref %g", ma, mb);
+    cr_expect(mb > 0.0f);
+    kmux_context_destroy(ctx);
+}
+
 Test(hip_dev, gemm_and_conv_refused_with_the_reason) {
     kmux_context *ctx = tu_context();
     kmux_device *dev = hip0(ctx);

@@ -195,6 +195,8 @@ kmux_status kmux_hip_device_caps(void *state, int device, kmux_device_caps *caps
     m->max_dim = INT32_MAX;
     m->max_batch = INT32_MAX;
     m->ptr_align = 1;
+    /* the degenerate matmul runs every epilogue (hip_ops.c, THE CPU finish) */
+    m->epilogues = KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_GELU;
     for (int i = 0; i < n && i < 64; i++)
         if (arch_runs(arch, rows[i].a_type) && arch_runs(arch, rows[i].b_type) &&
             arch_runs(arch, rows[i].c_type))
