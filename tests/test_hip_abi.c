@@ -3,13 +3,16 @@
  * that it builds without ROCm) against the HIP headers of the gfx942 toolchain (Debian 13's HIP
  * 5.7, hip_runtime_api.h): error codes, device attribute numbers, memcpy kinds, and the
  * signatures of the resolved functions (parameter by parameter, with hipError_t read as int).
+ * The same for rocBLAS (hip_rocblas.h against the toolchain's rocblas.h, rocBLAS 2.47).
  * A compile-time test: it builds only when the headers are there, and then it passes by running.
  */
 #define __HIP_PLATFORM_AMD__ 1
 #include <hip/hip_runtime_api.h>
+#include <rocblas/rocblas.h>
 #include <stdio.h>
 
 #include "hip_api.h"
+#include "hip_rocblas.h"
 #include "kmux.h"
 
 #define SAME(a, b) _Static_assert((int)(a) == (int)(b), #a " != " #b)
@@ -77,8 +80,32 @@ SIG(hipModuleLaunchKernel,
 _Static_assert(_Generic(&hipGetErrorName, const char *(*)(hipError_t) : 1, default : 0), "name");
 _Static_assert(_Generic(&hipGetErrorString, const char *(*)(hipError_t) : 1, default : 0), "str");
 
+/* rocBLAS (hip_rocblas.h) against the toolchain's rocblas.h */
+SAME(KMUX_ROCBLAS_SUCCESS, rocblas_status_success);
+SAME(KMUX_ROCBLAS_OP_N, rocblas_operation_none);
+SAME(KMUX_ROCBLAS_OP_T, rocblas_operation_transpose);
+SAME(KMUX_ROCBLAS_F16, rocblas_datatype_f16_r);
+SAME(KMUX_ROCBLAS_F32, rocblas_datatype_f32_r);
+SAME(KMUX_ROCBLAS_F64, rocblas_datatype_f64_r);
+SAME(KMUX_ROCBLAS_BF16, rocblas_datatype_bf16_r);
+SAME(KMUX_ROCBLAS_ALGO_STANDARD, rocblas_gemm_algo_standard);
+_Static_assert(sizeof(rocblas_int) == 4 && sizeof(rocblas_stride) == 8, "rocblas_int LP64");
+#define RSIG(name, params)                                                                         \
+    _Static_assert(_Generic(&name, rocblas_status(*) params : 1, default : 0), #name)
+RSIG(rocblas_create_handle, (rocblas_handle *));
+RSIG(rocblas_destroy_handle, (rocblas_handle));
+RSIG(rocblas_set_stream, (rocblas_handle, hipStream_t));
+RSIG(rocblas_get_version_string, (char *, size_t));
+RSIG(rocblas_gemm_strided_batched_ex,
+     (rocblas_handle, rocblas_operation, rocblas_operation, rocblas_int, rocblas_int, rocblas_int,
+      const void *, const void *, rocblas_datatype, rocblas_int, rocblas_stride, const void *,
+      rocblas_datatype, rocblas_int, rocblas_stride, const void *, const void *, rocblas_datatype,
+      rocblas_int, rocblas_stride, void *, rocblas_datatype, rocblas_int, rocblas_stride,
+      rocblas_int, rocblas_datatype, rocblas_gemm_algo, int32_t, uint32_t));
+
 int main(void) {
-    printf("test_hip_abi: hip_api.h agrees with HIP %d.%d's hip_runtime_api.h\n", HIP_VERSION_MAJOR,
-           HIP_VERSION_MINOR);
+    printf("test_hip_abi: hip_api.h agrees with HIP %d.%d's hip_runtime_api.h, hip_rocblas.h with "
+           "rocBLAS %d.%d\n",
+           HIP_VERSION_MAJOR, HIP_VERSION_MINOR, ROCBLAS_VERSION_MAJOR, ROCBLAS_VERSION_MINOR);
     return 0;
 }

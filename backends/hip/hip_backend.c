@@ -19,6 +19,7 @@ static kmux_status hip_init(const kmux_backend_host *host, void **state) {
     kmux_hip_state *st = calloc(1, sizeof *st);
     if (!st) return host->set_error(KMUX_ERR_OUT_OF_MEMORY, "hip init: out of memory");
     st->host = host;
+    kmux_hip_rocblas_init(st);
     snprintf(st->version, sizeof st->version, "HIP runtime not loaded");
     *state = st;
     return KMUX_OK;
@@ -32,6 +33,7 @@ static void hip_fini(void *state) {
         pthread_mutex_destroy(&st->devices[i].lock);
     }
     free(st->devices);
+    kmux_hip_rocblas_fini(st);
     kmux_hip_runtime_close(st);
     free(st);
 }

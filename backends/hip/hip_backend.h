@@ -14,16 +14,17 @@
  * error names), hip_props.c (properties, peak table, capabilities, fp8 formats per
  * architecture), hip_mem.c (memory, streams, events), hip_modules.c (embedded code objects,
  * module loading, launches), hip_kernels.c (the launch logic of kernels/gpu: kernel names, grids,
- * arguments), hip_amp.c (mixed-precision slots), hip_ops.c (matmul / conv / degenerate slots).
+ * arguments), hip_amp.c (mixed-precision slots), hip_matmul.c (matmul plans on rocBLAS, when
+ * the host has it), hip_ops.c (convolution and degenerate-matmul slots).
  *
  * Levels of truth (README): compiled (code objects for gfx942/gfx90a/gfx1100 in CI) and emulated
  * (the host code runs in CI against tests/fake_hip, which runs the same kernel sources through
  * the GPU emulator); NOT run on an AMD GPU.
  *
- * TODO (not done): GEMM and convolution. kernels/gpu has no GEMM / implicit-GEMM convolution
- * kernel in this tree yet, so matmul and conv2d plans answer KMUX_ERR_UNSUPPORTED naming that;
- * rocBLAS / hipBLASLt / MIOpen (dlopen when present, further implementations of a plan) are not
- * implemented either.
+ * TODO (not done): kernels/gpu has no GEMM / implicit-GEMM convolution kernel in this tree yet;
+ * matmul runs on rocBLAS when the host has it (hip_matmul.c: no epilogue, no scales), otherwise
+ * plans are refused with the reason; convolution plans are always refused (no kernel, MIOpen not
+ * opened yet); hipBLASLt (fp8, epilogues) is not used yet.
  */
 #ifndef KMUX_HIP_BACKEND_H
 #define KMUX_HIP_BACKEND_H
@@ -34,6 +35,7 @@
 
 #include "dispatch/common/kmux_common.h"
 #include "hip_api.h"
+#include "hip_rocblas.h"
 #include "kmux_backend.h"
 
 /** Embedded code-object modules (one per kernels/gpu source). */
@@ -76,7 +78,8 @@ typedef struct kmux_hip_state {
     int device_count;
     char probe_reason[512]; /**< why there are no devices */
     kmux_hip_device *devices;
-    char version[128]; /**< "HIP runtime 6.2 (libamdhip64.so.6)" */
+    char version[128];        /**< "HIP runtime 6.2 (libamdhip64.so.6)" */
+    kmux_hip_rocblas rocblas; /**< opened on the first matmul plan (hip_matmul.c) */
 } kmux_hip_state;
 
 /** A kmux stream on a HIP device. */
@@ -84,6 +87,7 @@ typedef struct kmux_hip_stream_t {
     int device;
     kmux_hip_stream stream;
     int own;
+    void *rocblas; /**< rocblas_handle bound to this stream, created on its first matmul */
 } kmux_hip_stream_t;
 
 typedef struct kmux_hip_event_t {
@@ -193,6 +197,22 @@ kmux_status kmux_hip_amp_fp8_scale(void *state, void *stream, const float *amax_
                                    float *scale);
 /** dtypes the mixed-precision kernels take (bit 1 << dtype). */
 uint32_t kmux_hip_amp_dtypes(void);
+
+/** "fp8 in the FNUZ formats only (e4m3fnuz, e5m2fnuz)" and the like, for messages. */
+const char *kmux_hip_fp8_formats(const char *arch);
+
+/* hip_matmul.c: matmul plans on rocBLAS */
+kmux_status kmux_hip_matmul_plan_create(void *state, int device, const kmux_matmul_desc *desc,
+                                        const kmux_plan_prefs *prefs, void **plan, int *impl_count);
+kmux_status kmux_hip_matmul_execute(void *state, const void *plan, int impl, void *stream,
+                                    const kmux_matmul_args *args);
+kmux_status kmux_hip_matmul_plan_info(void *state, const void *plan, int impl,
+                                      kmux_plan_info *info);
+void kmux_hip_matmul_plan_destroy(void *state, void *plan);
+void kmux_hip_rocblas_init(kmux_hip_state *st);
+void kmux_hip_rocblas_fini(kmux_hip_state *st);
+/** Destroys the stream's rocBLAS handle (stream_destroy). */
+void kmux_hip_rocblas_stream_release(kmux_hip_state *st, kmux_hip_stream_t *s);
 
 extern const kmux_matmul_ops kmux_hip_matmul_ops;
 extern const kmux_conv2d_ops kmux_hip_conv2d_ops;

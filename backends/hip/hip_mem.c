@@ -75,6 +75,7 @@ kmux_status kmux_hip_stream_destroy(void *state, void *stream) {
     if (!s) return KMUX_OK;
     ENTER(st, s->device, "kmux_stream_destroy");
     kmux_hip_error e = st->api.hipStreamSynchronize(s->stream);
+    kmux_hip_rocblas_stream_release(st, s);
     kmux_hip_error e2 = s->own ? st->api.hipStreamDestroy(s->stream) : KMUX_HIP_SUCCESS;
     LEAVE(st);
     int device = s->device;
