@@ -8,11 +8,13 @@
 #      script of ../shared/tools;
 #   3. kmux-info (the hip backend must be available, with the GPU's architecture);
 #   4. ctest: test_hip_device (memory, streams, a wrapped hipStream_t, events, every cast and the
-#      mixed-precision kernels on hip:0, bit for bit against ref), the fake-runtime and bundle
-#      tests, and the conformance suites (which then also run on hip:0);
-#   5. kmux-bench on hip:0 over tests/gpu/cases.batch -> kmux-hip.jsonl (GEMM and convolution are
-#      refused with KMUX_ERR_UNSUPPORTED until kernels/gpu's GEMM lands in the plugin: the records
-#      say so), and `kmux-bench report`, printed last.
+#      mixed-precision kernels, the degenerate matmul and GEMM on rocBLAS on hip:0, bit for bit
+#      against ref), the fake-runtime and bundle tests, and the conformance suites (which then
+#      also run on hip:0);
+#   5. kmux-bench on hip:0 over tests/gpu/cases.batch -> kmux-hip.jsonl (GEMM runs on the host's
+#      rocBLAS when it has one; convolution, epilogues and fp8 are refused with
+#      KMUX_ERR_UNSUPPORTED until kernels/gpu's GEMM/conv land in the plugin: the records say so),
+#      and `kmux-bench report`, printed last.
 #
 #   tests/gpu/run_hip.sh [--build-only] [BUILD_DIR]      (BUILD_DIR default: build-hip)
 #
@@ -30,7 +32,7 @@ build=""
 for a in "$@"; do
     case "$a" in
     --build-only) build_only=1 ;;
-    -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,29p' "$0"; exit 0 ;;
     -*) echo "run_hip.sh: unknown option $a (see --help)"; exit 3 ;;
     *) build="$a" ;;
     esac
