@@ -32,7 +32,7 @@ build=""
 for a in "$@"; do
     case "$a" in
     --build-only) build_only=1 ;;
-    -h | --help) sed -n '2,29p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
     -*) echo "run_hip.sh: unknown option $a (see --help)"; exit 3 ;;
     *) build="$a" ;;
     esac
