@@ -89,6 +89,8 @@ SAME(KMUX_ROCBLAS_F32, rocblas_datatype_f32_r);
 SAME(KMUX_ROCBLAS_F64, rocblas_datatype_f64_r);
 SAME(KMUX_ROCBLAS_BF16, rocblas_datatype_bf16_r);
 SAME(KMUX_ROCBLAS_ALGO_STANDARD, rocblas_gemm_algo_standard);
+SAME(KMUX_ROCBLAS_ATOMICS_NOT_ALLOWED, rocblas_atomics_not_allowed);
+SAME(KMUX_ROCBLAS_ATOMICS_ALLOWED, rocblas_atomics_allowed);
 _Static_assert(sizeof(rocblas_int) == 4 && sizeof(rocblas_stride) == 8, "rocblas_int LP64");
 #define RSIG(name, params)                                                                         \
     _Static_assert(_Generic(&name, rocblas_status(*) params : 1, default : 0), #name)
@@ -96,6 +98,7 @@ RSIG(rocblas_create_handle, (rocblas_handle *));
 RSIG(rocblas_destroy_handle, (rocblas_handle));
 RSIG(rocblas_set_stream, (rocblas_handle, hipStream_t));
 RSIG(rocblas_get_version_string, (char *, size_t));
+RSIG(rocblas_set_atomics_mode, (rocblas_handle, rocblas_atomics_mode));
 RSIG(rocblas_gemm_strided_batched_ex,
      (rocblas_handle, rocblas_operation, rocblas_operation, rocblas_int, rocblas_int, rocblas_int,
       const void *, const void *, rocblas_datatype, rocblas_int, rocblas_stride, const void *,

@@ -209,6 +209,8 @@ kmux_status kmux_hip_matmul_execute(void *state, const void *plan, int impl, voi
 kmux_status kmux_hip_matmul_plan_info(void *state, const void *plan, int impl,
                                       kmux_plan_info *info);
 void kmux_hip_matmul_plan_destroy(void *state, void *plan);
+/** 1 when rocBLAS is there (opened on first call). */
+int kmux_hip_rocblas_available(kmux_hip_state *st);
 void kmux_hip_rocblas_init(kmux_hip_state *st);
 void kmux_hip_rocblas_fini(kmux_hip_state *st);
 /** Destroys the stream's rocBLAS handle (stream_destroy). */

@@ -8,6 +8,8 @@
  * refused with the reason (KMUX_ERR_UNSUPPORTED), as is every plan on a host without rocBLAS.
  * Row-major problems run as the column-major transpose (C^T = op(B)^T op(A)^T): A and B swap.
  * One rocBLAS handle per kmux stream, created on its first matmul and bound to the stream.
+ * prefs.require_deterministic: rocBLAS runs with atomics not allowed (rocblas_set_atomics_mode),
+ * else with its default (atomics allowed: faster for some shapes, not bitwise reproducible).
  *
  * TODO: kernels/gpu's own GEMM (launched by name from the code objects) and hipBLASLt as
  * further implementations; fp8 (FNUZ on gfx942) through hipBLASLt.
@@ -15,6 +17,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +27,7 @@
 
 typedef struct hip_matmul_plan {
     int device;
+    int deterministic; /* prefs->require_deterministic: rocBLAS runs without atomics */
     kmux_matmul_desc d;
     int at, ct, comp; /* rocBLAS datatypes of A and B, C and D, the computation */
 } hip_matmul_plan;
@@ -66,6 +70,7 @@ static int rocblas_open(kmux_hip_state *st) {
             *(void **)&rb->destroy_handle = dlsym(rb->lib, "rocblas_destroy_handle");
             *(void **)&rb->set_stream = dlsym(rb->lib, "rocblas_set_stream");
             *(void **)&rb->get_version_string = dlsym(rb->lib, "rocblas_get_version_string");
+            *(void **)&rb->set_atomics_mode = dlsym(rb->lib, "rocblas_set_atomics_mode");
             *(void **)&rb->gemm_strided_batched_ex =
                 dlsym(rb->lib, "rocblas_gemm_strided_batched_ex");
             if (!rb->create_handle || !rb->destroy_handle || !rb->set_stream ||
@@ -88,6 +93,10 @@ static int rocblas_open(kmux_hip_state *st) {
     }
     pthread_mutex_unlock(&rb->lock);
     return rb->lib != NULL;
+}
+
+int kmux_hip_rocblas_available(kmux_hip_state *st) {
+    return rocblas_open(st);
 }
 
 void kmux_hip_rocblas_init(kmux_hip_state *st) {
@@ -136,12 +145,17 @@ static const char *not_runnable(const kmux_matmul_desc *d, char *buf, size_t siz
 kmux_status kmux_hip_matmul_plan_create(void *state, int device, const kmux_matmul_desc *desc,
                                         const kmux_plan_prefs *prefs, void **plan,
                                         int *impl_count) {
-    (void)prefs;
     kmux_hip_state *st = state;
     const kmux_hip_device *dv = &st->devices[device];
+    const int det =
+        prefs &&
+        prefs->struct_size >= offsetof(kmux_plan_prefs, require_deterministic) + sizeof(int) &&
+        prefs->require_deterministic;
     char why[256];
     const char *no = not_runnable(desc, why, sizeof why);
     if (!no && !rocblas_open(st)) no = st->rocblas.why;
+    if (!no && det && !st->rocblas.set_atomics_mode)
+        no = "require_deterministic: this rocBLAS has no rocblas_set_atomics_mode";
     if (no)
         return st->host->set_error(KMUX_ERR_UNSUPPORTED,
                                    "hip: kmux_matmul_plan_create on hip:%d (%s): %s; kernels/gpu "
@@ -151,6 +165,7 @@ kmux_status kmux_hip_matmul_plan_create(void *state, int device, const kmux_matm
     hip_matmul_plan *p = calloc(1, sizeof *p);
     if (!p) return st->host->set_error(KMUX_ERR_OUT_OF_MEMORY, "hip: matmul plan: out of memory");
     p->device = device;
+    p->deterministic = det;
     p->d = *desc;
     p->at = rb_type(desc->a_type);
     p->ct = rb_type(desc->c_type);
@@ -182,6 +197,10 @@ kmux_status kmux_hip_matmul_execute(void *state, const void *plan, int impl, voi
         if (e == KMUX_ROCBLAS_SUCCESS) e = rb->set_stream(s->rocblas, s->stream);
         if (e != KMUX_ROCBLAS_SUCCESS) kmux_hip_rocblas_stream_release(st, s);
     }
+    /* per plan: the handle belongs to the stream, which may run plans of both kinds */
+    if (e == KMUX_ROCBLAS_SUCCESS && rb->set_atomics_mode)
+        e = rb->set_atomics_mode(s->rocblas, p->deterministic ? KMUX_ROCBLAS_ATOMICS_NOT_ALLOWED
+                                                              : KMUX_ROCBLAS_ATOMICS_ALLOWED);
     if (e == KMUX_ROCBLAS_SUCCESS) {
         int ta = d->transa == KMUX_TRANS ? KMUX_ROCBLAS_OP_T : KMUX_ROCBLAS_OP_N;
         int tb = d->transb == KMUX_TRANS ? KMUX_ROCBLAS_OP_T : KMUX_ROCBLAS_OP_N;
@@ -214,9 +233,9 @@ kmux_status kmux_hip_matmul_plan_info(void *state, const void *plan, int impl,
     info->impl = "rocblas_gemm_ex";
     info->effective_compute = p->d.compute_type;
     info->workspace_bytes = 0;
-    /* rocBLAS's default atomics mode lets some kernels reduce with atomics: not promised
-     * bitwise reproducible */
-    info->deterministic = 0;
+    /* rocBLAS's default atomics mode lets some kernels reduce with atomics: bitwise reproducible
+     * only when the plan asked for it (atomics not allowed) */
+    info->deterministic = p->deterministic;
     return KMUX_OK;
 }
 

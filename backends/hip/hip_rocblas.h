@@ -21,7 +21,9 @@ enum {
     KMUX_ROCBLAS_F32 = 151,
     KMUX_ROCBLAS_F64 = 152,
     KMUX_ROCBLAS_BF16 = 168,
-    KMUX_ROCBLAS_ALGO_STANDARD = 0
+    KMUX_ROCBLAS_ALGO_STANDARD = 0,
+    KMUX_ROCBLAS_ATOMICS_NOT_ALLOWED = 0, /* rocblas_atomics_mode: bitwise reproducible */
+    KMUX_ROCBLAS_ATOMICS_ALLOWED = 1      /* rocBLAS's default */
 };
 
 typedef struct kmux_hip_rocblas {
@@ -34,6 +36,7 @@ typedef struct kmux_hip_rocblas {
     int (*destroy_handle)(void *handle);
     int (*set_stream)(void *handle, void *stream);
     int (*get_version_string)(char *buf, size_t len);
+    int (*set_atomics_mode)(void *handle, int mode); /**< NULL: no deterministic plans */
     int (*gemm_strided_batched_ex)(void *handle, int transa, int transb, int32_t m, int32_t n,
                                    int32_t k, const void *alpha, const void *a, int a_type,
                                    int32_t lda, int64_t stride_a, const void *b, int b_type,

@@ -84,6 +84,11 @@ EXPORT int rocblas_set_stream(void *h, void *stream) {
     return OK;
 }
 
+EXPORT int rocblas_set_atomics_mode(void *h, int mode);
+EXPORT int rocblas_set_atomics_mode(void *h, int mode) {
+    return h && (mode == 0 || mode == 1) ? OK : INVALID_VALUE;
+}
+
 EXPORT int rocblas_get_version_string(char *buf, size_t len);
 EXPORT int rocblas_get_version_string(char *buf, size_t len) {
     snprintf(buf, len, "4.0.0-kmux-fake");
