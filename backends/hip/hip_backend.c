@@ -1,0 +1,167 @@
+/*
+ * hip_backend.c - the HIP backend's entry point: function table, init, probe, version.
+ *
+ * init never fails for want of ROCm; probe answers 0 devices and the reason:
+ *   "HIP runtime not found (libamdhip64.so.6: cannot open shared object file: ...)",
+ *   "no AMD GPU (hipErrorNoDevice)",
+ *   "device 0 is gfx908; kmux-hip carries code objects for gfx942, gfx90a, gfx1100 only",
+ *   "kmux-hip was built without code objects (<why, from configure>)".
+ * Probe creates no context and loads no module: the architecture is compared with the list the
+ * build carries; modules are loaded on a device's first launch.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hip_backend.h"
+
+static kmux_status hip_init(const kmux_backend_host *host, void **state) {
+    kmux_hip_state *st = calloc(1, sizeof *st);
+    if (!st) return host->set_error(KMUX_ERR_OUT_OF_MEMORY, "hip init: out of memory");
+    st->host = host;
+    kmux_hip_rocblas_init(st);
+    snprintf(st->version, sizeof st->version, "HIP runtime not loaded");
+    *state = st;
+    return KMUX_OK;
+}
+
+static void hip_fini(void *state) {
+    kmux_hip_state *st = state;
+    if (!st) return;
+    for (int i = 0; i < st->device_count; i++) {
+        kmux_hip_modules_unload(st, i);
+        pthread_mutex_destroy(&st->devices[i].lock);
+    }
+    free(st->devices);
+    kmux_hip_rocblas_fini(st);
+    kmux_hip_runtime_close(st);
+    free(st);
+}
+
+/* Is arch (base name, before any ':' feature) in the comma-separated list? */
+static int carried(const char *list, const char *arch) {
+    size_t n = strcspn(arch, ":");
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == n && strncmp(p, arch, n) == 0) return 1;
+        p += len;
+        if (*p == ',') p++;
+    }
+    return 0;
+}
+
+static void do_probe(kmux_hip_state *st) {
+    if (!kmux_hip_runtime_open(st)) {
+        snprintf(st->probe_reason, sizeof st->probe_reason, "HIP runtime not found (%s)",
+                 st->load_error);
+        return;
+    }
+    int rt = 0;
+    (void)st->api.hipRuntimeGetVersion(&rt);
+    /* HIP_VERSION = major * 10^7 + minor * 10^5 + patch */
+    snprintf(st->version, sizeof st->version, "HIP runtime %d.%d (%s)", rt / 10000000,
+             (rt / 100000) % 100, st->lib_name);
+    int n = 0;
+    kmux_hip_error e = st->api.hipGetDeviceCount(&n);
+    if (e == KMUX_HIP_ERROR_NO_DEVICE || (e == KMUX_HIP_SUCCESS && n <= 0)) {
+        snprintf(st->probe_reason, sizeof st->probe_reason, "no AMD GPU (%s)",
+                 e == KMUX_HIP_SUCCESS ? "hipGetDeviceCount gave 0 devices"
+                                       : kmux_hip_error_name(st, e));
+        return;
+    }
+    if (e != KMUX_HIP_SUCCESS) {
+        const char *d = st->api.hipGetErrorString(e);
+        snprintf(st->probe_reason, sizeof st->probe_reason,
+                 "hipGetDeviceCount failed (%s (%d): %s)", kmux_hip_error_name(st, e), (int)e,
+                 d ? d : "");
+        return;
+    }
+    const char *archs = kmux_hip_carried_archs();
+    if (!archs[0]) {
+        snprintf(st->probe_reason, sizeof st->probe_reason,
+                 "kmux-hip was built without code objects (%s); rebuild with the gfx942 toolchain",
+                 KMUX_HIP_NO_CODE_OBJECTS_REASON);
+        return;
+    }
+    st->devices = calloc((size_t)n, sizeof *st->devices);
+    if (!st->devices) {
+        snprintf(st->probe_reason, sizeof st->probe_reason, "out of memory");
+        return;
+    }
+    char skipped[256] = "";
+    for (int ord = 0; ord < n; ord++) {
+        char arch[32];
+        kmux_hip_read_arch(st, ord, arch, sizeof arch);
+        if (!carried(archs, arch)) {
+            size_t len = strlen(skipped);
+            snprintf(skipped + len, sizeof skipped - len, "%sdevice %d is %s", len ? ", " : "", ord,
+                     arch);
+            continue;
+        }
+        kmux_hip_device *d = &st->devices[st->device_count++];
+        d->ordinal = ord;
+        snprintf(d->arch, sizeof d->arch, "%s", arch);
+        (void)st->api.hipDeviceGetAttribute(&d->integrated, KMUX_HIP_ATTR_INTEGRATED, ord);
+        if (st->api.hipDeviceGetAttribute(&d->wave, KMUX_HIP_ATTR_WARP_SIZE, ord) != 0)
+            d->wave = 64;
+        pthread_mutex_init(&d->lock, NULL);
+    }
+    if (st->device_count == 0)
+        snprintf(st->probe_reason, sizeof st->probe_reason,
+                 "%s; kmux-hip carries code objects for %s only", skipped, archs);
+    else if (skipped[0] && st->host->verbose >= 2)
+        st->host->trace(2, "probe,hip,skipped,%s (code objects for %s)", skipped, archs);
+}
+
+static kmux_status hip_probe(void *state, int *device_count, char *reason, size_t reason_size) {
+    kmux_hip_state *st = state;
+    if (!st->probed) {
+        st->probed = 1;
+        do_probe(st);
+    }
+    *device_count = st->device_count;
+    if (st->device_count == 0 && reason_size) snprintf(reason, reason_size, "%s", st->probe_reason);
+    return KMUX_OK;
+}
+
+static const char *hip_version(void *state) {
+    return ((kmux_hip_state *)state)->version;
+}
+
+static const kmux_backend_ops hip_ops = {
+    .struct_size = sizeof(kmux_backend_ops),
+    .abi_major = KMUX_BACKEND_ABI_MAJOR,
+    .abi_minor = KMUX_BACKEND_ABI_MINOR,
+    .name = "hip",
+    .init = hip_init,
+    .fini = hip_fini,
+    .probe = hip_probe,
+    .version = hip_version,
+    .device_props = kmux_hip_device_props,
+    .device_caps = kmux_hip_device_caps,
+    .mem_alloc = kmux_hip_mem_alloc,
+    .mem_free = kmux_hip_mem_free,
+    .stream_create = kmux_hip_stream_create,
+    .stream_destroy = kmux_hip_stream_destroy,
+    .stream_synchronize = kmux_hip_stream_synchronize,
+    .mem_copy = kmux_hip_mem_copy,
+    .mem_set = kmux_hip_mem_set,
+    .event_create = kmux_hip_event_create,
+    .event_destroy = kmux_hip_event_destroy,
+    .event_record = kmux_hip_event_record,
+    .event_synchronize = kmux_hip_event_synchronize,
+    .event_elapsed_ms = kmux_hip_event_elapsed_ms,
+    .matmul = &kmux_hip_matmul_ops,
+    .conv2d = &kmux_hip_conv2d_ops,
+    .matmul_degenerate = kmux_hip_matmul_degenerate,
+    .cast = kmux_hip_amp_cast,
+    .amax = kmux_hip_amp_amax,
+    .unscale_check_finite = kmux_hip_amp_unscale,
+    .loss_scale_update = kmux_hip_amp_loss_scale,
+    .fp8_scale_update = kmux_hip_amp_fp8_scale,
+};
+
+KMUX_BACKEND_EXPORT const kmux_backend_ops *kmux_backend_entry(void);
+KMUX_BACKEND_EXPORT const kmux_backend_ops *kmux_backend_entry(void) {
+    return &hip_ops;
+}

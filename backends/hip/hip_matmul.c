@@ -1,0 +1,245 @@
+/*
+ * hip_matmul.c - matmul plans of the HIP backend on rocBLAS (hip_rocblas.h), when the host has
+ * it: implementation "rocblas_gemm_ex" (rocblas_gemm_strided_batched_ex, standard algorithm).
+ *
+ * What it runs: f64 (compute f64), f32 (strict compute f32), f16 and bf16 inputs with f32
+ * accumulation into f16/bf16 or f32; no epilogue, no a/b/d scales or amax (those need a finish
+ * kernel); sizes and leading dimensions within rocBLAS's 32-bit rocblas_int. Everything else is
+ * refused with the reason (KMUX_ERR_UNSUPPORTED), as is every plan on a host without rocBLAS.
+ * Row-major problems run as the column-major transpose (C^T = op(B)^T op(A)^T): A and B swap.
+ * One rocBLAS handle per kmux stream, created on its first matmul and bound to the stream.
+ * prefs.require_deterministic: rocBLAS runs with atomics not allowed (rocblas_set_atomics_mode),
+ * else with its default (atomics allowed: faster for some shapes, not bitwise reproducible).
+ *
+ * TODO: kernels/gpu's own GEMM (launched by name from the code objects) and hipBLASLt as
+ * further implementations; fp8 (FNUZ on gfx942) through hipBLASLt.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/common/kmux_dtype_desc.h"
+#include "hip_backend.h"
+
+typedef struct hip_matmul_plan {
+    int device;
+    int deterministic; /* prefs->require_deterministic: rocBLAS runs without atomics */
+    kmux_matmul_desc d;
+    int at, ct, comp; /* rocBLAS datatypes of A and B, C and D, the computation */
+} hip_matmul_plan;
+
+static int rb_type(kmux_dtype t) {
+    switch (t) {
+    case KMUX_F16:
+        return KMUX_ROCBLAS_F16;
+    case KMUX_F32:
+        return KMUX_ROCBLAS_F32;
+    case KMUX_F64:
+        return KMUX_ROCBLAS_F64;
+    case KMUX_BF16:
+        return KMUX_ROCBLAS_BF16;
+    default:
+        return 0;
+    }
+}
+
+/* Opens rocBLAS once per backend state; 1 when it is there. */
+static int rocblas_open(kmux_hip_state *st) {
+    kmux_hip_rocblas *rb = &st->rocblas;
+    pthread_mutex_lock(&rb->lock);
+    if (!rb->tried) {
+        rb->tried = 1;
+        const char *env = getenv("KMUX_ROCBLAS_LIBRARY");
+        /* ROCm 6 (rocBLAS 4), ROCm 5.7 (rocBLAS 3), ROCm <= 5.6 and Debian (rocBLAS 2) */
+        const char *cands[4] = {"librocblas.so.4", "librocblas.so.3", "librocblas.so.0",
+                                env && env[0] ? env : NULL};
+        char why[4][200] = {"", "", "", ""};
+        for (int i = 0; i < 4 && !rb->lib; i++) {
+            if (!cands[i]) continue;
+            rb->lib = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL);
+            if (!rb->lib) {
+                const char *e = dlerror();
+                snprintf(why[i], sizeof why[i], "%s", e ? e : cands[i]);
+                continue;
+            }
+            *(void **)&rb->create_handle = dlsym(rb->lib, "rocblas_create_handle");
+            *(void **)&rb->destroy_handle = dlsym(rb->lib, "rocblas_destroy_handle");
+            *(void **)&rb->set_stream = dlsym(rb->lib, "rocblas_set_stream");
+            *(void **)&rb->get_version_string = dlsym(rb->lib, "rocblas_get_version_string");
+            *(void **)&rb->set_atomics_mode = dlsym(rb->lib, "rocblas_set_atomics_mode");
+            *(void **)&rb->gemm_strided_batched_ex =
+                dlsym(rb->lib, "rocblas_gemm_strided_batched_ex");
+            if (!rb->create_handle || !rb->destroy_handle || !rb->set_stream ||
+                !rb->gemm_strided_batched_ex) {
+                snprintf(why[i], sizeof why[i], "%s: a rocblas_* function is missing", cands[i]);
+                rb->lib = NULL; /* not dlclose'd: the library may hold runtime state */
+                continue;
+            }
+            if (!rb->get_version_string ||
+                rb->get_version_string(rb->version, sizeof rb->version) != KMUX_ROCBLAS_SUCCESS)
+                snprintf(rb->version, sizeof rb->version, "?");
+            if (st->host->verbose >= 2)
+                st->host->trace(2, "load,hip,rocblas,%s,%s", cands[i], rb->version);
+        }
+        if (!rb->lib)
+            snprintf(rb->why, sizeof rb->why, "rocBLAS not found (%s; %s; %s; %s%s)", why[0],
+                     why[1], why[2],
+                     cands[3] ? "KMUX_ROCBLAS_LIBRARY=" : "KMUX_ROCBLAS_LIBRARY not set",
+                     cands[3] ? why[3] : "");
+    }
+    pthread_mutex_unlock(&rb->lock);
+    return rb->lib != NULL;
+}
+
+int kmux_hip_rocblas_available(kmux_hip_state *st) {
+    return rocblas_open(st);
+}
+
+void kmux_hip_rocblas_init(kmux_hip_state *st) {
+    pthread_mutex_init(&st->rocblas.lock, NULL);
+}
+
+void kmux_hip_rocblas_fini(kmux_hip_state *st) {
+    pthread_mutex_destroy(&st->rocblas.lock);
+}
+
+void kmux_hip_rocblas_stream_release(kmux_hip_state *st, kmux_hip_stream_t *s) {
+    if (s->rocblas && st->rocblas.destroy_handle) (void)st->rocblas.destroy_handle(s->rocblas);
+    s->rocblas = NULL;
+}
+
+/* Why rocblas_gemm_ex cannot run d, or NULL when it can (types, epilogue, sizes). */
+static const char *not_runnable(const kmux_matmul_desc *d, char *buf, size_t size) {
+    if (d->epilogue != KMUX_EPILOGUE_NONE)
+        return snprintf(buf, size, "rocblas_gemm_ex runs no epilogue (epilogue 0x%x)", d->epilogue),
+               buf;
+    int ok = d->a_type == d->b_type && rb_type(d->a_type) && rb_type(d->c_type);
+    if (ok && d->compute_type == KMUX_COMPUTE_F64)
+        ok = d->a_type == KMUX_F64 && d->c_type == KMUX_F64;
+    else if (ok && d->compute_type == KMUX_COMPUTE_F32)
+        ok = d->a_type != KMUX_F64 && (d->c_type == d->a_type || d->c_type == KMUX_F32);
+    else
+        ok = 0;
+    if (!ok)
+        return snprintf(buf, size,
+                        "rocblas_gemm_ex does not run %s x %s -> %s with compute %d (it runs f64, "
+                        "strict f32, and f16/bf16 with f32 accumulation)",
+                        kmux_dtype_desc_of(d->a_type).name, kmux_dtype_desc_of(d->b_type).name,
+                        kmux_dtype_desc_of(d->c_type).name, (int)d->compute_type),
+               buf;
+    const int64_t sizes[] = {d->m, d->n, d->k, d->lda, d->ldb, d->ldc, d->batch_count};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (sizes[i] > INT32_MAX)
+            return snprintf(buf, size,
+                            "a size or leading dimension (%lld) exceeds rocBLAS's 32-bit "
+                            "rocblas_int",
+                            (long long)sizes[i]),
+                   buf;
+    return NULL;
+}
+
+kmux_status kmux_hip_matmul_plan_create(void *state, int device, const kmux_matmul_desc *desc,
+                                        const kmux_plan_prefs *prefs, void **plan,
+                                        int *impl_count) {
+    kmux_hip_state *st = state;
+    const kmux_hip_device *dv = &st->devices[device];
+    const int det =
+        prefs &&
+        prefs->struct_size >= offsetof(kmux_plan_prefs, require_deterministic) + sizeof(int) &&
+        prefs->require_deterministic;
+    char why[256];
+    const char *no = not_runnable(desc, why, sizeof why);
+    if (!no && !rocblas_open(st)) no = st->rocblas.why;
+    if (!no && det && !st->rocblas.set_atomics_mode)
+        no = "require_deterministic: this rocBLAS has no rocblas_set_atomics_mode";
+    if (no)
+        return st->host->set_error(KMUX_ERR_UNSUPPORTED,
+                                   "hip: kmux_matmul_plan_create on hip:%d (%s): %s; kernels/gpu "
+                                   "has no GEMM kernel in this build of kmux-hip (its matrix "
+                                   "units: %s)",
+                                   device, dv->arch, no, kmux_hip_fp8_formats(dv->arch));
+    hip_matmul_plan *p = calloc(1, sizeof *p);
+    if (!p) return st->host->set_error(KMUX_ERR_OUT_OF_MEMORY, "hip: matmul plan: out of memory");
+    p->device = device;
+    p->deterministic = det;
+    p->d = *desc;
+    p->at = rb_type(desc->a_type);
+    p->ct = rb_type(desc->c_type);
+    p->comp = desc->compute_type == KMUX_COMPUTE_F64 ? KMUX_ROCBLAS_F64 : KMUX_ROCBLAS_F32;
+    *plan = p;
+    *impl_count = 1;
+    return KMUX_OK;
+}
+
+kmux_status kmux_hip_matmul_execute(void *state, const void *plan, int impl, void *stream,
+                                    const kmux_matmul_args *a) {
+    (void)impl;
+    kmux_hip_state *st = state;
+    const hip_matmul_plan *p = plan;
+    kmux_hip_stream_t *s = stream;
+    const kmux_matmul_desc *d = &p->d;
+    if (a->a_scale || a->b_scale || a->d_scale || a->amax_d)
+        return st->host->set_error(KMUX_ERR_UNSUPPORTED,
+                                   "hip: kmux_matmul_execute on hip:%d: rocblas_gemm_ex takes no "
+                                   "a_scale, b_scale, d_scale or amax_d",
+                                   s->device);
+    kmux_hip_guard g;
+    kmux_status ks = kmux_hip_enter(st, s->device, "kmux_matmul_execute", &g);
+    if (ks != KMUX_OK) return ks;
+    const kmux_hip_rocblas *rb = &st->rocblas;
+    int e = KMUX_ROCBLAS_SUCCESS;
+    if (!s->rocblas) {
+        e = rb->create_handle(&s->rocblas);
+        if (e == KMUX_ROCBLAS_SUCCESS) e = rb->set_stream(s->rocblas, s->stream);
+        if (e != KMUX_ROCBLAS_SUCCESS) kmux_hip_rocblas_stream_release(st, s);
+    }
+    /* per plan: the handle belongs to the stream, which may run plans of both kinds */
+    if (e == KMUX_ROCBLAS_SUCCESS && rb->set_atomics_mode)
+        e = rb->set_atomics_mode(s->rocblas, p->deterministic ? KMUX_ROCBLAS_ATOMICS_NOT_ALLOWED
+                                                              : KMUX_ROCBLAS_ATOMICS_ALLOWED);
+    if (e == KMUX_ROCBLAS_SUCCESS) {
+        int ta = d->transa == KMUX_TRANS ? KMUX_ROCBLAS_OP_T : KMUX_ROCBLAS_OP_N;
+        int tb = d->transb == KMUX_TRANS ? KMUX_ROCBLAS_OP_T : KMUX_ROCBLAS_OP_N;
+        if (d->order == KMUX_COL_MAJOR)
+            e = rb->gemm_strided_batched_ex(
+                s->rocblas, ta, tb, (int32_t)d->m, (int32_t)d->n, (int32_t)d->k, a->alpha, a->A,
+                p->at, (int32_t)d->lda, d->stride_a, a->B, p->at, (int32_t)d->ldb, d->stride_b,
+                a->beta, a->C, p->ct, (int32_t)d->ldc, d->stride_c, a->C, p->ct, (int32_t)d->ldc,
+                d->stride_c, (int32_t)d->batch_count, p->comp, KMUX_ROCBLAS_ALGO_STANDARD, 0, 0);
+        else /* row-major C = column-major C^T = op(B)^T op(A)^T */
+            e = rb->gemm_strided_batched_ex(
+                s->rocblas, tb, ta, (int32_t)d->n, (int32_t)d->m, (int32_t)d->k, a->alpha, a->B,
+                p->at, (int32_t)d->ldb, d->stride_b, a->A, p->at, (int32_t)d->lda, d->stride_a,
+                a->beta, a->C, p->ct, (int32_t)d->ldc, d->stride_c, a->C, p->ct, (int32_t)d->ldc,
+                d->stride_c, (int32_t)d->batch_count, p->comp, KMUX_ROCBLAS_ALGO_STANDARD, 0, 0);
+    }
+    kmux_hip_leave(st, &g);
+    if (e != KMUX_ROCBLAS_SUCCESS)
+        return st->host->set_error(e == 2 || e == 4 ? KMUX_ERR_UNSUPPORTED : KMUX_ERR_DEVICE,
+                                   "hip: kmux_matmul_execute on hip:%d: rocBLAS %s: "
+                                   "rocblas_status %d",
+                                   s->device, rb->version, e);
+    return KMUX_OK;
+}
+
+kmux_status kmux_hip_matmul_plan_info(void *state, const void *plan, int impl,
+                                      kmux_plan_info *info) {
+    (void)state, (void)impl;
+    const hip_matmul_plan *p = plan;
+    info->impl = "rocblas_gemm_ex";
+    info->effective_compute = p->d.compute_type;
+    info->workspace_bytes = 0;
+    /* rocBLAS's default atomics mode lets some kernels reduce with atomics: bitwise reproducible
+     * only when the plan asked for it (atomics not allowed) */
+    info->deterministic = p->deterministic;
+    return KMUX_OK;
+}
+
+void kmux_hip_matmul_plan_destroy(void *state, void *plan) {
+    (void)state;
+    free(plan);
+}

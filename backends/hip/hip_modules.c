@@ -1,0 +1,87 @@
+/*
+ * hip_modules.c - the embedded code objects as HIP modules, and kernel launches.
+ *
+ * Each kernels/gpu source is one offload bundle holding a code object per architecture of the
+ * build; hipModuleLoadData picks the one of the current device (hipErrorNoBinaryForGpu when
+ * there is none). Modules are loaded on a device's first launch, under the device lock, and kept
+ * until the backend is finalised. Kernels are looked up by their mangled names
+ * (hip_kernels.c) with hipModuleGetFunction at each launch (a hash lookup in the runtime).
+ */
+#include <stdio.h>
+
+#include "hip_backend.h"
+
+static kmux_status module_of(kmux_hip_state *st, int device, kmux_hip_module_id id,
+                             const char *what, kmux_hip_module *out) {
+    kmux_hip_device *d = &st->devices[device];
+    kmux_status s = KMUX_OK;
+    pthread_mutex_lock(&d->lock);
+    if (!d->modules[id]) {
+        const kmux_hip_code_object *co = kmux_hip_code_object_get(id);
+        if (!co->image) {
+            s = st->host->set_error(KMUX_ERR_UNSUPPORTED,
+                                    "hip: %s: kmux-hip was built without the code object of "
+                                    "kmux_gpu_%s.cu",
+                                    what, co->name);
+        } else {
+            kmux_hip_error e = st->api.hipModuleLoadData(&d->modules[id], co->image);
+            if (e != KMUX_HIP_SUCCESS) {
+                d->modules[id] = NULL;
+                s = kmux_hip_fail(st, e,
+                                  "%s: hipModuleLoadData(kmux_gpu_%s.cu, %zu bytes, code objects "
+                                  "for %s) on hip:%d (%s)",
+                                  what, co->name, co->size, kmux_hip_carried_archs(), device,
+                                  d->arch);
+            } else if (st->host->verbose >= 2) {
+                st->host->trace(2, "load,hip:%d,module,kmux_gpu_%s.cu,%zu bytes", device, co->name,
+                                co->size);
+            }
+        }
+    }
+    *out = d->modules[id];
+    pthread_mutex_unlock(&d->lock);
+    return s;
+}
+
+void kmux_hip_modules_unload(kmux_hip_state *st, int device) {
+    kmux_hip_device *d = &st->devices[device];
+    for (int i = 0; i < KMUX_HIP_MOD_COUNT; i++) {
+        if (!d->modules[i]) continue;
+        kmux_hip_guard g;
+        if (kmux_hip_enter(st, device, "hip fini", &g) == KMUX_OK) {
+            (void)st->api.hipModuleUnload(d->modules[i]);
+            kmux_hip_leave(st, &g);
+        }
+        d->modules[i] = NULL;
+    }
+}
+
+kmux_status kmux_hip_launch(kmux_hip_state *st, const kmux_hip_stream_t *s, kmux_hip_module_id mod,
+                            const char *name, unsigned grid, unsigned block, void **params,
+                            const char *what) {
+    kmux_hip_guard g;
+    kmux_status ks = kmux_hip_enter(st, s->device, what, &g);
+    if (ks != KMUX_OK) return ks;
+    kmux_hip_module m = NULL;
+    ks = module_of(st, s->device, mod, what, &m);
+    if (ks != KMUX_OK) {
+        kmux_hip_leave(st, &g);
+        return ks;
+    }
+    kmux_hip_function fn = NULL;
+    kmux_hip_error e = st->api.hipModuleGetFunction(&fn, m, name);
+    if (e != KMUX_HIP_SUCCESS) {
+        kmux_hip_leave(st, &g);
+        return kmux_hip_fail(st, e, "%s: hipModuleGetFunction(%s) in kmux_gpu_%s.cu", what, name,
+                             kmux_hip_code_object_get(mod)->name);
+    }
+    e = st->api.hipModuleLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, s->stream, params, NULL);
+    kmux_hip_leave(st, &g);
+    if (e != KMUX_HIP_SUCCESS)
+        return kmux_hip_fail(st, e, "%s: hipModuleLaunchKernel(%s, grid %u, block %u) on hip:%d",
+                             what, name, grid, block, s->device);
+    if (st->host->verbose >= 2)
+        st->host->trace(2, "launch,hip:%d,%s,%s,grid=%u,block=%u", s->device, what, name, grid,
+                        block);
+    return KMUX_OK;
+}

@@ -1,0 +1,140 @@
+/*
+ * hip_ops.c - the convolution and degenerate-matmul slots of the HIP backend, and its op tables
+ * (matmul plans: hip_matmul.c, on rocBLAS when present).
+ *
+ * NOT IMPLEMENTED YET (TODO): kernels/gpu has no implicit-GEMM convolution kernel in this tree
+ * and MIOpen is not opened yet, so every convolution plan is refused with KMUX_ERR_UNSUPPORTED
+ * and the reason, never run by a stand-in. The degenerate matmul (k == 0,
+ * alpha == 0) does run: through the host, on THE CPU finish routine (below). The slots exist so
+ * that the refusal names the device, its architecture and its fp8 formats instead of the core's
+ * generic "does not run matmul". When kmux_gpu_gemm.cu lands, plan_create builds its
+ * implementations here (names "kmux_gpu_gemm_<tile>"), launched through hip_kernels.c like the
+ * element-wise kernels.
+ */
+#include <stdlib.h>
+
+#include "dispatch/common/cpu_finish.h"
+#include "dispatch/common/kmux_dtype_desc.h"
+#include "hip_backend.h"
+
+const char *kmux_hip_fp8_formats(const char *arch) {
+    switch (kmux_hip_fp8_family(arch)) {
+    case 'F':
+        return "fp8 in the FNUZ formats only (e4m3fnuz, e5m2fnuz)";
+    case 'O':
+        return "fp8 in the OCP formats only (e4m3, e5m2)";
+    default:
+        return "no fp8";
+    }
+}
+
+static kmux_status refuse(kmux_hip_state *st, int device, const char *what, const char *kernel) {
+    const kmux_hip_device *d = &st->devices[device];
+    return st->host->set_error(KMUX_ERR_UNSUPPORTED,
+                               "hip: %s on hip:%d (%s, matrix units: %s): kernels/gpu has no %s "
+                               "kernel in this build of kmux-hip, and rocBLAS/hipBLASLt/MIOpen "
+                               "are not used yet",
+                               what, device, d->arch, kmux_hip_fp8_formats(d->arch), kernel);
+}
+
+static kmux_status conv_plan_create(void *state, int device, const kmux_conv2d_desc *desc,
+                                    const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
+    (void)desc, (void)prefs, (void)plan, (void)impl_count;
+    return refuse(state, device, "kmux_conv2d_plan_create", "convolution");
+}
+
+/* No plan is ever created, so the remaining slots are never reached; they answer honestly. */
+static kmux_status no_plan(void *state) {
+    kmux_hip_state *st = state;
+    return st->host->set_error(KMUX_ERR_INTERNAL, "hip: no plan of this backend exists");
+}
+static kmux_status conv_execute(void *state, const void *plan, int impl, void *stream,
+                                const kmux_conv2d_args *args) {
+    (void)plan, (void)impl, (void)stream, (void)args;
+    return no_plan(state);
+}
+static kmux_status plan_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
+    (void)plan, (void)impl, (void)info;
+    return no_plan(state);
+}
+static void plan_destroy(void *state, void *plan) {
+    (void)state, (void)plan;
+}
+
+const kmux_matmul_ops kmux_hip_matmul_ops = {
+    .plan_create = kmux_hip_matmul_plan_create,
+    .execute = kmux_hip_matmul_execute,
+    .plan_info = kmux_hip_matmul_plan_info,
+    .plan_destroy = kmux_hip_matmul_plan_destroy,
+};
+
+const kmux_conv2d_ops kmux_hip_conv2d_ops = {
+    .plan_create = conv_plan_create,
+    .execute = conv_execute,
+    .plan_info = plan_info,
+    .plan_destroy = plan_destroy,
+};
+
+/* Elements spanned by a matrix of rows x cols with leading dimension ld (batch stride). */
+static int64_t span(kmux_order order, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
+                    int64_t stride) {
+    int64_t outer = order == KMUX_ROW_MAJOR ? rows : cols;
+    int64_t inner = order == KMUX_ROW_MAJOR ? cols : rows;
+    return (outer - 1) * ld + inner + (batch - 1) * stride;
+}
+
+/* Device -> host (or back) on the stream, then wait. */
+static kmux_status copy_sync(kmux_hip_state *st, kmux_hip_stream_t *s, void *dst, const void *src,
+                             size_t bytes, kmux_memcpy_kind kind) {
+    kmux_status ks = kmux_hip_mem_copy(st, s, dst, src, bytes, kind);
+    return ks != KMUX_OK ? ks : kmux_hip_stream_synchronize(st, s);
+}
+
+/*
+ * The degenerate matmul (k == 0 or alpha == 0: D = d_scale * act(beta * C + bias), A and B
+ * unread) through the host: C, bias and d_scale are copied to host memory, finished by THE CPU
+ * finish routine of dispatch/common (the one the core runs for host devices, so the result is
+ * ref's bit for bit) and D (and amax_d) copied back. Synchronous (the stream is waited for
+ * twice): a correct path for a rare case, not a fast one; a device kernel replaces it when
+ * kernels/gpu has one.
+ */
+kmux_status kmux_hip_matmul_degenerate(void *state, void *stream, const kmux_matmul_desc *desc,
+                                       const kmux_matmul_args *args) {
+    kmux_hip_state *st = state;
+    kmux_hip_stream_t *s = stream;
+    const int64_t nc =
+        span(desc->order, desc->m, desc->n, desc->ldc, desc->batch_count, desc->stride_c);
+    const size_t cb = (size_t)nc * kmux_dtype_bytes(desc->c_type);
+    const int bias = (desc->epilogue & KMUX_EPILOGUE_BIAS) != 0;
+    const size_t bb = bias ? (size_t)desc->n * kmux_dtype_bytes(desc->bias_type) : 0;
+    unsigned char *c = malloc(cb), *b = bb ? malloc(bb) : NULL;
+    if (!c || (bb && !b)) {
+        free(c);
+        free(b);
+        return st->host->set_error(KMUX_ERR_OUT_OF_MEMORY,
+                                   "hip: kmux_matmul (degenerate) on hip:%d: %zu bytes of host "
+                                   "memory for C",
+                                   s->device, cb + bb);
+    }
+    float d_scale = 1.0f, amax = 0.0f;
+    kmux_status ks = copy_sync(st, s, c, args->C, cb, KMUX_MEMCPY_DEVICE_TO_HOST);
+    if (ks == KMUX_OK && bias) ks = copy_sync(st, s, b, args->bias, bb, KMUX_MEMCPY_DEVICE_TO_HOST);
+    if (ks == KMUX_OK && args->d_scale)
+        ks = copy_sync(st, s, &d_scale, args->d_scale, sizeof d_scale, KMUX_MEMCPY_DEVICE_TO_HOST);
+    if (ks == KMUX_OK) {
+        kmux_matmul_args h = *args;
+        h.A = h.B = NULL;
+        h.a_scale = h.b_scale = NULL; /* no product: the operand scales are not used */
+        h.C = c;
+        h.bias = b;
+        h.d_scale = args->d_scale ? &d_scale : NULL;
+        h.amax_d = args->amax_d ? &amax : NULL;
+        kmux_cpu_finish(desc, &h, NULL);
+        ks = copy_sync(st, s, args->C, c, cb, KMUX_MEMCPY_HOST_TO_DEVICE);
+        if (ks == KMUX_OK && args->amax_d)
+            ks = copy_sync(st, s, args->amax_d, &amax, sizeof amax, KMUX_MEMCPY_HOST_TO_DEVICE);
+    }
+    free(c);
+    free(b);
+    return ks;
+}

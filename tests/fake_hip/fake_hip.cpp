@@ -1,0 +1,424 @@
+/*
+ * fake_hip.cpp - the fake HIP runtime's exported hip* functions (see fake_hip.h). A TEST TOOL.
+ *
+ * Devices: $KMUX_FAKE_HIP_DEVICES (default 1; 0 makes hipGetDeviceCount answer hipErrorNoDevice),
+ * all of architecture $KMUX_FAKE_HIP_ARCH (default gfx942; hipDeviceAttributeGcnArch), reported
+ * as an MI300X (304 CUs, 2.1 GHz, 192 GiB). Memory: hipMalloc is host memory, tracked, so that a
+ * copy or a kernel argument outside any allocation of the right kind is refused like a real
+ * runtime would fault. Everything is synchronous (streams and events are in order by
+ * construction); events record a monotonic time. Kernels run in the emulator with 64-lane waves
+ * (gfx942's width) and shuffled block order.
+ */
+#include "fake_hip.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+
+#define EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+enum {
+    kSuccess = 0,
+    kInvalidValue = 1,
+    kOutOfMemory = 2,
+    kNoDevice = 100,
+    kInvalidDevice = 101,
+    kInvalidImage = 200,
+    kNoBinaryForGpu = 209,
+    kInvalidHandle = 400,
+    kNotFound = 500,
+    kLaunchFailure = 719,
+    kNotSupported = 801
+};
+
+struct kernel {
+    std::string name;
+    fake_hip::runner run;
+};
+struct module {
+    int device;
+};
+struct stream {
+    int device;
+};
+struct event {
+    int device;
+    double ms = -1.0;
+};
+
+std::mutex mu;
+std::map<const void *, fake_hip::runner> by_address; /* registered, not yet named */
+std::map<std::string, kernel> kernels;
+std::map<uintptr_t, size_t> allocations;
+thread_local int current = 0;
+
+int env_int(const char *name, int dflt) {
+    const char *v = getenv(name);
+    return v && v[0] ? atoi(v) : dflt;
+}
+/* $KMUX_FAKE_HIP_ARCH ("gfx942", "gfx90a", "gfx1100"; default gfx942) as HIP's gcnArch:
+ * major * 100 + minor * 10 + stepping (the last two hex digits are minor and stepping). */
+const char *arch_name() {
+    const char *a = getenv("KMUX_FAKE_HIP_ARCH");
+    return a && a[0] ? a : "gfx942";
+}
+int gcn_arch() {
+    const char *a = arch_name() + 3;
+    size_t n = strlen(a);
+    if (n < 3) return 0;
+    char major[8] = {0};
+    memcpy(major, a, n - 2 < 7 ? n - 2 : 7);
+    char minor[2] = {a[n - 2], 0}, step[2] = {a[n - 1], 0};
+    return atoi(major) * 100 + (int)strtol(minor, nullptr, 16) * 10 +
+           (int)strtol(step, nullptr, 16);
+}
+int device_count() {
+    return env_int("KMUX_FAKE_HIP_DEVICES", 1);
+}
+bool valid_device(int d) {
+    return d >= 0 && d < device_count();
+}
+
+/* Names every registered kernel from the fake's own ELF symbol table (local symbols of the
+ * anonymous-namespace kernels, mangled by the host compiler). */
+void name_kernels() {
+    if (!kernels.empty() || by_address.empty()) return;
+    Dl_info info;
+    if (!dladdr(reinterpret_cast<const void *>(&name_kernels), &info) || !info.dli_fname) return;
+    int fd = open(info.dli_fname, O_RDONLY);
+    if (fd < 0) return;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        close(fd);
+        return;
+    }
+    void *map = mmap(nullptr, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) return;
+    const char *base = static_cast<const char *>(map);
+    const Elf64_Ehdr *eh = reinterpret_cast<const Elf64_Ehdr *>(base);
+    const Elf64_Shdr *sh = reinterpret_cast<const Elf64_Shdr *>(base + eh->e_shoff);
+    const uintptr_t load = reinterpret_cast<uintptr_t>(info.dli_fbase);
+    for (int i = 0; i < eh->e_shnum; i++) {
+        if (sh[i].sh_type != SHT_SYMTAB) continue;
+        const Elf64_Sym *sym = reinterpret_cast<const Elf64_Sym *>(base + sh[i].sh_offset);
+        const char *str = base + sh[sh[i].sh_link].sh_offset;
+        size_t n = sh[i].sh_size / sizeof(Elf64_Sym);
+        for (size_t j = 0; j < n; j++) {
+            if (ELF64_ST_TYPE(sym[j].st_info) != STT_FUNC || sym[j].st_value == 0) continue;
+            auto it = by_address.find(reinterpret_cast<const void *>(load + sym[j].st_value));
+            if (it == by_address.end()) continue;
+            kernels[str + sym[j].st_name] = kernel{str + sym[j].st_name, it->second};
+        }
+    }
+    munmap(map, (size_t)sb.st_size);
+}
+
+/* [p, p + bytes) inside one allocation? */
+bool is_device(const void *p, size_t bytes) {
+    uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    auto it = allocations.upper_bound(a);
+    if (it == allocations.begin()) return false;
+    --it;
+    return a >= it->first && a + bytes <= it->first + it->second;
+}
+
+double now_ms() {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+struct registrar {
+    registrar() {
+        fake_hip::register_cast();
+        fake_hip::register_amp();
+    }
+} registrar_instance;
+
+} // namespace
+
+void fake_hip::add_kernel(const void *address, runner run) {
+    by_address[address] = run;
+}
+
+EXPORT int hipGetDeviceCount(int *count) {
+    if (!count) return kInvalidValue;
+    *count = device_count() > 0 ? device_count() : 0;
+    return device_count() > 0 ? kSuccess : kNoDevice;
+}
+
+EXPORT int hipDeviceGetAttribute(int *value, int attr, int device) {
+    if (!value) return kInvalidValue;
+    if (!valid_device(device)) return kInvalidDevice;
+    int gcn = gcn_arch();
+    switch (attr) {
+    case 5:
+        *value = 2100000;
+        return kSuccess; /* clock rate, kHz */
+    case 16:
+        *value = 0;
+        return kSuccess; /* integrated */
+    case 23:
+        *value = gcn / 100;
+        return kSuccess; /* compute capability major */
+    case 56:
+        *value = 1024;
+        return kSuccess;
+    case 59:
+        *value = 8192;
+        return kSuccess; /* memory bus width, bits */
+    case 60:
+        *value = 1300000;
+        return kSuccess; /* memory clock, kHz */
+    case 61:
+        *value = gcn / 10 % 10;
+        return kSuccess;
+    case 63:
+        *value = 304;
+        return kSuccess; /* compute units */
+    case 87:
+        *value = 64;
+        return kSuccess; /* wavefront */
+    case 10003:
+        *value = gcn;
+        return kSuccess; /* gcnArch */
+    default:
+        return kNotSupported;
+    }
+}
+
+EXPORT int hipDeviceGetName(char *name, int len, int device) {
+    if (!name || len <= 0) return kInvalidValue;
+    if (!valid_device(device)) return kInvalidDevice;
+    snprintf(name, (size_t)len, "AMD Instinct MI300X (kmux fake HIP runtime)");
+    return kSuccess;
+}
+
+EXPORT int hipDeviceTotalMem(size_t *bytes, int device) {
+    if (!bytes) return kInvalidValue;
+    if (!valid_device(device)) return kInvalidDevice;
+    *bytes = (size_t)192 << 30;
+    return kSuccess;
+}
+
+EXPORT int hipDeviceGetPCIBusId(char *id, int len, int device) {
+    if (!id || len <= 0) return kInvalidValue;
+    if (!valid_device(device)) return kInvalidDevice;
+    /* a bus no KFD topology node has, so the plugin falls back to hipDeviceAttributeGcnArch */
+    snprintf(id, (size_t)len, "0000:f%x:00.0", device & 0xf);
+    return kSuccess;
+}
+
+EXPORT int hipRuntimeGetVersion(int *v) {
+    if (!v) return kInvalidValue;
+    *v = 60200000; /* "6.2" */
+    return kSuccess;
+}
+
+EXPORT int hipDriverGetVersion(int *v) {
+    if (!v) return kInvalidValue;
+    *v = 60200000;
+    return kSuccess;
+}
+
+EXPORT const char *hipGetErrorName(int e) {
+    switch (e) {
+    case kSuccess:
+        return "hipSuccess";
+    case kInvalidValue:
+        return "hipErrorInvalidValue";
+    case kOutOfMemory:
+        return "hipErrorOutOfMemory";
+    case kNoDevice:
+        return "hipErrorNoDevice";
+    case kInvalidDevice:
+        return "hipErrorInvalidDevice";
+    case kInvalidImage:
+        return "hipErrorInvalidImage";
+    case kNoBinaryForGpu:
+        return "hipErrorNoBinaryForGpu";
+    case kInvalidHandle:
+        return "hipErrorInvalidHandle";
+    case kNotFound:
+        return "hipErrorNotFound";
+    case kLaunchFailure:
+        return "hipErrorLaunchFailure";
+    case kNotSupported:
+        return "hipErrorNotSupported";
+    default:
+        return "hipErrorUnknown";
+    }
+}
+
+EXPORT const char *hipGetErrorString(int e) {
+    return e == kNoDevice ? "no ROCm-capable device is detected (fake HIP runtime)"
+                          : "fake HIP runtime error";
+}
+
+EXPORT int hipGetDevice(int *d) {
+    if (!d) return kInvalidValue;
+    *d = current;
+    return kSuccess;
+}
+
+EXPORT int hipSetDevice(int d) {
+    if (!valid_device(d)) return kInvalidDevice;
+    current = d;
+    return kSuccess;
+}
+
+EXPORT int hipMalloc(void **p, size_t bytes) {
+    if (!p) return kInvalidValue;
+    void *q = aligned_alloc(256, (bytes + 255) / 256 * 256);
+    if (!q) return kOutOfMemory;
+    std::lock_guard<std::mutex> g(mu);
+    allocations[reinterpret_cast<uintptr_t>(q)] = bytes;
+    *p = q;
+    return kSuccess;
+}
+
+EXPORT int hipFree(void *p) {
+    if (!p) return kSuccess;
+    std::lock_guard<std::mutex> g(mu);
+    auto it = allocations.find(reinterpret_cast<uintptr_t>(p));
+    if (it == allocations.end()) return kInvalidValue;
+    allocations.erase(it);
+    free(p);
+    return kSuccess;
+}
+
+EXPORT int hipMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, void *s) {
+    (void)s;
+    std::lock_guard<std::mutex> g(mu);
+    /* hipMemcpyKind: 0 H2H, 1 H2D, 2 D2H, 3 D2D, 4 default */
+    bool dd = is_device(dst, bytes), sd = is_device(src, bytes);
+    if (kind < 0 || kind > 4 || (kind == 1 && (!dd || sd)) || (kind == 2 && (dd || !sd)) ||
+        (kind == 3 && (!dd || !sd)) || (kind == 0 && (dd || sd)))
+        return kInvalidValue;
+    memmove(dst, src, bytes);
+    return kSuccess;
+}
+
+EXPORT int hipMemsetAsync(void *dst, int value, size_t bytes, void *s) {
+    (void)s;
+    std::lock_guard<std::mutex> g(mu);
+    if (!is_device(dst, bytes)) return kInvalidValue;
+    memset(dst, value, bytes);
+    return kSuccess;
+}
+
+EXPORT int hipStreamCreate(void **s) {
+    if (!s) return kInvalidValue;
+    *s = new stream{current};
+    return kSuccess;
+}
+
+EXPORT int hipStreamDestroy(void *s) {
+    if (!s) return kInvalidHandle;
+    delete static_cast<stream *>(s);
+    return kSuccess;
+}
+
+EXPORT int hipStreamSynchronize(void *s) {
+    (void)s;
+    return kSuccess;
+}
+
+EXPORT int hipEventCreate(void **e) {
+    if (!e) return kInvalidValue;
+    *e = new event{current};
+    return kSuccess;
+}
+
+EXPORT int hipEventDestroy(void *e) {
+    if (!e) return kInvalidHandle;
+    delete static_cast<event *>(e);
+    return kSuccess;
+}
+
+EXPORT int hipEventRecord(void *e, void *s) {
+    (void)s;
+    if (!e) return kInvalidHandle;
+    static_cast<event *>(e)->ms = now_ms();
+    return kSuccess;
+}
+
+EXPORT int hipEventSynchronize(void *e) {
+    return e ? kSuccess : kInvalidHandle;
+}
+
+EXPORT int hipEventElapsedTime(float *ms, void *a, void *b) {
+    if (!ms || !a || !b) return kInvalidValue;
+    const event *x = static_cast<event *>(a), *y = static_cast<event *>(b);
+    if (x->ms < 0 || y->ms < 0) return kInvalidHandle; /* hipErrorNotReady on a real runtime */
+    *ms = (float)(y->ms - x->ms);
+    return kSuccess;
+}
+
+/* The image must be a clang offload bundle holding a code object for the current device's
+ * architecture, as the real runtime requires (it would then load that code object). */
+EXPORT int hipModuleLoadData(void **m, const void *image) {
+    if (!m || !image) return kInvalidValue;
+    static const char magic[] = "__CLANG_OFFLOAD_BUNDLE__";
+    const char *p = static_cast<const char *>(image);
+    if (memcmp(p, magic, sizeof magic - 1) != 0) return kInvalidImage;
+    uint64_t n;
+    memcpy(&n, p + 24, sizeof n);
+    char want[32];
+    snprintf(want, sizeof want, "amdgcn-amd-amdhsa--%s", arch_name());
+    const char *q = p + 32;
+    bool found = false;
+    for (uint64_t i = 0; i < n && i < 64; i++) {
+        uint64_t len;
+        memcpy(&len, q + 16, sizeof len); /* offset, size, id length, id */
+        std::string id(q + 24, (size_t)len);
+        if (id.size() >= strlen(want) &&
+            id.compare(id.size() - strlen(want), strlen(want), want) == 0)
+            found = true;
+        q += 24 + len;
+    }
+    if (!found) return kNoBinaryForGpu;
+    *m = new module{current};
+    return kSuccess;
+}
+
+EXPORT int hipModuleUnload(void *m) {
+    if (!m) return kInvalidHandle;
+    delete static_cast<module *>(m);
+    return kSuccess;
+}
+
+EXPORT int hipModuleGetFunction(void **fn, void *m, const char *name) {
+    if (!fn || !m || !name) return kInvalidValue;
+    std::lock_guard<std::mutex> g(mu);
+    name_kernels();
+    auto it = kernels.find(name);
+    if (it == kernels.end()) return kNotFound;
+    *fn = &it->second;
+    return kSuccess;
+}
+
+EXPORT int hipModuleLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                 unsigned by, unsigned bz, unsigned shared, void *s, void **params,
+                                 void **extra) {
+    (void)s;
+    if (!fn || extra || shared != 0) return kInvalidValue;
+    if (bx * by * bz > 1024 || gx == 0 || bx == 0) return kInvalidValue;
+    const kernel *k = static_cast<const kernel *>(fn);
+    kmux_gpu_emu_configure(64, (uint64_t)env_int("KMUX_FAKE_HIP_SEED", 1));
+    int e = k->run(dim3(gx, gy, gz), dim3(bx, by, bz), params);
+    return e == 0 ? kSuccess : kLaunchFailure;
+}
