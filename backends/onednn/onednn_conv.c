@@ -441,7 +441,8 @@ kmux_status kmux_dnn_conv2d_run(kmux_dnn_state *st, kmux_dnn_plan *plan,
     conv_run r = {st, (kmux_dnn_conv_plan *)plan, NULL, KMUX_OK};
     kmux_dnn_threads th;
     kmux_dnn_threads_enter(r.st, &th);
-    kmux_status ks = kmux_dnn_ctx_acquire(r.st, &r.p->base, r.p->impl.scratch, &r.ctx);
+    kmux_status ks =
+        kmux_dnn_ctx_acquire("kmux_conv2d_execute", r.st, &r.p->base, r.p->impl.scratch, &r.ctx);
     if (ks == KMUX_OK) {
         ks = run(&r, args);
         kmux_dnn_ctx_release(&r.p->base, r.ctx);

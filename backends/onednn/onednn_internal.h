@@ -44,7 +44,8 @@ typedef struct kmux_dnn_exec_ctx {
     dnnl_memory_t scratch_mem;            /**< 1-D u8 memory over scratch */
     void *scratch;                        /**< oneDNN scratchpad (user-managed mode) */
     size_t scratch_cap;
-    void *work; /**< the plan's workspace (conversions, temporaries), plan->work_bytes */
+    void *work;     /**< the plan's workspace (conversions, temporaries), plan->work_bytes */
+    const char *fn; /**< public function of the execution holding it (for messages) */
 } kmux_dnn_exec_ctx;
 
 /** A plan's free execution contexts (LIFO, mutex-protected; uncontended lock ~20 ns). */
@@ -71,8 +72,8 @@ void kmux_dnn_pool_init(kmux_dnn_plan *plan);
 /** Takes a free context of plan (or makes one: stream, workspace of plan->work_bytes) with a
  *  scratchpad of at least scratch_bytes. Returns KMUX_OK, KMUX_ERR_OUT_OF_MEMORY or
  *  KMUX_ERR_DEVICE (message set). */
-kmux_status kmux_dnn_ctx_acquire(kmux_dnn_state *st, kmux_dnn_plan *plan, size_t scratch_bytes,
-                                 kmux_dnn_exec_ctx **ctx);
+kmux_status kmux_dnn_ctx_acquire(const char *fn, kmux_dnn_state *st, kmux_dnn_plan *plan,
+                                 size_t scratch_bytes, kmux_dnn_exec_ctx **ctx);
 /** Gives a context back to its plan's pool. */
 void kmux_dnn_ctx_release(kmux_dnn_plan *plan, kmux_dnn_exec_ctx *ctx);
 /** Destroys every pooled context (plan destruction; no execute may be running). */
