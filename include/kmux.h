@@ -513,7 +513,15 @@ typedef struct kmux_matmul_desc {
     }
 
 /** Preferences for plan creation. Initialise with KMUX_PLAN_PREFS_INIT. Required fields:
- *  struct_size and max_workspace_bytes. */
+ *  struct_size and max_workspace_bytes.
+ *  Workspace: an implementation whose workspace exceeds max_workspace_bytes is skipped and the
+ *  next one is used (KMUX_ERR_UNSUPPORTED when none fits). SIZE_MAX (the default) means the
+ *  backend's default cap; on cpu:onednn convolutions that is 16 x the bytes of the three tensors,
+ *  at least 64 MiB, at most half of the host memory available at plan creation, and when no
+ *  implementation fits the default cap the one with the smallest workspace is kept (the default
+ *  never makes a plan fail). When implementations were skipped, kmux_plan_info.impl ends with
+ *  " [<count> over default workspace cap <bytes>]" (or "prefs" for an explicit cap). The f16/bf16
+ *  "+cvt" implementations hold f32 copies of the tensors in their workspace. */
 typedef struct kmux_plan_prefs {
     size_t struct_size;
     size_t max_workspace_bytes; /**< workspace the plan may use; SIZE_MAX = backend default */

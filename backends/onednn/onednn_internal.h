@@ -159,9 +159,12 @@ typedef struct kmux_dnn_plan_set {
 } kmux_dnn_plan_set;
 
 /** Keeps the implementations of a fully built list whose workspace fits max_ws (in order) in a
- *  new set, destroys the others with destroy; UNSUPPORTED (fn in the message) when none fits. */
+ *  new set, destroys the others with destroy; UNSUPPORTED (fn in the message) when none fits,
+ *  except with default_cap (max_ws is the default cap, not the caller's): then the smallest is
+ *  kept. When some were dropped, the first kept one's impl name says so ("[2 over default
+ *  workspace cap N]"). */
 kmux_status kmux_dnn_set_make(kmux_dnn_state *st, const char *fn, kmux_dnn_plan_kind kind,
-                              kmux_dnn_plan **list, int n, size_t max_ws,
+                              kmux_dnn_plan **list, int n, size_t max_ws, int default_cap,
                               void (*destroy)(kmux_dnn_plan *), kmux_dnn_plan_set **set);
 
 /* ---- matmul (onednn_matmul.c, onednn_matmul_exec.c) ----------------------------------------- */
