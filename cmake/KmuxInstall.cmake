@@ -5,17 +5,17 @@ include(CMakePackageConfigHelpers)
 install(TARGETS kmux EXPORT kmuxTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(FILES ${CMAKE_SOURCE_DIR}/include/kmux.h ${CMAKE_SOURCE_DIR}/include/kmux_backend.h
+install(FILES ${KMUX_SOURCE_DIR}/include/kmux.h ${KMUX_SOURCE_DIR}/include/kmux_backend.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT kmuxTargets NAMESPACE kmux:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kmux)
 
-configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/kmuxConfig.cmake.in
-  ${CMAKE_BINARY_DIR}/kmuxConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kmux)
-write_basic_package_version_file(${CMAKE_BINARY_DIR}/kmuxConfigVersion.cmake
+configure_package_config_file(${KMUX_SOURCE_DIR}/cmake/kmuxConfig.cmake.in
+  ${KMUX_BINARY_DIR}/kmuxConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kmux)
+write_basic_package_version_file(${KMUX_BINARY_DIR}/kmuxConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
-install(FILES ${CMAKE_BINARY_DIR}/kmuxConfig.cmake ${CMAKE_BINARY_DIR}/kmuxConfigVersion.cmake
+install(FILES ${KMUX_BINARY_DIR}/kmuxConfig.cmake ${KMUX_BINARY_DIR}/kmuxConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kmux)
 
 file(RELATIVE_PATH KMUX_PC_TO_PREFIX "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
-configure_file(${CMAKE_SOURCE_DIR}/cmake/kmux.pc.in ${CMAKE_BINARY_DIR}/kmux.pc @ONLY)
-install(FILES ${CMAKE_BINARY_DIR}/kmux.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+configure_file(${KMUX_SOURCE_DIR}/cmake/kmux.pc.in ${KMUX_BINARY_DIR}/kmux.pc @ONLY)
+install(FILES ${KMUX_BINARY_DIR}/kmux.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

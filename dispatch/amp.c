@@ -40,13 +40,9 @@ kmux_status kmux_cast(kmux_stream *stream, int64_t n, const void *src, kmux_dtyp
     if (!kmux_dtype_valid(dst_type) || !castable(dst_type))
         return INVALID("%s: dst_type = %s (%d) is not a floating-point kmux_dtype", fn,
                        kmux_dtype_name(dst_type), (int)dst_type);
-    kmux_cast_options o = KMUX_CAST_OPTIONS_INIT;
-    if (opts) {
-        if (opts->struct_size < sizeof o)
-            return INVALID("%s: opts->struct_size = %zu, expected %zu (use KMUX_CAST_OPTIONS_INIT)",
-                           fn, opts->struct_size, sizeof o);
-        o = *opts;
-    }
+    kmux_cast_options o;
+    kmux_status rs = kmux_resolve_cast_options(fn, opts, &o);
+    if (rs != KMUX_OK) return rs;
     if (o.saturate != 0 && o.saturate != 1)
         return INVALID("%s: opts->saturate = %d must be 0 or 1", fn, o.saturate);
     size_t sb, db;

@@ -104,6 +104,16 @@ kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **
                 continue;
             }
             dev->props.id[sizeof dev->props.id - 1] = '\0';
+            /* Capabilities are read once: dispatch/caps.c checks every plan against them. */
+            memset(&dev->caps, 0, sizeof dev->caps);
+            dev->caps.struct_size = (uint32_t)sizeof dev->caps;
+            st = b->ops->device_caps(b->state, d, &dev->caps);
+            if (st != KMUX_OK) {
+                kmux_trace(2, "load,%s,device %d,unusable: device_caps: %s", b->name, d,
+                           kmux_last_error());
+                free(dev);
+                continue;
+            }
             kmux_trace(2, "load,%s,device,%s,%s", b->name, dev->props.id, dev->props.name);
             c->devices[c->device_count++] = dev;
             usable++;

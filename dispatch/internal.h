@@ -58,6 +58,7 @@ struct kmux_device {
     kmux_backend_instance *backend;
     int index; /**< index within its backend */
     kmux_device_props props;
+    kmux_device_caps caps; /**< read once at context creation (device_caps slot) */
 };
 
 struct kmux_stream {
@@ -76,7 +77,10 @@ typedef enum kmux_plan_kind { KMUX_PLAN_MATMUL = 1, KMUX_PLAN_CONV2D = 2 } kmux_
 struct kmux_plan {
     kmux_device *dev;
     kmux_plan_kind kind;
-    void *native;
+    void *native;   /**< the backend's plan; NULL when the core runs the plan itself (empty
+                         problems, k == 0) */
+    int impl;       /**< current implementation (kmux_plan_next_impl advances it) */
+    int impl_count; /**< implementations the backend prepared (>= 1) */
     union {
         kmux_matmul_desc matmul;
         kmux_conv2d_desc conv;
@@ -129,6 +133,44 @@ kmux_status kmux_matmul_execute_unchecked(kmux_plan *plan, kmux_stream *stream,
 /** Runs a validated matmul (desc and args) on stream with the context's cached plan for it. */
 kmux_status kmux_matmul_run_cached(kmux_stream *stream, const kmux_matmul_desc *desc,
                                    const kmux_matmul_args *args);
+
+/** The degenerate matmul (k == 0 or alpha == 0, m, n, batch_count >= 1) of a validated desc and
+ *  args: the shared CPU finish routine on host devices, the backend's matmul_degenerate slot
+ *  elsewhere. fn names the public entry point in messages. */
+kmux_status kmux_matmul_run_degenerate(const char *fn, kmux_stream *stream,
+                                       const kmux_matmul_desc *desc, const kmux_matmul_args *args);
+
+/* ---- caps.c: capability checks, once for every backend ---- */
+
+/** Refuses (KMUX_ERR_UNSUPPORTED, message naming the limit and the device) a validated matmul
+ *  description beyond dev's capabilities (sizes, batch, leading dimensions, operand spans,
+ *  epilogue, type row, emulation under prefs). */
+kmux_status kmux_caps_check_matmul(const char *fn, const kmux_device *dev,
+                                   const kmux_matmul_desc *d, const kmux_plan_prefs *prefs);
+/** The same for a validated convolution description. */
+kmux_status kmux_caps_check_conv(const char *fn, const kmux_device *dev, const kmux_conv2d_desc *d,
+                                 const kmux_plan_prefs *prefs);
+/** Operand pointers against the device's ptr_align (op: "matmul" caps or conv direction caps). */
+kmux_status kmux_caps_check_align(const char *fn, const kmux_device *dev, const kmux_op_caps *c,
+                                  const void *const *ptrs, const char *const *names, int count);
+
+/* ---- compat.c: structs of an older, shorter struct_size ---- */
+
+/** Copies *in into *out, today's full struct: fields beyond in->struct_size take their _INIT
+ *  defaults; KMUX_ERR_INVALID_ARGUMENT (fn in the message) when in->struct_size does not hold the
+ *  struct's required fields (kmux.h names them). prefs and opts may be NULL (all defaults). */
+kmux_status kmux_resolve_matmul_desc(const char *fn, const kmux_matmul_desc *in,
+                                     kmux_matmul_desc *out);
+kmux_status kmux_resolve_matmul_args(const char *fn, const kmux_matmul_args *in,
+                                     kmux_matmul_args *out);
+kmux_status kmux_resolve_conv_desc(const char *fn, const kmux_conv2d_desc *in,
+                                   kmux_conv2d_desc *out);
+kmux_status kmux_resolve_conv_args(const char *fn, const kmux_conv2d_args *in,
+                                   kmux_conv2d_args *out);
+kmux_status kmux_resolve_plan_prefs(const char *fn, const kmux_plan_prefs *in,
+                                    kmux_plan_prefs *out);
+kmux_status kmux_resolve_cast_options(const char *fn, const kmux_cast_options *in,
+                                      kmux_cast_options *out);
 
 /* ---- shared helpers ---- */
 

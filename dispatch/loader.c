@@ -34,6 +34,7 @@ static const char *missing_required_slot(const kmux_backend_ops *o) {
     REQ(probe);
     REQ(version);
     REQ(device_props);
+    REQ(device_caps);
     REQ(mem_alloc);
     REQ(mem_free);
     REQ(stream_create);
@@ -189,10 +190,11 @@ static void try_plugin_file(kmux_context *ctx, const char *dir, const char *file
     } else if (raw->struct_size < offsetof(kmux_backend_ops, init)) {
         set_reason(b, "plugin table too small (%u bytes)", (unsigned)raw->struct_size);
     } else if (raw->abi_major != KMUX_BACKEND_ABI_MAJOR) {
-        set_reason(
-            b, "plugin ABI %u.%u is incompatible with the core's ABI %d.%d (rebuild the plugin)",
-            (unsigned)raw->abi_major, (unsigned)raw->abi_minor, KMUX_BACKEND_ABI_MAJOR,
-            KMUX_BACKEND_ABI_MINOR);
+        set_reason(b,
+                   "built for plugin ABI %u (%u.%u); this libkmux loads ABI %d (rebuild the "
+                   "plugin against this kmux_backend.h)",
+                   (unsigned)raw->abi_major, (unsigned)raw->abi_major, (unsigned)raw->abi_minor,
+                   KMUX_BACKEND_ABI_MAJOR);
     } else {
         b->dl_handle = handle;
         start_backend(ctx, b, raw);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dispatch/common/cpu_finish.h"
 #include "validate.h"
 
 #define OPS(dev) ((dev)->backend->ops)
@@ -26,36 +27,31 @@ static kmux_status backend_failed(kmux_status st, const char *fn, const kmux_dev
     return st;
 }
 
-/* Checks the arguments of a plan creation: non-NULL pointers, and the fields of prefs (optional)
- * that have a closed set of values. */
+/* Checks the arguments of a plan creation: non-NULL pointers, and prefs (optional, resolved into
+ * *out with the defaults of fields beyond its struct_size) whose fields have closed value sets. */
 static kmux_status check_create(const char *fn, const kmux_device *dev, const void *desc,
-                                kmux_plan *const *plan, const kmux_plan_prefs *prefs) {
+                                kmux_plan *const *plan, const kmux_plan_prefs *prefs,
+                                kmux_plan_prefs *out) {
     if (!dev || !desc || !plan)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                               !dev    ? "dev"
                               : !desc ? "desc"
                                       : "plan");
-    if (!prefs) return KMUX_OK;
-    if (prefs->struct_size < offsetof(kmux_plan_prefs, allow_emulation))
-        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
-                              "%s: prefs->struct_size = %zu is too small", fn, prefs->struct_size);
-    if (prefs->struct_size >= sizeof *prefs &&
-        ((prefs->allow_emulation != 0 && prefs->allow_emulation != 1) ||
-         (prefs->require_deterministic != 0 && prefs->require_deterministic != 1)))
+    kmux_status st = kmux_resolve_plan_prefs(fn, prefs, out);
+    if (st != KMUX_OK) return st;
+    if ((out->allow_emulation != 0 && out->allow_emulation != 1) ||
+        (out->require_deterministic != 0 && out->require_deterministic != 1))
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "%s: prefs->allow_emulation = %d and prefs->require_deterministic = "
                               "%d must each be 0 or 1",
-                              fn, prefs->allow_emulation, prefs->require_deterministic);
+                              fn, out->allow_emulation, out->require_deterministic);
     return KMUX_OK;
 }
 
+/* prefs of an internal caller (the plan cache: NULL), already checked. */
 static kmux_plan_prefs resolve_prefs(const kmux_plan_prefs *prefs) {
     kmux_plan_prefs p = KMUX_PLAN_PREFS_INIT;
-    if (prefs) {
-        size_t n = prefs->struct_size < sizeof p ? prefs->struct_size : sizeof p;
-        memcpy(&p, prefs, n);
-        p.struct_size = sizeof p;
-    }
+    if (prefs) p = *prefs;
     return p;
 }
 
@@ -95,27 +91,50 @@ static kmux_status plan_new(kmux_device *dev, kmux_plan_kind kind, kmux_plan **o
 
 void kmux_plan_free(kmux_plan *plan) {
     if (!plan) return;
-    if (plan->native && OPS(plan->dev)->plan_destroy)
-        OPS(plan->dev)->plan_destroy(STATE(plan->dev), plan->native);
+    const kmux_backend_ops *o = OPS(plan->dev);
+    if (plan->native) {
+        if (plan->kind == KMUX_PLAN_MATMUL)
+            o->matmul->plan_destroy(STATE(plan->dev), plan->native);
+        else
+            o->conv2d->plan_destroy(STATE(plan->dev), plan->native);
+    }
     free(plan);
+}
+
+/* A backend's impl_count must be >= 1; anything else is a plugin bug, reported as such. */
+static kmux_status check_impl_count(const char *fn, const kmux_device *dev, int count) {
+    if (count >= 1) return KMUX_OK;
+    return kmux_set_error(KMUX_ERR_INTERNAL,
+                          "%s: backend %s on %s created a plan with impl_count = %d (must be >= 1)",
+                          fn, dev->backend->name, dev->props.id, count);
 }
 
 kmux_status kmux_matmul_plan_create_unchecked(kmux_device *dev, const kmux_matmul_desc *desc,
                                               const kmux_plan_prefs *prefs, kmux_plan **plan) {
+    const char *fn = "kmux_matmul_plan_create";
     const kmux_backend_ops *o = OPS(dev);
     char shape[256];
-    if (!o->matmul_plan_create || !o->matmul_execute)
-        return kmux_set_error(KMUX_ERR_UNSUPPORTED, "matmul: backend %s (%s) has no matmul",
-                              dev->backend->name, dev->props.id);
     kmux_plan_prefs p = resolve_prefs(prefs);
+    kmux_status st = kmux_caps_check_matmul(fn, dev, desc, &p);
     kmux_plan *pl = NULL;
-    kmux_status st = plan_new(dev, KMUX_PLAN_MATMUL, &pl);
-    if (st != KMUX_OK) return st;
-    pl->desc.matmul = *desc;
+    if (st == KMUX_OK) st = plan_new(dev, KMUX_PLAN_MATMUL, &pl);
+    if (st == KMUX_OK) {
+        pl->desc.matmul = *desc;
+        pl->impl_count = 1;
+    }
     double t0 = now_ms();
-    st = o->matmul_plan_create(STATE(dev), dev->index, desc, &p, &pl->native);
+    /* The core runs empty problems and k == 0 itself: the backend only sees m, n, k, batch >= 1. */
+    int backend_plan = desc->m > 0 && desc->n > 0 && desc->k > 0 && desc->batch_count > 0;
+    if (st == KMUX_OK && backend_plan) {
+        st = o->matmul->plan_create(STATE(dev), dev->index, desc, &p, &pl->native, &pl->impl_count);
+        if (st != KMUX_OK) {
+            backend_failed(st, fn, dev);
+            pl->native = NULL;
+        } else {
+            st = check_impl_count(fn, dev, pl->impl_count);
+        }
+    }
     if (st != KMUX_OK) {
-        backend_failed(st, "kmux_matmul_plan_create", dev);
         if (kmux_verbose_level() >= 2) {
             char msg[1024];
             snprintf(msg, sizeof msg, "%s", kmux_last_error());
@@ -126,7 +145,6 @@ kmux_status kmux_matmul_plan_create_unchecked(kmux_device *dev, const kmux_matmu
                        shape, msg);
             kmux_set_error(st, "%s", msg);
         }
-        pl->native = NULL;
         kmux_plan_free(pl);
         return st;
     }
@@ -147,10 +165,13 @@ kmux_status kmux_matmul_plan_create(kmux_device *dev, const kmux_matmul_desc *de
                                     const kmux_plan_prefs *prefs, kmux_plan **plan) {
     kmux_clear_error();
     const char *fn = "kmux_matmul_plan_create";
-    kmux_status st = check_create(fn, dev, desc, plan, prefs);
-    if (st == KMUX_OK) st = kmux_validate_matmul_desc(fn, desc);
+    kmux_plan_prefs pr;
+    kmux_matmul_desc d;
+    kmux_status st = check_create(fn, dev, desc, plan, prefs, &pr);
+    if (st == KMUX_OK) st = kmux_resolve_matmul_desc(fn, desc, &d);
+    if (st == KMUX_OK) st = kmux_validate_matmul_desc(fn, &d);
     if (st != KMUX_OK) return st;
-    return kmux_matmul_plan_create_unchecked(dev, desc, prefs, plan);
+    return kmux_matmul_plan_create_unchecked(dev, &d, &pr, plan);
 }
 
 /* Checks the arguments of an execution: non-NULL pointers, a plan of this kind, and a stream of
@@ -190,15 +211,46 @@ static void trace_exec(kmux_plan *plan, kmux_stream *stream, double t0, const ch
     kmux_clear_error();
 }
 
+kmux_status kmux_matmul_run_degenerate(const char *fn, kmux_stream *stream,
+                                       const kmux_matmul_desc *desc, const kmux_matmul_args *args) {
+    kmux_device *dev = stream->dev;
+    if (dev->props.is_host) {
+        kmux_cpu_finish(desc, args, NULL);
+        return KMUX_OK;
+    }
+    if (!OPS(dev)->matmul_degenerate)
+        return kmux_set_error(KMUX_ERR_UNSUPPORTED,
+                              "%s: backend %s (%s) has no matmul_degenerate slot for k == 0 or "
+                              "alpha == 0",
+                              fn, dev->backend->name, dev->props.id);
+    kmux_status st = OPS(dev)->matmul_degenerate(STATE(dev), stream->native, desc, args);
+    return backend_failed(st, fn, dev);
+}
+
+static kmux_status check_matmul_align(const char *fn, const kmux_plan *plan,
+                                      const kmux_matmul_args *a) {
+    const void *ptrs[] = {a->A, a->B, a->C, a->bias};
+    static const char *const names[] = {"A", "B", "C", "bias"};
+    return kmux_caps_check_align(fn, plan->dev, &plan->dev->caps.matmul, ptrs, names, 4);
+}
+
 kmux_status kmux_matmul_execute_unchecked(kmux_plan *plan, kmux_stream *stream,
                                           const kmux_matmul_args *args) {
+    const char *fn = "kmux_matmul_execute";
     const kmux_matmul_desc *d = &plan->desc.matmul;
     if (d->m == 0 || d->n == 0 || d->batch_count == 0) return KMUX_OK; /* BLAS: nothing to do */
+    kmux_status st = check_matmul_align(fn, plan, args);
+    if (st != KMUX_OK) return st;
     int verbose = kmux_verbose_level() >= 1;
     double t0 = verbose ? synced_now_ms(plan, stream) : 0;
-    kmux_status st =
-        OPS(plan->dev)->matmul_execute(STATE(plan->dev), plan->native, stream->native, args);
-    if (st != KMUX_OK) return backend_failed(st, "kmux_matmul_execute", plan->dev);
+    if (!plan->native || kmux_scalar_is_zero(args->alpha, d->compute_type)) {
+        st = kmux_matmul_run_degenerate(fn, stream, d, args);
+    } else {
+        st = OPS(plan->dev)->matmul->execute(STATE(plan->dev), plan->native, plan->impl,
+                                             stream->native, args);
+        backend_failed(st, fn, plan->dev);
+    }
+    if (st != KMUX_OK) return st;
     if (verbose) {
         char types[64], shape[256];
         snprintf(types, sizeof types, "%s:%s:%s", kmux_dtype_name(d->a_type),
@@ -214,10 +266,12 @@ kmux_status kmux_matmul_execute(kmux_plan *plan, kmux_stream *stream,
                                 const kmux_matmul_args *args) {
     kmux_clear_error();
     const char *fn = "kmux_matmul_execute";
+    kmux_matmul_args a;
     kmux_status st = check_execute(fn, plan, stream, args, KMUX_PLAN_MATMUL);
-    if (st == KMUX_OK) st = kmux_validate_matmul_args(fn, &plan->desc.matmul, args);
+    if (st == KMUX_OK) st = kmux_resolve_matmul_args(fn, args, &a);
+    if (st == KMUX_OK) st = kmux_validate_matmul_args(fn, &plan->desc.matmul, &a);
     if (st != KMUX_OK) return st;
-    return kmux_matmul_execute_unchecked(plan, stream, args);
+    return kmux_matmul_execute_unchecked(plan, stream, &a);
 }
 
 kmux_status kmux_matmul_run_cached(kmux_stream *stream, const kmux_matmul_desc *desc,
@@ -238,29 +292,37 @@ kmux_status kmux_conv2d_output_dims(const kmux_conv2d_desc *desc, int64_t *p, in
                               !desc ? "desc"
                               : !p  ? "p"
                                     : "q");
-    return kmux_validate_conv_desc("kmux_conv2d_output_dims", desc, p, q);
+    kmux_conv2d_desc d;
+    kmux_status st = kmux_resolve_conv_desc("kmux_conv2d_output_dims", desc, &d);
+    if (st != KMUX_OK) return st;
+    return kmux_validate_conv_desc("kmux_conv2d_output_dims", &d, p, q);
 }
 
 kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d_desc *desc,
                                     const kmux_plan_prefs *prefs, kmux_plan **plan) {
     kmux_clear_error();
     const char *fn = "kmux_conv2d_plan_create";
-    kmux_status st = check_create(fn, dev, desc, plan, prefs);
-    if (st == KMUX_OK) st = kmux_validate_conv_desc(fn, desc, NULL, NULL);
+    kmux_plan_prefs pr;
+    kmux_conv2d_desc cd;
+    kmux_status st = check_create(fn, dev, desc, plan, prefs, &pr);
+    if (st == KMUX_OK) st = kmux_resolve_conv_desc(fn, desc, &cd);
+    if (st == KMUX_OK) st = kmux_validate_conv_desc(fn, &cd, NULL, NULL);
     if (st != KMUX_OK) return st;
+    desc = &cd;
     const kmux_backend_ops *o = OPS(dev);
-    if (!o->conv2d_plan_create || !o->conv2d_execute)
-        return kmux_set_error(KMUX_ERR_UNSUPPORTED, "%s: backend %s (%s) has no convolution", fn,
-                              dev->backend->name, dev->props.id);
-    kmux_plan_prefs pr = resolve_prefs(prefs);
+    st = kmux_caps_check_conv(fn, dev, desc, &pr);
+    if (st != KMUX_OK) return st;
     kmux_plan *pl = NULL;
     st = plan_new(dev, KMUX_PLAN_CONV2D, &pl);
     if (st != KMUX_OK) return st;
     pl->desc.conv = *desc;
+    pl->impl_count = 1;
     char shape[256];
     kmux_describe_conv(desc, shape, sizeof shape);
     double t0 = now_ms();
-    st = o->conv2d_plan_create(STATE(dev), dev->index, desc, &pr, &pl->native);
+    st = o->conv2d->plan_create(STATE(dev), dev->index, desc, &pr, &pl->native, &pl->impl_count);
+    if (st != KMUX_OK) pl->native = NULL;
+    if (st == KMUX_OK) st = check_impl_count(fn, dev, pl->impl_count);
     if (st != KMUX_OK) {
         backend_failed(st, fn, dev);
         char msg[1024];
@@ -268,7 +330,6 @@ kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d_desc *de
         kmux_trace(2, "create,%s,conv2d,%s,%s,rejected: %s", dev->props.id,
                    kmux_dtype_name(desc->x_type), shape, msg);
         kmux_set_error(st, "%s", msg);
-        pl->native = NULL;
         kmux_plan_free(pl);
         return st;
     }
@@ -284,8 +345,9 @@ kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d_desc *de
 }
 
 /* alpha == 0: the output becomes beta * output and the inputs are not read, as for GEMM (so NaN
- * in an input cannot leak into the result, on every backend alike). Done as the degenerate GEMM
- * C(1 x count) = beta * C with k = 0, which every backend implements that way. */
+ * in an input cannot leak into the result, on every backend alike). Run as the degenerate GEMM
+ * C(1 x count) = beta * C with k = 0, by the core's degenerate path (no capability limit of the
+ * device's matmul applies: on host devices no backend is called). */
 static kmux_status conv_scale_output(kmux_plan *plan, kmux_stream *stream,
                                      const kmux_conv2d_args *args) {
     const kmux_conv2d_desc *d = &plan->desc.conv;
@@ -314,21 +376,33 @@ static kmux_status conv_scale_output(kmux_plan *plan, kmux_stream *stream,
     ma.alpha = args->alpha;
     ma.beta = args->beta;
     ma.C = out;
-    return kmux_matmul_run_cached(stream, &md, &ma);
+    return kmux_matmul_run_degenerate("kmux_conv2d_execute", stream, &md, &ma);
 }
 
 kmux_status kmux_conv2d_execute(kmux_plan *plan, kmux_stream *stream,
                                 const kmux_conv2d_args *args) {
     kmux_clear_error();
     const char *fn = "kmux_conv2d_execute";
+    kmux_conv2d_args ca;
     kmux_status st = check_execute(fn, plan, stream, args, KMUX_PLAN_CONV2D);
-    if (st == KMUX_OK) st = kmux_validate_conv_args(fn, &plan->desc.conv, args);
+    if (st == KMUX_OK) st = kmux_resolve_conv_args(fn, args, &ca);
+    if (st == KMUX_OK) st = kmux_validate_conv_args(fn, &plan->desc.conv, &ca);
     if (st != KMUX_OK) return st;
+    args = &ca;
+    {
+        const kmux_conv2d_desc *cd = &plan->desc.conv;
+        const void *ptrs[] = {args->x, args->w, args->y};
+        static const char *const names[] = {"x", "w", "y"};
+        st = kmux_caps_check_align(fn, plan->dev, &plan->dev->caps.conv2d[cd->direction - 1], ptrs,
+                                   names, 3);
+        if (st != KMUX_OK) return st;
+    }
     if (kmux_scalar_is_zero(args->alpha, plan->desc.conv.compute_type))
         return conv_scale_output(plan, stream, args);
     int verbose = kmux_verbose_level() >= 1;
     double t0 = verbose ? synced_now_ms(plan, stream) : 0;
-    st = OPS(plan->dev)->conv2d_execute(STATE(plan->dev), plan->native, stream->native, args);
+    st = OPS(plan->dev)->conv2d->execute(STATE(plan->dev), plan->native, plan->impl, stream->native,
+                                         args);
     if (st != KMUX_OK) return backend_failed(st, fn, plan->dev);
     if (verbose) {
         const kmux_conv2d_desc *d = &plan->desc.conv;
@@ -350,9 +424,18 @@ kmux_status kmux_plan_info_get(const kmux_plan *plan, kmux_plan_info *info) {
     info->effective_compute = plan->kind == KMUX_PLAN_MATMUL ? plan->desc.matmul.compute_type
                                                              : plan->desc.conv.compute_type;
     kmux_status st = KMUX_OK;
-    if (OPS(plan->dev)->plan_info)
-        st = OPS(plan->dev)->plan_info(STATE(plan->dev), plan->native, info);
+    const kmux_backend_ops *o = OPS(plan->dev);
+    if (!plan->native) {
+        const kmux_matmul_desc *d = &plan->desc.matmul;
+        info->impl = (d->m == 0 || d->n == 0 || d->batch_count == 0) ? "kmux:empty" : "kmux:k=0";
+        info->deterministic = 1;
+    } else if (plan->kind == KMUX_PLAN_MATMUL) {
+        st = o->matmul->plan_info(STATE(plan->dev), plan->native, plan->impl, info);
+    } else {
+        st = o->conv2d->plan_info(STATE(plan->dev), plan->native, plan->impl, info);
+    }
     info->device = plan->dev->props.id;
+    info->impl_index = plan->impl;
     if (!info->impl) info->impl = "?";
     return backend_failed(st, "kmux_plan_info_get", plan->dev);
 }
@@ -364,15 +447,17 @@ kmux_status kmux_plan_next_impl(kmux_plan *plan) {
     if (plan->cached)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "kmux_plan_next_impl: plan belongs to the context's plan cache");
-    if (!OPS(plan->dev)->plan_next_impl)
+    if (plan->impl + 1 >= plan->impl_count) {
+        kmux_plan_info info;
+        kmux_plan_info_get(plan, &info);
         return kmux_set_error(KMUX_ERR_LAST_IMPL,
-                              "kmux_plan_next_impl: backend %s offers one implementation per plan",
-                              plan->dev->backend->name);
-    kmux_status st = OPS(plan->dev)->plan_next_impl(STATE(plan->dev), plan->native);
-    if (st == KMUX_ERR_LAST_IMPL && kmux_last_error()[0] == '\0')
-        kmux_set_error(st, "kmux_plan_next_impl: no further implementation on %s",
-                       plan->dev->props.id);
-    return backend_failed(st, "kmux_plan_next_impl", plan->dev);
+                              "kmux_plan_next_impl: %s is the last of the %d implementation%s of "
+                              "this plan on %s",
+                              info.impl, plan->impl_count, plan->impl_count == 1 ? "" : "s",
+                              plan->dev->props.id);
+    }
+    plan->impl++;
+    return KMUX_OK;
 }
 
 kmux_status kmux_plan_destroy(kmux_plan *plan) {

@@ -9,9 +9,17 @@
  * convolution, mixed-precision utilities.
  *
  * Conventions used throughout:
- * - Every function returns a kmux_status. On failure kmux_last_error() describes the cause
- *   (function, argument and value, backend, native error code). Results are returned through
- *   out-parameters, which are left untouched on failure unless documented otherwise.
+ * - Every function returns a kmux_status, except the few whose comment says "Not a kmux_status"
+ *   (names, sizes, the last error, lookups that cannot fail). On failure kmux_last_error()
+ *   describes the cause (function, argument and value, backend, native error code). Results are
+ *   returned through out-parameters, which are left untouched on failure unless documented
+ *   otherwise.
+ * - Every options, descriptor and argument struct starts with struct_size. Initialise it with its
+ *   _INIT macro (designated initialisers: valid C11, and C++20 since the fields are named in
+ *   declaration order). A caller compiled against an older kmux.h passes its older, smaller
+ *   struct_size: the fields beyond it take the defaults of the _INIT macro. A struct_size too
+ *   small to hold the struct's required fields (named at each struct) is
+ *   KMUX_ERR_INVALID_ARGUMENT.
  * - Sizes, counts, strides and leading dimensions are int64_t and counted in ELEMENTS; memory
  *   amounts (size_t) are counted in BYTES; times are in MILLISECONDS.
  * - There is no hidden "current device" or "current stream": every operation takes a stream and
@@ -33,10 +41,19 @@
 extern "C" {
 #endif
 
+/* KMUX_API marks the public functions: exported while libkmux itself is built (its build defines
+ * KMUX_BUILDING_LIBRARY), imported by everything that uses it (dllimport on Windows; on ELF
+ * platforms default visibility, so that a caller built with -fvisibility=hidden still links). */
 #if defined(_WIN32)
+#if defined(KMUX_BUILDING_LIBRARY)
 #define KMUX_API __declspec(dllexport)
 #else
+#define KMUX_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__)
 #define KMUX_API __attribute__((visibility("default")))
+#else
+#define KMUX_API
 #endif
 
 #define KMUX_VERSION_MAJOR 0
@@ -65,15 +82,18 @@ typedef enum kmux_status {
 } kmux_status;
 
 /** Name of a status code ("KMUX_ERR_INVALID_ARGUMENT"); "KMUX_STATUS_UNKNOWN" for a value that
- *  is not a kmux_status. Never NULL, never fails, static storage. */
+ *  is not a kmux_status. Not a kmux_status: returns the name, never NULL, never fails, static
+ *  storage. */
 KMUX_API const char *kmux_status_str(kmux_status s);
 
 /** The message of the last failing kmux call made by this thread: function, argument and value,
  *  backend and native error code where there is one. "" when there is no error. Thread-local;
- *  valid until the next kmux call on this thread. Never NULL. */
+ *  valid until the next kmux call on this thread. Not a kmux_status: returns the message, never
+ *  NULL. */
 KMUX_API const char *kmux_last_error(void);
 
-/** Version of the library as "MAJOR.MINOR.PATCH" (+ git commit when known). Static storage. */
+/** Version of the library as "MAJOR.MINOR.PATCH" (+ git commit when known). Not a kmux_status:
+ *  returns the string, never NULL, static storage. */
 KMUX_API const char *kmux_version(void);
 
 /* ============================================================================================
@@ -99,9 +119,10 @@ typedef enum kmux_dtype {
 } kmux_dtype;
 #define KMUX_DTYPE_COUNT 11 /**< one more than the largest kmux_dtype, for tables */
 
-/** Name of a dtype ("f32", "bf16", "e4m3", "e4m3fnuz", ...); "?" when unknown. */
+/** Name of a dtype ("f32", "bf16", "e4m3", "e4m3fnuz", ...); "?" when unknown. Not a
+ *  kmux_status: returns the name, never NULL, static storage. */
 KMUX_API const char *kmux_dtype_name(kmux_dtype t);
-/** Size of one element in bytes; 0 for an unknown dtype. */
+/** Size of one element in bytes; 0 for an unknown dtype. Not a kmux_status: returns the size. */
 KMUX_API size_t kmux_dtype_size(kmux_dtype t);
 
 /** Accumulation ("compute") types, as cublasComputeType_t. F32 is strict IEEE f32 arithmetic;
@@ -116,7 +137,8 @@ typedef enum kmux_compute_type {
     KMUX_COMPUTE_I32 = 6
 } kmux_compute_type;
 
-/** Name of a compute type ("f32", "f32_fast_tf32", ...); "?" when unknown. */
+/** Name of a compute type ("f32", "f32_fast_tf32", ...); "?" when unknown. Not a kmux_status:
+ *  returns the name, never NULL, static storage. */
 KMUX_API const char *kmux_compute_type_name(kmux_compute_type t);
 
 /** One legal combination of operand types: a GEMM row (A, B, C/D, compute) or a convolution row
@@ -158,7 +180,8 @@ typedef struct kmux_plan kmux_plan;       /**< a prepared matmul or convolution 
 
 /** Options of kmux_context_create. Initialise with KMUX_CONTEXT_OPTIONS_INIT so that fields
  *  added in later versions get their defaults. An option that is 0/NULL falls back to the
- *  environment variable named beside it, then to the default. */
+ *  environment variable named beside it, then to the default. Required fields: struct_size and
+ *  backend_path. */
 typedef struct kmux_context_options {
     size_t struct_size; /**< sizeof(kmux_context_options) */
     const char
@@ -174,7 +197,7 @@ typedef struct kmux_context_options {
 } kmux_context_options;
 
 #define KMUX_CONTEXT_OPTIONS_INIT                                                                  \
-    { sizeof(kmux_context_options), NULL, NULL, NULL, 0, -1, 0 }
+    { .struct_size = sizeof(kmux_context_options), .verbose = -1 }
 
 /** Creates a context: finds backend plugins (the folder of libkmux.so, <libdir>/kmux and
  *  KMUX_BACKEND_PATH), loads each once, probes its hardware and enumerates its devices. A plugin
@@ -247,7 +270,8 @@ typedef struct kmux_device_props {
 /** Fills *props. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if a pointer is NULL. */
 KMUX_API kmux_status kmux_device_props_get(const kmux_device *dev, kmux_device_props *props);
 
-/** The id of a device ("cuda:0"); NULL if dev is NULL. Lives as long as the context. */
+/** The id of a device ("cuda:0"); NULL if dev is NULL. Not a kmux_status: returns the id, which
+ *  lives as long as the context. */
 KMUX_API const char *kmux_device_id(const kmux_device *dev);
 
 /* ============================================================================================
@@ -302,7 +326,8 @@ KMUX_API kmux_status kmux_stream_synchronize(kmux_stream *stream);
  *  KMUX_ERR_DEVICE. */
 KMUX_API kmux_status kmux_stream_destroy(kmux_stream *stream);
 
-/** The device a stream belongs to; NULL if stream is NULL. */
+/** The device a stream belongs to; NULL if stream is NULL. Not a kmux_status: returns the
+ *  device. */
 KMUX_API kmux_device *kmux_stream_device(const kmux_stream *stream);
 
 /** Creates a timing event on dev. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if a pointer is
@@ -397,7 +422,8 @@ typedef enum kmux_epilogue {
 } kmux_epilogue;
 
 /** Description of a (strided batched) matmul. Initialise with KMUX_MATMUL_DESC_INIT. Fields have
- *  the meaning of kmux_gemm_strided_batched_ex. */
+ *  the meaning of kmux_gemm_strided_batched_ex. Required fields: struct_size to compute_type
+ *  (epilogue and bias_type may lie beyond an older struct_size). */
 typedef struct kmux_matmul_desc {
     size_t struct_size;
     kmux_order order;
@@ -414,12 +440,14 @@ typedef struct kmux_matmul_desc {
 
 #define KMUX_MATMUL_DESC_INIT                                                                      \
     {                                                                                              \
-        sizeof(kmux_matmul_desc), KMUX_ROW_MAJOR, KMUX_NO_TRANS, KMUX_NO_TRANS, 0, 0, 0, KMUX_F32, \
-            KMUX_F32, KMUX_F32, 0, 0, 0, 1, 0, 0, 0, KMUX_COMPUTE_F32, KMUX_EPILOGUE_NONE,         \
-            KMUX_F32                                                                               \
+        .struct_size = sizeof(kmux_matmul_desc), .order = KMUX_ROW_MAJOR, .transa = KMUX_NO_TRANS, \
+        .transb = KMUX_NO_TRANS, .a_type = KMUX_F32, .b_type = KMUX_F32, .c_type = KMUX_F32,       \
+        .batch_count = 1, .compute_type = KMUX_COMPUTE_F32, .epilogue = KMUX_EPILOGUE_NONE,        \
+        .bias_type = KMUX_F32                                                                      \
     }
 
-/** Preferences for plan creation. Initialise with KMUX_PLAN_PREFS_INIT. */
+/** Preferences for plan creation. Initialise with KMUX_PLAN_PREFS_INIT. Required fields:
+ *  struct_size and max_workspace_bytes. */
 typedef struct kmux_plan_prefs {
     size_t struct_size;
     size_t max_workspace_bytes; /**< workspace the plan may use; SIZE_MAX = backend default */
@@ -430,7 +458,10 @@ typedef struct kmux_plan_prefs {
 } kmux_plan_prefs;
 
 #define KMUX_PLAN_PREFS_INIT                                                                       \
-    { sizeof(kmux_plan_prefs), SIZE_MAX, 1, 0 }
+    {                                                                                              \
+        .struct_size = sizeof(kmux_plan_prefs), .max_workspace_bytes = SIZE_MAX,                   \
+        .allow_emulation = 1, .require_deterministic = 0                                           \
+    }
 
 /** Pointers of one matmul execution. alpha/beta: host scalars as in kmux_gemm_ex. The fp8
  *  scales (device f32 scalars, NULL = 1) dequantise A and B and quantise D as cuBLASLt's
@@ -438,7 +469,8 @@ typedef struct kmux_plan_prefs {
  *    D = d_scale * act(a_scale * b_scale * alpha * op(A) op(B) + beta * C + bias)
  *  rounded once to c_type. amax_d (device f32, may be NULL) receives max |act(...)| over D
  *  before d_scale is applied (NaN ignored). Integer GEMM (i8 -> i32) wraps modulo 2^32 like
- *  cuBLAS integer arithmetic. */
+ *  cuBLAS integer arithmetic. Required fields: struct_size to C (bias, the scales and amax_d
+ *  default to NULL). */
 typedef struct kmux_matmul_args {
     size_t struct_size;
     const void *alpha, *beta;
@@ -450,7 +482,7 @@ typedef struct kmux_matmul_args {
 } kmux_matmul_args;
 
 #define KMUX_MATMUL_ARGS_INIT                                                                      \
-    { sizeof(kmux_matmul_args), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+    { .struct_size = sizeof(kmux_matmul_args) }
 
 /** Prepares a matmul on dev. The plan holds everything that does not depend on the data
  *  (algorithm choice, primitives, workspace) and can be executed many times, concurrently on
@@ -521,7 +553,7 @@ typedef enum kmux_conv_direction {
 typedef enum kmux_layout { KMUX_NCHW = 1, KMUX_NHWC = 2 } kmux_layout;
 
 /** Description of a 2-D convolution. Initialise with KMUX_CONV2D_DESC_INIT (stride 1, no
- *  padding, dilation 1, 1 group, NCHW, f32). */
+ *  padding, dilation 1, 1 group, NCHW, f32). Required fields: all of them. */
 typedef struct kmux_conv2d_desc {
     size_t struct_size;
     kmux_conv_direction direction;
@@ -538,8 +570,10 @@ typedef struct kmux_conv2d_desc {
 
 #define KMUX_CONV2D_DESC_INIT                                                                      \
     {                                                                                              \
-        sizeof(kmux_conv2d_desc), KMUX_CONV_FWD, KMUX_NCHW, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, \
-            0, 1, 1, KMUX_F32, KMUX_F32, KMUX_F32, KMUX_COMPUTE_F32                                \
+        .struct_size = sizeof(kmux_conv2d_desc), .direction = KMUX_CONV_FWD, .layout = KMUX_NCHW,  \
+        .groups = 1, .stride_h = 1, .stride_w = 1, .dilation_h = 1, .dilation_w = 1,               \
+        .x_type = KMUX_F32, .w_type = KMUX_F32, .y_type = KMUX_F32,                                \
+        .compute_type = KMUX_COMPUTE_F32                                                           \
     }
 
 /** Output height P and width Q of desc, by the formula above.
@@ -547,7 +581,8 @@ typedef struct kmux_conv2d_desc {
  *  invalid (the same checks as kmux_conv2d_plan_create). */
 KMUX_API kmux_status kmux_conv2d_output_dims(const kmux_conv2d_desc *desc, int64_t *p, int64_t *q);
 
-/** Pointers of one convolution execution; see the direction table for which are read/written. */
+/** Pointers of one convolution execution; see the direction table for which are read/written.
+ *  Required fields: all of them. */
 typedef struct kmux_conv2d_args {
     size_t struct_size;
     const void *alpha, *beta;
@@ -555,7 +590,7 @@ typedef struct kmux_conv2d_args {
 } kmux_conv2d_args;
 
 #define KMUX_CONV2D_ARGS_INIT                                                                      \
-    { sizeof(kmux_conv2d_args), NULL, NULL, NULL, NULL, NULL }
+    { .struct_size = sizeof(kmux_conv2d_args) }
 
 /** Prepares a convolution on dev; prefs may be NULL. Returns KMUX_OK;
  *  KMUX_ERR_INVALID_ARGUMENT for a NULL pointer, a size < 1 (n, c, h, w, k, r, s, groups,
@@ -579,7 +614,8 @@ KMUX_API kmux_status kmux_conv2d_execute(kmux_plan *plan, kmux_stream *stream,
  * on CPU devices), so a GPU trainer never has to synchronise to read them.
  */
 
-/** Options of kmux_cast. Initialise with KMUX_CAST_OPTIONS_INIT. */
+/** Options of kmux_cast. Initialise with KMUX_CAST_OPTIONS_INIT. Required fields: struct_size and
+ *  saturate (scale and amax default to NULL). */
 typedef struct kmux_cast_options {
     size_t struct_size;
     int saturate;       /**< 1: values beyond the target's largest finite value become that value
@@ -591,7 +627,7 @@ typedef struct kmux_cast_options {
 } kmux_cast_options;
 
 #define KMUX_CAST_OPTIONS_INIT                                                                     \
-    { sizeof(kmux_cast_options), 0, NULL, NULL }
+    { .struct_size = sizeof(kmux_cast_options), .saturate = 0 }
 
 /** Converts n elements from src_type to dst_type: f32 <-> f16, bf16, the four fp8 formats, and
  *  f64 <-> f32 (and any pair among those, through exact f32/f64 decoding). Rounding is to

@@ -66,11 +66,12 @@ typedef struct kmux_backend_host {
  *  means "no limit" (int64_t range). */
 typedef struct kmux_op_caps {
     int supported;        /**< 0: the device has no such operation (the other fields are unused) */
-    int64_t max_dim;      /**< largest single size: m, n, k (matmul); n, c, h, w, k, r, s, p, q
-                               (conv); e.g. INT32_MAX for libraries that take int */
+    int64_t max_dim;      /**< largest single size: m, n, k (matmul); n, c, h, w, k, r, s, p, q,
+                               strides, paddings, dilations (conv); e.g. INT32_MAX for
+                               libraries that take int */
     int64_t max_batch;    /**< largest batch_count (matmul) */
-    int64_t max_elements; /**< largest element span of any one operand (index + 1), e.g. 2^31-1
-                               for 32-bit indexing */
+    int64_t max_elements; /**< largest element span of any one operand (index + 1; conv: the
+                               element count of x, w and y), e.g. 2^31-1 for 32-bit indexing */
     int64_t max_ld;       /**< largest leading dimension or batch stride (matmul) */
     uint32_t ptr_align; /**< every operand pointer must be a multiple of this (bytes); 0/1: none */
     uint32_t epilogues; /**< OR of kmux_epilogue the device runs (matmul) */

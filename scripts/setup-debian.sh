@@ -7,6 +7,7 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git clang-format   # toolchain
+  clang                                                            # second compiler (CI builds with both)
   libopenblas-dev                                                  # cpu:openblas backend
   libdnnl-dev ocl-icd-opencl-dev                                   # cpu:onednn (its CMake config needs OpenCL)
   libcriterion-dev                                                 # tests

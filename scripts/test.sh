@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: a normal build (every backend whose toolkit is found,
-# warnings as errors) with its tests, then the same suite again under AddressSanitizer and
-# UndefinedBehaviorSanitizer. GPU tests report themselves skipped (with the reason) when no GPU
+# warnings as errors) with its tests, a clang build (warnings as errors) with the quick tests,
+# then the same suite again under AddressSanitizer and UndefinedBehaviorSanitizer. GPU tests report themselves skipped (with the reason) when no GPU
 # is present; tests/gpu/run.sh runs them on a machine that has one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +12,13 @@ echo "== kmux-info =="
 ./build/bin/kmux-info
 echo "== tests =="
 ctest --test-dir build --output-on-failure --timeout 1200
+
+echo "== clang build (warnings as errors) + quick tests =="
+# The library, the plugins and the tools must build with clang as well as gcc; the quick subset
+# (ctest label "quick", seconds) checks that what clang built runs. CUDA: nvcc picks its own host
+# compiler, so it is left out here.
+CC=clang CXX=clang++ KMUX_BUILD_DIR=build-clang ./scripts/build.sh -DKMUX_WITH_CUDA=OFF
+ctest --test-dir build-clang --output-on-failure --timeout 600 -L quick
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build =="
 # CUDA is left out here: its plugin cannot run without a GPU and nvcc does not take -fsanitize.

@@ -1,6 +1,9 @@
 /*
- * test_loader.c - plugin discovery and loading: rejected plugins are listed with the reason,
- * never fatal; a missing plugin folder is not an error; the allow-list; concurrent contexts.
+ * test_loader.c - plugin discovery and loading: rejected plugins (another ABI, ABI 1) are listed
+ * with the reason, never fatal; a missing plugin folder is not an error; the allow-list;
+ * concurrent contexts. With the small-capability test plugin (tests/plugins/small_plugin.c):
+ * the core's capability checks (one message for every device), the implementation index the
+ * core keeps, and the degenerate problems the core runs without calling the backend.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -44,14 +47,30 @@ Test(loader, wrong_abi_is_rejected_with_reason) {
     kmux_context *ctx = context_with_path(plugin_dir(), NULL);
     kmux_backend_info b = find_info(ctx, "wrongabi");
     cr_expect_eq(b.available, 0);
-    cr_expect(strstr(b.reason, "ABI 2.0") && strstr(b.reason, "incompatible"), "reason: %s",
-              b.reason);
+    cr_expect(strstr(b.reason, "built for plugin ABI 3 (3.0)") &&
+                  strstr(b.reason, "this libkmux loads ABI 2"),
+              "reason: %s", b.reason);
     cr_expect(strstr(b.path, "libkmux-wrongabi.so") != NULL, "path: %s", b.path);
     kmux_device *dev = NULL;
     TU_STATUS(KMUX_ERR_NOT_FOUND, kmux_device_find(ctx, "wrongabi", &dev));
     cr_expect(strstr(kmux_last_error(), "unavailable") != NULL, "%s", kmux_last_error());
     /* ref is unaffected */
     cr_expect_eq(find_info(ctx, "ref").available, 1);
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* A plugin built against the previous ABI (plan slots in the main table, no device_caps). */
+Test(loader, abi_v1_plugin_is_rejected_with_reason) {
+    kmux_context *ctx = context_with_path(plugin_dir(), NULL);
+    kmux_backend_info b = find_info(ctx, "abiv1");
+    cr_expect_eq(b.available, 0);
+    cr_expect_eq(b.device_count, 0);
+    cr_expect_str_eq(b.reason,
+                     "built for plugin ABI 1 (1.0); this libkmux loads ABI 2 (rebuild the plugin "
+                     "against this kmux_backend.h)");
+    kmux_device *dev = NULL;
+    TU_STATUS(KMUX_ERR_NOT_FOUND, kmux_device_find(ctx, "abiv1", &dev));
+    cr_expect(strstr(kmux_last_error(), "built for plugin ABI 1") != NULL, "%s", kmux_last_error());
     TU_OK(kmux_context_destroy(ctx));
 }
 
@@ -145,4 +164,272 @@ Test(loader, contexts_are_created_concurrently_and_coexist) {
     cr_expect_neq(da, db, "devices belong to their context");
     TU_OK(kmux_context_destroy(a));
     TU_OK(kmux_context_destroy(b));
+}
+
+/* ---- the core's capability checks, with the small-capability plugin ----------------------- */
+
+static kmux_context *small_context(kmux_device **small) {
+    kmux_context *ctx = context_with_path(plugin_dir(), NULL);
+    TU_OK(kmux_device_find(ctx, "test:small", small));
+    return ctx;
+}
+
+static kmux_matmul_desc f32_desc(int64_t m, int64_t n, int64_t k) {
+    kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
+    d.m = m, d.n = n, d.k = k;
+    d.lda = k, d.ldb = n, d.ldc = n;
+    return d;
+}
+
+/* desc must be refused UNSUPPORTED with exactly `want` as the message. */
+static void expect_refused(kmux_device *dev, const kmux_matmul_desc *d,
+                           const kmux_plan_prefs *prefs, const char *want) {
+    kmux_plan *plan = NULL;
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(dev, d, prefs, &plan));
+    cr_expect_null(plan);
+    cr_expect_str_eq(kmux_last_error(), want);
+}
+
+Test(caps, matmul_limits_are_refused_by_the_core) {
+    kmux_device *dev = NULL;
+    kmux_context *ctx = small_context(&dev);
+    kmux_matmul_desc d = f32_desc(1001, 8, 8);
+    expect_refused(dev, &d, NULL,
+                   "kmux_matmul_plan_create: m = 1001 exceeds the largest dimension device "
+                   "test:small accepts (1000)");
+    d = f32_desc(8, 8, 8);
+    d.batch_count = 5, d.stride_a = d.stride_b = 64, d.stride_c = 64;
+    expect_refused(dev, &d, NULL,
+                   "kmux_matmul_plan_create: batch_count = 5 exceeds the largest batch device "
+                   "test:small accepts (4)");
+    d = f32_desc(8, 8, 8);
+    d.lda = 1001;
+    expect_refused(dev, &d, NULL,
+                   "kmux_matmul_plan_create: lda = 1001 exceeds the largest leading dimension or "
+                   "stride device test:small accepts (1000)");
+    d = f32_desc(400, 400, 8);
+    expect_refused(dev, &d, NULL,
+                   "kmux_matmul_plan_create: span of C = 160000 exceeds the largest operand span "
+                   "(elements) device test:small accepts (100000)");
+    d = f32_desc(8, 8, 8);
+    d.epilogue = KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU;
+    expect_refused(dev, &d, NULL,
+                   "kmux_matmul_plan_create: epilogue = 0x3: device test:small does not run the "
+                   "RELU epilogue");
+    d = f32_desc(8, 8, 8);
+    d.a_type = d.b_type = d.c_type = KMUX_F64, d.compute_type = KMUX_COMPUTE_F64;
+    expect_refused(dev, &d, NULL,
+                   "kmux_matmul_plan_create: a_type = f64, b_type = f64, c_type = f64, "
+                   "compute_type = f64: device test:small does not run this type combination");
+    /* bf16 runs only by emulation there: refused without prefs.allow_emulation, else planned */
+    d = f32_desc(8, 8, 8);
+    d.a_type = d.b_type = d.c_type = KMUX_BF16;
+    kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
+    prefs.allow_emulation = 0;
+    expect_refused(dev, &d, &prefs,
+                   "kmux_matmul_plan_create: a_type = bf16, b_type = bf16, c_type = bf16, "
+                   "compute_type = f32: device test:small runs this type combination only by "
+                   "emulation (conversion to a wider type, \"+cvt\"), which needs "
+                   "prefs.allow_emulation = 1");
+    prefs.allow_emulation = 1;
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_matmul_plan_create(dev, &d, &prefs, &plan));
+    TU_OK(kmux_plan_destroy(plan));
+    /* at the limits themselves: accepted */
+    d = f32_desc(1000, 100, 100); /* A and C span exactly 100000 elements */
+    TU_OK(kmux_matmul_plan_create(dev, &d, NULL, &plan));
+    TU_OK(kmux_plan_destroy(plan));
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+Test(caps, conv_limits_are_refused_by_the_core) {
+    kmux_device *dev = NULL;
+    kmux_context *ctx = small_context(&dev);
+    kmux_conv2d_desc c = KMUX_CONV2D_DESC_INIT;
+    c.n = 1, c.c = 2, c.h = 8, c.w = 8, c.k = 2, c.r = 3, c.s = 3;
+    c.pad_top = c.pad_bottom = c.pad_left = c.pad_right = 1;
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_conv2d_plan_create(dev, &c, NULL, &plan));
+    TU_OK(kmux_plan_destroy(plan));
+    struct {
+        kmux_conv2d_desc d;
+        const char *want;
+    } cases[8];
+    int n = 0;
+    cases[n].d = c, cases[n].d.w = 1001;
+    cases[n++].want = "kmux_conv2d_plan_create: w = 1001 exceeds the largest dimension device "
+                      "test:small accepts (1000)";
+    cases[n].d = c, cases[n].d.direction = KMUX_CONV_BWD_DATA;
+    cases[n++].want = "kmux_conv2d_plan_create: device test:small does not run backward-data "
+                      "convolution";
+    cases[n].d = c, cases[n].d.layout = KMUX_NHWC;
+    cases[n++].want = "kmux_conv2d_plan_create: layout = NHWC: device test:small does not run "
+                      "this layout";
+    cases[n].d = c, cases[n].d.pad_bottom = 2;
+    cases[n++].want = "kmux_conv2d_plan_create: pad_top = 1, pad_bottom = 2, pad_left = 1, "
+                      "pad_right = 1: device test:small does not run asymmetric padding";
+    cases[n].d = c, cases[n].d.groups = 2;
+    cases[n++].want = "kmux_conv2d_plan_create: groups = 2: device test:small does not run "
+                      "grouped convolution";
+    cases[n].d = c, cases[n].d.x_type = cases[n].d.w_type = cases[n].d.y_type = KMUX_BF16;
+    cases[n++].want = "kmux_conv2d_plan_create: x_type = bf16, w_type = bf16, y_type = bf16, "
+                      "compute_type = f32: device test:small does not run this type combination";
+    for (int i = 0; i < n; i++) {
+        plan = NULL;
+        TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_conv2d_plan_create(dev, &cases[i].d, NULL, &plan));
+        cr_expect_null(plan);
+        cr_expect_str_eq(kmux_last_error(), cases[i].want, "case %d", i);
+    }
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* The same problem beyond a device's largest dimension gives the same message on every device
+ * that has such a limit (ref has none and plans it). */
+Test(caps, one_message_on_every_backend) {
+    kmux_context *ctx = context_with_path(plugin_dir(), NULL);
+    static const struct {
+        const char *id;
+        long long max_dim;
+    } limits[] = {{"test:small", 1000}, {"cpu:openblas", 2147483647}, {"cpu:onednn", 2147483647}};
+    int checked = 0;
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+        kmux_device *dev = NULL;
+        if (kmux_device_find(ctx, limits[i].id, &dev) != KMUX_OK) continue;
+        kmux_matmul_desc d = f32_desc(1, limits[i].max_dim + 1, 1);
+        char want[256];
+        snprintf(want, sizeof want,
+                 "kmux_matmul_plan_create: n = %lld exceeds the largest dimension device %s "
+                 "accepts (%lld)",
+                 limits[i].max_dim + 1, limits[i].id, limits[i].max_dim);
+        expect_refused(dev, &d, NULL, want);
+        kmux_conv2d_desc c = KMUX_CONV2D_DESC_INIT;
+        c.n = 1, c.c = 1, c.h = 1, c.w = limits[i].max_dim + 1, c.k = 1, c.r = 1, c.s = 1;
+        kmux_plan *plan = NULL;
+        TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_conv2d_plan_create(dev, &c, NULL, &plan));
+        snprintf(want, sizeof want,
+                 "kmux_conv2d_plan_create: w = %lld exceeds the largest dimension device %s "
+                 "accepts (%lld)",
+                 limits[i].max_dim + 1, limits[i].id, limits[i].max_dim);
+        cr_expect_str_eq(kmux_last_error(), want);
+        checked++;
+    }
+    cr_expect_geq(checked, 1, "test:small must be there");
+    kmux_device *ref = NULL;
+    TU_OK(kmux_device_find(ctx, "ref", &ref));
+    kmux_matmul_desc d = f32_desc(1, INT64_C(3000000000), 1);
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_matmul_plan_create(ref, &d, NULL, &plan));
+    TU_OK(kmux_plan_destroy(plan));
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* C(4 x 4) = A(4 x 3) B(3 x 4) with small integers, checked against a hand loop. */
+static void fill_small(float *A, float *B, float *C) {
+    for (int i = 0; i < 12; i++)
+        A[i] = (float)(i % 5 - 2), B[i] = (float)(i % 3 + 1);
+    for (int i = 0; i < 16; i++)
+        C[i] = (float)(i - 8);
+}
+
+Test(caps, pointer_alignment_is_checked_at_execute) {
+    kmux_device *dev = NULL;
+    kmux_context *ctx = small_context(&dev);
+    kmux_matmul_desc d = f32_desc(4, 4, 3);
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_matmul_plan_create(dev, &d, NULL, &plan));
+    float *buf = NULL;
+    TU_OK(kmux_malloc(dev, 64 * sizeof(float), (void **)&buf));
+    float *A = buf, *B = buf + 16, *C = buf + 32, one = 1.0f, zero = 0.0f;
+    fill_small(A, B, C);
+    kmux_stream *st = NULL;
+    TU_OK(kmux_stream_create(dev, &st));
+    kmux_matmul_args a = KMUX_MATMUL_ARGS_INIT;
+    a.alpha = &one, a.beta = &zero, a.A = A, a.B = B, a.C = C + 1;
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_execute(plan, st, &a));
+    char want[200];
+    snprintf(want, sizeof want,
+             "kmux_matmul_execute: C = %p is not a multiple of 64 bytes, the alignment device "
+             "test:small requires",
+             (void *)(C + 1));
+    cr_expect_str_eq(kmux_last_error(), want);
+    a.C = C;
+    TU_OK(kmux_matmul_execute(plan, st, &a));
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            float s = 0.0f;
+            for (int l = 0; l < 3; l++)
+                s += A[i * 3 + l] * B[l * 4 + j];
+            cr_expect_eq(C[i * 4 + j], s, "C[%d][%d] = %g, want %g", i, j, C[i * 4 + j], s);
+        }
+    TU_OK(kmux_stream_destroy(st));
+    TU_OK(kmux_free(dev, buf));
+    TU_OK(kmux_plan_destroy(plan));
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* k == 0, alpha == 0 and empty problems are the core's: the small plugin fails loudly when it is
+ * handed one (KMUX_ERR_INTERNAL), so success here means the backend was not called. */
+Test(core, degenerate_problems_never_reach_the_backend) {
+    kmux_device *dev = NULL;
+    kmux_context *ctx = small_context(&dev);
+    float *buf = NULL;
+    TU_OK(kmux_malloc(dev, 96 * sizeof(float), (void **)&buf));
+    float *A = buf, *B = buf + 16, *C = buf + 32, *bias = buf + 64, beta = -2.0f;
+    float alphas[2] = {1.0f, 0.0f};
+    kmux_stream *st = NULL;
+    TU_OK(kmux_stream_create(dev, &st));
+    for (int t = 0; t < 2; t++) { /* t = 0: k == 0 plan; t = 1: alpha == 0 at execute */
+        kmux_matmul_desc d = f32_desc(4, 4, t == 0 ? 0 : 3);
+        d.lda = t == 0 ? 1 : 3;
+        d.epilogue = KMUX_EPILOGUE_BIAS;
+        kmux_plan *plan = NULL;
+        TU_OK(kmux_matmul_plan_create(dev, &d, NULL, &plan));
+        kmux_plan_info info;
+        TU_OK(kmux_plan_info_get(plan, &info));
+        if (t == 0) cr_expect_str_eq(info.impl, "kmux:k=0");
+        fill_small(A, B, C);
+        for (int j = 0; j < 4; j++)
+            bias[j] = (float)(10 * j);
+        kmux_matmul_args a = KMUX_MATMUL_ARGS_INIT;
+        a.alpha = &alphas[t], a.beta = &beta, a.A = A, a.B = B, a.C = C, a.bias = bias;
+        TU_OK(kmux_matmul_execute(plan, st, &a));
+        for (int i = 0; i < 16; i++)
+            cr_expect_eq(C[i], -2.0f * (float)(i - 8) + (float)(10 * (i % 4)), "t %d C[%d] = %g", t,
+                         i, C[i]);
+        TU_OK(kmux_plan_destroy(plan));
+    }
+    kmux_matmul_desc e = f32_desc(0, 4, 3);
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_matmul_plan_create(dev, &e, NULL, &plan));
+    kmux_plan_info info;
+    TU_OK(kmux_plan_info_get(plan, &info));
+    cr_expect_str_eq(info.impl, "kmux:empty");
+    TU_OK(kmux_plan_destroy(plan));
+    TU_OK(kmux_stream_destroy(st));
+    TU_OK(kmux_free(dev, buf));
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* The backend prepares every implementation; the core walks them with its own index. */
+Test(core, implementation_index_is_kept_by_the_core) {
+    kmux_device *dev = NULL;
+    kmux_context *ctx = small_context(&dev);
+    kmux_matmul_desc d = f32_desc(4, 4, 3);
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_matmul_plan_create(dev, &d, NULL, &plan));
+    kmux_plan_info info;
+    TU_OK(kmux_plan_info_get(plan, &info));
+    cr_expect_str_eq(info.impl, "small:naive");
+    cr_expect_eq(info.impl_index, 0);
+    TU_OK(kmux_plan_next_impl(plan));
+    TU_OK(kmux_plan_info_get(plan, &info));
+    cr_expect_str_eq(info.impl, "small:naive-reversed");
+    cr_expect_eq(info.impl_index, 1);
+    TU_STATUS(KMUX_ERR_LAST_IMPL, kmux_plan_next_impl(plan));
+    cr_expect_str_eq(kmux_last_error(), "kmux_plan_next_impl: small:naive-reversed is the last of "
+                                        "the 2 implementations of this plan on test:small");
+    TU_OK(kmux_plan_info_get(plan, &info));
+    cr_expect_eq(info.impl_index, 1, "a refused next_impl leaves the plan as it was");
+    TU_OK(kmux_plan_destroy(plan));
+    TU_OK(kmux_context_destroy(ctx));
 }

@@ -5,6 +5,9 @@
  */
 #include "onednn_internal.h"
 
+#include "dispatch/common/kmux_dtype_desc.h"
+#include "dispatch/common/kmux_type_rules.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,32 +90,160 @@ static kmux_status dnn_device_props(void *state, int device, kmux_device_props *
     return KMUX_OK;
 }
 
-static kmux_status dnn_plan_info(void *state, void *plan, kmux_plan_info *info) {
-    kmux_dnn_plan *p = plan;
+/* Bit of every row of a legal type table that pred accepts. */
+static uint64_t rows_where(const kmux_type_combination *rows, int n,
+                           int (*pred)(const kmux_type_combination *)) {
+    uint64_t bits = 0;
+    for (int i = 0; i < n && i < 64; i++)
+        if (pred(&rows[i])) bits |= UINT64_C(1) << i;
+    return bits;
+}
+
+/* oneDNN 2.x: no f64 on CPU (never run in a lower precision). */
+static int mm_runs(const kmux_type_combination *r) {
+    return r->a_type != KMUX_F64;
+}
+/* fp8 has no oneDNN 2.x kernel: always widened to f32 ("+cvt"). bf16/f16 have native kernels
+ * on some CPUs only; the plan decides (and asks for prefs.allow_emulation) itself. */
+static int mm_emulated(const kmux_type_combination *r) {
+    return kmux_dtype_is_fp8(r->a_type);
+}
+static int conv_runs(const kmux_type_combination *r) {
+    return r->a_type != KMUX_F64;
+}
+
+/* oneDNN 2.6 takes 64-bit dims but divides by some of them in 32 bits (SIGFPE at m or k = 2^32)
+ * and rejects huge strides or dilations: every size, leading dimension and batch is limited to
+ * int32. */
+static kmux_status dnn_device_caps(void *state, int device, kmux_device_caps *caps) {
+    int n = 0;
+    const kmux_type_combination *mm = kmux_rules_matmul_table(&n);
+    kmux_op_caps *m = &caps->matmul;
+    m->supported = 1;
+    m->max_dim = INT32_MAX;
+    m->max_batch = INT32_MAX;
+    m->max_ld = INT32_MAX;
+    m->epilogues = KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_GELU;
+    m->type_rows = rows_where(mm, n, mm_runs);
+    m->emulated_rows = rows_where(mm, n, mm_emulated);
+    const kmux_type_combination *cv = kmux_rules_conv_table(&n);
+    for (int d = 0; d < 3; d++) {
+        kmux_op_caps *c = &caps->conv2d[d];
+        c->supported = 1;
+        c->max_dim = INT32_MAX;
+        c->layouts = (1u << KMUX_NCHW) | (1u << KMUX_NHWC);
+        c->asymmetric_padding = 1;
+        c->groups = 1;
+        c->type_rows = rows_where(cv, n, conv_runs);
+    }
+    caps->amp_dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16) |
+                       (1u << KMUX_F8_E4M3) | (1u << KMUX_F8_E5M2) | (1u << KMUX_F8_E4M3_FNUZ) |
+                       (1u << KMUX_F8_E5M2_FNUZ) | (1u << KMUX_F64);
+    return KMUX_OK;
+}
+
+kmux_status kmux_dnn_set_make(kmux_dnn_state *st, const char *fn, kmux_dnn_plan_kind kind,
+                              kmux_dnn_plan **list, int n, size_t max_ws,
+                              void (*destroy)(kmux_dnn_plan *), kmux_dnn_plan_set **set) {
+    kmux_dnn_plan_set *s = calloc(1, sizeof *s);
+    size_t smallest = SIZE_MAX;
+    for (int i = 0; i < n; i++) {
+        if (list[i]->workspace_bytes < smallest) smallest = list[i]->workspace_bytes;
+        if (s && list[i]->workspace_bytes <= max_ws) {
+            list[i]->impl_index = s->count;
+            s->impl[s->count++] = list[i];
+        } else {
+            destroy(list[i]);
+        }
+    }
+    if (!s) return kmux_dnn_oom(st, fn, sizeof *s);
+    if (s->count == 0) {
+        free(s);
+        return KMUX_DNN_ERROR(st, KMUX_ERR_UNSUPPORTED,
+                              "%s: backend onednn: every implementation needs more workspace "
+                              "than prefs.max_workspace_bytes = %zu (the smallest %zu bytes)",
+                              fn, max_ws, smallest);
+    }
+    s->kind = kind;
+    *set = s;
+    return KMUX_OK;
+}
+
+static void set_destroy(void *state, void *plan) {
+    kmux_dnn_plan_set *s = plan;
+    if (!s) return;
+    for (int i = 0; i < s->count; i++)
+        if (s->kind == KMUX_DNN_MATMUL)
+            kmux_dnn_matmul_destroy(s->impl[i]);
+        else
+            kmux_dnn_conv2d_destroy(s->impl[i]);
+    free(s);
+}
+
+static kmux_status dnn_plan_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
+    const kmux_dnn_plan *p = ((const kmux_dnn_plan_set *)plan)->impl[impl];
     info->impl = p->impl;
     info->effective_compute = p->effective_compute;
     info->workspace_bytes = p->workspace_bytes;
     /* oneDNN CPU kernels are run-to-run reproducible for a fixed thread count (set per call
      * from the context's num_threads) and ISA; no atomics-based reductions. */
     info->deterministic = 1;
-    info->impl_index = p->impl_index;
     return KMUX_OK;
 }
 
-static kmux_status dnn_plan_next_impl(void *state, void *plan) {
-    kmux_dnn_plan *p = plan;
-    if (p->kind == KMUX_DNN_MATMUL) return kmux_dnn_matmul_next_impl(state, p);
-    return kmux_dnn_conv2d_next_impl(state, p);
+static kmux_status dnn_matmul_create(void *state, int device, const kmux_matmul_desc *desc,
+                                     const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
+    kmux_dnn_plan *list[KMUX_DNN_MAX_IMPLS];
+    int n = 0;
+    kmux_status ks = kmux_dnn_matmul_build(state, desc, prefs, list, &n);
+    kmux_dnn_plan_set *set = NULL;
+    if (ks == KMUX_OK)
+        ks = kmux_dnn_set_make(state, "kmux_matmul_plan_create", KMUX_DNN_MATMUL, list, n,
+                               prefs->max_workspace_bytes, kmux_dnn_matmul_destroy, &set);
+    if (ks != KMUX_OK) return ks;
+    *plan = set;
+    *impl_count = set->count;
+    return KMUX_OK;
 }
 
-static void dnn_plan_destroy(void *state, void *plan) {
-    kmux_dnn_plan *p = plan;
-    if (!p) return;
-    if (p->kind == KMUX_DNN_MATMUL)
-        kmux_dnn_matmul_destroy(p);
-    else
-        kmux_dnn_conv2d_destroy(p);
+static kmux_status dnn_matmul_execute(void *state, const void *plan, int impl, void *stream,
+                                      const kmux_matmul_args *args) {
+    return kmux_dnn_matmul_run(state, ((const kmux_dnn_plan_set *)plan)->impl[impl], args);
 }
+
+static kmux_status dnn_conv2d_create(void *state, int device, const kmux_conv2d_desc *desc,
+                                     const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
+    kmux_dnn_plan *list[KMUX_DNN_MAX_IMPLS];
+    int n = 0;
+    kmux_status ks = kmux_dnn_conv2d_build(state, desc, prefs, list, &n);
+    kmux_dnn_plan_set *set = NULL;
+    if (ks == KMUX_OK)
+        ks = kmux_dnn_set_make(state, "kmux_conv2d_plan_create", KMUX_DNN_CONV2D, list, n,
+                               prefs->max_workspace_bytes, kmux_dnn_conv2d_destroy, &set);
+    if (ks != KMUX_OK) return ks;
+    *plan = set;
+    *impl_count = set->count;
+    return KMUX_OK;
+}
+
+static kmux_status dnn_conv2d_execute(void *state, const void *plan, int impl, void *stream,
+                                      const kmux_conv2d_args *args) {
+    return kmux_dnn_conv2d_run(state, ((const kmux_dnn_plan_set *)plan)->impl[impl], args);
+}
+
+static const kmux_matmul_ops dnn_matmul_ops = {
+    .plan_create = dnn_matmul_create,
+    .execute = dnn_matmul_execute,
+    .plan_info = dnn_plan_info,
+    .plan_destroy = set_destroy,
+};
+
+static const kmux_conv2d_ops dnn_conv2d_ops = {
+    .plan_create = dnn_conv2d_create,
+    .execute = dnn_conv2d_execute,
+    .plan_info = dnn_plan_info,
+    .plan_destroy = set_destroy,
+};
 
 static const kmux_backend_ops dnn_ops = {
     .struct_size = sizeof(kmux_backend_ops),
@@ -124,14 +255,10 @@ static const kmux_backend_ops dnn_ops = {
     .probe = dnn_probe,
     .version = dnn_version,
     .device_props = dnn_device_props,
+    .device_caps = dnn_device_caps,
     KMUX_CPU_RUNTIME_SLOTS,
-    .matmul_plan_create = kmux_dnn_matmul_plan_create,
-    .matmul_execute = kmux_dnn_matmul_execute,
-    .conv2d_plan_create = kmux_dnn_conv2d_plan_create,
-    .conv2d_execute = kmux_dnn_conv2d_execute,
-    .plan_info = dnn_plan_info,
-    .plan_next_impl = dnn_plan_next_impl,
-    .plan_destroy = dnn_plan_destroy,
+    .matmul = &dnn_matmul_ops,
+    .conv2d = &dnn_conv2d_ops,
     KMUX_CPU_AMP_SLOTS,
 };
 

@@ -41,7 +41,7 @@ typedef struct conv_tensor {
     size_t off_cvt, off_prim, off_tmp; /**< workspace offsets */
 } conv_tensor;
 
-/** What an implementation choice fixes (rebuilt by plan_next_impl). */
+/** What an implementation choice fixes (one per implementation of a plan). */
 typedef struct conv_impl {
     dnnl_primitive_t prim;
     conv_tensor t[3];
@@ -263,41 +263,33 @@ static kmux_status choose_impl(kmux_dnn_state *st, kmux_dnn_conv_plan *p,
     return KMUX_OK;
 }
 
-kmux_status kmux_dnn_conv2d_plan_create(void *state, int device, const kmux_conv2d_desc *desc,
-                                        const kmux_plan_prefs *prefs, void **plan) {
-    kmux_dnn_state *st = state;
+/* A plan for implementation impl_index of the same description and path as cur. */
+static kmux_status conv_next(kmux_dnn_state *st, const kmux_dnn_conv_plan *cur,
+                             kmux_dnn_conv_plan **out) {
+    kmux_dnn_conv_plan *p = malloc(sizeof *p);
+    if (!p) return KMUX_ERR_OUT_OF_MEMORY;
+    *p = *cur;
+    kmux_dnn_pool_init(&p->base);
+    dnnl_status_t s = impl_build(st, p, cur->base.impl_index + 1,
+                                 p->cvt ? dnnl_f32 : kmux_dnn_dtype(p->d.x_type), &p->impl);
+    if (s != dnnl_success) {
+        if (s != dnnl_iterator_ends)
+            st->hdr.host->trace(2, "plan,onednn,conv2d,%s,implementations end at %s (%d)",
+                                cur->base.impl, kmux_dnn_status_name(s), (int)s);
+        kmux_dnn_pool_destroy(&p->base);
+        free(p);
+        return KMUX_ERR_LAST_IMPL;
+    }
+    p->base.impl_index = cur->base.impl_index + 1;
+    set_impl_name(p);
+    *out = p;
+    return KMUX_OK;
+}
+
+kmux_status kmux_dnn_conv2d_build(kmux_dnn_state *st, const kmux_conv2d_desc *desc,
+                                  const kmux_plan_prefs *prefs,
+                                  kmux_dnn_plan *list[KMUX_DNN_MAX_IMPLS], int *count) {
     const kmux_conv2d_desc *d = desc;
-    if (d->x_type == KMUX_F64 || d->compute_type == KMUX_COMPUTE_F64)
-        return create_unsupported(st, d, "oneDNN 2.x has no f64 on CPU (use ref)");
-    if (d->x_type != KMUX_F32 && d->x_type != KMUX_BF16 && d->x_type != KMUX_F16)
-        return create_unsupported(st, d, "only f32, bf16 and f16 are supported");
-    /* oneDNN 2.6 divides by some dims in 32 bits (SIGFPE at n, c, h, w or k = 2^32) and rejects
-     * huge strides or dilations without saying which: refuse them here, by name. */
-    const struct {
-        const char *name;
-        int64_t v;
-    } dims[] = {{"n", d->n},
-                {"c", d->c},
-                {"h", d->h},
-                {"w", d->w},
-                {"k", d->k},
-                {"r", d->r},
-                {"s", d->s},
-                {"stride_h", d->stride_h},
-                {"stride_w", d->stride_w},
-                {"dilation_h", d->dilation_h},
-                {"dilation_w", d->dilation_w},
-                {"pad_top", d->pad_top},
-                {"pad_bottom", d->pad_bottom},
-                {"pad_left", d->pad_left},
-                {"pad_right", d->pad_right}};
-    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
-        if (dims[i].v > INT32_MAX) {
-            char why[96];
-            snprintf(why, sizeof why, "%s = %lld exceeds oneDNN's 32-bit limit (2^31 - 1)",
-                     dims[i].name, (long long)dims[i].v);
-            return create_unsupported(st, d, why);
-        }
     kmux_dnn_conv_plan *p = calloc(1, sizeof *p);
     if (!p) return kmux_dnn_oom(st, FN, sizeof *p);
     p->base.kind = KMUX_DNN_CONV2D;
@@ -312,50 +304,25 @@ kmux_status kmux_dnn_conv2d_plan_create(void *state, int device, const kmux_conv
     kmux_dnn_threads th;
     kmux_dnn_threads_enter(st, &th);
     kmux_status ks = choose_impl(st, p, prefs);
-    kmux_dnn_threads_leave(&th);
     if (ks != KMUX_OK) {
+        kmux_dnn_threads_leave(&th);
         kmux_dnn_conv2d_destroy(&p->base);
         return ks;
     }
     set_impl_name(p);
-    /* Walk to the first implementation whose workspace fits the caller's cap. */
-    while (p->base.workspace_bytes > prefs->max_workspace_bytes &&
-           kmux_dnn_conv2d_next_impl(st, &p->base) == KMUX_OK) {
+    /* Every implementation is prepared now: the plan never changes after creation. */
+    int n = 1;
+    list[0] = &p->base;
+    while (n < KMUX_DNN_MAX_IMPLS) {
+        kmux_dnn_conv_plan *next = NULL;
+        if (conv_next(st, (const kmux_dnn_conv_plan *)list[n - 1], &next) != KMUX_OK) break;
+        list[n++] = &next->base;
     }
-    if (p->base.workspace_bytes > prefs->max_workspace_bytes) {
-        size_t need = p->base.workspace_bytes;
-        kmux_dnn_conv2d_destroy(&p->base);
-        return KMUX_DNN_ERROR(st, KMUX_ERR_UNSUPPORTED,
-                              "%s: backend onednn: every implementation needs more workspace "
-                              "than prefs.max_workspace_bytes = %zu (the last one %zu bytes)",
-                              FN, prefs->max_workspace_bytes, need);
-    }
-    st->hdr.host->trace(2, "plan,onednn,conv2d,%s,reorders x:%d w:%d y:%d", p->base.impl,
-                        p->impl.t[T_X].reorder, p->impl.t[T_W].reorder, p->impl.t[T_Y].reorder);
-    *plan = p;
-    return KMUX_OK;
-}
-
-kmux_status kmux_dnn_conv2d_next_impl(kmux_dnn_state *st, kmux_dnn_plan *plan) {
-    kmux_dnn_conv_plan *p = (kmux_dnn_conv_plan *)plan;
-    conv_impl next;
-    kmux_dnn_threads th;
-    kmux_dnn_threads_enter(st, &th);
-    dnnl_status_t s = impl_build(st, p, p->base.impl_index + 1,
-                                 p->cvt ? dnnl_f32 : kmux_dnn_dtype(p->d.x_type), &next);
     kmux_dnn_threads_leave(&th);
-    if (s == dnnl_iterator_ends)
-        return KMUX_DNN_ERROR(st, KMUX_ERR_LAST_IMPL,
-                              "kmux_plan_next_impl: backend onednn: %s is the last of the "
-                              "implementations oneDNN offers",
-                              p->base.impl);
-    if (s != dnnl_success)
-        return kmux_dnn_fail(st, "kmux_plan_next_impl", "convolution primitive creation", s);
-    kmux_dnn_pool_clear(&p->base); /* contexts hold memories of the old layouts */
-    impl_destroy(&p->impl);
-    p->impl = next;
-    p->base.impl_index++;
-    set_impl_name(p);
+    st->hdr.host->trace(2, "plan,onednn,conv2d,%s,reorders x:%d w:%d y:%d,%d implementations",
+                        p->base.impl, p->impl.t[T_X].reorder, p->impl.t[T_W].reorder,
+                        p->impl.t[T_Y].reorder, n);
+    *count = n;
     return KMUX_OK;
 }
 
@@ -469,9 +436,9 @@ static kmux_status run(conv_run *r, const kmux_conv2d_args *a) {
     return KMUX_OK;
 }
 
-kmux_status kmux_dnn_conv2d_execute(void *state, void *plan, void *stream,
-                                    const kmux_conv2d_args *args) {
-    conv_run r = {state, plan, NULL, KMUX_OK};
+kmux_status kmux_dnn_conv2d_run(kmux_dnn_state *st, kmux_dnn_plan *plan,
+                                const kmux_conv2d_args *args) {
+    conv_run r = {st, (kmux_dnn_conv_plan *)plan, NULL, KMUX_OK};
     kmux_dnn_threads th;
     kmux_dnn_threads_enter(r.st, &th);
     kmux_status ks = kmux_dnn_ctx_acquire(r.st, &r.p->base, r.p->impl.scratch, &r.ctx);

@@ -1,7 +1,7 @@
 /*
  * onednn_elementwise.c - scalar element access with kmux's rounding rules, for the few passes
- * the plugin does by hand (degenerate GEMMs, integer alpha/beta, alpha/beta of convolutions,
- * epilogues oneDNN has no fast kernel for).
+ * the plugin does by hand (alpha/beta of convolutions, epilogues oneDNN has no fast kernel
+ * for; the integer finish is the shared CPU finish of dispatch/common).
  */
 #include "onednn_internal.h"
 
@@ -62,18 +62,4 @@ void kmux_dnn_store(void *p, kmux_dtype t, int64_t i, double v) {
     default:
         break;
     }
-}
-
-double kmux_dnn_gelu(double x) {
-    const double sqrt_2_over_pi = 0.7978845608028654;
-    return 0.5 * x * (1.0 + tanh(sqrt_2_over_pi * (x + 0.044715 * x * x * x)));
-}
-
-void kmux_dnn_amax_f32(const float *x, int64_t n, float *amax) {
-    float m = *amax;
-    for (int64_t i = 0; i < n; i++) {
-        float a = fabsf(x[i]);
-        if (a > m) m = a; /* false for NaN: ignored */
-    }
-    *amax = m;
 }

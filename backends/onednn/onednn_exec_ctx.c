@@ -110,19 +110,6 @@ void kmux_dnn_pool_destroy(kmux_dnn_plan *plan) {
     pthread_mutex_destroy(&plan->pool.lock);
 }
 
-void kmux_dnn_pool_clear(kmux_dnn_plan *plan) {
-    /* The workspace size may change with the implementation too: drop whole contexts. */
-    pthread_mutex_lock(&plan->pool.lock);
-    kmux_dnn_exec_ctx *c = plan->pool.free_list;
-    plan->pool.free_list = NULL;
-    pthread_mutex_unlock(&plan->pool.lock);
-    while (c) {
-        kmux_dnn_exec_ctx *next = c->next;
-        ctx_destroy(c);
-        c = next;
-    }
-}
-
 dnnl_memory_t kmux_dnn_ctx_mem(kmux_dnn_state *st, kmux_dnn_exec_ctx *ctx, int i,
                                const dnnl_memory_desc_t *md, void *ptr, kmux_status *status) {
     static const char fn[] = "kmux_execute";

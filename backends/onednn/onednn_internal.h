@@ -79,10 +79,6 @@ void kmux_dnn_pool_destroy(kmux_dnn_plan *plan);
  *  handle set to ptr. NULL on failure (message set in *status). */
 dnnl_memory_t kmux_dnn_ctx_mem(kmux_dnn_state *st, kmux_dnn_exec_ctx *ctx, int i,
                                const dnnl_memory_desc_t *md, void *ptr, kmux_status *status);
-/** Destroys every pooled context, so that later executes make new ones (after plan_next_impl
- *  changed the plan's descriptors or workspace size; no execute may be running). */
-void kmux_dnn_pool_clear(kmux_dnn_plan *plan);
-
 /* ---- threads (onednn_util.c) ---------------------------------------------------------------- */
 
 /** The OpenMP runtime oneDNN was built with reads the calling thread's nthreads-var when it opens
@@ -137,37 +133,51 @@ const char *kmux_dnn_isa_name(dnnl_cpu_isa_t isa);
 double kmux_dnn_load(const void *p, kmux_dtype t, int64_t i);
 /** Stores v rounded ONCE to t (f32/f16/bf16: RNE, via round-to-odd f32; i32: RNE, saturated). */
 void kmux_dnn_store(void *p, kmux_dtype t, int64_t i, double v);
-/** tanh approximation of GELU, as cuBLASLt and oneDNN's gelu_tanh. */
-double kmux_dnn_gelu(double x);
-/** Largest absolute value of a float array (NaN ignored), combined with *amax (max). */
-void kmux_dnn_amax_f32(const float *x, int64_t n, float *amax);
+
+/* ---- plans (onednn_backend.c) -------------------------------------------------------------- */
+
+#define KMUX_DNN_MAX_IMPLS 8
+
+/** What the core holds: every implementation of one plan, each a complete single-implementation
+ *  plan (its primitives, descriptors, workspace layout and context pool), all built at plan
+ *  creation; nothing changes after that (the core passes the index of the one to run). */
+typedef struct kmux_dnn_plan_set {
+    kmux_dnn_plan_kind kind;
+    int count;
+    kmux_dnn_plan *impl[KMUX_DNN_MAX_IMPLS];
+} kmux_dnn_plan_set;
+
+/** Keeps the implementations of a fully built list whose workspace fits max_ws (in order) in a
+ *  new set, destroys the others with destroy; UNSUPPORTED (fn in the message) when none fits. */
+kmux_status kmux_dnn_set_make(kmux_dnn_state *st, const char *fn, kmux_dnn_plan_kind kind,
+                              kmux_dnn_plan **list, int n, size_t max_ws,
+                              void (*destroy)(kmux_dnn_plan *), kmux_dnn_plan_set **set);
 
 /* ---- matmul (onednn_matmul.c, onednn_matmul_exec.c) ----------------------------------------- */
 
-/** matmul_plan_create slot. UNSUPPORTED for f64 (oneDNN 2.x has no f64 on CPU), and for f16,
- *  bf16 and fp8 inputs without a native oneDNN implementation unless prefs->allow_emulation. */
-kmux_status kmux_dnn_matmul_plan_create(void *state, int device, const kmux_matmul_desc *desc,
-                                        const kmux_plan_prefs *prefs, void **plan);
-/** matmul_execute slot. */
-kmux_status kmux_dnn_matmul_execute(void *state, void *plan, void *stream,
-                                    const kmux_matmul_args *args);
-/** plan_next_impl for a matmul plan. */
-kmux_status kmux_dnn_matmul_next_impl(kmux_dnn_state *st, kmux_dnn_plan *plan);
-/** Frees a matmul plan. */
+/** Every implementation of a matmul (m, n, k, batch_count >= 1, within the device's caps), in
+ *  the order they are offered: *n receives how many (>= 1 on success). UNSUPPORTED for bf16/f16
+ *  without a native oneDNN kernel unless prefs->allow_emulation. */
+kmux_status kmux_dnn_matmul_build(kmux_dnn_state *st, const kmux_matmul_desc *desc,
+                                  const kmux_plan_prefs *prefs,
+                                  kmux_dnn_plan *list[KMUX_DNN_MAX_IMPLS], int *n);
+/** Runs one implementation (alpha != 0). */
+kmux_status kmux_dnn_matmul_run(kmux_dnn_state *st, kmux_dnn_plan *plan,
+                                const kmux_matmul_args *args);
+/** Frees one matmul implementation. */
 void kmux_dnn_matmul_destroy(kmux_dnn_plan *plan);
 
 /* ---- convolution (onednn_conv.c) ------------------------------------------------------------ */
 
-/** conv2d_plan_create slot: f32; bf16/f16 natively where oneDNN has kernels, else with
- *  prefs->allow_emulation in f32 ("+cvt"); compute F32 only. */
-kmux_status kmux_dnn_conv2d_plan_create(void *state, int device, const kmux_conv2d_desc *desc,
-                                        const kmux_plan_prefs *prefs, void **plan);
-/** conv2d_execute slot. */
-kmux_status kmux_dnn_conv2d_execute(void *state, void *plan, void *stream,
-                                    const kmux_conv2d_args *args);
-/** plan_next_impl for a conv plan. */
-kmux_status kmux_dnn_conv2d_next_impl(kmux_dnn_state *st, kmux_dnn_plan *plan);
-/** Frees a conv plan. */
+/** Every implementation of a convolution: f32; bf16/f16 natively where oneDNN has kernels, else
+ *  with prefs->allow_emulation in f32 ("+cvt"). */
+kmux_status kmux_dnn_conv2d_build(kmux_dnn_state *st, const kmux_conv2d_desc *desc,
+                                  const kmux_plan_prefs *prefs,
+                                  kmux_dnn_plan *list[KMUX_DNN_MAX_IMPLS], int *n);
+/** Runs one implementation. */
+kmux_status kmux_dnn_conv2d_run(kmux_dnn_state *st, kmux_dnn_plan *plan,
+                                const kmux_conv2d_args *args);
+/** Frees one conv implementation. */
 void kmux_dnn_conv2d_destroy(kmux_dnn_plan *plan);
 
 /** Sets the error of the calling thread through the host (returns status). */

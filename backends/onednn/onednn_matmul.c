@@ -7,8 +7,9 @@
  * s32 (exact, see onednn_matmul.h); bf16 and f16 either on oneDNN's native kernels (bf16 on
  * avx512_core_bf16, f16 nowhere in 2.x) or converted to f32 in a workspace ("+cvt", only when
  * the caller allows emulation; which comes first: has_amx), fp8 always "+cvt"; the result is
- * rounded once to c_type. f64: oneDNN 2.x has no f64 on CPU, and kmux never lowers f64, so
- * UNSUPPORTED. k == 0: no primitive (oneDNN divides by K), C = beta * C by hand.
+ * rounded once to c_type. f64: oneDNN 2.x has no f64 on CPU, and kmux never lowers f64 (the
+ * device's capabilities leave it out, so the core refuses it). Empty problems, k == 0 and
+ * alpha == 0 never reach the plugin: the core runs them.
  * alpha is a constant output scale, beta a sum post-op (none for beta == 0: C is not read), the
  * bias a binary-add post-op broadcast over rows where that is safe (onednn_matmul.h),
  * relu/gelu_tanh eltwise post-ops; otherwise bias and activation are applied by hand.
@@ -122,49 +123,26 @@ static dnnl_status_t variant_create(kmux_dnn_state *st, const kmux_dnn_mm_plan *
     return s;
 }
 
-kmux_status kmux_dnn_mm_variant_get(kmux_dnn_state *st, kmux_dnn_mm_plan *p, float alpha,
+kmux_status kmux_dnn_mm_variant_get(kmux_dnn_state *st, const kmux_dnn_mm_plan *p, float alpha,
                                     float beta, dnnl_primitive_t *prim, size_t *scratch,
                                     int *temporary) {
     uint32_t ab = (p->is_int || p->rt_alpha) ? 0u : f32_bits(alpha);
     uint32_t bb = (p->is_int || beta == 0.0f) ? 0u : f32_bits(beta);
     *temporary = 0;
-    int n = atomic_load_explicit(&p->nvariants, memory_order_acquire);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < p->nvariants; i++)
         if (p->v[i].alpha_bits == ab && p->v[i].beta_bits == bb) {
             *prim = p->v[i].prim;
             *scratch = p->v[i].scratch;
             return KMUX_OK;
         }
-    pthread_mutex_lock(&p->vlock);
-    n = atomic_load_explicit(&p->nvariants, memory_order_relaxed);
-    for (int i = 0; i < n; i++)
-        if (p->v[i].alpha_bits == ab && p->v[i].beta_bits == bb) {
-            *prim = p->v[i].prim;
-            *scratch = p->v[i].scratch;
-            pthread_mutex_unlock(&p->vlock);
-            return KMUX_OK;
-        }
-    dnnl_primitive_t np = NULL;
-    size_t ns = 0;
+    /* Not prepared at plan creation: a primitive for this call only (oneDNN's primitive cache
+     * makes a repeated pair cheap); the plan itself never changes. */
     dnnl_status_t s = variant_create(st, p, p->is_int ? 1.0f : alpha, p->is_int ? 0.0f : beta,
-                                     p->prim_impl, &np, &ns, NULL, 0);
-    if (s != dnnl_success) {
-        pthread_mutex_unlock(&p->vlock);
+                                     p->prim_impl, prim, scratch, NULL, 0);
+    if (s != dnnl_success)
         return kmux_dnn_fail(st, "kmux_matmul_execute", "matmul primitive creation (alpha/beta)",
                              s);
-    }
-    if (n < KMUX_DNN_MM_VARIANTS) {
-        p->v[n].alpha_bits = ab;
-        p->v[n].beta_bits = bb;
-        p->v[n].prim = np;
-        p->v[n].scratch = ns;
-        atomic_store_explicit(&p->nvariants, n + 1, memory_order_release);
-    } else {
-        *temporary = 1;
-    }
-    pthread_mutex_unlock(&p->vlock);
-    *prim = np;
-    *scratch = ns;
+    *temporary = 1;
     return KMUX_OK;
 }
 
@@ -420,106 +398,33 @@ static void set_impl_name(kmux_dnn_mm_plan *p) {
              p->int_split ? "+u8x2" : "");
 }
 
-kmux_status kmux_dnn_matmul_plan_create(void *state, int device, const kmux_matmul_desc *desc,
-                                        const kmux_plan_prefs *prefs, void **plan) {
-    kmux_dnn_state *st = state;
-    const kmux_matmul_desc *d = desc;
-    if (d->compute_type == KMUX_COMPUTE_F64 || d->a_type == KMUX_F64)
-        return KMUX_DNN_ERROR(st, KMUX_ERR_UNSUPPORTED,
-                              "%s: backend onednn: oneDNN %d.%d has no f64 matmul on CPU (f64 is "
-                              "never run in a lower precision; use cpu:openblas or ref)",
-                              FN, dnnl_version()->major, dnnl_version()->minor);
-    /* oneDNN 2.6 takes 64-bit dims but divides by some of them in 32 bits (SIGFPE at m or
-     * k = 2^32): refuse what it cannot take instead of crashing. */
-    const struct {
-        const char *name;
-        int64_t v;
-    } dims[] = {{"m", d->m},
-                {"n", d->n},
-                {"k", d->k},
-                {"lda", d->lda},
-                {"ldb", d->ldb},
-                {"ldc", d->ldc},
-                {"batch_count", d->batch_count}};
-    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
-        if (dims[i].v > INT32_MAX)
-            return KMUX_DNN_ERROR(st, KMUX_ERR_UNSUPPORTED,
-                                  "%s: backend onednn: %s = %lld exceeds oneDNN's 32-bit limit "
-                                  "(2^31 - 1)",
-                                  FN, dims[i].name, (long long)dims[i].v);
-    kmux_dnn_mm_plan *p = calloc(1, sizeof *p);
-    if (!p) return kmux_dnn_oom(st, FN, sizeof *p);
-    p->base.kind = KMUX_DNN_MATMUL;
-    p->d = *d;
-    kmux_dnn_pool_init(&p->base);
-    pthread_mutex_init(&p->vlock, NULL);
-    atomic_init(&p->nvariants, 0);
-    if (d->m == 0 || d->n == 0 || d->batch_count == 0) {
-        p->empty = 1;
-        snprintf(p->base.impl, sizeof p->base.impl, "onednn:none(empty)");
-        p->base.effective_compute =
-            d->compute_type == KMUX_COMPUTE_I32 ? KMUX_COMPUTE_I32 : KMUX_COMPUTE_F32;
-        *plan = p;
-        return KMUX_OK;
-    }
-    map_problem(p);
-    p->is_int = d->compute_type == KMUX_COMPUTE_I32;
-    p->int_split = p->is_int && !has_vnni(st->isa);
-    if (d->k == 0) { /* C = beta * C (+ epilogue) by hand; oneDNN divides by K */
-        p->k_zero = 1;
-        snprintf(p->base.impl, sizeof p->base.impl, "onednn:none(k=0)");
-        p->base.effective_compute = p->is_int ? KMUX_COMPUTE_I32 : KMUX_COMPUTE_F32;
-        *plan = p;
-        return KMUX_OK;
-    }
-    kmux_dnn_threads th;
-    kmux_dnn_threads_enter(st, &th);
+/* The variant (alpha, beta) = (1, 1) (accumulation into C) next to (1, 0), so that both common
+ * calls find a prepared primitive. A failure only means such calls make their own. */
+static void add_beta_one_variant(kmux_dnn_state *st, kmux_dnn_mm_plan *p) {
+    if (p->is_int || p->nvariants >= KMUX_DNN_MM_VARIANTS) return;
     dnnl_primitive_t prim = NULL;
     size_t scratch = 0;
-    kmux_status ks = choose_path(st, p, prefs, &prim, &scratch);
-    kmux_dnn_threads_leave(&th);
-    if (ks != KMUX_OK) {
-        kmux_dnn_matmul_destroy(&p->base);
-        return ks;
-    }
-    p->v[0].alpha_bits = p->rt_alpha || p->is_int ? 0u : f32_bits(1.0f);
-    p->v[0].beta_bits = 0u;
-    p->v[0].prim = prim;
-    p->v[0].scratch = scratch;
-    atomic_store(&p->nvariants, 1);
-    p->base.work_bytes = plan_workspace(p);
-    p->base.workspace_bytes = p->base.work_bytes + scratch;
-    /* Walk to the first implementation whose workspace fits the caller's cap. */
-    while (p->base.workspace_bytes > prefs->max_workspace_bytes &&
-           kmux_dnn_matmul_next_impl(st, &p->base) == KMUX_OK) {
-    }
-    if (p->base.workspace_bytes > prefs->max_workspace_bytes) {
-        size_t need = p->base.workspace_bytes;
-        kmux_dnn_matmul_destroy(&p->base);
-        return KMUX_DNN_ERROR(st, KMUX_ERR_UNSUPPORTED,
-                              "%s: backend onednn: every implementation needs more workspace "
-                              "than prefs.max_workspace_bytes = %zu (the last one %zu bytes)",
-                              FN, prefs->max_workspace_bytes, need);
-    }
-    set_impl_name(p);
-    st->hdr.host->trace(2, "plan,onednn,matmul,%s,%s,%s,%s", p->base.impl,
-                        kmux_common_dtype_name(d->a_type), kmux_common_dtype_name(d->c_type),
-                        kmux_common_compute_type_name(d->compute_type));
-    *plan = p;
-    return KMUX_OK;
+    if (variant_create(st, p, 1.0f, 1.0f, p->prim_impl, &prim, &scratch, NULL, 0) != dnnl_success)
+        return;
+    kmux_dnn_mm_variant *v = &p->v[p->nvariants++];
+    v->alpha_bits = p->rt_alpha ? 0u : f32_bits(1.0f);
+    v->beta_bits = f32_bits(1.0f);
+    v->prim = prim;
+    v->scratch = scratch;
 }
 
-/* The next implementation: the next one oneDNN offers for the plan's path; after the last one of
- * a bf16/f16 plan that allows emulation, those of the other path (native kernels after "+cvt",
- * or "+cvt" after native ones; see has_amx). */
-kmux_status kmux_dnn_matmul_next_impl(kmux_dnn_state *st, kmux_dnn_plan *plan) {
-    kmux_dnn_mm_plan *p = (kmux_dnn_mm_plan *)plan;
-    if (p->empty || p->k_zero)
-        return KMUX_DNN_ERROR(st, KMUX_ERR_LAST_IMPL,
-                              "kmux_plan_next_impl: backend onednn: %s is the only implementation",
-                              p->base.impl);
-    kmux_dnn_threads th;
-    kmux_dnn_threads_enter(st, &th);
+/* The implementation after cur, as a new plan: the next one oneDNN offers for cur's path; after
+ * the last one of a bf16/f16 plan that allows emulation, those of the other path (native kernels
+ * after "+cvt", or "+cvt" after native ones; see has_amx). KMUX_ERR_LAST_IMPL (no message) when
+ * there is none. */
+static kmux_status mm_next(kmux_dnn_state *st, const kmux_dnn_mm_plan *cur,
+                           kmux_dnn_mm_plan **out) {
+    kmux_dnn_mm_plan *p = malloc(sizeof *p);
+    if (!p) return KMUX_ERR_OUT_OF_MEMORY;
+    *p = *cur;
+    kmux_dnn_pool_init(&p->base);
+    p->nvariants = 0;
+    memset(p->v, 0, sizeof p->v);
     dnnl_primitive_t prim = NULL;
     size_t scratch = 0;
     char impl[64];
@@ -527,58 +432,86 @@ kmux_status kmux_dnn_matmul_next_impl(kmux_dnn_state *st, kmux_dnn_plan *plan) {
     p->mode_index++;
     dnnl_status_t s = variant_create(st, p, 1.0f, 0.0f, NULL, &prim, &scratch, impl, sizeof impl);
     if (s == dnnl_iterator_ends && p->alt_next) { /* this path's list done: the other path */
-        int saved_index = p->mode_index, was_cvt = p->cvt;
         p->mode_index = 0;
-        s = was_cvt ? native_path(p) : cvt_setup(p);
+        s = cur->cvt ? native_path(p) : cvt_setup(p);
         if (s == dnnl_success)
             s = variant_create(st, p, 1.0f, 0.0f, NULL, &prim, &scratch, impl, sizeof impl);
-        if (s == dnnl_success) {
-            switched = 1;
-        } else { /* back to the descriptors of the current path */
-            p->mode_index = saved_index;
-            if (was_cvt)
-                cvt_setup(p);
-            else
-                native_path(p);
-            s = dnnl_iterator_ends;
-        }
+        switched = s == dnnl_success;
     }
-    kmux_dnn_threads_leave(&th);
     if (s != dnnl_success) {
-        p->mode_index--;
-        if (s == dnnl_iterator_ends)
-            return KMUX_DNN_ERROR(st, KMUX_ERR_LAST_IMPL,
-                                  "kmux_plan_next_impl: backend onednn: %s is the last of the "
-                                  "implementations oneDNN offers",
-                                  p->base.impl);
-        return kmux_dnn_fail(st, "kmux_plan_next_impl", "matmul primitive creation", s);
+        if (s != dnnl_iterator_ends)
+            st->hdr.host->trace(2, "plan,onednn,matmul,%s,implementations end at %s (%d)",
+                                cur->base.impl, kmux_dnn_status_name(s), (int)s);
+        kmux_dnn_pool_destroy(&p->base);
+        free(p);
+        return KMUX_ERR_LAST_IMPL;
     }
-    int n = atomic_load(&p->nvariants);
-    for (int i = 0; i < n; i++)
-        dnnl_primitive_destroy(p->v[i].prim);
     p->v[0].alpha_bits = p->rt_alpha || p->is_int ? 0u : f32_bits(1.0f);
     p->v[0].beta_bits = 0u;
     p->v[0].prim = prim;
     p->v[0].scratch = scratch;
-    atomic_store(&p->nvariants, 1);
+    p->nvariants = 1;
     snprintf(p->prim_impl, sizeof p->prim_impl, "%s", impl);
-    if (switched) {
-        p->alt_next = 0;
-        kmux_dnn_pool_clear(&p->base); /* the workspace size changes with the path */
-        p->base.work_bytes = plan_workspace(p);
-    }
-    p->base.impl_index++;
+    if (switched) p->alt_next = 0;
+    p->base.work_bytes = plan_workspace(p);
+    p->base.impl_index = cur->base.impl_index + 1;
     set_impl_name(p);
     p->base.workspace_bytes = p->base.work_bytes + scratch;
+    *out = p;
+    return KMUX_OK;
+}
+
+kmux_status kmux_dnn_matmul_build(kmux_dnn_state *st, const kmux_matmul_desc *desc,
+                                  const kmux_plan_prefs *prefs,
+                                  kmux_dnn_plan *list[KMUX_DNN_MAX_IMPLS], int *count) {
+    const kmux_matmul_desc *d = desc;
+    kmux_dnn_mm_plan *p = calloc(1, sizeof *p);
+    if (!p) return kmux_dnn_oom(st, FN, sizeof *p);
+    p->base.kind = KMUX_DNN_MATMUL;
+    p->d = *d;
+    kmux_dnn_pool_init(&p->base);
+    map_problem(p);
+    p->is_int = d->compute_type == KMUX_COMPUTE_I32;
+    p->int_split = p->is_int && !has_vnni(st->isa);
+    kmux_dnn_threads th;
+    kmux_dnn_threads_enter(st, &th);
+    dnnl_primitive_t prim = NULL;
+    size_t scratch = 0;
+    kmux_status ks = choose_path(st, p, prefs, &prim, &scratch);
+    if (ks != KMUX_OK) {
+        kmux_dnn_threads_leave(&th);
+        kmux_dnn_matmul_destroy(&p->base);
+        return ks;
+    }
+    p->v[0].alpha_bits = p->rt_alpha || p->is_int ? 0u : f32_bits(1.0f);
+    p->v[0].beta_bits = 0u;
+    p->v[0].prim = prim;
+    p->v[0].scratch = scratch;
+    p->nvariants = 1;
+    p->base.work_bytes = plan_workspace(p);
+    p->base.workspace_bytes = p->base.work_bytes + scratch;
+    set_impl_name(p);
+    /* Every implementation is prepared now: the plan never changes after creation. */
+    int n = 1;
+    list[0] = &p->base;
+    while (n < KMUX_DNN_MAX_IMPLS) {
+        kmux_dnn_mm_plan *next = NULL;
+        if (mm_next(st, (const kmux_dnn_mm_plan *)list[n - 1], &next) != KMUX_OK) break;
+        list[n++] = &next->base;
+    }
+    add_beta_one_variant(st, p);
+    kmux_dnn_threads_leave(&th);
+    st->hdr.host->trace(2, "plan,onednn,matmul,%s,%s,%s,%s,%d implementations", p->base.impl,
+                        kmux_common_dtype_name(d->a_type), kmux_common_dtype_name(d->c_type),
+                        kmux_common_compute_type_name(d->compute_type), n);
+    *count = n;
     return KMUX_OK;
 }
 
 void kmux_dnn_matmul_destroy(kmux_dnn_plan *plan) {
     kmux_dnn_mm_plan *p = (kmux_dnn_mm_plan *)plan;
-    int n = atomic_load(&p->nvariants);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < p->nvariants; i++)
         dnnl_primitive_destroy(p->v[i].prim);
     kmux_dnn_pool_destroy(&p->base);
-    pthread_mutex_destroy(&p->vlock);
     free(p);
 }

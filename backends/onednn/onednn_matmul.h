@@ -24,14 +24,14 @@
 #ifndef KMUX_ONEDNN_MATMUL_H
 #define KMUX_ONEDNN_MATMUL_H
 
-#include <stdatomic.h>
-
 #include "onednn_internal.h"
 
 /** Distinct (alpha, beta) pairs a plan keeps a primitive for. oneDNN 2.x bakes constant output
  *  scales and the sum post-op's scale into the primitive; a RUNTIME output scale would move f32
  *  matmuls from the brgemm kernels to the slower gemm-based implementation, so alpha and beta are
- *  constants of each primitive and a plan keeps one primitive per pair it has seen. */
+ *  constants of each primitive. A plan prepares (1, 0) for every implementation and (1, 1) for
+ *  the first at creation; other pairs get a primitive per call (found in oneDNN's primitive
+ *  cache when repeated), so the plan never changes after creation. */
 #define KMUX_DNN_MM_VARIANTS 8
 
 typedef struct kmux_dnn_mm_variant {
@@ -58,8 +58,6 @@ enum { MM_MEM_P = 0, MM_MEM_Q, MM_MEM_DST, MM_MEM_BIAS, MM_MEM_SCALE };
 typedef struct kmux_dnn_mm_plan {
     kmux_dnn_plan base;
     kmux_matmul_desc d;
-    int empty;          /**< m, n or batch_count is 0: execute does nothing */
-    int k_zero;         /**< k == 0: no primitive (C = beta * C by hand) */
     int mode_index;     /**< implementation index within the current path's list */
     int alt_next;       /**< bf16/f16: the other path (native / "+cvt") follows */
     int native_by_hand; /**< epi_by_hand of the native path */
@@ -85,15 +83,13 @@ typedef struct kmux_dnn_mm_plan {
     size_t off_w, off_bias; /**< workspace offsets of W and of the f32 bias */
     size_t off_w2;          /**< I32 split: workspace offset of the second s32 result */
     size_t off_colsum;      /**< I32: workspace offset of the column sums of Q */
-    pthread_mutex_t vlock;  /**< serialises variant creation */
-    atomic_int nvariants;
+    int nvariants;
     kmux_dnn_mm_variant v[KMUX_DNN_MM_VARIANTS];
 } kmux_dnn_mm_plan;
 
-/** The primitive for (alpha, beta): found among the plan's variants, or created and added. When
- *  the plan already holds KMUX_DNN_MM_VARIANTS pairs, a primitive for this call only is created
- *  and *temporary is set (the caller destroys it). Returns KMUX_OK or the oneDNN error. */
-kmux_status kmux_dnn_mm_variant_get(kmux_dnn_state *st, kmux_dnn_mm_plan *p, float alpha,
+/** The primitive for (alpha, beta): one of the plan's prepared variants, or a primitive for this
+ *  call only (*temporary set: the caller destroys it). Returns KMUX_OK or the oneDNN error. */
+kmux_status kmux_dnn_mm_variant_get(kmux_dnn_state *st, const kmux_dnn_mm_plan *p, float alpha,
                                     float beta, dnnl_primitive_t *prim, size_t *scratch,
                                     int *temporary);
 

@@ -4,15 +4,17 @@
  * One execute: take an execution context of the plan; for "+cvt" plans widen A and B (and C
  * when beta != 0 and the primitive writes the f32 workspace W) to f32; pick the primitive for
  * (alpha, beta); run it (once, or once per batch when A and B are both broadcast); then apply
- * what oneDNN did not: a column-major bias and its activation, the rounding of W to c_type with
- * d_scale and amax, or the integer alpha/beta of I32 GEMMs (exact wrap-around, as ref).
- * k == 0 or alpha == 0 never reads A or B: C = beta * C (+ epilogue) by hand.
+ * what oneDNN did not - a column-major bias and its activation, d_scale, amax, the rounding of W
+ * to c_type, the integer alpha/beta of I32 GEMMs (exact wrap-around, as ref) - with the shared
+ * CPU finish (dispatch/common/cpu_finish.h), or the vectorised cast when only rounding is left.
+ * Empty problems, k == 0 and alpha == 0 never get here: the core runs them.
  */
 #include "onednn_matmul.h"
 
 #include <math.h>
 #include <string.h>
 
+#include "dispatch/common/cpu_finish.h"
 #include "kmux_cpu_kernels.h"
 
 static const char FN[] = "kmux_matmul_execute";
@@ -23,45 +25,14 @@ typedef struct mm_run {
     const kmux_matmul_args *a;
     kmux_dnn_exec_ctx *ctx;
     int threads;
-    double alpha, beta;       /* host scalars (float or int32 by compute type) */
-    double ab_scale, d_scale; /* fp8 scales, 1 when absent */
-    float amax;
-    size_t p_extra; /* I32 split: bytes from the u8 copy of P to the half the primitive reads */
+    double alpha, beta; /* host scalars (float or int32 by compute type) */
+    double ab_scale;    /* a_scale * b_scale, 1 when absent */
+    size_t p_extra;     /* I32 split: bytes from the u8 copy of P to the half the primitive reads */
 } mm_run;
 
 /* Element offset of (batch b, row i, column j) of the C view. */
 static int64_t c_at(const kmux_dnn_mm_plan *p, int64_t b, int64_t i, int64_t j) {
     return b * p->bstride_r + i * p->ldr + j;
-}
-
-/* act(t + bias) for element (i, j) of R, in double (the by-hand epilogue of kmux.h). */
-static double epilogue(const mm_run *r, double t, int64_t i, int64_t j) {
-    const kmux_dnn_mm_plan *p = r->p;
-    unsigned e = p->d.epilogue;
-    if (e & KMUX_EPILOGUE_BIAS) t += kmux_dnn_load(r->a->bias, p->d.bias_type, p->swapped ? i : j);
-    if ((e & KMUX_EPILOGUE_RELU) && !(t > 0.0) && !isnan(t)) t = 0.0;
-    if (e & KMUX_EPILOGUE_GELU) t = kmux_dnn_gelu(t);
-    return t;
-}
-
-static void fold_amax(mm_run *r, double t) {
-    float v = (float)fabs(t);
-    if (v > r->amax) r->amax = v; /* false for NaN: ignored */
-}
-
-/* Float GEMM with k == 0 or alpha == 0: D = d_scale * act(beta * C + bias), A and B unread. */
-static void degenerate_float(mm_run *r) {
-    const kmux_dnn_mm_plan *p = r->p;
-    kmux_dtype ct = p->d.c_type;
-    for (int64_t b = 0; b < p->d.batch_count; b++)
-        for (int64_t i = 0; i < p->M; i++)
-            for (int64_t j = 0; j < p->N; j++) {
-                int64_t ci = c_at(p, b, i, j);
-                double t = r->beta != 0.0 ? r->beta * kmux_dnn_load(r->a->C, ct, ci) : 0.0;
-                t = epilogue(r, t, i, j);
-                fold_amax(r, t);
-                kmux_dnn_store(r->a->C, ct, ci, r->d_scale * t);
-            }
 }
 
 /* Two's complement wrap of the low 32 bits (no implementation-defined conversion). */
@@ -71,36 +42,18 @@ static int32_t wrap_i32(uint64_t u) {
     return (int32_t)(w - 2147483648u) - INT32_MAX - 1;
 }
 
-/* I32: C = alpha * acc + beta * C from the sums in W (acc = 0 when skip), where
- * acc = W - 128 * colsum (the u8 bias of P taken out, modulo 2^32): wrap-around without epilogue
- * or scales (as integer BLAS and ref), else in double, rounded and saturated. */
-static void finish_int(mm_run *r, const int32_t *w, const int32_t *w2, const int32_t *colsum,
-                       int plain, int skip) {
+/* I32: the exact s32 sums acc = W - 128 * colsum (the u8 bias of P taken out, modulo 2^32; with
+ * the split, W = 2 (h Q) + (l Q)), in place in W, which has the layout of C. */
+static void int_sums(mm_run *r, int32_t *w, const int32_t *w2, const int32_t *colsum) {
     const kmux_dnn_mm_plan *p = r->p;
-    int32_t *c = r->a->C;
-    uint64_t ia = (uint64_t)(int64_t)r->alpha, ib = (uint64_t)(int64_t)r->beta;
     for (int64_t b = 0; b < p->d.batch_count; b++) {
-        const int32_t *cs = skip ? NULL : colsum + (p->Q.bstride == 0 ? 0 : b) * p->N;
+        const int32_t *cs = colsum + (p->Q.bstride == 0 ? 0 : b) * p->N;
         for (int64_t i = 0; i < p->M; i++)
             for (int64_t j = 0; j < p->N; j++) {
                 int64_t ci = c_at(p, b, i, j);
-                int32_t acc = 0;
-                if (!skip) {
-                    uint64_t sum = (uint64_t)(int64_t)w[ci]; /* (P + 128) Q, modulo 2^64 */
-                    if (w2) sum = 2u * sum + (uint64_t)(int64_t)w2[ci];
-                    acc = wrap_i32(sum - 128u * (uint64_t)(int64_t)cs[j]);
-                }
-                if (plain) {
-                    uint64_t v = ia * (uint64_t)(int64_t)acc;
-                    if (ib != 0) v += ib * (uint64_t)(int64_t)c[ci];
-                    c[ci] = wrap_i32(v);
-                    continue;
-                }
-                double t = skip ? 0.0 : r->ab_scale * r->alpha * (double)acc;
-                if (r->beta != 0.0) t += r->beta * (double)c[ci];
-                t = epilogue(r, t, i, j);
-                fold_amax(r, t);
-                kmux_dnn_store(c, KMUX_I32, ci, r->d_scale * t);
+                uint64_t sum = (uint64_t)(int64_t)w[ci]; /* (P + 128) Q, modulo 2^64 */
+                if (w2) sum = 2u * sum + (uint64_t)(int64_t)w2[ci];
+                w[ci] = wrap_i32(sum - 128u * (uint64_t)(int64_t)cs[j]);
             }
     }
 }
@@ -221,60 +174,44 @@ static kmux_status run_primitive(mm_run *r, dnnl_primitive_t prim, void *dst, si
     return KMUX_OK;
 }
 
-/* f32 R (C itself or W): bias of a column-major call and the activation after it, in place. */
-static void epilogue_by_hand(mm_run *r, float *t, int dense) {
+/* What oneDNN did not do, from the f32 result t (C itself, or the dense workspace W): the
+ * by-hand epilogue, d_scale, amax and the one rounding to c_type, as the shared CPU finish with
+ * t as its accumulator (alpha, beta and the fp8 scales are already in it). */
+static void finish_float(mm_run *r, const float *t) {
     const kmux_dnn_mm_plan *p = r->p;
-    for (int64_t b = 0; b < p->d.batch_count; b++)
-        for (int64_t i = 0; i < p->M; i++)
-            for (int64_t j = 0; j < p->N; j++) {
-                int64_t at = dense ? (b * p->M + i) * p->N + j : c_at(p, b, i, j);
-                t[at] = (float)epilogue(r, (double)t[at], i, j);
-            }
+    static const float one = 1.0f, zero = 0.0f;
+    kmux_matmul_desc d = p->d;
+    if (!p->epi_by_hand) d.epilogue = KMUX_EPILOGUE_NONE; /* fused into the primitive */
+    kmux_matmul_args a = *r->a;
+    a.alpha = &one, a.beta = &zero, a.a_scale = a.b_scale = NULL;
+    /* W holds R = C (row-major) or C^T (column-major) densely: C's storage order, ld = N */
+    const kmux_cpu_acc acc = {t, KMUX_F32, p->use_w ? p->N : d.ldc,
+                              p->use_w ? p->M * p->N : d.stride_c};
+    kmux_cpu_finish(&d, &a, &acc);
 }
 
-/* W (dense f32) -> C (c_type), rounded once, with d_scale and amax (kmux_cpu_cast). */
+/* W (dense f32) -> C (c_type), rounded once, nothing else to apply (kmux_cpu_cast). */
 static kmux_status round_w(mm_run *r, const float *w) {
     const kmux_dnn_mm_plan *p = r->p;
     size_t es = kmux_common_dtype_size(p->d.c_type);
-    float *amax = r->a->amax_d ? &r->amax : NULL;
     int dense = p->ldr == p->N && (p->d.batch_count == 1 || p->bstride_r == p->M * p->N);
     int64_t rows = dense ? 1 : p->d.batch_count * p->M;
     int64_t len = dense ? p->d.batch_count * p->M * p->N : p->N;
     for (int64_t row = 0; row < rows; row++) {
         int64_t b = row / p->M, i = row % p->M;
-        float row_amax = 0.0f;
         kmux_status ks = kmux_cpu_cast(len, w + row * len, KMUX_F32,
                                        (char *)r->a->C + (size_t)c_at(p, b, i, 0) * es, p->d.c_type,
-                                       0, r->a->d_scale, amax ? &row_amax : NULL, r->threads);
+                                       0, NULL, NULL, r->threads);
         if (ks != KMUX_OK)
             return KMUX_DNN_ERROR(r->st, ks, "%s: backend onednn: f32 -> %s rounding failed", FN,
                                   kmux_common_dtype_name(p->d.c_type));
-        if (amax && row_amax > r->amax) r->amax = row_amax;
     }
     return KMUX_OK;
-}
-
-/* f32 C written by the primitive: amax over it, then d_scale in place (fp8 plans). */
-static void scale_c_f32(mm_run *r) {
-    const kmux_dnn_mm_plan *p = r->p;
-    float *c = r->a->C;
-    for (int64_t b = 0; b < p->d.batch_count; b++)
-        for (int64_t i = 0; i < p->M; i++) {
-            float *row = c + c_at(p, b, i, 0);
-            if (r->a->amax_d) kmux_dnn_amax_f32(row, p->N, &r->amax);
-            if (r->a->d_scale)
-                for (int64_t j = 0; j < p->N; j++)
-                    row[j] = (float)(r->d_scale * (double)row[j]);
-        }
 }
 
 static kmux_status exec_float(mm_run *r) {
     kmux_dnn_mm_plan *p = r->p;
     const kmux_matmul_desc *d = &p->d;
-    if (d->k == 0 || r->alpha == 0.0) {
-        degenerate_float(r);
-        return KMUX_OK;
-    }
     dnnl_primitive_t prim = NULL;
     size_t scratch = 0;
     int temporary = 0;
@@ -298,9 +235,10 @@ static kmux_status exec_float(mm_run *r) {
         size_t dst_bstride = p->use_w ? (size_t)(p->M * p->N) * sizeof(float)
                                       : (size_t)p->bstride_r * kmux_common_dtype_size(d->c_type);
         ks = run_primitive(r, prim, dst, dst_bstride);
-        if (ks == KMUX_OK && p->epi_by_hand) epilogue_by_hand(r, dst, p->use_w);
-        if (ks == KMUX_OK && p->use_w) ks = round_w(r, w);
-        if (ks == KMUX_OK && !p->use_w && (r->a->d_scale || r->a->amax_d)) scale_c_f32(r);
+        if (ks == KMUX_OK && (p->epi_by_hand || r->a->d_scale || r->a->amax_d))
+            finish_float(r, dst); /* sets amax_d */
+        else if (ks == KMUX_OK && p->use_w)
+            ks = round_w(r, w);
         kmux_dnn_ctx_release(&p->base, r->ctx);
     }
     if (temporary) dnnl_primitive_destroy(prim);
@@ -309,57 +247,53 @@ static kmux_status exec_float(mm_run *r) {
 
 static kmux_status exec_int(mm_run *r) {
     kmux_dnn_mm_plan *p = r->p;
-    const kmux_matmul_args *a = r->a;
-    int plain = p->d.epilogue == KMUX_EPILOGUE_NONE && !a->a_scale && !a->b_scale && !a->d_scale &&
-                !a->amax_d;
-    if (p->d.k == 0 || r->alpha == 0.0) {
-        finish_int(r, NULL, NULL, NULL, plain, 1);
-        return KMUX_OK;
-    }
     dnnl_primitive_t prim = NULL;
     size_t scratch = 0;
     int temporary = 0;
     kmux_status ks = kmux_dnn_mm_variant_get(r->st, p, 1.0f, 0.0f, &prim, &scratch, &temporary);
     if (ks != KMUX_OK) return ks;
     ks = kmux_dnn_ctx_acquire(r->st, &p->base, scratch, &r->ctx);
-    if (ks != KMUX_OK) return ks;
-    char *ws = r->ctx->work;
-    int32_t *w = (int32_t *)(ws + p->off_w), *colsum = (int32_t *)(ws + p->off_colsum);
-    int32_t *w2 = p->int_split ? (int32_t *)(ws + p->off_w2) : NULL;
-    prepare_int(r, colsum);
-    ks = run_primitive(r, prim, w, (size_t)p->bstride_r * sizeof(int32_t));
-    if (ks == KMUX_OK && w2) { /* the low halves l */
-        r->p_extra = (size_t)(p->P.distinct * p->P.rows * p->P.cols);
-        ks = run_primitive(r, prim, w2, (size_t)p->bstride_r * sizeof(int32_t));
+    if (ks == KMUX_OK) {
+        char *ws = r->ctx->work;
+        int32_t *w = (int32_t *)(ws + p->off_w), *colsum = (int32_t *)(ws + p->off_colsum);
+        int32_t *w2 = p->int_split ? (int32_t *)(ws + p->off_w2) : NULL;
+        prepare_int(r, colsum);
+        ks = run_primitive(r, prim, w, (size_t)p->bstride_r * sizeof(int32_t));
+        if (ks == KMUX_OK && w2) { /* the low halves l */
+            r->p_extra = (size_t)(p->P.distinct * p->P.rows * p->P.cols);
+            ks = run_primitive(r, prim, w2, (size_t)p->bstride_r * sizeof(int32_t));
+        }
+        if (ks == KMUX_OK) {
+            int_sums(r, w, w2, colsum);
+            const kmux_cpu_acc acc = {w, KMUX_I32, p->d.ldc, p->d.stride_c};
+            kmux_cpu_finish(&p->d, r->a, &acc); /* alpha, beta, scales, amax_d, wrap-around */
+        }
+        kmux_dnn_ctx_release(&p->base, r->ctx);
     }
-    if (ks == KMUX_OK) finish_int(r, w, w2, colsum, plain, 0);
-    kmux_dnn_ctx_release(&p->base, r->ctx);
+    if (temporary) dnnl_primitive_destroy(prim);
     return ks;
 }
 
-kmux_status kmux_dnn_matmul_execute(void *state, void *plan, void *stream,
-                                    const kmux_matmul_args *args) {
-    kmux_dnn_mm_plan *p = plan;
-    if (p->empty) return KMUX_OK;
+kmux_status kmux_dnn_matmul_run(kmux_dnn_state *st, kmux_dnn_plan *plan,
+                                const kmux_matmul_args *args) {
+    kmux_dnn_mm_plan *p = (kmux_dnn_mm_plan *)plan;
     mm_run r = {0};
-    r.st = state;
+    r.st = st;
     r.p = p;
     r.a = args;
     r.threads = r.st->hdr.num_threads;
+    kmux_dnn_threads th;
+    kmux_dnn_threads_enter(r.st, &th);
+    kmux_status ks;
     if (p->is_int) {
-        r.alpha = (double)*(const int32_t *)args->alpha;
-        r.beta = (double)*(const int32_t *)args->beta;
+        ks = exec_int(&r);
     } else {
         r.alpha = (double)*(const float *)args->alpha;
         r.beta = (double)*(const float *)args->beta;
+        r.ab_scale = (args->a_scale ? (double)*args->a_scale : 1.0) *
+                     (args->b_scale ? (double)*args->b_scale : 1.0);
+        ks = exec_float(&r);
     }
-    r.ab_scale = (args->a_scale ? (double)*args->a_scale : 1.0) *
-                 (args->b_scale ? (double)*args->b_scale : 1.0);
-    r.d_scale = args->d_scale ? (double)*args->d_scale : 1.0;
-    kmux_dnn_threads th;
-    kmux_dnn_threads_enter(r.st, &th);
-    kmux_status ks = p->is_int ? exec_int(&r) : exec_float(&r);
     kmux_dnn_threads_leave(&th);
-    if (ks == KMUX_OK && args->amax_d) *args->amax_d = r.amax;
     return ks;
 }

@@ -1,9 +1,12 @@
 /*
  * openblas_backend.c - entry point of libkmux-openblas.so (device "cpu:openblas"): lifetime,
- * discovery, device properties and the plan slots shared by matmul and convolution. Memory,
- * streams, events and the mixed-precision slots are the shared CPU ones (backends/cpu_common).
+ * discovery, device properties and capabilities, and the plan slots of matmul and convolution.
+ * Memory, streams, events and the mixed-precision slots are the shared CPU ones
+ * (backends/cpu_common).
  */
 #include "openblas_internal.h"
+
+#include "dispatch/common/kmux_type_rules.h"
 
 #include <cblas.h>
 #include <stdio.h>
@@ -138,26 +141,80 @@ static kmux_status ob_device_props(void *state, int device, kmux_device_props *p
     return KMUX_OK;
 }
 
+/* ---- capabilities ------------------------------------------------------------------------ */
+
+/* Rows of the legal GEMM table OpenBLAS runs: f64 and strict f32 natively, the narrow float
+ * types through "+cvt" with f32 accumulation; no TF32/bf16x3, no f16 accumulation, no i8. */
+static int mm_runs(const kmux_type_combination *r) {
+    if (r->a_type == KMUX_I8 || r->compute_type == KMUX_COMPUTE_F32_FAST_TF32 ||
+        r->compute_type == KMUX_COMPUTE_F32_FAST_BF16 || r->compute_type == KMUX_COMPUTE_F16)
+        return 0;
+    return 1;
+}
+static int narrow(const kmux_type_combination *r) {
+    return r->a_type != KMUX_F64 && r->a_type != KMUX_F32;
+}
+/* Convolution: strict f32, f16/bf16 by conversion. */
+static int conv_runs(const kmux_type_combination *r) {
+    return r->a_type != KMUX_F64 && r->compute_type == KMUX_COMPUTE_F32;
+}
+
+static uint64_t rows_where(const kmux_type_combination *rows, int n,
+                           int (*pred)(const kmux_type_combination *),
+                           int (*also)(const kmux_type_combination *)) {
+    uint64_t bits = 0;
+    for (int i = 0; i < n && i < 64; i++)
+        if (pred(&rows[i]) && (!also || also(&rows[i]))) bits |= UINT64_C(1) << i;
+    return bits;
+}
+
+/* OpenBLAS's CBLAS takes int (blasint of the LP64 build): every size and leading dimension, and
+ * every convolution GEMM dimension (bounded by the tensor sizes), must fit in 2^31 - 1. */
+static kmux_status ob_device_caps(void *state, int device, kmux_device_caps *caps) {
+    int n = 0;
+    const kmux_type_combination *mm = kmux_rules_matmul_table(&n);
+    kmux_op_caps *m = &caps->matmul;
+    m->supported = 1;
+    m->max_dim = INT32_MAX;
+    m->max_ld = INT32_MAX;
+    m->epilogues = KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_GELU;
+    m->type_rows = rows_where(mm, n, mm_runs, NULL);
+    m->emulated_rows = rows_where(mm, n, mm_runs, narrow);
+    const kmux_type_combination *cv = kmux_rules_conv_table(&n);
+    for (int d = 0; d < 3; d++) {
+        kmux_op_caps *c = &caps->conv2d[d];
+        c->supported = 1;
+        c->max_dim = INT32_MAX;
+        c->max_elements = INT32_MAX;
+        c->layouts = (1u << KMUX_NCHW) | (1u << KMUX_NHWC);
+        c->asymmetric_padding = 1;
+        c->groups = 1;
+        c->type_rows = rows_where(cv, n, conv_runs, NULL);
+        c->emulated_rows = rows_where(cv, n, conv_runs, narrow);
+    }
+    caps->amp_dtypes = (1u << KMUX_F64) | (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16) |
+                       (1u << KMUX_F8_E4M3) | (1u << KMUX_F8_E5M2) | (1u << KMUX_F8_E4M3_FNUZ) |
+                       (1u << KMUX_F8_E5M2_FNUZ);
+    return KMUX_OK;
+}
+
 /* ---- plans -------------------------------------------------------------------------------- */
 
-static kmux_status ob_plan_info(void *state, void *plan, kmux_plan_info *info) {
-    (void)state;
-    const kmux_ob_plan *p = plan;
+static void fill_info(const kmux_ob_plan *p, kmux_plan_info *info) {
     info->impl = p->impl;
     info->effective_compute = p->effective_compute;
     info->workspace_bytes = p->workspace_bytes;
     info->deterministic = p->deterministic;
-    info->impl_index = p->impl_index;
+}
+
+static kmux_status ob_matmul_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
+    fill_info(plan, info);
     return KMUX_OK;
 }
 
-static kmux_status ob_plan_next_impl(void *state, void *plan) {
-    kmux_ob_state *st = state;
-    kmux_ob_plan *p = plan;
-    if (p->kind == KMUX_OB_CONV2D) return kmux_ob_conv2d_next_impl(st, p);
-    return KMUX_OB_ERROR(st, KMUX_ERR_LAST_IMPL,
-                         "kmux_plan_next_impl: backend openblas: %s is the only implementation",
-                         p->impl);
+static kmux_status ob_conv2d_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
+    fill_info(kmux_ob_conv2d_head(plan, impl), info);
+    return KMUX_OK;
 }
 
 static void ob_plan_destroy(void *state, void *plan) {
@@ -166,6 +223,20 @@ static void ob_plan_destroy(void *state, void *plan) {
 }
 
 /* ---- the table ---------------------------------------------------------------------------- */
+
+static const kmux_matmul_ops ob_matmul_ops = {
+    .plan_create = kmux_ob_matmul_plan_create,
+    .execute = kmux_ob_matmul_execute,
+    .plan_info = ob_matmul_info,
+    .plan_destroy = ob_plan_destroy,
+};
+
+static const kmux_conv2d_ops ob_conv2d_ops = {
+    .plan_create = kmux_ob_conv2d_plan_create,
+    .execute = kmux_ob_conv2d_execute,
+    .plan_info = ob_conv2d_info,
+    .plan_destroy = ob_plan_destroy,
+};
 
 static const kmux_backend_ops ob_ops = {
     .struct_size = sizeof(kmux_backend_ops),
@@ -177,14 +248,10 @@ static const kmux_backend_ops ob_ops = {
     .probe = ob_probe,
     .version = ob_version,
     .device_props = ob_device_props,
+    .device_caps = ob_device_caps,
     KMUX_CPU_RUNTIME_SLOTS,
-    .matmul_plan_create = kmux_ob_matmul_plan_create,
-    .matmul_execute = kmux_ob_matmul_execute,
-    .conv2d_plan_create = kmux_ob_conv2d_plan_create,
-    .conv2d_execute = kmux_ob_conv2d_execute,
-    .plan_info = ob_plan_info,
-    .plan_next_impl = ob_plan_next_impl,
-    .plan_destroy = ob_plan_destroy,
+    .matmul = &ob_matmul_ops,
+    .conv2d = &ob_conv2d_ops,
     KMUX_CPU_AMP_SLOTS,
 };
 

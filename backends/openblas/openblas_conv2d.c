@@ -18,6 +18,9 @@
  * (NCHW: x_g is Cg x HW; NHWC: x_g is (N*HW) x Cg with leading dimension C). Such plans offer
  * "openblas:sgemm(1x1)" first and "openblas:im2col+sgemm" as the next implementation.
  *
+ * Every GEMM dimension (C, K, P*Q, H*W, C/groups*R*S) fits OpenBLAS's 32-bit blasint because
+ * the device's capabilities limit sizes and tensor elements to 2^31 - 1 (openblas_backend.c).
+ *
  * f16/bf16 tensors run only with prefs->allow_emulation: they are widened exactly to f32 copies
  * ("+cvt"), convolved in f32 and rounded once to the tensor type.
  *
@@ -40,12 +43,17 @@ typedef struct cv_plan {
     kmux_ob_plan head; /* must be first */
     kmux_conv2d_desc d;
     int64_t p, q;
-    int cvt;        /* tensors are f16/bf16, widened to f32 copies */
-    int can_direct; /* 1x1, stride 1, no padding */
-    int direct;     /* the current implementation skips im2col */
-    int64_t nb;     /* images per GEMM (NHWC); 1 for NCHW */
+    int cvt;    /* tensors are f16/bf16, widened to f32 copies */
+    int direct; /* this implementation skips im2col */
+    int64_t nb; /* images per GEMM (NHWC); 1 for NCHW */
     size_t ws_col, ws_x, ws_w, ws_y, max_ws;
 } cv_plan;
+
+/* A plan: its implementations, all prepared at creation (1x1 plans: direct, then im2col). */
+typedef struct cv_set {
+    cv_plan impl[2];
+    int count;
+} cv_set;
 
 static size_t align64(size_t b) {
     return (b + 63) & ~(size_t)63;
@@ -94,89 +102,66 @@ static int size_workspace(cv_plan *pl) {
 static void set_impl(cv_plan *pl) {
     snprintf(pl->head.impl, sizeof pl->head.impl, "openblas:%s%s",
              pl->direct ? "sgemm(1x1)" : "im2col+sgemm", pl->cvt ? "+cvt" : "");
-    pl->head.impl_index = (pl->can_direct && !pl->direct) ? 1 : 0;
 }
 
 kmux_status kmux_ob_conv2d_plan_create(void *state, int device, const kmux_conv2d_desc *desc,
-                                       const kmux_plan_prefs *prefs, void **plan) {
+                                       const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
     kmux_ob_state *st = state;
-    const kmux_plan_prefs defaults = KMUX_PLAN_PREFS_INIT;
-    if (!prefs) prefs = &defaults;
     const kmux_conv2d_desc *d = desc;
-    if (d->compute_type != KMUX_COMPUTE_F32)
-        return unsupported(st, d,
-                           "only strict f32 accumulation (KMUX_COMPUTE_F32) is available on "
-                           "OpenBLAS, and no other precision is substituted silently");
-    int cvt = 0;
-    if (d->x_type == KMUX_F16 || d->x_type == KMUX_BF16) {
-        if (!prefs->allow_emulation)
-            return unsupported(st, d,
-                               "OpenBLAS has no native f16/bf16 kernel; it runs only by conversion "
-                               "to f32 (\"+cvt\"), which needs prefs.allow_emulation = 1");
-        cvt = 1;
-    } else if (d->x_type != KMUX_F32) {
-        return unsupported(st, d, "only f32 (and f16/bf16 by conversion) is implemented");
-    }
-
+    /* f32, or f16/bf16 by conversion (the capabilities mark those rows emulated) */
+    const int cvt = d->x_type != KMUX_F32;
     const int64_t p =
         kmux_conv2d_out_dim(d->h, d->pad_top, d->pad_bottom, d->r, d->dilation_h, d->stride_h);
     const int64_t q =
         kmux_conv2d_out_dim(d->w, d->pad_left, d->pad_right, d->s, d->dilation_w, d->stride_w);
-    const int64_t cg = d->c / d->groups, kg = d->k / d->groups;
-    const int64_t dims[] = {cg, kg, d->c, d->k, p * q, d->h * d->w, cg * d->r * d->s};
-    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
-        if (!kmux_ob_fits_blasint(dims[i]))
-            return unsupported(st, d, "a GEMM dimension exceeds OpenBLAS's 32-bit blasint");
-    }
+    const int64_t cg = d->c / d->groups;
 
-    cv_plan *pl = calloc(1, sizeof *pl);
-    if (!pl)
+    cv_set *set = calloc(1, sizeof *set);
+    if (!set)
         return KMUX_OB_ERROR(st, KMUX_ERR_OUT_OF_MEMORY,
                              "kmux_conv2d_plan_create: backend openblas: out of host memory");
+    cv_plan *pl = &set->impl[0];
     pl->d = *d;
     pl->p = p;
     pl->q = q;
     pl->cvt = cvt;
     pl->max_ws = prefs->max_workspace_bytes;
-    pl->can_direct = d->r == 1 && d->s == 1 && d->stride_h == 1 && d->stride_w == 1 &&
-                     d->pad_top == 0 && d->pad_bottom == 0 && d->pad_left == 0 && d->pad_right == 0;
-    pl->direct = pl->can_direct;
+    const int can_direct = d->r == 1 && d->s == 1 && d->stride_h == 1 && d->stride_w == 1 &&
+                           d->pad_top == 0 && d->pad_bottom == 0 && d->pad_left == 0 &&
+                           d->pad_right == 0;
+    pl->direct = can_direct;
     if (cvt) {
         pl->ws_x = (size_t)(d->n * d->c * d->h * d->w) * sizeof(float);
         pl->ws_w = (size_t)(d->k * cg * d->r * d->s) * sizeof(float);
         pl->ws_y = (size_t)(d->n * d->k * p * q) * sizeof(float);
     }
+    pl->head.kind = KMUX_OB_CONV2D;
+    pl->head.effective_compute = KMUX_COMPUTE_F32;
+    pl->head.deterministic = 1;
     if (!size_workspace(pl)) {
         char why[160];
         snprintf(why, sizeof why, "needs %zu bytes of workspace, prefs.max_workspace_bytes is %zu",
                  pl->head.workspace_bytes, pl->max_ws);
-        free(pl);
+        free(set);
         return unsupported(st, d, why);
     }
-    pl->head.kind = KMUX_OB_CONV2D;
-    pl->head.effective_compute = KMUX_COMPUTE_F32;
-    pl->head.deterministic = 1;
     set_impl(pl);
-    *plan = pl;
+    set->count = 1;
+    if (can_direct) { /* im2col + sgemm as the second implementation, when its workspace fits */
+        cv_plan next = *pl;
+        next.direct = 0;
+        if (size_workspace(&next)) {
+            set_impl(&next);
+            set->impl[set->count++] = next;
+        }
+    }
+    *plan = set;
+    *impl_count = set->count;
     return KMUX_OK;
 }
 
-kmux_status kmux_ob_conv2d_next_impl(kmux_ob_state *st, kmux_ob_plan *plan) {
-    cv_plan *pl = (cv_plan *)plan;
-    if (!pl->direct)
-        return KMUX_OB_ERROR(st, KMUX_ERR_LAST_IMPL,
-                             "kmux_plan_next_impl: backend openblas: %s is the last implementation",
-                             pl->head.impl);
-    cv_plan next = *pl;
-    next.direct = 0;
-    if (!size_workspace(&next))
-        return KMUX_OB_ERROR(st, KMUX_ERR_LAST_IMPL,
-                             "kmux_plan_next_impl: backend openblas: im2col+sgemm would need %zu "
-                             "bytes of workspace, more than prefs.max_workspace_bytes (%zu)",
-                             next.head.workspace_bytes, next.max_ws);
-    *pl = next;
-    set_impl(pl);
-    return KMUX_OK;
+const kmux_ob_plan *kmux_ob_conv2d_head(const void *plan, int impl) {
+    return &((const cv_set *)plan)->impl[impl].head;
 }
 
 /* ---- execution -------------------------------------------------------------------------- */
@@ -276,10 +261,10 @@ static void conv_f32(const cv_plan *pl, float alpha, float beta, float *x, float
     }
 }
 
-kmux_status kmux_ob_conv2d_execute(void *state, void *plan, void *stream,
+kmux_status kmux_ob_conv2d_execute(void *state, const void *plan, int impl, void *stream,
                                    const kmux_conv2d_args *args) {
     kmux_ob_state *st = state;
-    const cv_plan *pl = plan;
+    const cv_plan *pl = &((const cv_set *)plan)->impl[impl];
     const kmux_conv2d_desc *d = &pl->d;
     (void)stream; /* CPU streams run synchronously in the calling thread */
     const float alpha = *(const float *)args->alpha, beta = *(const float *)args->beta;

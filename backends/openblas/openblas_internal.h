@@ -41,63 +41,31 @@ typedef struct kmux_ob_plan {
     kmux_compute_type effective_compute;
     size_t workspace_bytes; /**< scratch each execute allocates (see openblas_util.c) */
     int deterministic;
-    int impl_index;
 } kmux_ob_plan;
 
 /* ---- matmul (openblas_matmul.c) ---- */
 
-/** plan_create slot for matmul: UNSUPPORTED (with a reason) for i8, FAST/F16 compute types, or
- *  narrow types without prefs->allow_emulation; sizes beyond OpenBLAS's 32-bit blasint. */
+/** plan_create slot for matmul (one implementation): the device's capabilities (openblas_backend.c)
+ *  keep out what OpenBLAS cannot run (i8, FAST/F16 compute types, sizes beyond its 32-bit
+ *  blasint); narrow types run by conversion ("+cvt"). UNSUPPORTED when the workspace exceeds
+ *  prefs->max_workspace_bytes. */
 kmux_status kmux_ob_matmul_plan_create(void *state, int device, const kmux_matmul_desc *desc,
-                                       const kmux_plan_prefs *prefs, void **plan);
-/** matmul_execute slot. KMUX_ERR_OUT_OF_MEMORY when the conversion workspace cannot be had. */
-kmux_status kmux_ob_matmul_execute(void *state, void *plan, void *stream,
+                                       const kmux_plan_prefs *prefs, void **plan, int *impl_count);
+/** execute slot. KMUX_ERR_OUT_OF_MEMORY when the conversion workspace cannot be had. */
+kmux_status kmux_ob_matmul_execute(void *state, const void *plan, int impl, void *stream,
                                    const kmux_matmul_args *args);
 
 /* ---- convolution (openblas_conv2d.c) ---- */
 
-/** conv2d_plan_create slot: f32 natively, f16/bf16 with allow_emulation, compute F32 only. */
+/** plan_create slot: f32 natively, f16/bf16 by conversion, compute F32 only (capabilities);
+ *  1x1 plans have two implementations (GEMM on the input itself, then im2col + GEMM). */
 kmux_status kmux_ob_conv2d_plan_create(void *state, int device, const kmux_conv2d_desc *desc,
-                                       const kmux_plan_prefs *prefs, void **plan);
-/** conv2d_execute slot. */
-kmux_status kmux_ob_conv2d_execute(void *state, void *plan, void *stream,
+                                       const kmux_plan_prefs *prefs, void **plan, int *impl_count);
+/** execute slot. */
+kmux_status kmux_ob_conv2d_execute(void *state, const void *plan, int impl, void *stream,
                                    const kmux_conv2d_args *args);
-/** plan_next_impl for a conv plan: KMUX_ERR_LAST_IMPL when it runs its last implementation. */
-kmux_status kmux_ob_conv2d_next_impl(kmux_ob_state *st, kmux_ob_plan *plan);
-
-/* ---- matmul epilogue (openblas_epilogue.c) ---- */
-
-/** What follows the GEMM, element by element, in the order of kmux.h:
- *  D = d_scale * act(t + bias), amax = max |act(t + bias)| (NaN ignored). */
-typedef struct kmux_ob_epilogue {
-    unsigned flags;         /**< OR of kmux_epilogue */
-    const float *bias_f32;  /**< n elements (bias converted to f32), for the f32 pass */
-    const double *bias_f64; /**< n elements, for the f64 pass */
-    int bias_per_row;       /**< 1: element (r, c) of the stored view gets bias[r] (col-major) */
-    int has_d_scale;
-    float d_scale;
-    int want_amax;
-} kmux_ob_epilogue;
-
-/** 1 when the epilogue changes anything (flags, d_scale or amax). */
-int kmux_ob_epilogue_active(const kmux_ob_epilogue *e);
-
-/** One pass over rows x cols f32 values t (leading dimension ld, row-major view): applies e in
- *  place, folds max |.| into *amax (when e->want_amax) and, when out_type is not f32, rounds each
- *  row once to out_type (f16/bf16, RNE) into out (leading dimension out_ld, elements) while the
- *  row is still in cache. out is ignored for f32. */
-void kmux_ob_epilogue_f32(float *t, int64_t rows, int64_t cols, int64_t ld,
-                          const kmux_ob_epilogue *e, void *out, kmux_dtype out_type, int64_t out_ld,
-                          float *amax);
-
-/** The same for the f64 path, in place (out type f64). */
-void kmux_ob_epilogue_f64(double *t, int64_t rows, int64_t cols, int64_t ld,
-                          const kmux_ob_epilogue *e, float *amax);
-
-/* ---- helpers (openblas_util.c) ---- */
-
-/** 1 when v fits OpenBLAS's blasint (int32 in the LP64 build this plugin is compiled against). */
-int kmux_ob_fits_blasint(int64_t v);
+/** What plan_info reports for implementation impl of a conv plan. */
+const kmux_ob_plan *kmux_ob_conv2d_head(const void *plan, int impl);
 
 /* ---- scratch memory (openblas_workspace.c) ---- */
 
@@ -109,12 +77,6 @@ void *kmux_ob_ws_get(kmux_ob_state *st, size_t bytes);
 void kmux_ob_ws_put(kmux_ob_state *st, void *p);
 /** Frees every pooled buffer (at fini). */
 void kmux_ob_ws_release_all(kmux_ob_state *st);
-
-/** t[r*ld + c] = beta * t[r*ld + c] over a rows x cols view; beta == 0 writes zeros without
- *  reading (so NaN does not survive), beta == 1 does nothing. */
-void kmux_ob_scale_f32(float *t, int64_t rows, int64_t cols, int64_t ld, float beta);
-/** The same for f64. */
-void kmux_ob_scale_f64(double *t, int64_t rows, int64_t cols, int64_t ld, double beta);
 
 /** Sets the error of the calling thread through the host (returns status). */
 #define KMUX_OB_ERROR(st, status, ...) ((st)->hdr.host->set_error((status), __VA_ARGS__))

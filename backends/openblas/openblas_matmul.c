@@ -7,12 +7,12 @@
  *   "openblas:sgemm+cvt"   f16, bf16, fp8 inputs, compute F32, only with prefs->allow_emulation:
  *                          A and B are widened exactly to f32 in a per-execute workspace, sgemm
  *                          accumulates in f32, and the result is rounded once to c_type.
- * F32_FAST_TF32/BF16, F16 accumulation and i8 are refused (KMUX_ERR_UNSUPPORTED): OpenBLAS has
- * no such modes and kmux never substitutes another precision silently.
+ * F32_FAST_TF32/BF16, F16 accumulation and i8 are left out of the device's capabilities
+ * (openblas_backend.c), so the core refuses them: OpenBLAS has no such modes and kmux never
+ * substitutes another precision silently; so are sizes beyond OpenBLAS's 32-bit blasint.
  *
- * Degenerate cases are handled here, not left to OpenBLAS: k == 0 or alpha == 0 gives
- * C = beta * C without touching A or B; beta == 0 never reads C (OpenBLAS's GEMM_BETA stores 0
- * for beta == 0, checked by tests/test_openblas.c with NaN in C).
+ * The core runs empty problems, k == 0 and alpha == 0 itself; beta == 0 never reads C
+ * (OpenBLAS's GEMM_BETA stores 0 for beta == 0, checked by tests/test_openblas.c with NaN in C).
  *
  * Determinism: OpenBLAS's level-3 threading splits M and N between threads, never K, so each
  * element of C is one dot product summed in a fixed order by one thread; the split depends only
@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/common/cpu_finish.h"
 #include "kernels/cpu/kmux_cpu_kernels.h"
 
 typedef enum mm_path { MM_DGEMM, MM_SGEMM, MM_SGEMM_CVT } mm_path;
@@ -36,7 +37,7 @@ typedef struct mm_plan {
     mm_path path;
     /* row-major views of the stored A, B, C (rows x cols; ld = the user's) */
     int64_t a_rows, a_cols, b_rows, b_cols, c_rows, c_cols;
-    size_t ws_a, ws_b, ws_c, ws_bias; /* bytes of each workspace part */
+    size_t ws_a, ws_b, ws_c; /* bytes of each workspace part */
 } mm_plan;
 
 /* Row-major view of an operand stored in `order`, op()-ed with `trans`, of logical shape
@@ -48,11 +49,6 @@ static void stored_view(kmux_order order, kmux_transpose trans, int64_t rows, in
     *vc = swap ? rows : cols;
 }
 
-static int is_narrow_float(kmux_dtype t) {
-    return t == KMUX_F16 || t == KMUX_BF16 || t == KMUX_F8_E4M3 || t == KMUX_F8_E5M2 ||
-           t == KMUX_F8_E4M3_FNUZ || t == KMUX_F8_E5M2_FNUZ;
-}
-
 static kmux_status unsupported(kmux_ob_state *st, const kmux_matmul_desc *d, const char *why) {
     return KMUX_OB_ERROR(st, KMUX_ERR_UNSUPPORTED,
                          "kmux_matmul_plan_create: backend openblas cannot run a=%s b=%s c=%s "
@@ -62,55 +58,17 @@ static kmux_status unsupported(kmux_ob_state *st, const kmux_matmul_desc *d, con
                          kmux_common_compute_type_name(d->compute_type), why);
 }
 
-/* Chooses the implementation; KMUX_OK or UNSUPPORTED with the reason. */
-static kmux_status choose_path(kmux_ob_state *st, const kmux_matmul_desc *d,
-                               const kmux_plan_prefs *prefs, mm_path *path) {
-    if (d->a_type == KMUX_I8) return unsupported(st, d, "OpenBLAS has no integer GEMM");
-    if (d->compute_type == KMUX_COMPUTE_F32_FAST_TF32 ||
-        d->compute_type == KMUX_COMPUTE_F32_FAST_BF16)
-        return unsupported(st, d,
-                           "OpenBLAS has no TF32/bf16x3 mode and strict f32 is not substituted "
-                           "for it silently; ask for KMUX_COMPUTE_F32");
-    if (d->compute_type == KMUX_COMPUTE_F16)
-        return unsupported(st, d, "OpenBLAS has no f16 accumulation; ask for KMUX_COMPUTE_F32");
-    if (d->a_type == KMUX_F64 && d->compute_type == KMUX_COMPUTE_F64) {
-        *path = MM_DGEMM;
-        return KMUX_OK;
-    }
-    if (d->a_type == KMUX_F32 && d->compute_type == KMUX_COMPUTE_F32) {
-        *path = MM_SGEMM;
-        return KMUX_OK;
-    }
-    if (is_narrow_float(d->a_type) && is_narrow_float(d->b_type) &&
-        d->compute_type == KMUX_COMPUTE_F32 &&
-        (d->c_type == KMUX_F32 || d->c_type == KMUX_F16 || d->c_type == KMUX_BF16)) {
-        if (!prefs->allow_emulation)
-            return unsupported(st, d,
-                               "OpenBLAS has no native kernel for these types; they run only by "
-                               "conversion to f32 (\"openblas:sgemm+cvt\"), which needs "
-                               "prefs.allow_emulation = 1");
-        *path = MM_SGEMM_CVT;
-        return KMUX_OK;
-    }
-    return unsupported(st, d, "type combination not implemented by this backend");
+/* The implementation of a capability-checked type row (see openblas_backend.c). */
+static mm_path choose_path(const kmux_matmul_desc *d) {
+    if (d->a_type == KMUX_F64) return MM_DGEMM;
+    if (d->a_type == KMUX_F32) return MM_SGEMM;
+    return MM_SGEMM_CVT;
 }
 
 kmux_status kmux_ob_matmul_plan_create(void *state, int device, const kmux_matmul_desc *desc,
-                                       const kmux_plan_prefs *prefs, void **plan) {
+                                       const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
     kmux_ob_state *st = state;
-    const kmux_plan_prefs defaults = KMUX_PLAN_PREFS_INIT;
-    if (!prefs) prefs = &defaults;
-    mm_path path = MM_SGEMM;
-    kmux_status s = choose_path(st, desc, prefs, &path);
-    if (s != KMUX_OK) return s;
-
-    const int64_t dims[] = {desc->m, desc->n, desc->k, desc->lda, desc->ldb, desc->ldc};
-    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
-        if (!kmux_ob_fits_blasint(dims[i]))
-            return unsupported(st, desc,
-                               "a size or leading dimension exceeds OpenBLAS's 32-bit "
-                               "blasint (2^31 - 1)");
-    }
+    mm_path path = choose_path(desc);
 
     mm_plan *p = calloc(1, sizeof *p);
     if (!p)
@@ -125,35 +83,34 @@ kmux_status kmux_ob_matmul_plan_create(void *state, int device, const kmux_matmu
     stored_view(desc->order, KMUX_NO_TRANS, desc->m, desc->n, &p->c_rows, &p->c_cols);
 
     /* Workspace of one execute (batches reuse it one after the other). The sizes are products
-     * of validated, blasint-sized dimensions, so they fit in size_t on a 64-bit host. */
-    const size_t elem = path == MM_DGEMM ? sizeof(double) : sizeof(float);
+     * of validated, capability-checked (blasint) dimensions, so they fit in size_t on a 64-bit
+     * host. */
     if (path == MM_SGEMM_CVT) {
         p->ws_a = (size_t)(p->a_rows * p->a_cols) * sizeof(float);
         p->ws_b = (size_t)(p->b_rows * p->b_cols) * sizeof(float);
         if (desc->c_type != KMUX_F32) p->ws_c = (size_t)(p->c_rows * p->c_cols) * sizeof(float);
     }
-    if (desc->epilogue & KMUX_EPILOGUE_BIAS) p->ws_bias = (size_t)desc->n * elem;
-    size_t ws = p->ws_a + p->ws_b + p->ws_c + p->ws_bias + 4 * 64; /* + alignment of 4 parts */
-    if (ws > prefs->max_workspace_bytes && (p->ws_a + p->ws_b + p->ws_c + p->ws_bias) > 0) {
+    size_t ws = p->ws_a + p->ws_b + p->ws_c + 3 * 64; /* + alignment of 3 parts */
+    if (ws > prefs->max_workspace_bytes && (p->ws_a + p->ws_b + p->ws_c) > 0) {
         free(p);
         char why[160];
         snprintf(why, sizeof why, "needs %zu bytes of workspace, prefs.max_workspace_bytes is %zu",
                  ws, prefs->max_workspace_bytes);
         return unsupported(st, desc, why);
     }
-    if (p->ws_a + p->ws_b + p->ws_c + p->ws_bias == 0) ws = 0;
+    if (p->ws_a + p->ws_b + p->ws_c == 0) ws = 0;
 
     p->head.kind = KMUX_OB_MATMUL;
     p->head.effective_compute = path == MM_DGEMM ? KMUX_COMPUTE_F64 : KMUX_COMPUTE_F32;
     p->head.workspace_bytes = ws;
     p->head.deterministic = 1; /* see the file comment */
-    p->head.impl_index = 0;
     snprintf(p->head.impl, sizeof p->head.impl, "openblas:%s%s%s%s%s",
              path == MM_DGEMM ? "dgemm" : "sgemm", path == MM_SGEMM_CVT ? "+cvt" : "",
              (desc->epilogue & KMUX_EPILOGUE_BIAS) ? "+bias" : "",
              (desc->epilogue & KMUX_EPILOGUE_RELU) ? "+relu" : "",
              (desc->epilogue & KMUX_EPILOGUE_GELU) ? "+gelu" : "");
     *plan = p;
+    *impl_count = 1;
     return KMUX_OK;
 }
 
@@ -171,29 +128,30 @@ static CBLAS_TRANSPOSE cb_trans(kmux_transpose t) {
     return t == KMUX_TRANS ? CblasTrans : CblasNoTrans;
 }
 
-static void fill_epilogue(const mm_plan *p, const kmux_matmul_args *args, void *bias_ws,
-                          int threads, kmux_ob_epilogue *e) {
-    const kmux_matmul_desc *d = &p->d;
-    memset(e, 0, sizeof *e);
-    e->flags = d->epilogue;
-    e->bias_per_row = d->order == KMUX_COL_MAJOR; /* a stored row of col-major C is a column */
-    if (d->epilogue & KMUX_EPILOGUE_BIAS) {
-        if (p->path == MM_DGEMM) {
-            double *b = bias_ws;
-            for (int64_t j = 0; j < d->n; j++)
-                b[j] = d->bias_type == KMUX_F64 ? ((const double *)args->bias)[j]
-                                                : (double)((const float *)args->bias)[j];
-            e->bias_f64 = b;
-        } else {
-            kmux_cpu_to_f32(d->n, args->bias, d->bias_type, bias_ws, threads);
-            e->bias_f32 = bias_ws;
-        }
-    }
-    if (args->d_scale) {
-        e->has_d_scale = 1;
-        e->d_scale = *args->d_scale;
-    }
-    e->want_amax = args->amax_d != NULL;
+/* What follows the GEMM (bias, activation, d_scale, amax, the one rounding to c_type) is the
+ * shared CPU finish, run on the GEMM's result as its accumulator: alpha and beta are already in
+ * it, so the finish sees alpha = 1, beta = 0 and no a/b scales. */
+typedef struct mm_finish {
+    int active; /* epilogue, d_scale or amax_d */
+    kmux_matmul_args args;
+    double amax;
+} mm_finish;
+
+static void finish_init(const mm_plan *p, const kmux_matmul_args *args, mm_finish *f) {
+    static const float one_f = 1.0f, zero_f = 0.0f;
+    static const double one_d = 1.0, zero_d = 0.0;
+    f->active = p->d.epilogue != KMUX_EPILOGUE_NONE || args->d_scale || args->amax_d;
+    f->args = *args;
+    f->args.alpha = p->path == MM_DGEMM ? (const void *)&one_d : (const void *)&one_f;
+    f->args.beta = p->path == MM_DGEMM ? (const void *)&zero_d : (const void *)&zero_f;
+    f->args.a_scale = f->args.b_scale = NULL;
+    f->amax = 0.0;
+}
+
+/* Batch b: t (f64 or f32, C's storage order, leading dimension ldt) -> C. */
+static void finish_batch(const mm_plan *p, mm_finish *f, const void *t, int64_t ldt, int64_t b) {
+    const kmux_cpu_acc acc = {t, p->path == MM_DGEMM ? KMUX_F64 : KMUX_F32, ldt, 0};
+    kmux_cpu_finish_batch(&p->d, &f->args, &acc, b, &f->amax);
 }
 
 static float scale_product(const kmux_matmul_args *args) {
@@ -203,58 +161,44 @@ static float scale_product(const kmux_matmul_args *args) {
     return s;
 }
 
-static void run_dgemm(const mm_plan *p, const kmux_matmul_args *args, const kmux_ob_epilogue *e,
-                      float *amax) {
+static void run_dgemm(const mm_plan *p, const kmux_matmul_args *args, mm_finish *f) {
     const kmux_matmul_desc *d = &p->d;
     const double alpha = *(const double *)args->alpha, beta = *(const double *)args->beta;
     const double alpha_eff = alpha * (double)scale_product(args);
-    const int degenerate = d->k == 0 || alpha == 0.0;
     for (int64_t b = 0; b < d->batch_count; b++) {
         double *C = (double *)args->C + b * d->stride_c;
-        if (degenerate) {
-            kmux_ob_scale_f64(C, p->c_rows, p->c_cols, d->ldc, beta);
-        } else {
-            const double *A = (const double *)args->A + b * d->stride_a;
-            const double *B = (const double *)args->B + b * d->stride_b;
-            cblas_dgemm(cb_order(d->order), cb_trans(d->transa), cb_trans(d->transb), (int)d->m,
-                        (int)d->n, (int)d->k, alpha_eff, A, (int)d->lda, B, (int)d->ldb, beta, C,
-                        (int)d->ldc);
-        }
-        if (kmux_ob_epilogue_active(e))
-            kmux_ob_epilogue_f64(C, p->c_rows, p->c_cols, d->ldc, e, amax);
+        const double *A = (const double *)args->A + b * d->stride_a;
+        const double *B = (const double *)args->B + b * d->stride_b;
+        cblas_dgemm(cb_order(d->order), cb_trans(d->transa), cb_trans(d->transb), (int)d->m,
+                    (int)d->n, (int)d->k, alpha_eff, A, (int)d->lda, B, (int)d->ldb, beta, C,
+                    (int)d->ldc);
+        if (f->active) finish_batch(p, f, C, d->ldc, b);
     }
 }
 
-static void run_sgemm(const mm_plan *p, const kmux_matmul_args *args, const kmux_ob_epilogue *e,
-                      float *amax) {
+static void run_sgemm(const mm_plan *p, const kmux_matmul_args *args, mm_finish *f) {
     const kmux_matmul_desc *d = &p->d;
     const float alpha = *(const float *)args->alpha, beta = *(const float *)args->beta;
     const float alpha_eff = alpha * scale_product(args);
-    const int degenerate = d->k == 0 || alpha == 0.0f;
     for (int64_t b = 0; b < d->batch_count; b++) {
         float *C = (float *)args->C + b * d->stride_c;
-        if (degenerate) {
-            kmux_ob_scale_f32(C, p->c_rows, p->c_cols, d->ldc, beta);
-        } else {
-            const float *A = (const float *)args->A + b * d->stride_a;
-            const float *B = (const float *)args->B + b * d->stride_b;
-            cblas_sgemm(cb_order(d->order), cb_trans(d->transa), cb_trans(d->transb), (int)d->m,
-                        (int)d->n, (int)d->k, alpha_eff, A, (int)d->lda, B, (int)d->ldb, beta, C,
-                        (int)d->ldc);
-        }
-        if (kmux_ob_epilogue_active(e))
-            kmux_ob_epilogue_f32(C, p->c_rows, p->c_cols, d->ldc, e, NULL, KMUX_F32, 0, amax);
+        const float *A = (const float *)args->A + b * d->stride_a;
+        const float *B = (const float *)args->B + b * d->stride_b;
+        cblas_sgemm(cb_order(d->order), cb_trans(d->transa), cb_trans(d->transb), (int)d->m,
+                    (int)d->n, (int)d->k, alpha_eff, A, (int)d->lda, B, (int)d->ldb, beta, C,
+                    (int)d->ldc);
+        if (f->active) finish_batch(p, f, C, d->ldc, b);
     }
 }
 
 /* Narrow inputs: widen A and B (once when their batch stride is 0), sgemm in f32 into C itself
- * (c = f32) or into an f32 copy of C, then the epilogue pass rounds once to c_type. */
-static void run_sgemm_cvt(const mm_plan *p, const kmux_matmul_args *args, const kmux_ob_epilogue *e,
-                          char *ws, int threads, float *amax) {
+ * (c = f32) or into an f32 copy of C, then one rounding to c_type: the vectorised cast when
+ * nothing else follows the GEMM, else the shared finish. */
+static void run_sgemm_cvt(const mm_plan *p, const kmux_matmul_args *args, mm_finish *f, char *ws,
+                          int threads) {
     const kmux_matmul_desc *d = &p->d;
     const float alpha = *(const float *)args->alpha, beta = *(const float *)args->beta;
     const float alpha_eff = alpha * scale_product(args);
-    const int degenerate = d->k == 0 || alpha == 0.0f;
     const size_t a_size = kmux_common_dtype_size(d->a_type),
                  b_size = kmux_common_dtype_size(d->b_type);
     const size_t c_size = kmux_common_dtype_size(d->c_type);
@@ -268,42 +212,35 @@ static void run_sgemm_cvt(const mm_plan *p, const kmux_matmul_args *args, const 
         const int64_t ldt = c_direct ? d->ldc : p->c_cols;
         if (!c_direct && beta != 0.0f)
             kmux_cpu_matrix_to_f32(p->c_rows, p->c_cols, C, d->c_type, d->ldc, Cf, threads);
-        if (degenerate) {
-            kmux_ob_scale_f32(T, p->c_rows, p->c_cols, ldt, beta);
-        } else {
-            if (b == 0 || d->stride_a != 0)
-                kmux_cpu_matrix_to_f32(p->a_rows, p->a_cols,
-                                       (const char *)args->A + (size_t)(b * d->stride_a) * a_size,
-                                       d->a_type, d->lda, Af, threads);
-            if (b == 0 || d->stride_b != 0)
-                kmux_cpu_matrix_to_f32(p->b_rows, p->b_cols,
-                                       (const char *)args->B + (size_t)(b * d->stride_b) * b_size,
-                                       d->b_type, d->ldb, Bf, threads);
-            /* the dense f32 copies have leading dimension = their view's column count */
-            cblas_sgemm(cb_order(d->order), cb_trans(d->transa), cb_trans(d->transb), (int)d->m,
-                        (int)d->n, (int)d->k, alpha_eff, Af, (int)p->a_cols, Bf, (int)p->b_cols,
-                        beta, T, (int)ldt);
-        }
-        if (c_direct) {
-            if (kmux_ob_epilogue_active(e))
-                kmux_ob_epilogue_f32(T, p->c_rows, p->c_cols, ldt, e, NULL, KMUX_F32, 0, amax);
-        } else {
-            kmux_ob_epilogue_f32(T, p->c_rows, p->c_cols, ldt, e, C, d->c_type, d->ldc, amax);
+        if (b == 0 || d->stride_a != 0)
+            kmux_cpu_matrix_to_f32(p->a_rows, p->a_cols,
+                                   (const char *)args->A + (size_t)(b * d->stride_a) * a_size,
+                                   d->a_type, d->lda, Af, threads);
+        if (b == 0 || d->stride_b != 0)
+            kmux_cpu_matrix_to_f32(p->b_rows, p->b_cols,
+                                   (const char *)args->B + (size_t)(b * d->stride_b) * b_size,
+                                   d->b_type, d->ldb, Bf, threads);
+        /* the dense f32 copies have leading dimension = their view's column count */
+        cblas_sgemm(cb_order(d->order), cb_trans(d->transa), cb_trans(d->transb), (int)d->m,
+                    (int)d->n, (int)d->k, alpha_eff, Af, (int)p->a_cols, Bf, (int)p->b_cols, beta,
+                    T, (int)ldt);
+        if (f->active) {
+            finish_batch(p, f, T, ldt, b);
+        } else if (!c_direct) {
+            /* f16 / bf16 targets only: kmux_cpu_cast cannot fail for them */
+            for (int64_t r = 0; r < p->c_rows; r++)
+                (void)kmux_cpu_cast(p->c_cols, T + r * ldt, KMUX_F32,
+                                    C + (size_t)(r * d->ldc) * c_size, d->c_type, 0, NULL, NULL,
+                                    threads);
         }
     }
 }
 
-kmux_status kmux_ob_matmul_execute(void *state, void *plan, void *stream,
+kmux_status kmux_ob_matmul_execute(void *state, const void *plan, int impl, void *stream,
                                    const kmux_matmul_args *args) {
     kmux_ob_state *st = state;
     const mm_plan *p = plan;
-    const kmux_matmul_desc *d = &p->d;
     (void)stream; /* CPU streams run synchronously in the calling thread */
-    float amax = 0.0f;
-    if (d->m == 0 || d->n == 0 || d->batch_count == 0) {
-        if (args->amax_d) *args->amax_d = 0.0f;
-        return KMUX_OK;
-    }
     char *ws = NULL;
     if (p->head.workspace_bytes > 0) {
         ws = kmux_ob_ws_get(st, p->head.workspace_bytes);
@@ -313,22 +250,20 @@ kmux_status kmux_ob_matmul_execute(void *state, void *plan, void *stream,
                                  "bytes of workspace",
                                  p->head.impl, p->head.workspace_bytes);
     }
-    const int threads = st->hdr.num_threads;
-    void *bias_ws = ws ? ws + align64(p->ws_a) + align64(p->ws_b) + align64(p->ws_c) : NULL;
-    kmux_ob_epilogue e;
-    fill_epilogue(p, args, bias_ws, threads, &e);
+    mm_finish f;
+    finish_init(p, args, &f);
     switch (p->path) {
     case MM_DGEMM:
-        run_dgemm(p, args, &e, &amax);
+        run_dgemm(p, args, &f);
         break;
     case MM_SGEMM:
-        run_sgemm(p, args, &e, &amax);
+        run_sgemm(p, args, &f);
         break;
     case MM_SGEMM_CVT:
-        run_sgemm_cvt(p, args, &e, ws, threads, &amax);
+        run_sgemm_cvt(p, args, &f, ws, st->hdr.num_threads);
         break;
     }
     kmux_ob_ws_put(st, ws);
-    if (args->amax_d) *args->amax_d = amax;
+    if (args->amax_d) *args->amax_d = (float)f.amax;
     return KMUX_OK;
 }

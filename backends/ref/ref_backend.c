@@ -6,6 +6,8 @@
 #include "ref_backend.h"
 #include "ref_internal.h"
 
+#include "dispatch/common/kmux_type_rules.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,39 +67,68 @@ static kmux_status ref_device_props(void *state, int device, kmux_device_props *
     return KMUX_OK;
 }
 
-kmux_status kmux_ref_plan_info(void *state, void *plan, kmux_plan_info *info) {
-    const ref_plan *p = plan;
-    if (p->kind == REF_PLAN_MATMUL) {
-        /* integer GEMM is exact; everything else accumulates in f64 */
-        info->impl = p->mm.compute_type == KMUX_COMPUTE_I32 ? "ref:i64" : "ref:f64";
-        info->effective_compute =
-            p->mm.compute_type == KMUX_COMPUTE_I32 ? KMUX_COMPUTE_I32 : KMUX_COMPUTE_F64;
-    } else {
-        info->impl = "ref:direct";
-        info->effective_compute = KMUX_COMPUTE_F64;
+/* ref runs every operation and every type combination, without size limits (int64 indexing),
+ * on any pointer alignment. */
+static kmux_status ref_device_caps(void *state, int device, kmux_device_caps *caps) {
+    int rows = 0;
+    kmux_rules_matmul_table(&rows);
+    caps->matmul.supported = 1;
+    caps->matmul.epilogues = KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_GELU;
+    caps->matmul.type_rows = rows >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << rows) - 1;
+    kmux_rules_conv_table(&rows);
+    for (int d = 0; d < 3; d++) {
+        kmux_op_caps *c = &caps->conv2d[d];
+        c->supported = 1;
+        c->layouts = (1u << KMUX_NCHW) | (1u << KMUX_NHWC);
+        c->asymmetric_padding = 1;
+        c->groups = 1;
+        c->type_rows = (UINT64_C(1) << rows) - 1;
     }
-    info->workspace_bytes = 0;
-    info->deterministic = 1;
-    info->impl_index = 0;
+    caps->amp_dtypes = 0;
+    for (int t = KMUX_F64; t <= KMUX_F8_E5M2_FNUZ; t++)
+        caps->amp_dtypes |= 1u << t;
     return KMUX_OK;
 }
 
-/* ref has one implementation per plan. */
-static kmux_status ref_plan_next_impl(void *state, void *plan) {
-    const ref_state *st = state;
+/* One implementation per plan (impl is always 0). */
+static kmux_status ref_matmul_plan_info(void *state, const void *plan, int impl,
+                                        kmux_plan_info *info) {
     const ref_plan *p = plan;
-    const char *impl = p->kind == REF_PLAN_MATMUL ? "ref:f64" : "ref:direct";
-    if (st && st->hdr.host && st->hdr.host->set_error)
-        return st->hdr.host->set_error(KMUX_ERR_LAST_IMPL,
-                                       "kmux_plan_next_impl: backend ref: %s is the only "
-                                       "implementation",
-                                       impl);
-    return KMUX_ERR_LAST_IMPL;
+    /* integer GEMM is exact; everything else accumulates in f64 */
+    info->impl = p->mm.compute_type == KMUX_COMPUTE_I32 ? "ref:i64" : "ref:f64";
+    info->effective_compute =
+        p->mm.compute_type == KMUX_COMPUTE_I32 ? KMUX_COMPUTE_I32 : KMUX_COMPUTE_F64;
+    info->workspace_bytes = 0;
+    info->deterministic = 1;
+    return KMUX_OK;
 }
 
-void kmux_ref_plan_destroy(void *state, void *plan) {
+static kmux_status ref_conv2d_plan_info(void *state, const void *plan, int impl,
+                                        kmux_plan_info *info) {
+    info->impl = "ref:direct";
+    info->effective_compute = KMUX_COMPUTE_F64;
+    info->workspace_bytes = 0;
+    info->deterministic = 1;
+    return KMUX_OK;
+}
+
+static void ref_plan_destroy(void *state, void *plan) {
     free(plan);
 }
+
+static const kmux_matmul_ops ref_matmul_ops = {
+    .plan_create = kmux_ref_matmul_plan_create,
+    .execute = kmux_ref_matmul_execute,
+    .plan_info = ref_matmul_plan_info,
+    .plan_destroy = ref_plan_destroy,
+};
+
+static const kmux_conv2d_ops ref_conv2d_ops = {
+    .plan_create = kmux_ref_conv2d_plan_create,
+    .execute = kmux_ref_conv2d_execute,
+    .plan_info = ref_conv2d_plan_info,
+    .plan_destroy = ref_plan_destroy,
+};
 
 static const kmux_backend_ops ref_ops = {
     .struct_size = sizeof(kmux_backend_ops),
@@ -109,14 +140,10 @@ static const kmux_backend_ops ref_ops = {
     .probe = ref_probe,
     .version = ref_version,
     .device_props = ref_device_props,
+    .device_caps = ref_device_caps,
     KMUX_CPU_RUNTIME_SLOTS,
-    .matmul_plan_create = kmux_ref_matmul_plan_create,
-    .matmul_execute = kmux_ref_matmul_execute,
-    .conv2d_plan_create = kmux_ref_conv2d_plan_create,
-    .conv2d_execute = kmux_ref_conv2d_execute,
-    .plan_info = kmux_ref_plan_info,
-    .plan_next_impl = ref_plan_next_impl,
-    .plan_destroy = kmux_ref_plan_destroy,
+    .matmul = &ref_matmul_ops,
+    .conv2d = &ref_conv2d_ops,
     .cast = kmux_ref_cast,
     .amax = kmux_ref_amax,
     .unscale_check_finite = kmux_ref_unscale_check_finite,

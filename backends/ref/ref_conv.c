@@ -17,12 +17,14 @@
 #include <stdlib.h>
 
 kmux_status kmux_ref_conv2d_plan_create(void *state, int device, const kmux_conv2d_desc *desc,
-                                        const kmux_plan_prefs *prefs, void **plan) {
+                                        const kmux_plan_prefs *prefs, void **plan,
+                                        int *impl_count) {
     ref_plan *p = calloc(1, sizeof *p);
     if (!p) return kmux_ref_oom(state, "kmux_conv2d_plan_create", sizeof *p);
     p->kind = REF_PLAN_CONV2D;
     p->cv = *desc;
     *plan = p;
+    *impl_count = 1;
     return KMUX_OK;
 }
 
@@ -93,7 +95,7 @@ static void ref_cv_pixel(const ref_cv_shape *s, const ref_cv_bufs *b, int64_t n,
         }
 }
 
-kmux_status kmux_ref_conv2d_execute(void *state, void *plan, void *stream,
+kmux_status kmux_ref_conv2d_execute(void *state, const void *plan, int impl, void *stream,
                                     const kmux_conv2d_args *args) {
     const kmux_conv2d_desc *d = &((const ref_plan *)plan)->cv;
     ref_cv_shape s = {d, 0, 0, d->c / d->groups};

@@ -26,23 +26,19 @@ kmux_status kmux_ref_oom(void *state, const char *fn, size_t bytes);
 
 /* ---- GEMM (ref_gemm.c); slots of kmux_backend_ops ---- */
 kmux_status kmux_ref_matmul_plan_create(void *state, int device, const kmux_matmul_desc *desc,
-                                        const kmux_plan_prefs *prefs, void **plan);
+                                        const kmux_plan_prefs *prefs, void **plan, int *impl_count);
 /** D = act(a_scale * b_scale * alpha * op(A) op(B) + beta * C + bias) * d_scale, per batch
- *  matrix, accumulated in double (int64 for I32 compute), rounded once to c_type. */
-kmux_status kmux_ref_matmul_execute(void *state, void *plan, void *stream,
+ *  matrix, accumulated in double (exact for I32 compute), finished by the shared CPU finish. */
+kmux_status kmux_ref_matmul_execute(void *state, const void *plan, int impl, void *stream,
                                     const kmux_matmul_args *args);
 
 /* ---- convolution (ref_conv.c) ---- */
 kmux_status kmux_ref_conv2d_plan_create(void *state, int device, const kmux_conv2d_desc *desc,
-                                        const kmux_plan_prefs *prefs, void **plan);
+                                        const kmux_plan_prefs *prefs, void **plan, int *impl_count);
 /** Direct loops over the forward index space, accumulating in double into a scratch copy of
  *  the output of the direction, then output = alpha * acc + beta * output. */
-kmux_status kmux_ref_conv2d_execute(void *state, void *plan, void *stream,
+kmux_status kmux_ref_conv2d_execute(void *state, const void *plan, int impl, void *stream,
                                     const kmux_conv2d_args *args);
-
-/* ---- plans (ref_backend.c) ---- */
-kmux_status kmux_ref_plan_info(void *state, void *plan, kmux_plan_info *info);
-void kmux_ref_plan_destroy(void *state, void *plan);
 
 /* ---- mixed precision (ref_amp.c), semantics of kmux.h; scalars are host memory ---- */
 kmux_status kmux_ref_cast(void *state, void *stream, int64_t n, const void *src,

@@ -1,8 +1,11 @@
 /*
  * test_plugin.c - deliberately unusable plugins for the loader tests, one per build flag:
  *   TEST_PLUGIN_WRONGABI: a complete table that claims ABI major KMUX_BACKEND_ABI_MAJOR + 1;
+ *   TEST_PLUGIN_ABIV1:    a table with the layout of plugin ABI 1 (plan slots in the main table,
+ *                         no device_caps), as a plugin built against the previous kmux would be;
  *   TEST_PLUGIN_NOENTRY:  exports no kmux_backend_entry at all;
  *   TEST_PLUGIN_NODEVICE: a valid plugin whose probe finds no device and says why.
+ * (small_plugin.c is the usable one with small capability limits.)
  */
 #include <stdio.h>
 
@@ -24,6 +27,45 @@ static kmux_status t_probe(void *state, int *count, char *reason, size_t size) {
 static const char *t_version(void *state) {
     return "test 1.0";
 }
+#if defined(TEST_PLUGIN_ABIV1)
+/* The function table of plugin ABI 1 (kmux_backend.h before ABI 2): the same head (size,
+ * version, name), then the slots in their old order, with per-plan slots in the table. */
+typedef struct kmux_backend_ops_v1 {
+    uint32_t struct_size;
+    uint16_t abi_major, abi_minor;
+    const char *name;
+    kmux_status (*init)(const kmux_backend_host *host, void **state);
+    void (*fini)(void *state);
+    kmux_status (*probe)(void *state, int *device_count, char *reason, size_t reason_size);
+    const char *(*version)(void *state);
+    kmux_status (*device_props)(void *state, int device, kmux_device_props *props);
+    void *memory_stream_event_slots[12];
+    kmux_status (*matmul_plan_create)(void *state, int device, const kmux_matmul_desc *desc,
+                                      const kmux_plan_prefs *prefs, void **plan);
+    kmux_status (*matmul_execute)(void *state, void *plan, void *stream,
+                                  const kmux_matmul_args *args);
+    void *conv_and_plan_slots[5];
+    void (*plan_destroy)(void *state, void *plan);
+    void *amp_slots[5];
+} kmux_backend_ops_v1;
+
+static const kmux_backend_ops_v1 ops_v1 = {
+    .struct_size = sizeof(kmux_backend_ops_v1),
+    .abi_major = 1,
+    .abi_minor = 0,
+    .name = "abiv1",
+    .init = t_init,
+    .fini = t_fini,
+    .probe = t_probe,
+    .version = t_version,
+};
+
+KMUX_BACKEND_EXPORT const kmux_backend_ops *kmux_backend_entry(void);
+const kmux_backend_ops *kmux_backend_entry(void) {
+    /* what the core reads first (size, ABI, name) is laid out alike in every ABI */
+    return (const kmux_backend_ops *)(const void *)&ops_v1;
+}
+#else
 static kmux_status t_unreachable(void) {
     return KMUX_ERR_INTERNAL;
 }
@@ -46,6 +88,7 @@ static const kmux_backend_ops ops = {
     .version = t_version,
     /* never called: probe reports no device */
     .device_props = STUB(kmux_status(*)(void *, int, kmux_device_props *)),
+    .device_caps = STUB(kmux_status(*)(void *, int, kmux_device_caps *)),
     .mem_alloc = STUB(kmux_status(*)(void *, int, size_t, void **)),
     .mem_free = STUB(kmux_status(*)(void *, int, void *)),
     .stream_create = STUB(kmux_status(*)(void *, int, void *, int, void **)),
@@ -65,6 +108,7 @@ KMUX_BACKEND_EXPORT const kmux_backend_ops *kmux_backend_entry(void);
 const kmux_backend_ops *kmux_backend_entry(void) {
     return &ops;
 }
+#endif
 #else
 KMUX_BACKEND_EXPORT int kmux_not_an_entry(void);
 int kmux_not_an_entry(void) {

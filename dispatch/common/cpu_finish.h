@@ -1,0 +1,42 @@
+/*
+ * cpu_finish.h - THE CPU "finish" of a matmul: from an accumulator (or none, for the degenerate
+ * problems k == 0 and alpha == 0) to the stored result, element by element in double:
+ *
+ *   D = d_scale * act(alpha * a_scale * b_scale * acc + beta * C + bias)   rounded ONCE to c_type
+ *
+ * amax_d receives max |act(...)| before d_scale (NaN ignored); beta == 0 never reads C; with no
+ * accumulator, C = beta * C keeps the sign of zero (as the reference BLAS). Integer GEMM (I32
+ * compute) without epilogue or scales wraps modulo 2^32 (as cuBLAS and ref); with scales or amax
+ * it is computed in double, rounded to nearest even and saturated. GELU is the tanh form
+ * (cuBLASLt's CUBLASLT_EPILOGUE_GELU), defined here once.
+ *
+ * Used by the core for the degenerate problems of host devices, and by the CPU backends (ref,
+ * openblas, onednn) after their GEMM. Host memory only; part of kmux_common.
+ */
+#ifndef KMUX_CPU_FINISH_H
+#define KMUX_CPU_FINISH_H
+
+#include "kmux.h"
+
+/** An accumulator buffer in C's storage order: element (b, i, j) at
+ *  data + b * batch_stride + (row-major ? i * ld + j : i + j * ld), of type f64, f32 or i32. */
+typedef struct kmux_cpu_acc {
+    const void *data;
+    kmux_dtype type; /**< KMUX_F64, KMUX_F32 or KMUX_I32 */
+    int64_t ld, batch_stride;
+} kmux_cpu_acc;
+
+/** GELU, tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
+double kmux_gelu_tanh(double x);
+
+/** Finishes batch `batch` of a matmul of validated desc and args (host scalars and scales):
+ *  acc (NULL: no product, the degenerate case) points at THIS batch's accumulator. Folds
+ *  max |act(...)| into *amax (when args->amax_d is set; the caller stores it). */
+void kmux_cpu_finish_batch(const kmux_matmul_desc *desc, const kmux_matmul_args *args,
+                           const kmux_cpu_acc *acc, int64_t batch, double *amax);
+
+/** Every batch (acc->data, when acc is not NULL, is batch 0's accumulator), then *args->amax_d. */
+void kmux_cpu_finish(const kmux_matmul_desc *desc, const kmux_matmul_args *args,
+                     const kmux_cpu_acc *acc);
+
+#endif
