@@ -47,12 +47,18 @@ kmux_status kmux_cast(kmux_stream *stream, int64_t n, const void *src, kmux_dtyp
         return INVALID("%s: opts->saturate = %d must be 0 or 1", fn, o.saturate);
     size_t sb, db;
     if (!kmux_bytes_of(n, src_type, &sb) || !kmux_bytes_of(n, dst_type, &db))
-        return INVALID("%s: n = %lld elements overflow the address space", fn, (long long)n);
+        return INVALID("%s: n = %lld elements of %s overflow the address space", fn, (long long)n,
+                       kmux_dtype_name(kmux_dtype_size(src_type) >= kmux_dtype_size(dst_type)
+                                           ? src_type
+                                           : dst_type));
     if (n > 0 && (!src || !dst))
         return INVALID("%s: %s is NULL with n = %lld", fn, !src ? "src" : "dst", (long long)n);
     if (n > 0) {
         const char *s0 = src, *d0 = dst;
-        if (s0 < d0 + db && d0 < s0 + sb) return INVALID("%s: src and dst overlap", fn);
+        if (s0 < d0 + db && d0 < s0 + sb)
+            return INVALID("%s: dst = %p (%zu bytes) overlaps src = %p (%zu bytes); in-place casts "
+                           "are not supported",
+                           fn, dst, db, src, sb);
     }
     kmux_status st = need_slot(fn, stream, OPS(stream)->cast != NULL);
     if (st != KMUX_OK) return st;
@@ -72,7 +78,9 @@ kmux_status kmux_amax(kmux_stream *stream, int64_t n, const void *x, kmux_dtype 
         return INVALID("%s: type = %s (%d) is not a floating-point kmux_dtype", fn,
                        kmux_dtype_name(type), (int)type);
     size_t b;
-    if (!kmux_bytes_of(n, type, &b)) return INVALID("%s: n = %lld overflows", fn, (long long)n);
+    if (!kmux_bytes_of(n, type, &b))
+        return INVALID("%s: n = %lld elements of %s overflow the address space", fn, (long long)n,
+                       kmux_dtype_name(type));
     if (n > 0 && !x) return INVALID("%s: x is NULL with n = %lld", fn, (long long)n);
     kmux_status st = need_slot(fn, stream, OPS(stream)->amax != NULL);
     if (st != KMUX_OK) return st;
@@ -100,9 +108,12 @@ kmux_status kmux_unscale_check_finite(kmux_stream *stream, int64_t count, void *
             return INVALID("%s: types[%lld] = %s (%d) is not f32, f16, bf16 or f64", fn,
                            (long long)i, kmux_dtype_name(t), (int)t);
         size_t b;
-        if (sizes[i] < 0 || !kmux_bytes_of(sizes[i], t, &b))
-            return INVALID("%s: sizes[%lld] = %lld is negative or overflows", fn, (long long)i,
+        if (sizes[i] < 0)
+            return INVALID("%s: sizes[%lld] = %lld is negative", fn, (long long)i,
                            (long long)sizes[i]);
+        if (!kmux_bytes_of(sizes[i], t, &b))
+            return INVALID("%s: sizes[%lld] = %lld elements of %s overflow the address space", fn,
+                           (long long)i, (long long)sizes[i], kmux_dtype_name(t));
         if (sizes[i] > 0 && !tensors[i])
             return INVALID("%s: tensors[%lld] is NULL with sizes[%lld] = %lld", fn, (long long)i,
                            (long long)i, (long long)sizes[i]);

@@ -39,12 +39,14 @@ static kmux_status check_create(const char *fn, const kmux_device *dev, const vo
                                       : "plan");
     kmux_status st = kmux_resolve_plan_prefs(fn, prefs, out);
     if (st != KMUX_OK) return st;
-    if ((out->allow_emulation != 0 && out->allow_emulation != 1) ||
-        (out->require_deterministic != 0 && out->require_deterministic != 1))
+    if (out->allow_emulation != 0 && out->allow_emulation != 1)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
-                              "%s: prefs->allow_emulation = %d and prefs->require_deterministic = "
-                              "%d must each be 0 or 1",
-                              fn, out->allow_emulation, out->require_deterministic);
+                              "%s: prefs->allow_emulation = %d must be 0 or 1", fn,
+                              out->allow_emulation);
+    if (out->require_deterministic != 0 && out->require_deterministic != 1)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "%s: prefs->require_deterministic = %d must be 0 or 1", fn,
+                              out->require_deterministic);
     return KMUX_OK;
 }
 

@@ -49,29 +49,60 @@ static int span_of(int64_t outer, int64_t inner, int64_t ld, int64_t batch, int6
     return 1;
 }
 
-/* Checks one operand: stored as rows x cols (before op), leading dimension ld. */
-static kmux_status check_operand(const char *fn, const char *name, const char *ldname,
-                                 kmux_order order, int64_t rows, int64_t cols, int64_t ld,
-                                 int64_t batch, int64_t stride, kmux_dtype t) {
-    /* CBLAS: row-major ld >= max(1, cols); column-major ld >= max(1, rows). */
-    int64_t need = order == KMUX_ROW_MAJOR ? cols : rows;
-    if (need < 1) need = 1;
-    if (ld < need)
-        return INVALID("%s: %s = %lld is smaller than %lld, the minimum for %s %s (%lld x %lld as "
-                       "stored)",
-                       fn, ldname, (long long)ld, (long long)need,
-                       order == KMUX_ROW_MAJOR ? "row-major" : "column-major", name,
-                       (long long)rows, (long long)cols);
-    if (rows == 0 || cols == 0) return KMUX_OK;
-    int64_t outer = order == KMUX_ROW_MAJOR ? rows : cols;
-    int64_t inner = order == KMUX_ROW_MAJOR ? cols : rows;
+/* One GEMM operand as stored (before op): rows x cols, leading dimension ld, batch stride, and
+ * the names of the arguments each of those comes from, so that a message blames the right one. */
+typedef struct operand {
+    const char *name, *ldname, *stridename, *rowname,
+        *colname; /* "A", "lda", "stride_a", "m", "k" */
+    int64_t rows, cols, ld, stride;
+    kmux_dtype t;
+} operand;
+
+static int spans(int64_t outer, int64_t inner, int64_t ld, int64_t batch, int64_t stride,
+                 kmux_dtype t) {
     int64_t span;
     size_t bytes;
-    if (!span_of(outer, inner, ld, batch, stride, &span) || !kmux_bytes_of(span, t, &bytes))
-        return INVALID("%s: matrix %s (%lld x %lld, %s = %lld, batch %lld, stride %lld) spans more "
-                       "elements than int64_t or the address space can hold",
-                       fn, name, (long long)rows, (long long)cols, ldname, (long long)ld,
-                       (long long)batch, (long long)stride);
+    return span_of(outer, inner, ld, batch, stride, &span) && kmux_bytes_of(span, t, &bytes);
+}
+
+/* Checks one operand. A matrix too large for the address space blames its leading dimension when
+ * the minimal one would fit, else its sizes; a batch too large blames the stride when a dense
+ * stride would fit, else batch_count. */
+static kmux_status check_operand(const char *fn, kmux_order order, int64_t batch,
+                                 const operand *o) {
+    /* CBLAS: row-major ld >= max(1, cols); column-major ld >= max(1, rows). */
+    int64_t need = order == KMUX_ROW_MAJOR ? o->cols : o->rows;
+    if (need < 1) need = 1;
+    if (o->ld < need)
+        return INVALID("%s: %s = %lld is smaller than %lld, the minimum for %s %s (%lld x %lld as "
+                       "stored)",
+                       fn, o->ldname, (long long)o->ld, (long long)need,
+                       order == KMUX_ROW_MAJOR ? "row-major" : "column-major", o->name,
+                       (long long)o->rows, (long long)o->cols);
+    if (o->rows == 0 || o->cols == 0) return KMUX_OK;
+    int64_t outer = order == KMUX_ROW_MAJOR ? o->rows : o->cols;
+    int64_t inner = order == KMUX_ROW_MAJOR ? o->cols : o->rows;
+    if (!spans(outer, inner, o->ld, 1, 0, o->t)) {
+        if (spans(outer, inner, need, 1, 0, o->t))
+            return INVALID("%s: %s = %lld is too large: one %s matrix (%lld x %lld as stored, %s) "
+                           "spans more elements than the address space can hold",
+                           fn, o->ldname, (long long)o->ld, o->name, (long long)o->rows,
+                           (long long)o->cols, kmux_dtype_name(o->t));
+        return INVALID("%s: %s = %lld and %s = %lld are too large: %s (%lld x %lld as stored, %s) "
+                       "spans more elements than the address space can hold",
+                       fn, o->rowname, (long long)o->rows, o->colname, (long long)o->cols, o->name,
+                       (long long)o->rows, (long long)o->cols, kmux_dtype_name(o->t));
+    }
+    if (!spans(outer, inner, o->ld, batch, o->stride, o->t)) {
+        int64_t one = (outer - 1) * o->ld + inner; /* fits: checked above */
+        if (o->stride > one && spans(outer, inner, o->ld, batch, one, o->t))
+            return INVALID("%s: %s = %lld is too large: batch_count = %lld %s matrices at that "
+                           "stride span more elements than the address space can hold",
+                           fn, o->stridename, (long long)o->stride, (long long)batch, o->name);
+        return INVALID("%s: batch_count = %lld is too large: %s matrices (%s = %lld) span more "
+                       "elements than the address space can hold",
+                       fn, (long long)batch, o->name, o->stridename, (long long)o->stride);
+    }
     return KMUX_OK;
 }
 
@@ -174,14 +205,15 @@ kmux_status kmux_validate_matmul_desc(const char *fn, const kmux_matmul_desc *d)
 
     int ta = d->transa == KMUX_TRANS, tb = d->transb == KMUX_TRANS;
     int64_t batch = d->batch_count;
-    st = check_operand(fn, "A", "lda", d->order, ta ? d->k : d->m, ta ? d->m : d->k, d->lda, batch,
-                       d->stride_a, d->a_type);
-    if (st == KMUX_OK)
-        st = check_operand(fn, "B", "ldb", d->order, tb ? d->n : d->k, tb ? d->k : d->n, d->ldb,
-                           batch, d->stride_b, d->b_type);
-    if (st == KMUX_OK)
-        st = check_operand(fn, "C", "ldc", d->order, d->m, d->n, d->ldc, batch, d->stride_c,
-                           d->c_type);
+    const operand ops[3] = {
+        {"A", "lda", "stride_a", ta ? "k" : "m", ta ? "m" : "k", ta ? d->k : d->m, ta ? d->m : d->k,
+         d->lda, d->stride_a, d->a_type},
+        {"B", "ldb", "stride_b", tb ? "n" : "k", tb ? "k" : "n", tb ? d->n : d->k, tb ? d->k : d->n,
+         d->ldb, d->stride_b, d->b_type},
+        {"C", "ldc", "stride_c", "m", "n", d->m, d->n, d->ldc, d->stride_c, d->c_type},
+    };
+    for (int i = 0; i < 3 && st == KMUX_OK; i++)
+        st = check_operand(fn, d->order, batch, &ops[i]);
     if (st != KMUX_OK) return st;
     /* Batches of C must not overlap, or results would depend on the execution order. */
     if (batch > 1 && d->m > 0 && d->n > 0) {
@@ -264,49 +296,82 @@ kmux_status kmux_validate_conv_desc(const char *fn, const kmux_conv2d_desc *d, i
     for (size_t i = 0; i < 4; i++)
         if (pads[i].v < 0)
             return INVALID("%s: %s = %lld is negative", fn, pads[i].name, (long long)pads[i].v);
-    if (d->c % d->groups || d->k % d->groups)
-        return INVALID("%s: groups = %lld does not divide c = %lld and k = %lld", fn,
-                       (long long)d->groups, (long long)d->c, (long long)d->k);
+    if (d->c % d->groups)
+        return INVALID("%s: c = %lld is not a multiple of groups = %lld", fn, (long long)d->c,
+                       (long long)d->groups);
+    if (d->k % d->groups)
+        return INVALID("%s: k = %lld is not a multiple of groups = %lld", fn, (long long)d->k,
+                       (long long)d->groups);
     /* Guard every intermediate against overflow: sizes up to 2^31 each keep products in range
      * only if checked, so check them. */
     int64_t eff_r, eff_s, hp, wp, P, Q;
-    if (__builtin_mul_overflow(d->r - 1, d->dilation_h, &eff_r) ||
-        __builtin_mul_overflow(d->s - 1, d->dilation_w, &eff_s) ||
-        __builtin_add_overflow(d->h, d->pad_top, &hp) ||
-        __builtin_add_overflow(hp, d->pad_bottom, &hp) ||
-        __builtin_add_overflow(d->w, d->pad_left, &wp) ||
+    if (__builtin_mul_overflow(d->r - 1, d->dilation_h, &eff_r))
+        return INVALID("%s: r = %lld with dilation_h = %lld: the dilated filter height overflows "
+                       "int64_t",
+                       fn, (long long)d->r, (long long)d->dilation_h);
+    if (__builtin_mul_overflow(d->s - 1, d->dilation_w, &eff_s))
+        return INVALID("%s: s = %lld with dilation_w = %lld: the dilated filter width overflows "
+                       "int64_t",
+                       fn, (long long)d->s, (long long)d->dilation_w);
+    if (__builtin_add_overflow(d->h, d->pad_top, &hp) ||
+        __builtin_add_overflow(hp, d->pad_bottom, &hp))
+        return INVALID("%s: h = %lld with pad_top = %lld and pad_bottom = %lld: the padded height "
+                       "overflows int64_t",
+                       fn, (long long)d->h, (long long)d->pad_top, (long long)d->pad_bottom);
+    if (__builtin_add_overflow(d->w, d->pad_left, &wp) ||
         __builtin_add_overflow(wp, d->pad_right, &wp))
-        return INVALID("%s: sizes overflow int64_t", fn);
+        return INVALID("%s: w = %lld with pad_left = %lld and pad_right = %lld: the padded width "
+                       "overflows int64_t",
+                       fn, (long long)d->w, (long long)d->pad_left, (long long)d->pad_right);
     eff_r += 1;
     eff_s += 1;
-    if (hp < eff_r || wp < eff_s)
-        return INVALID("%s: the dilated filter (%lld x %lld) is larger than the padded input "
-                       "(%lld x %lld): the output would be empty",
-                       fn, (long long)eff_r, (long long)eff_s, (long long)hp, (long long)wp);
+    if (hp < eff_r)
+        return INVALID("%s: r = %lld (dilation_h = %lld: %lld rows) is taller than the padded "
+                       "input (h = %lld + pad_top = %lld + pad_bottom = %lld): the output would "
+                       "be empty",
+                       fn, (long long)d->r, (long long)d->dilation_h, (long long)eff_r,
+                       (long long)d->h, (long long)d->pad_top, (long long)d->pad_bottom);
+    if (wp < eff_s)
+        return INVALID("%s: s = %lld (dilation_w = %lld: %lld columns) is wider than the padded "
+                       "input (w = %lld + pad_left = %lld + pad_right = %lld): the output would "
+                       "be empty",
+                       fn, (long long)d->s, (long long)d->dilation_w, (long long)eff_s,
+                       (long long)d->w, (long long)d->pad_left, (long long)d->pad_right);
     /* now the formula of kmux.h cannot overflow */
     P = kmux_conv2d_out_dim(d->h, d->pad_top, d->pad_bottom, d->r, d->dilation_h, d->stride_h);
     Q = kmux_conv2d_out_dim(d->w, d->pad_left, d->pad_right, d->s, d->dilation_w, d->stride_w);
+    /* Types first: the byte counts below need valid ones. */
+    if (!kmux_dtype_valid(d->x_type))
+        return INVALID("%s: x_type = %d is not a kmux_dtype", fn, (int)d->x_type);
+    if (!kmux_dtype_valid(d->w_type))
+        return INVALID("%s: w_type = %d is not a kmux_dtype", fn, (int)d->w_type);
+    if (!kmux_dtype_valid(d->y_type))
+        return INVALID("%s: y_type = %d is not a kmux_dtype", fn, (int)d->y_type);
+    if (d->w_type != d->x_type)
+        return INVALID("%s: w_type = %s must be equal to x_type = %s (x, w and y have one type)",
+                       fn, kmux_dtype_name(d->w_type), kmux_dtype_name(d->x_type));
+    if (d->y_type != d->x_type)
+        return INVALID("%s: y_type = %s must be equal to x_type = %s (x, w and y have one type)",
+                       fn, kmux_dtype_name(d->y_type), kmux_dtype_name(d->x_type));
     int64_t x_elems, w_elems, y_elems, t;
     size_t bytes;
     if (__builtin_mul_overflow(d->n, d->c, &t) || __builtin_mul_overflow(t, d->h, &t) ||
-        __builtin_mul_overflow(t, d->w, &x_elems) ||
-        __builtin_mul_overflow(d->k, d->c / d->groups, &t) || __builtin_mul_overflow(t, d->r, &t) ||
-        __builtin_mul_overflow(t, d->s, &w_elems) || __builtin_mul_overflow(d->n, d->k, &t) ||
-        __builtin_mul_overflow(t, P, &t) || __builtin_mul_overflow(t, Q, &y_elems) ||
-        !kmux_bytes_of(x_elems, d->x_type, &bytes) || !kmux_bytes_of(w_elems, d->w_type, &bytes) ||
-        !kmux_bytes_of(y_elems, d->y_type, &bytes))
-        return INVALID(
-            "%s: tensor sizes (n=%lld c=%lld h=%lld w=%lld k=%lld r=%lld s=%lld) overflow "
-            "int64_t or the address space",
-            fn, (long long)d->n, (long long)d->c, (long long)d->h, (long long)d->w, (long long)d->k,
-            (long long)d->r, (long long)d->s);
-    if (!kmux_dtype_valid(d->x_type) || !kmux_dtype_valid(d->w_type) ||
-        !kmux_dtype_valid(d->y_type))
-        return INVALID("%s: x_type = %d, w_type = %d, y_type = %d: not all are kmux_dtype values",
-                       fn, (int)d->x_type, (int)d->w_type, (int)d->y_type);
-    if (d->x_type != d->w_type || d->x_type != d->y_type)
-        return INVALID("%s: x_type = %s, w_type = %s, y_type = %s must be equal", fn,
-                       kmux_dtype_name(d->x_type), kmux_dtype_name(d->w_type),
+        __builtin_mul_overflow(t, d->w, &x_elems) || !kmux_bytes_of(x_elems, d->x_type, &bytes))
+        return INVALID("%s: tensor x (n = %lld x c = %lld x h = %lld x w = %lld, %s) overflows "
+                       "int64_t or the address space",
+                       fn, (long long)d->n, (long long)d->c, (long long)d->h, (long long)d->w,
+                       kmux_dtype_name(d->x_type));
+    if (__builtin_mul_overflow(d->k, d->c / d->groups, &t) || __builtin_mul_overflow(t, d->r, &t) ||
+        __builtin_mul_overflow(t, d->s, &w_elems) || !kmux_bytes_of(w_elems, d->w_type, &bytes))
+        return INVALID("%s: tensor w (k = %lld x c / groups = %lld x r = %lld x s = %lld, %s) "
+                       "overflows int64_t or the address space",
+                       fn, (long long)d->k, (long long)(d->c / d->groups), (long long)d->r,
+                       (long long)d->s, kmux_dtype_name(d->w_type));
+    if (__builtin_mul_overflow(d->n, d->k, &t) || __builtin_mul_overflow(t, P, &t) ||
+        __builtin_mul_overflow(t, Q, &y_elems) || !kmux_bytes_of(y_elems, d->y_type, &bytes))
+        return INVALID("%s: tensor y (n = %lld x k = %lld x P = %lld x Q = %lld, %s) overflows "
+                       "int64_t or the address space",
+                       fn, (long long)d->n, (long long)d->k, (long long)P, (long long)Q,
                        kmux_dtype_name(d->y_type));
     kmux_dtype t0 = d->x_type;
     kmux_compute_type ct = d->compute_type;
@@ -314,10 +379,13 @@ kmux_status kmux_validate_conv_desc(const char *fn, const kmux_conv2d_desc *d, i
              (t0 == KMUX_F32 && (ct == KMUX_COMPUTE_F32 || ct == KMUX_COMPUTE_F32_FAST_TF32 ||
                                  ct == KMUX_COMPUTE_F32_FAST_BF16)) ||
              ((t0 == KMUX_F16 || t0 == KMUX_BF16) && ct == KMUX_COMPUTE_F32);
+    if (!ok && t0 != KMUX_F64 && t0 != KMUX_F32 && t0 != KMUX_F16 && t0 != KMUX_BF16)
+        return INVALID("%s: x_type = %s is not a supported convolution type (f64, f32, f16, bf16)",
+                       fn, kmux_dtype_name(t0));
     if (!ok)
-        return INVALID("%s: dtype %s with compute_type = %s (%d) is not a supported convolution "
-                       "(f64/F64, f32/F32[_FAST_*], f16 or bf16/F32)",
-                       fn, kmux_dtype_name(t0), kmux_compute_type_name(ct), (int)ct);
+        return INVALID("%s: compute_type = %s (%d) is not allowed with x_type = %s (f64: F64; "
+                       "f32: F32 or F32_FAST_*; f16, bf16: F32)",
+                       fn, kmux_compute_type_name(ct), (int)ct, kmux_dtype_name(t0));
     if (p) *p = P;
     if (q) *q = Q;
     return KMUX_OK;

@@ -199,6 +199,23 @@ typedef struct kmux_context_options {
 #define KMUX_CONTEXT_OPTIONS_INIT                                                                  \
     { .struct_size = sizeof(kmux_context_options), .verbose = -1 }
 
+/* fork(): a child process may call kmux, with a context of its own or with one inherited from
+ * the parent (provided no other thread of the parent was inside kmux at the time of the fork, as
+ * for any library with locks). Per backend:
+ * - "ref" and cpu:openblas: work in the child as in the parent (OpenBLAS's pthread pool has
+ *   its own fork handler and is restarted in the child).
+ * - cpu:onednn: GNU libgomp's thread pool does not survive fork(): in the child, the thread that
+ *   called fork() (and only that one) runs oneDNN single-threaded when it had run a
+ *   multi-threaded oneDNN call before, where libgomp would wait forever for its lost workers.
+ *   Results are the same, only slower; KMUX_VERBOSE=1 says so once per thread. To keep all
+ *   threads in the child, call kmux there from a thread created after the fork, fork before
+ *   the first multi-threaded call, or exec (posix_spawn) instead of forking.
+ * - cuda and hip: the vendor runtimes do not support use across fork(); do GPU work in a child
+ *   only if it exec()s, or if the parent never created a context that found a GPU.
+ * Each CPU plugin calls its own vendor library: OpenBLAS and oneDNN are opened by the plugin
+ * and their functions resolved on that library, so a cblas_sgemm or dnnl_* function of the
+ * application (or of another BLAS it links) is never called in their place. */
+
 /** Creates a context: finds backend plugins (the folder of libkmux.so, <libdir>/kmux and
  *  KMUX_BACKEND_PATH), loads each once, probes its hardware and enumerates its devices. A plugin
  *  that fails to load or finds no device is listed as unavailable with the reason; that is not an

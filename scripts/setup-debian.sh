@@ -11,6 +11,9 @@ PACKAGES=(
   libopenblas-dev                                                  # cpu:openblas backend
   libdnnl-dev ocl-icd-opencl-dev                                   # cpu:onednn (its CMake config needs OpenCL)
   libcriterion-dev                                                 # tests
+  libc6-dbg                                                        # glibc symbols: LSan suppressions name its frames
+  valgrind                                                         # memcheck stage of scripts/test.sh
+  clang libclang-rt-14-dev                                         # libFuzzer stage (scripts/fuzz.sh)
   libjansson-dev                                                   # kmux-bench JSON lines
   chromium                                                         # report page test (headless)
 )

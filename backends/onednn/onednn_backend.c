@@ -28,6 +28,13 @@ static const char *runtime_name(unsigned rt) {
 }
 
 static kmux_status dnn_init(const kmux_backend_host *host, void **state) {
+    char why[512];
+    if (kmux_dnnl_api_load(why, sizeof why) != 0)
+        return host->set_error(KMUX_ERR_BACKEND_LOAD, "backend onednn: %s", why);
+    if (kmux_dnn_fork_guard_install() != 0)
+        return host->set_error(KMUX_ERR_BACKEND_LOAD,
+                               "backend onednn: pthread_atfork failed (the fork guard of its "
+                               "OpenMP pool could not be installed)");
     kmux_dnn_state *st = calloc(1, sizeof *st);
     if (!st) return host->set_error(KMUX_ERR_OUT_OF_MEMORY, "onednn init: out of memory");
     st->hdr.host = host;

@@ -12,6 +12,8 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include "onednn_api.h" /* oneDNN calls go through its table */
+
 #include "backends/cpu_common/cpu_runtime.h"
 #include "dispatch/common/kmux_common.h"
 #include "kmux_backend.h"
@@ -91,6 +93,14 @@ typedef struct kmux_dnn_threads {
 
 void kmux_dnn_threads_enter(const kmux_dnn_state *st, kmux_dnn_threads *t);
 void kmux_dnn_threads_leave(const kmux_dnn_threads *t);
+
+/* ---- fork() (onednn_fork.c) ------------------------------------------------------------------ */
+
+/** Registers the pthread_atfork child handler (once per process). 0, or pthread_atfork's error. */
+int kmux_dnn_fork_guard_install(void);
+/** OpenMP threads for a call of the calling thread: the context's count, or 1 when this thread
+ *  is the fork() child of a thread whose libgomp pool was active (its pool is stale there). */
+int kmux_dnn_fork_threads(const kmux_dnn_state *st);
 
 /* ---- oneDNN helpers (onednn_util.c) --------------------------------------------------------- */
 

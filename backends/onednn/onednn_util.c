@@ -9,8 +9,9 @@
 #include <string.h>
 
 void kmux_dnn_threads_enter(const kmux_dnn_state *st, kmux_dnn_threads *t) {
+    int want = kmux_dnn_fork_threads(st); /* 1 in a fork() child of a pool (onednn_fork.c) */
     t->saved = omp_get_max_threads();
-    if (t->saved != st->hdr.num_threads) omp_set_num_threads(st->hdr.num_threads);
+    if (t->saved != want) omp_set_num_threads(want);
 }
 
 void kmux_dnn_threads_leave(const kmux_dnn_threads *t) {

@@ -48,6 +48,9 @@ static const char *parallel_name(int mode) {
 }
 
 static kmux_status ob_init(const kmux_backend_host *host, void **state) {
+    char why[512];
+    if (kmux_ob_api_load(why, sizeof why) != 0)
+        return host->set_error(KMUX_ERR_BACKEND_LOAD, "backend openblas: %s", why);
     kmux_ob_state *st = calloc(1, sizeof *st);
     if (!st)
         return host->set_error(KMUX_ERR_OUT_OF_MEMORY,

@@ -12,6 +12,7 @@
 #include "backends/cpu_common/cpu_runtime.h"
 #include "dispatch/common/kmux_common.h"
 #include "kmux_backend.h"
+#include "openblas_api.h" /* OpenBLAS calls go through its table */
 
 #define KMUX_OB_NAME "openblas"
 
