@@ -19,6 +19,7 @@
  * OPENBLAS_NUM_THREADS, OMP_NUM_THREADS as the caller sets them).
  *
  * Usage: bench_cpu_direct [--quick] [--rows=issue|mix|all] [--budget=SECONDS_PER_PROBLEM]
+ *                         [--settle-ms=MS]   (pause before each timed run, default 20; see settle)
  *   --quick: one tiny GEMM and one tiny convolution, 3 repetitions (the ctest smoke test).
  */
 #define _GNU_SOURCE
@@ -397,6 +398,20 @@ static int run(bench *b, int ci) {
     }
 }
 
+/* A pause before each timed run. After every oneDNN call libgomp's workers spin-wait for the
+ * next parallel region (GOMP_SPINCOUNT, ~5-8 ms of CPU measured on the 2-core VM), taking a core
+ * from whatever runs next: an OpenBLAS call right after a oneDNN one loses that share (this is
+ * what made cpu:openblas look 9% slower than cblas_sgemm in bench_overhead, whose kmux
+ * cpu:openblas always followed the oneDNN matmul). Sleeping past the spin period gives every
+ * contestant an idle machine to start on. */
+static double g_settle_ms = 20;
+
+static void settle(void) {
+    if (g_settle_ms <= 0) return;
+    struct timespec ts = {(time_t)(g_settle_ms / 1000), (long)(fmod(g_settle_ms, 1000.0) * 1e6)};
+    nanosleep(&ts, NULL);
+}
+
 /* Compares c's output with ref's: 1 when they agree within a tolerance for the types. */
 static int agrees(const bench *b, const contestant *c, const contestant *ref) {
     const problem *p = b->p;
@@ -543,6 +558,7 @@ static void bench_problem(const problem *p, double budget, int reps_max, double 
         for (int i = 0; i < NCONT; i++) {
             contestant *c = &b.c[i];
             if (!c->ok) continue;
+            settle();
             double t0 = now_s();
             run(&b, i);
             c->t[r] = now_s() - t0;
@@ -602,9 +618,12 @@ int main(int argc, char **argv) {
             which = 3;
         else if (!strncmp(argv[i], "--budget=", 9) && atof(argv[i] + 9) > 0)
             budget = atof(argv[i] + 9);
+        else if (!strncmp(argv[i], "--settle-ms=", 12) && atof(argv[i] + 12) >= 0)
+            g_settle_ms = atof(argv[i] + 12);
         else {
             fprintf(stderr,
-                    "usage: %s [--quick] [--rows=issue|mix|all] [--budget=SECONDS_PER_PROBLEM]\n",
+                    "usage: %s [--quick] [--rows=issue|mix|all] [--budget=SECONDS_PER_PROBLEM] "
+                    "[--settle-ms=MS]\n",
                     argv[0]);
             return 2;
         }
