@@ -255,9 +255,17 @@ KMUX_API kmux_status kmux_device_count(const kmux_context *ctx, int *count);
  *  KMUX_ERR_INVALID_ARGUMENT if a pointer is NULL or i is out of range. */
 KMUX_API kmux_status kmux_device_get(const kmux_context *ctx, int i, kmux_device **dev);
 
-/** Finds a device by its id: "ref", "cpu:openblas", "cpu:onednn", "cuda:0", "hip:1", or
- *  "cuda" / "hip" for index 0 of that backend, or "auto": the context's default_device
- *  (KMUX_DEVICE) when set, else the first GPU, else cpu:onednn, cpu:openblas, ref.
+/** Finds a device by its id: "ref", "cpu:openblas", "cpu:onednn", "cpu:auto", "cuda:0",
+ *  "hip:1", or "cuda" / "hip" for index 0 of that backend, or "auto": the context's
+ *  default_device (KMUX_DEVICE) when set, else the first GPU, else cpu:onednn, cpu:openblas, ref
+ *  ("auto" always names a real device; it never resolves to the routing device cpu:auto).
+ *  "cpu:auto" is a routing device, present when cpu:onednn or cpu:openblas is (and "auto" is not
+ *  left out by the KMUX_BACKENDS allow-list): each of its plans is made on every CPU device that
+ *  can run the problem, its implementations are theirs in the order cpu:onednn, cpu:openblas, and
+ *  the plan starts at the first one (oneDNN's default whenever oneDNN runs the problem, OpenBLAS
+ *  otherwise, e.g. f64) unless prefs.tune (KMUX_TUNE) picks the fastest of all by measurement.
+ *  kmux_plan_info names the backend that runs ("auto->cpu:onednn:brg:avx512_core"). Its memory is
+ *  host memory, shared with the other CPU devices.
  *  Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if a pointer is NULL; KMUX_ERR_NOT_FOUND when no
  *  available device has that id (the message says whether its backend is unavailable and why). */
 KMUX_API kmux_status kmux_device_find(const kmux_context *ctx, const char *id, kmux_device **dev);
