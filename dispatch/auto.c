@@ -76,7 +76,8 @@ static const char *a_version(void *state) {
     return "kmux routing (cpu:onednn, cpu:openblas)";
 }
 
-/* The first routed device's host properties, under the routing device's name. */
+/* The first routed device's host properties, under the routing device's name, with the dtypes
+ * of every routed device. */
 static kmux_status a_props(void *state, int device, kmux_device_props *props) {
     const auto_state *st = state;
     memset(props, 0, sizeof *props);
@@ -88,6 +89,8 @@ static kmux_status a_props(void *state, int device, kmux_device_props *props) {
         if (!d) continue;
         if (first) *props = d->props;
         first = 0;
+        for (int t = 0; t < KMUX_DTYPE_COUNT; t++) /* a dtype either device runs */
+            props->dtype_support[t] |= d->props.dtype_support[t];
         size_t n = strlen(lib);
         snprintf(lib + n, sizeof lib - n, "%s%s", n ? ", " : "", d->props.library_version);
     }
