@@ -22,6 +22,7 @@
 
 #include "dispatch/common/kmux_dtype_desc.h"
 #include "validate.h"
+#include "verbose.h"
 
 #define OPS(dev) ((dev)->backend->ops)
 #define STATE(dev) ((dev)->backend->state)
@@ -64,16 +65,20 @@ static void make_key(const kmux_plan *pl, const kmux_plan_prefs *prefs, char *ke
     kmux_tune_fingerprint(fp, sizeof fp);
     if (pl->kind == KMUX_PLAN_MATMUL) {
         const kmux_matmul_desc *d = &pl->desc.matmul;
-        kmux_describe_matmul(d, shape, sizeof shape);
-        snprintf(types, sizeof types, "matmul:%s:%s:%s:%s:bias_%s:sa%lldsb%lldsc%lld",
+        kmux_trace_problem_matmul(d, shape, sizeof shape);
+        snprintf(types, sizeof types,
+                 "matmul:%s:%s:%s:%s:bias_%s:epi%u:lda%lldldb%lldldc%lld:sa%lldsb%lldsc%lld",
                  kmux_dtype_name(d->a_type), kmux_dtype_name(d->b_type), kmux_dtype_name(d->c_type),
                  kmux_compute_type_name(d->compute_type), kmux_dtype_name(d->bias_type),
+                 d->epilogue, (long long)d->lda, (long long)d->ldb, (long long)d->ldc,
                  (long long)d->stride_a, (long long)d->stride_b, (long long)d->stride_c);
     } else {
         const kmux_conv2d_desc *d = &pl->desc.conv;
-        kmux_describe_conv(d, shape, sizeof shape);
-        snprintf(types, sizeof types, "conv2d:%s:%s", kmux_dtype_name(d->x_type),
-                 kmux_compute_type_name(d->compute_type));
+        kmux_trace_problem_conv(d, shape, sizeof shape);
+        /* the benchdnn grammar implies bottom/right padding from the output size: keep them */
+        snprintf(types, sizeof types, "conv2d:%s:%s:pb%lldpr%lld", kmux_dtype_name(d->x_type),
+                 kmux_compute_type_name(d->compute_type), (long long)d->pad_bottom,
+                 (long long)d->pad_right);
     }
     snprintf(key, size, "%s|kmux %s|%s %s (%s)|%s|threads=%d|%s|%s|emu%d,det%d,ws%zu", fp,
              KMUX_VERSION_STRING, dev->backend->name, dev->backend->version,
