@@ -340,6 +340,20 @@ KMUX_API kmux_status kmux_malloc(kmux_device *dev, size_t bytes, void **ptr);
  *  KMUX_ERR_INVALID_ARGUMENT if dev is NULL; KMUX_ERR_DEVICE. */
 KMUX_API kmux_status kmux_free(kmux_device *dev, void *ptr);
 
+/** Allocates bytes of page-locked (pinned) host memory usable for fast asynchronous copies with
+ *  dev, as cudaHostAlloc / hipHostMalloc; on CPU devices and ref plain 64-byte aligned host
+ *  memory. The memory is host memory: the CPU may read and write it, and kmux_memcpy takes it as
+ *  the host side of HOST_TO_DEVICE / DEVICE_TO_HOST. bytes == 0 gives *ptr = NULL and KMUX_OK.
+ *  Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if dev or ptr is NULL; KMUX_ERR_UNSUPPORTED if
+ *  dev's plugin has no pinned allocation (a GPU plugin older than ABI 2.2);
+ *  KMUX_ERR_OUT_OF_MEMORY; KMUX_ERR_DEVICE for a native error. */
+KMUX_API kmux_status kmux_host_malloc(kmux_device *dev, size_t bytes, void **ptr);
+
+/** Frees memory from kmux_host_malloc on the same device. NULL is a no-op. Returns KMUX_OK;
+ *  KMUX_ERR_INVALID_ARGUMENT if dev is NULL; KMUX_ERR_UNSUPPORTED as for kmux_host_malloc;
+ *  KMUX_ERR_DEVICE for a native error. */
+KMUX_API kmux_status kmux_host_free(kmux_device *dev, void *ptr);
+
 /** Direction of a copy, as cudaMemcpyKind. */
 typedef enum kmux_memcpy_kind {
     KMUX_MEMCPY_HOST_TO_HOST = 0,
