@@ -116,7 +116,7 @@ Test(tune, verdict_is_stored_and_reused_without_timing, .init = set_cache, .fini
     char text[4096];
     read_file(g_cache, text, sizeof text);
     cr_expect(strncmp(text, "kmux-tune-v1\t", 13) == 0, "cache: %s", text);
-    cr_expect(strstr(text, "test:small") && strstr(text, "m48n40k32"), "key: %s", text);
+    cr_expect(strstr(text, "test:small") && strstr(text, "48x32:32x40"), "key: %s", text);
     /* a hit: same index, nothing appended (no second measurement) */
     cr_expect_eq(start_index(dev, KMUX_TUNE_ON), first);
     cr_expect_eq(count_lines(g_cache), 1, "a cache hit must not time again");
@@ -204,7 +204,7 @@ Test(tune, corrupt_cache_is_skipped_with_a_trace, .init = set_cache, .fini = dro
     cr_expect(strstr(text, "tune-v1.txt:2: line ignored: implementation index is not a number"),
               "trace: %s", text);
     cr_expect(strstr(text, "tune-v1.txt:3: line ignored: no newline"), "trace: %s", text);
-    cr_expect(strstr(text, "kmux_verbose,tune,test:small,verdict"), "trace: %s", text);
+    cr_expect(strstr(text, "\"test:small,verdict "), "trace: %s", text);
     TU_OK(kmux_context_destroy(ctx));
 }
 
