@@ -54,7 +54,7 @@ static pid_t hog(double s) {
         while (now_s() < end)
             for (int i = 0; i < 100000; ++i)
                 x += (unsigned long)i;
-        _exit(0);
+        _exit(x == 1 ? 1 : 0); /* x is read: the loop is not dead code, for every compiler */
     }
     return pid;
 }
