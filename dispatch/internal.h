@@ -125,7 +125,8 @@ struct kmux_plan {
         kmux_matmul_desc matmul;
         kmux_conv2d_desc conv;
     } desc;
-    int cached; /**< owned by the plan cache: kmux_plan_destroy refuses it */
+    int cached;  /**< owned by the plan cache: kmux_plan_destroy refuses it */
+    int counted; /**< counted in ctx->live_plans (a caller's plan); kmux_plan_free uncounts it */
 };
 
 typedef struct kmux_plan_cache kmux_plan_cache;

@@ -83,6 +83,7 @@ void kmux_plan_free(kmux_plan *plan) {
         else
             o->conv2d->plan_destroy(STATE(plan->dev), plan->native);
     }
+    if (plan->counted) KMUX_LIVE_ADD(plan->dev->ctx, live_plans, -1);
     kmux_handle_release(plan);
 }
 
@@ -144,7 +145,10 @@ kmux_status kmux_matmul_plan_create(kmux_device *dev, const kmux_matmul_desc *de
     if (st == KMUX_OK) st = kmux_validate_matmul_desc(fn, &d);
     if (st != KMUX_OK) return st;
     st = kmux_matmul_plan_create_unchecked(dev, &d, &pr, plan);
-    if (st == KMUX_OK) KMUX_LIVE_ADD(dev->ctx, live_plans, 1);
+    if (st == KMUX_OK) {
+        (*plan)->counted = 1;
+        KMUX_LIVE_ADD(dev->ctx, live_plans, 1);
+    }
     return st;
 }
 
@@ -303,6 +307,7 @@ kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d_desc *de
         kmux_plan_info_get(pl, &info);
         kmux_trace_conv(2, "create", dev, info.impl, desc, now_ms() - t0, NULL);
     }
+    pl->counted = 1;
     KMUX_LIVE_ADD(dev->ctx, live_plans, 1);
     *plan = pl;
     return KMUX_OK;
@@ -425,8 +430,6 @@ kmux_status kmux_plan_destroy(kmux_plan *plan) {
     if (plan->cached)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "kmux_plan_destroy: plan belongs to the context's plan cache");
-    kmux_context *ctx = plan->dev->ctx;
     kmux_plan_free(plan);
-    KMUX_LIVE_ADD(ctx, live_plans, -1);
     return KMUX_OK;
 }
