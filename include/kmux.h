@@ -543,7 +543,10 @@ typedef struct kmux_matmul_desc {
  *  implementation fits the default cap the one with the smallest workspace is kept (the default
  *  never makes a plan fail). When implementations were skipped, kmux_plan_info.impl ends with
  *  " [<count> over default workspace cap <bytes>]" (or "prefs" for an explicit cap). The f16/bf16
- *  "+cvt" implementations hold f32 copies of the tensors in their workspace. */
+ *  "+cvt" implementations hold f32 copies of the tensors in their workspace; on cpu:onednn a
+ *  convolution whose copies would exceed half its tensors' bytes (and 4 MiB) runs its batch in
+ *  chunks of nb images a call, named "+cvt/nb<nb>", so that its workspace stays near its
+ *  tensors' size. */
 typedef struct kmux_plan_prefs {
     size_t struct_size;
     size_t max_workspace_bytes; /**< workspace the plan may use; SIZE_MAX = backend default */
