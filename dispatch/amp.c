@@ -32,7 +32,7 @@ kmux_status kmux_cast(kmux_stream *stream, int64_t n, const void *src, kmux_dtyp
                       void *dst, kmux_dtype dst_type, const kmux_cast_options *opts) {
     kmux_clear_error();
     const char *fn = "kmux_cast";
-    if (!stream) return INVALID("%s: stream is NULL", fn);
+    KMUX_CHECK_HANDLE(fn, "stream", stream, KMUX_HANDLE_STREAM);
     if (n < 0) return INVALID("%s: n = %lld is negative", fn, (long long)n);
     if (!kmux_dtype_valid(src_type) || !castable(src_type))
         return INVALID("%s: src_type = %s (%d) is not a floating-point kmux_dtype", fn,
@@ -71,7 +71,7 @@ kmux_status kmux_cast(kmux_stream *stream, int64_t n, const void *src, kmux_dtyp
 kmux_status kmux_amax(kmux_stream *stream, int64_t n, const void *x, kmux_dtype type, float *amax) {
     kmux_clear_error();
     const char *fn = "kmux_amax";
-    if (!stream) return INVALID("%s: stream is NULL", fn);
+    KMUX_CHECK_HANDLE(fn, "stream", stream, KMUX_HANDLE_STREAM);
     if (!amax) return INVALID("%s: amax is NULL", fn);
     if (n < 0) return INVALID("%s: n = %lld is negative", fn, (long long)n);
     if (!kmux_dtype_valid(type) || !kmux_dtype_is_float(type))
@@ -92,7 +92,7 @@ kmux_status kmux_unscale_check_finite(kmux_stream *stream, int64_t count, void *
                                       const float *inv_scale, float *found_inf) {
     kmux_clear_error();
     const char *fn = "kmux_unscale_check_finite";
-    if (!stream) return INVALID("%s: stream is NULL", fn);
+    KMUX_CHECK_HANDLE(fn, "stream", stream, KMUX_HANDLE_STREAM);
     if (count < 0) return INVALID("%s: count = %lld is negative", fn, (long long)count);
     if (!inv_scale) return INVALID("%s: inv_scale is NULL", fn);
     if (!found_inf) return INVALID("%s: found_inf is NULL", fn);
@@ -136,6 +136,7 @@ kmux_status kmux_loss_scale_update(kmux_stream *stream, float *scale, int32_t *g
                        : !scale          ? "scale"
                        : !growth_tracker ? "growth_tracker"
                                          : "found_inf");
+    KMUX_CHECK_HANDLE(fn, "stream", stream, KMUX_HANDLE_STREAM);
     if (!(growth_factor > 1.0) || !isfinite(growth_factor))
         return INVALID("%s: growth_factor = %g must be finite and > 1", fn, growth_factor);
     if (!(backoff_factor > 0.0 && backoff_factor < 1.0))
@@ -161,6 +162,7 @@ kmux_status kmux_fp8_scale_update(kmux_stream *stream, const float *amax_history
                        !stream         ? "stream"
                        : !amax_history ? "amax_history"
                                        : "scale");
+    KMUX_CHECK_HANDLE(fn, "stream", stream, KMUX_HANDLE_STREAM);
     if (history_len < 1)
         return INVALID("%s: history_len = %lld must be >= 1", fn, (long long)history_len);
     if (!kmux_dtype_is_fp8(fp8_type))

@@ -61,7 +61,7 @@ kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **
             "of range",
             o.verbose, o.plan_cache_capacity);
 
-    kmux_context *c = calloc(1, sizeof *c);
+    kmux_context *c = kmux_handle_alloc(KMUX_HANDLE_CONTEXT, sizeof *c);
     if (!c) return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_context_create: out of memory");
     c->num_threads = o.num_threads;
     c->verbose = o.verbose;
@@ -89,7 +89,7 @@ kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **
         if (!b->available) continue;
         int usable = 0;
         for (int d = 0; d < b->device_count; d++) {
-            kmux_device *dev = calloc(1, sizeof *dev);
+            kmux_device *dev = kmux_handle_alloc(KMUX_HANDLE_DEVICE, sizeof *dev);
             if (!dev) {
                 kmux_context_destroy(c);
                 return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_context_create: out of memory");
@@ -101,7 +101,7 @@ kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **
             st = b->ops->device_props(b->state, d, &dev->props);
             if (st != KMUX_OK) {
                 kmux_trace(2, "load,%s,device %d,unusable: %s", b->name, d, kmux_last_error());
-                free(dev);
+                kmux_handle_release(dev);
                 continue;
             }
             dev->props.id[sizeof dev->props.id - 1] = '\0';
@@ -112,7 +112,7 @@ kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **
             if (st != KMUX_OK) {
                 kmux_trace(2, "load,%s,device %d,unusable: device_caps: %s", b->name, d,
                            kmux_last_error());
-                free(dev);
+                kmux_handle_release(dev);
                 continue;
             }
             kmux_trace(2, "load,%s,device,%s,%s", b->name, dev->props.id, dev->props.name);
@@ -132,17 +132,37 @@ kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **
     return KMUX_OK;
 }
 
+/* Appends ", <n> <kind>s" to buf when n > 0. */
+static void add_live(char *buf, size_t size, long n, const char *kind) {
+    if (n <= 0) return;
+    size_t len = strlen(buf);
+    snprintf(buf + len, size - len, "%s%ld %s%s", len ? ", " : "", n, kind, n == 1 ? "" : "s");
+}
+
 kmux_status kmux_context_destroy(kmux_context *ctx) {
     kmux_clear_error();
     if (!ctx) return KMUX_OK;
+    kmux_status st = kmux_handle_check("kmux_context_destroy", "ctx", ctx, KMUX_HANDLE_CONTEXT);
+    if (st != KMUX_OK) return st;
+    char live[256] = "";
+    add_live(live, sizeof live, __atomic_load_n(&ctx->live_plans, __ATOMIC_RELAXED), "plan");
+    add_live(live, sizeof live, __atomic_load_n(&ctx->live_streams, __ATOMIC_RELAXED), "stream");
+    add_live(live, sizeof live, __atomic_load_n(&ctx->live_events, __ATOMIC_RELAXED), "event");
+    add_live(live, sizeof live, __atomic_load_n(&ctx->live_allocs, __ATOMIC_RELAXED),
+             "kmux_malloc block");
+    if (live[0])
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "kmux_context_destroy: %s of this context still alive (destroy or "
+                              "free them first); nothing was destroyed",
+                              live);
     /* Plans first: they belong to plugins that are unloaded below. */
     kmux_plan_cache_destroy(ctx->plan_cache);
     for (int i = 0; i < ctx->device_count; i++)
-        free(ctx->devices[i]);
+        kmux_handle_release(ctx->devices[i]);
     free(ctx->devices);
     kmux_unload_backends(ctx);
     kmux_verbose_release(ctx->verbose);
-    free(ctx);
+    kmux_handle_release(ctx);
     return KMUX_OK;
 }
 
@@ -151,6 +171,10 @@ kmux_status kmux_backend_count(const kmux_context *ctx, int *count) {
     if (!ctx || !count)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_backend_count: %s is NULL",
                               !ctx ? "ctx" : "count");
+    {
+        kmux_status hst = kmux_handle_check("kmux_backend_count", "ctx", ctx, KMUX_HANDLE_CONTEXT);
+        if (hst != KMUX_OK) return hst;
+    }
     *count = ctx->backend_count;
     return KMUX_OK;
 }
@@ -160,6 +184,11 @@ kmux_status kmux_backend_info_get(const kmux_context *ctx, int i, kmux_backend_i
     if (!ctx || !info)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_backend_info_get: %s is NULL",
                               !ctx ? "ctx" : "info");
+    {
+        kmux_status hst =
+            kmux_handle_check("kmux_backend_info_get", "ctx", ctx, KMUX_HANDLE_CONTEXT);
+        if (hst != KMUX_OK) return hst;
+    }
     if (i < 0 || i >= ctx->backend_count)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "kmux_backend_info_get: i = %d is out of range [0, %d)", i,
@@ -179,6 +208,10 @@ kmux_status kmux_device_count(const kmux_context *ctx, int *count) {
     if (!ctx || !count)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_device_count: %s is NULL",
                               !ctx ? "ctx" : "count");
+    {
+        kmux_status hst = kmux_handle_check("kmux_device_count", "ctx", ctx, KMUX_HANDLE_CONTEXT);
+        if (hst != KMUX_OK) return hst;
+    }
     *count = ctx->device_count;
     return KMUX_OK;
 }
@@ -188,6 +221,10 @@ kmux_status kmux_device_get(const kmux_context *ctx, int i, kmux_device **dev) {
     if (!ctx || !dev)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_device_get: %s is NULL",
                               !ctx ? "ctx" : "dev");
+    {
+        kmux_status hst = kmux_handle_check("kmux_device_get", "ctx", ctx, KMUX_HANDLE_CONTEXT);
+        if (hst != KMUX_OK) return hst;
+    }
     if (i < 0 || i >= ctx->device_count)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "kmux_device_get: i = %d is out of range [0, %d)", i,
@@ -213,6 +250,8 @@ kmux_status kmux_device_find(const kmux_context *ctx, const char *id, kmux_devic
                               !ctx  ? "ctx"
                               : !id ? "id"
                                     : "dev");
+    kmux_status hst = kmux_handle_check("kmux_device_find", "ctx", ctx, KMUX_HANDLE_CONTEXT);
+    if (hst != KMUX_OK) return hst;
     kmux_device *d = NULL;
     if (strcmp(id, "auto") == 0) {
         if (ctx->default_device[0] && strcmp(ctx->default_device, "auto") != 0) {
@@ -262,10 +301,14 @@ kmux_status kmux_device_props_get(const kmux_device *dev, kmux_device_props *pro
     if (!dev || !props)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_device_props_get: %s is NULL",
                               !dev ? "dev" : "props");
+    kmux_status st = kmux_handle_check("kmux_device_props_get", "dev", dev, KMUX_HANDLE_DEVICE);
+    if (st != KMUX_OK) return st;
     *props = dev->props;
     return KMUX_OK;
 }
 
 const char *kmux_device_id(const kmux_device *dev) {
-    return dev ? dev->props.id : NULL;
+    kmux_clear_error();
+    if (kmux_handle_check("kmux_device_id", "dev", dev, KMUX_HANDLE_DEVICE) != KMUX_OK) return NULL;
+    return dev->props.id;
 }

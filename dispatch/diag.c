@@ -29,6 +29,7 @@ kmux_status kmux_device_diag_get(const kmux_device *dev, kmux_device_diag *diag)
     if (!dev || !diag)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_device_diag_get: %s is NULL",
                               !dev ? "dev" : "diag");
+    KMUX_CHECK_HANDLE("kmux_device_diag_get", "dev", dev, KMUX_HANDLE_DEVICE);
     size_t want = diag->struct_size;
     if (want < DIAG_V1_SIZE)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,

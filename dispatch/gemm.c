@@ -32,7 +32,7 @@ static kmux_status gemm_run(const char *fn, kmux_stream *stream, kmux_order orde
     d.stride_c = stride_c;
     d.batch_count = batch_count;
     d.compute_type = compute_type;
-    if (!stream) return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: stream is NULL", fn);
+    KMUX_CHECK_HANDLE(fn, "stream", stream, KMUX_HANDLE_STREAM);
     kmux_status st = kmux_validate_matmul_desc(fn, &d);
     if (st != KMUX_OK) return st;
     kmux_matmul_args args = KMUX_MATMUL_ARGS_INIT;

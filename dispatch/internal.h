@@ -38,6 +38,42 @@ void kmux_trace(int level, const char *fmt, ...)
 #endif
     ;
 
+/* ---- handles (handles.c) ---- */
+
+typedef enum kmux_handle_kind {
+    KMUX_HANDLE_CONTEXT = 1,
+    KMUX_HANDLE_DEVICE,
+    KMUX_HANDLE_STREAM,
+    KMUX_HANDLE_EVENT,
+    KMUX_HANDLE_PLAN,
+    KMUX_HANDLE_KIND_COUNT
+} kmux_handle_kind;
+
+/** First member of every handle object: its kind (high bit set once destroyed) and the number of
+ *  times its memory was recycled. */
+typedef struct kmux_handle {
+    uint32_t tag;
+    uint32_t gen;
+} kmux_handle;
+
+/** A zeroed handle object of size bytes (recycled from the quarantine or new); NULL when out of
+ *  memory. Its memory is never returned to malloc. */
+void *kmux_handle_alloc(kmux_handle_kind kind, size_t size);
+/** Marks a handle destroyed and queues it for recycling. */
+void kmux_handle_release(void *h);
+/** KMUX_OK when p is a live handle of this kind; otherwise KMUX_ERR_INVALID_ARGUMENT with
+ *  "fn: arg is NULL", "fn: arg 0x.. was destroyed" or "fn: arg 0x.. is not a kind". Reads no
+ *  memory kmux did not allocate as a handle. */
+kmux_status kmux_handle_check(const char *fn, const char *arg, const void *p,
+                              kmux_handle_kind kind);
+const char *kmux_handle_kind_name(kmux_handle_kind kind);
+/** Returns from the calling function when h is not a live handle of this kind. */
+#define KMUX_CHECK_HANDLE(fn, arg, h, kind)                                                        \
+    do {                                                                                           \
+        kmux_status hst_ = kmux_handle_check(fn, arg, h, kind);                                    \
+        if (hst_ != KMUX_OK) return hst_;                                                          \
+    } while (0)
+
 /* ---- backends and devices ---- */
 
 typedef struct kmux_backend_instance {
@@ -54,6 +90,7 @@ typedef struct kmux_backend_instance {
 } kmux_backend_instance;
 
 struct kmux_device {
+    kmux_handle hdr; /**< first: see handles.c */
     kmux_context *ctx;
     kmux_backend_instance *backend;
     int index; /**< index within its backend */
@@ -62,11 +99,13 @@ struct kmux_device {
 };
 
 struct kmux_stream {
+    kmux_handle hdr; /**< first: see handles.c */
     kmux_device *dev;
     void *native; /**< the backend's stream object */
 };
 
 struct kmux_event {
+    kmux_handle hdr; /**< first: see handles.c */
     kmux_device *dev;
     void *native;
     int recorded;
@@ -75,6 +114,7 @@ struct kmux_event {
 typedef enum kmux_plan_kind { KMUX_PLAN_MATMUL = 1, KMUX_PLAN_CONV2D = 2 } kmux_plan_kind;
 
 struct kmux_plan {
+    kmux_handle hdr; /**< first: see handles.c */
     kmux_device *dev;
     kmux_plan_kind kind;
     void *native;   /**< the backend's plan; NULL when the core runs the plan itself (empty
@@ -85,12 +125,14 @@ struct kmux_plan {
         kmux_matmul_desc matmul;
         kmux_conv2d_desc conv;
     } desc;
-    int cached; /**< owned by the plan cache: kmux_plan_destroy refuses it */
+    int cached;  /**< owned by the plan cache: kmux_plan_destroy refuses it */
+    int counted; /**< counted in ctx->live_plans (a caller's plan); kmux_plan_free uncounts it */
 };
 
 typedef struct kmux_plan_cache kmux_plan_cache;
 
 struct kmux_context {
+    kmux_handle hdr; /**< first: see handles.c */
     kmux_backend_instance *backends;
     int backend_count;
     kmux_device **devices; /**< usable devices only */
@@ -99,7 +141,15 @@ struct kmux_context {
     int num_threads;
     int verbose;
     kmux_plan_cache *plan_cache;
+    /* Objects the user created and has not destroyed (kmux_context_destroy refuses while any is
+     * alive); atomics: streams of one context may be made on several threads. */
+    int live_streams, live_events, live_plans;
+    long live_allocs;
 };
+
+/** Adds delta to a live counter of ctx. */
+#define KMUX_LIVE_ADD(ctx, field, delta)                                                           \
+    __atomic_add_fetch(&(ctx)->field, (delta), __ATOMIC_RELAXED)
 
 /* ---- loader.c ---- */
 

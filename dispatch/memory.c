@@ -10,6 +10,8 @@
 #define OPS(dev) ((dev)->backend->ops)
 #define STATE(dev) ((dev)->backend->state)
 
+#define CHECK_HANDLE KMUX_CHECK_HANDLE
+
 /* Backends set their own message on failure; make sure there always is one. */
 static kmux_status checked(kmux_status st, const char *fn, const kmux_device *dev) {
     if (st != KMUX_OK && kmux_last_error()[0] == '\0')
@@ -23,18 +25,24 @@ kmux_status kmux_malloc(kmux_device *dev, size_t bytes, void **ptr) {
     if (!dev || !ptr)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_malloc: %s is NULL",
                               !dev ? "dev" : "ptr");
+    CHECK_HANDLE("kmux_malloc", "dev", dev, KMUX_HANDLE_DEVICE);
     if (bytes == 0) {
         *ptr = NULL;
         return KMUX_OK;
     }
-    return checked(OPS(dev)->mem_alloc(STATE(dev), dev->index, bytes, ptr), "kmux_malloc", dev);
+    kmux_status st = OPS(dev)->mem_alloc(STATE(dev), dev->index, bytes, ptr);
+    if (st == KMUX_OK) KMUX_LIVE_ADD(dev->ctx, live_allocs, 1);
+    return checked(st, "kmux_malloc", dev);
 }
 
 kmux_status kmux_free(kmux_device *dev, void *ptr) {
     kmux_clear_error();
     if (!dev) return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_free: dev is NULL");
+    CHECK_HANDLE("kmux_free", "dev", dev, KMUX_HANDLE_DEVICE);
     if (!ptr) return KMUX_OK;
-    return checked(OPS(dev)->mem_free(STATE(dev), dev->index, ptr), "kmux_free", dev);
+    kmux_status st = OPS(dev)->mem_free(STATE(dev), dev->index, ptr);
+    if (st == KMUX_OK) KMUX_LIVE_ADD(dev->ctx, live_allocs, -1);
+    return checked(st, "kmux_free", dev);
 }
 
 /* host_alloc / host_free are optional slots of ABI 2.2: absent when NULL or beyond the
@@ -87,7 +95,7 @@ kmux_status kmux_host_free(kmux_device *dev, void *ptr) {
 kmux_status kmux_memcpy(kmux_stream *stream, void *dst, const void *src, size_t bytes,
                         kmux_memcpy_kind kind) {
     kmux_clear_error();
-    if (!stream) return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_memcpy: stream is NULL");
+    CHECK_HANDLE("kmux_memcpy", "stream", stream, KMUX_HANDLE_STREAM);
     if (kind < KMUX_MEMCPY_HOST_TO_HOST || kind > KMUX_MEMCPY_DEVICE_TO_DEVICE)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "kmux_memcpy: kind = %d is not a kmux_memcpy_kind", (int)kind);
@@ -102,7 +110,7 @@ kmux_status kmux_memcpy(kmux_stream *stream, void *dst, const void *src, size_t 
 
 kmux_status kmux_memset(kmux_stream *stream, void *dst, int value, size_t bytes) {
     kmux_clear_error();
-    if (!stream) return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_memset: stream is NULL");
+    CHECK_HANDLE("kmux_memset", "stream", stream, KMUX_HANDLE_STREAM);
     if (bytes == 0) return KMUX_OK;
     if (!dst)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
@@ -114,14 +122,16 @@ kmux_status kmux_memset(kmux_stream *stream, void *dst, int value, size_t bytes)
 
 static kmux_status stream_new(kmux_device *dev, void *native, int own, kmux_stream **stream,
                               const char *fn) {
-    kmux_stream *s = calloc(1, sizeof *s);
+    CHECK_HANDLE(fn, "dev", dev, KMUX_HANDLE_DEVICE);
+    kmux_stream *s = kmux_handle_alloc(KMUX_HANDLE_STREAM, sizeof *s);
     if (!s) return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     s->dev = dev;
     kmux_status st = OPS(dev)->stream_create(STATE(dev), dev->index, native, own, &s->native);
     if (st != KMUX_OK) {
-        free(s);
+        kmux_handle_release(s);
         return checked(st, fn, dev);
     }
+    KMUX_LIVE_ADD(dev->ctx, live_streams, 1);
     *stream = s;
     return KMUX_OK;
 }
@@ -139,6 +149,7 @@ kmux_status kmux_stream_wrap_native(kmux_device *dev, void *native_stream, kmux_
     if (!dev || !stream)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_stream_wrap_native: %s is NULL",
                               !dev ? "dev" : "stream");
+    CHECK_HANDLE("kmux_stream_wrap_native", "dev", dev, KMUX_HANDLE_DEVICE);
     if (dev->props.is_host && native_stream)
         return kmux_set_error(KMUX_ERR_UNSUPPORTED,
                               "kmux_stream_wrap_native: device %s has no native streams "
@@ -149,8 +160,7 @@ kmux_status kmux_stream_wrap_native(kmux_device *dev, void *native_stream, kmux_
 
 kmux_status kmux_stream_synchronize(kmux_stream *stream) {
     kmux_clear_error();
-    if (!stream)
-        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_stream_synchronize: stream is NULL");
+    CHECK_HANDLE("kmux_stream_synchronize", "stream", stream, KMUX_HANDLE_STREAM);
     kmux_device *dev = stream->dev;
     return checked(OPS(dev)->stream_synchronize(STATE(dev), stream->native),
                    "kmux_stream_synchronize", dev);
@@ -159,14 +169,19 @@ kmux_status kmux_stream_synchronize(kmux_stream *stream) {
 kmux_status kmux_stream_destroy(kmux_stream *stream) {
     kmux_clear_error();
     if (!stream) return KMUX_OK;
+    CHECK_HANDLE("kmux_stream_destroy", "stream", stream, KMUX_HANDLE_STREAM);
     kmux_device *dev = stream->dev;
     kmux_status st = OPS(dev)->stream_destroy(STATE(dev), stream->native);
-    free(stream);
+    kmux_handle_release(stream);
+    KMUX_LIVE_ADD(dev->ctx, live_streams, -1);
     return checked(st, "kmux_stream_destroy", dev);
 }
 
 kmux_device *kmux_stream_device(const kmux_stream *stream) {
-    return stream ? stream->dev : NULL;
+    kmux_clear_error();
+    if (kmux_handle_check("kmux_stream_device", "stream", stream, KMUX_HANDLE_STREAM) != KMUX_OK)
+        return NULL;
+    return stream->dev;
 }
 
 kmux_status kmux_event_create(kmux_device *dev, kmux_event **event) {
@@ -174,14 +189,16 @@ kmux_status kmux_event_create(kmux_device *dev, kmux_event **event) {
     if (!dev || !event)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_event_create: %s is NULL",
                               !dev ? "dev" : "event");
-    kmux_event *e = calloc(1, sizeof *e);
+    CHECK_HANDLE("kmux_event_create", "dev", dev, KMUX_HANDLE_DEVICE);
+    kmux_event *e = kmux_handle_alloc(KMUX_HANDLE_EVENT, sizeof *e);
     if (!e) return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_event_create: out of memory");
     e->dev = dev;
     kmux_status st = OPS(dev)->event_create(STATE(dev), dev->index, &e->native);
     if (st != KMUX_OK) {
-        free(e);
+        kmux_handle_release(e);
         return checked(st, "kmux_event_create", dev);
     }
+    KMUX_LIVE_ADD(dev->ctx, live_events, 1);
     *event = e;
     return KMUX_OK;
 }
@@ -191,6 +208,8 @@ kmux_status kmux_event_record(kmux_event *event, kmux_stream *stream) {
     if (!event || !stream)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_event_record: %s is NULL",
                               !event ? "event" : "stream");
+    CHECK_HANDLE("kmux_event_record", "event", event, KMUX_HANDLE_EVENT);
+    CHECK_HANDLE("kmux_event_record", "stream", stream, KMUX_HANDLE_STREAM);
     if (event->dev != stream->dev)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "kmux_event_record: event is on %s but stream is on %s",
@@ -203,8 +222,7 @@ kmux_status kmux_event_record(kmux_event *event, kmux_stream *stream) {
 
 kmux_status kmux_event_synchronize(kmux_event *event) {
     kmux_clear_error();
-    if (!event)
-        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_event_synchronize: event is NULL");
+    CHECK_HANDLE("kmux_event_synchronize", "event", event, KMUX_HANDLE_EVENT);
     if (!event->recorded)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "kmux_event_synchronize: event was never recorded");
@@ -219,6 +237,8 @@ kmux_status kmux_event_elapsed_ms(kmux_event *start, kmux_event *end, float *ms)
                               !start ? "start"
                               : !end ? "end"
                                      : "ms");
+    CHECK_HANDLE("kmux_event_elapsed_ms", "start", start, KMUX_HANDLE_EVENT);
+    CHECK_HANDLE("kmux_event_elapsed_ms", "end", end, KMUX_HANDLE_EVENT);
     if (start->dev != end->dev)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "kmux_event_elapsed_ms: start is on %s but end is on %s",
@@ -235,8 +255,10 @@ kmux_status kmux_event_elapsed_ms(kmux_event *start, kmux_event *end, float *ms)
 kmux_status kmux_event_destroy(kmux_event *event) {
     kmux_clear_error();
     if (!event) return KMUX_OK;
+    CHECK_HANDLE("kmux_event_destroy", "event", event, KMUX_HANDLE_EVENT);
     kmux_device *dev = event->dev;
     kmux_status st = OPS(dev)->event_destroy(STATE(dev), event->native);
-    free(event);
+    kmux_handle_release(event);
+    KMUX_LIVE_ADD(dev->ctx, live_events, -1);
     return checked(st, "kmux_event_destroy", dev);
 }

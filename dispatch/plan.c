@@ -39,6 +39,7 @@ static kmux_status check_create(const char *fn, const kmux_device *dev, const vo
                               !dev    ? "dev"
                               : !desc ? "desc"
                                       : "plan");
+    KMUX_CHECK_HANDLE(fn, "dev", dev, KMUX_HANDLE_DEVICE);
     kmux_status st = kmux_resolve_plan_prefs(fn, prefs, out);
     if (st != KMUX_OK) return st;
     if (out->allow_emulation != 0 && out->allow_emulation != 1)
@@ -65,7 +66,7 @@ static kmux_plan_prefs resolve_prefs(const kmux_plan_prefs *prefs) {
 }
 
 static kmux_status plan_new(kmux_device *dev, kmux_plan_kind kind, kmux_plan **out) {
-    kmux_plan *p = calloc(1, sizeof *p);
+    kmux_plan *p = kmux_handle_alloc(KMUX_HANDLE_PLAN, sizeof *p);
     if (!p) return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "plan creation: out of memory");
     p->dev = dev;
     p->kind = kind;
@@ -82,7 +83,8 @@ void kmux_plan_free(kmux_plan *plan) {
         else
             o->conv2d->plan_destroy(STATE(plan->dev), plan->native);
     }
-    free(plan);
+    if (plan->counted) KMUX_LIVE_ADD(plan->dev->ctx, live_plans, -1);
+    kmux_handle_release(plan);
 }
 
 /* A backend's impl_count must be >= 1; anything else is a plugin bug, reported as such. */
@@ -142,7 +144,12 @@ kmux_status kmux_matmul_plan_create(kmux_device *dev, const kmux_matmul_desc *de
     if (st == KMUX_OK) st = kmux_resolve_matmul_desc(fn, desc, &d);
     if (st == KMUX_OK) st = kmux_validate_matmul_desc(fn, &d);
     if (st != KMUX_OK) return st;
-    return kmux_matmul_plan_create_unchecked(dev, &d, &pr, plan);
+    st = kmux_matmul_plan_create_unchecked(dev, &d, &pr, plan);
+    if (st == KMUX_OK) {
+        (*plan)->counted = 1;
+        KMUX_LIVE_ADD(dev->ctx, live_plans, 1);
+    }
+    return st;
 }
 
 /* Checks the arguments of an execution: non-NULL pointers, a plan of this kind, and a stream of
@@ -154,6 +161,8 @@ static kmux_status check_execute(const char *fn, const kmux_plan *plan, const km
                               !plan ? "plan"
                               : !s  ? "stream"
                                     : "args");
+    KMUX_CHECK_HANDLE(fn, "plan", plan, KMUX_HANDLE_PLAN);
+    KMUX_CHECK_HANDLE(fn, "stream", s, KMUX_HANDLE_STREAM);
     if (plan->kind != kind)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: plan is a %s plan", fn,
                               plan->kind == KMUX_PLAN_MATMUL ? "matmul" : "convolution");
@@ -298,6 +307,8 @@ kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d_desc *de
         kmux_plan_info_get(pl, &info);
         kmux_trace_conv(2, "create", dev, info.impl, desc, now_ms() - t0, NULL);
     }
+    pl->counted = 1;
+    KMUX_LIVE_ADD(dev->ctx, live_plans, 1);
     *plan = pl;
     return KMUX_OK;
 }
@@ -371,6 +382,7 @@ kmux_status kmux_plan_info_get(const kmux_plan *plan, kmux_plan_info *info) {
     if (!plan || !info)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_plan_info_get: %s is NULL",
                               !plan ? "plan" : "info");
+    KMUX_CHECK_HANDLE("kmux_plan_info_get", "plan", plan, KMUX_HANDLE_PLAN);
     memset(info, 0, sizeof *info);
     info->impl = "?";
     info->effective_compute = plan->kind == KMUX_PLAN_MATMUL ? plan->desc.matmul.compute_type
@@ -394,8 +406,7 @@ kmux_status kmux_plan_info_get(const kmux_plan *plan, kmux_plan_info *info) {
 
 kmux_status kmux_plan_next_impl(kmux_plan *plan) {
     kmux_clear_error();
-    if (!plan)
-        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_plan_next_impl: plan is NULL");
+    KMUX_CHECK_HANDLE("kmux_plan_next_impl", "plan", plan, KMUX_HANDLE_PLAN);
     if (plan->cached)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "kmux_plan_next_impl: plan belongs to the context's plan cache");
@@ -415,6 +426,7 @@ kmux_status kmux_plan_next_impl(kmux_plan *plan) {
 kmux_status kmux_plan_destroy(kmux_plan *plan) {
     kmux_clear_error();
     if (!plan) return KMUX_OK;
+    KMUX_CHECK_HANDLE("kmux_plan_destroy", "plan", plan, KMUX_HANDLE_PLAN);
     if (plan->cached)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "kmux_plan_destroy: plan belongs to the context's plan cache");

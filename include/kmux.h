@@ -216,6 +216,23 @@ typedef struct kmux_context_options {
  * and their functions resolved on that library, so a cblas_sgemm or dnnl_* function of the
  * application (or of another BLAS it links) is never called in their place. */
 
+/* Handles. kmux_context, kmux_device, kmux_stream, kmux_event and kmux_plan pointers are
+ * handles that every function taking one checks on entry. kmux never returns a handle's memory to
+ * the allocator: a destroyed handle is marked dead and recycled (with a new generation) only
+ * after 64 further handles of its kind were destroyed, and every address kmux ever handed out is
+ * kept in a process-wide registry. Guaranteed, for ANY pointer value passed as a handle (no memory
+ * is read unless the registry holds the address):
+ *  - a handle destroyed (or whose context was destroyed, for devices) gives
+ *    KMUX_ERR_INVALID_ARGUMENT "fn: arg 0x.. was destroyed", also for a second destroy call;
+ *  - a handle of another kind (a plan passed as a stream) gives "fn: arg 0x.. is not a
+ *    kmux_stream (it is a kmux_plan)";
+ *  - a pointer kmux never made gives "fn: arg 0x.. is not a kmux_stream (not a handle kmux made)".
+ * Not detectable: a stale pointer whose memory has been recycled into a live handle of the same
+ * kind (after more than 64 destructions of that kind since) is taken as that live handle. The two
+ * functions that return pointers (kmux_stream_device, kmux_device_id) return NULL for a bad
+ * handle and set kmux_last_error. Destroying a handle while another thread uses it is a race the
+ * check cannot make safe. */
+
 /** Creates a context: finds backend plugins (the folder of libkmux.so, <libdir>/kmux and
  *  KMUX_BACKEND_PATH), loads each once, probes its hardware and enumerates its devices. A plugin
  *  that fails to load or finds no device is listed as unavailable with the reason; that is not an
@@ -224,9 +241,13 @@ typedef struct kmux_context_options {
  *  an option is out of range; KMUX_ERR_OUT_OF_MEMORY. */
 KMUX_API kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **ctx);
 
-/** Destroys a context, its cached plans and its backends. Plans, streams and events created from
- *  it must have been destroyed first; memory from kmux_malloc must have been freed. NULL is a
- *  no-op. Returns KMUX_OK. */
+/** Destroys a context, its cached plans and its backends (its kmux_device handles go with it).
+ *  Plans, streams and events created from it must have been destroyed first and memory from
+ *  kmux_malloc freed: while any is alive it destroys nothing and returns
+ *  KMUX_ERR_INVALID_ARGUMENT with a message that counts them by kind ("1 plan, 2 streams, 1
+ *  kmux_malloc block of this context still alive"); destroy them and call it again. NULL is a
+ *  no-op. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT also for a destroyed or foreign ctx (see
+ *  "Handles" above). */
 KMUX_API kmux_status kmux_context_destroy(kmux_context *ctx);
 
 /** Description of one backend, loaded or not. Strings live as long as the context. */
@@ -514,7 +535,18 @@ typedef struct kmux_matmul_desc {
     }
 
 /** Preferences for plan creation. Initialise with KMUX_PLAN_PREFS_INIT. Required fields:
- *  struct_size and max_workspace_bytes. */
+ *  struct_size and max_workspace_bytes.
+ *  Workspace: an implementation whose workspace exceeds max_workspace_bytes is skipped and the
+ *  next one is used (KMUX_ERR_UNSUPPORTED when none fits). SIZE_MAX (the default) means the
+ *  backend's default cap; on cpu:onednn convolutions that is 16 x the bytes of the three tensors,
+ *  at least 64 MiB, at most half of the host memory available at plan creation, and when no
+ *  implementation fits the default cap the one with the smallest workspace is kept (the default
+ *  never makes a plan fail). When implementations were skipped, kmux_plan_info.impl ends with
+ *  " [<count> over default workspace cap <bytes>]" (or "prefs" for an explicit cap). The f16/bf16
+ *  "+cvt" implementations hold f32 copies of the tensors in their workspace; on cpu:onednn a
+ *  convolution whose copies would exceed half its tensors' bytes (and 4 MiB) runs its batch in
+ *  chunks of nb images a call, named "+cvt/nb<nb>", so that its workspace stays near its
+ *  tensors' size. */
 typedef struct kmux_plan_prefs {
     size_t struct_size;
     size_t max_workspace_bytes; /**< workspace the plan may use; SIZE_MAX = backend default */

@@ -159,3 +159,24 @@ Test(vendor_binding, loader_names_missing_library_and_symbol) {
     cr_assert_eq(kmux_vendor_lib_load("libm.so.6", bad, 1, &t, why, sizeof why), -1);
     cr_assert(strstr(why, "libm.so.6 has no symbol kmux_no_such_symbol") != NULL, "%s", why);
 }
+
+Test(vendor_binding, load_once_keeps_the_first_outcome) {
+    one_fn t = {0};
+    char why[512] = "";
+    kmux_vendor_sym ok[] = {{"cos", offsetof(one_fn, cos)}};
+    kmux_vendor_lib_once failed = KMUX_VENDOR_LIB_ONCE_INIT;
+    cr_assert_eq(kmux_vendor_lib_load_once(&failed, "libkmux-no-such-library.so.7", ok, 1, &t, why,
+                                           sizeof why),
+                 -1);
+    cr_assert(strstr(why, "cannot open libkmux-no-such-library.so.7") != NULL, "%s", why);
+    /* a later call does not retry (even with a library that exists) and repeats the reason */
+    why[0] = '\0';
+    cr_assert_eq(kmux_vendor_lib_load_once(&failed, "libm.so.6", ok, 1, &t, why, sizeof why), -1);
+    cr_assert(strstr(why, "cannot open libkmux-no-such-library.so.7") != NULL, "%s", why);
+    cr_assert_null(t.cos);
+
+    kmux_vendor_lib_once loaded = KMUX_VENDOR_LIB_ONCE_INIT;
+    cr_assert_eq(kmux_vendor_lib_load_once(&loaded, "libm.so.6", ok, 1, &t, why, sizeof why), 0);
+    cr_assert_eq(t.cos(0.0), 1.0);
+    cr_assert_eq(kmux_vendor_lib_load_once(&loaded, "libkmux-no-such.so", ok, 1, &t, NULL, 0), 0);
+}

@@ -5,9 +5,6 @@
 #define KMUX_DNNL_API_NO_MACROS
 #include "onednn_api.h"
 
-#include <pthread.h>
-#include <stdio.h>
-
 #include "dispatch/common/kmux_vendor_lib.h"
 
 #ifndef KMUX_DNNL_LIBRARY
@@ -64,17 +61,9 @@ static const kmux_vendor_sym syms[] = {
 };
 #undef SYM
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int load_rc = -1;
-static char load_why[512];
-
-static void load_once(void) {
-    load_rc = kmux_vendor_lib_load(KMUX_DNNL_LIBRARY, syms, sizeof syms / sizeof syms[0],
-                                   &kmux_dnnl_api, load_why, sizeof load_why);
-}
+static kmux_vendor_lib_once once = KMUX_VENDOR_LIB_ONCE_INIT;
 
 int kmux_dnnl_api_load(char *why, size_t why_size) {
-    pthread_once(&once, load_once);
-    if (load_rc != 0 && why && why_size) snprintf(why, why_size, "%s", load_why);
-    return load_rc;
+    return kmux_vendor_lib_load_once(&once, KMUX_DNNL_LIBRARY, syms, sizeof syms / sizeof syms[0],
+                                     &kmux_dnnl_api, why, why_size);
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *runtime_name(unsigned rt) {
     switch (rt) {
@@ -148,13 +149,22 @@ static kmux_status dnn_device_caps(void *state, int device, kmux_device_caps *ca
 }
 
 kmux_status kmux_dnn_set_make(kmux_dnn_state *st, const char *fn, kmux_dnn_plan_kind kind,
-                              kmux_dnn_plan **list, int n, size_t max_ws,
+                              kmux_dnn_plan **list, int n, size_t max_ws, int default_cap,
                               void (*destroy)(kmux_dnn_plan *), kmux_dnn_plan_set **set) {
     kmux_dnn_plan_set *s = calloc(1, sizeof *s);
     size_t smallest = SIZE_MAX;
+    int smallest_i = 0, fits = 0;
     for (int i = 0; i < n; i++) {
-        if (list[i]->workspace_bytes < smallest) smallest = list[i]->workspace_bytes;
-        if (s && list[i]->workspace_bytes <= max_ws) {
+        if (list[i]->workspace_bytes < smallest) {
+            smallest = list[i]->workspace_bytes;
+            smallest_i = i;
+        }
+        fits += list[i]->workspace_bytes <= max_ws;
+    }
+    for (int i = 0; i < n; i++) {
+        /* The default cap never makes a plan impossible: then the smallest one is kept. */
+        int keep = list[i]->workspace_bytes <= max_ws || (default_cap && !fits && i == smallest_i);
+        if (s && keep) {
             list[i]->impl_index = s->count;
             s->impl[s->count++] = list[i];
         } else {
@@ -169,9 +179,41 @@ kmux_status kmux_dnn_set_make(kmux_dnn_state *st, const char *fn, kmux_dnn_plan_
                               "than prefs.max_workspace_bytes = %zu (the smallest %zu bytes)",
                               fn, max_ws, smallest);
     }
+    if (s->count < n) { /* plan_info says why the preferred ones are not used */
+        kmux_dnn_plan *first = s->impl[0];
+        size_t len = strlen(first->impl);
+        snprintf(first->impl + len, sizeof first->impl - len, " [%d over %s workspace cap %zu]",
+                 n - s->count, default_cap ? "default" : "prefs", max_ws);
+    }
     s->kind = kind;
     *set = s;
     return KMUX_OK;
+}
+
+/* prefs.max_workspace_bytes, or for SIZE_MAX the default cap of kmux.h: 16 x the tensors, at
+ * least 64 MiB, at most half of the memory available now. *is_default says which. */
+static size_t workspace_cap(const kmux_plan_prefs *prefs, size_t tensor_bytes, int *is_default) {
+    *is_default = prefs->max_workspace_bytes == SIZE_MAX;
+    if (!*is_default) return prefs->max_workspace_bytes;
+    size_t cap = tensor_bytes > SIZE_MAX / 16 ? SIZE_MAX : 16 * tensor_bytes;
+    if (cap < ((size_t)64 << 20)) cap = (size_t)64 << 20;
+    long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) {
+        size_t half = (size_t)pages / 2 * (size_t)page;
+        if (half < cap) cap = half;
+    }
+    return cap;
+}
+
+static size_t conv_tensor_bytes(const kmux_conv2d_desc *d) {
+    int64_t p =
+        kmux_conv2d_out_dim(d->h, d->pad_top, d->pad_bottom, d->r, d->dilation_h, d->stride_h);
+    int64_t q =
+        kmux_conv2d_out_dim(d->w, d->pad_left, d->pad_right, d->s, d->dilation_w, d->stride_w);
+    double e = (double)d->n * d->c * d->h * d->w + (double)d->k * (d->c / d->groups) * d->r * d->s +
+               (double)d->n * d->k * p * q;
+    double b = e * (double)kmux_dtype_bytes(d->x_type);
+    return b >= (double)SIZE_MAX ? SIZE_MAX : (size_t)b;
 }
 
 static void set_destroy(void *state, void *plan) {
@@ -204,7 +246,7 @@ static kmux_status dnn_matmul_create(void *state, int device, const kmux_matmul_
     kmux_dnn_plan_set *set = NULL;
     if (ks == KMUX_OK)
         ks = kmux_dnn_set_make(state, "kmux_matmul_plan_create", KMUX_DNN_MATMUL, list, n,
-                               prefs->max_workspace_bytes, kmux_dnn_matmul_destroy, &set);
+                               prefs->max_workspace_bytes, 0, kmux_dnn_matmul_destroy, &set);
     if (ks != KMUX_OK) return ks;
     *plan = set;
     *impl_count = set->count;
@@ -222,9 +264,11 @@ static kmux_status dnn_conv2d_create(void *state, int device, const kmux_conv2d_
     int n = 0;
     kmux_status ks = kmux_dnn_conv2d_build(state, desc, prefs, list, &n);
     kmux_dnn_plan_set *set = NULL;
+    int is_default = 0;
+    size_t cap = workspace_cap(prefs, conv_tensor_bytes(desc), &is_default);
     if (ks == KMUX_OK)
-        ks = kmux_dnn_set_make(state, "kmux_conv2d_plan_create", KMUX_DNN_CONV2D, list, n,
-                               prefs->max_workspace_bytes, kmux_dnn_conv2d_destroy, &set);
+        ks = kmux_dnn_set_make(state, "kmux_conv2d_plan_create", KMUX_DNN_CONV2D, list, n, cap,
+                               is_default, kmux_dnn_conv2d_destroy, &set);
     if (ks != KMUX_OK) return ks;
     *plan = set;
     *impl_count = set->count;

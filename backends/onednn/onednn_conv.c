@@ -46,6 +46,7 @@ typedef struct conv_impl {
     dnnl_primitive_t prim;
     conv_tensor t[3];
     size_t scratch, work_bytes;
+    size_t off_acc; /**< backward-weights in image chunks: f32 sum of the chunks' results */
     char name[64];
 } conv_impl;
 
@@ -53,8 +54,9 @@ typedef struct kmux_dnn_conv_plan {
     kmux_dnn_plan base;
     kmux_conv2d_desc d;
     int64_t p, q;
-    int cvt; /**< run in f32 on converted data */
-    int out; /**< T_Y, T_X or T_W: the tensor the direction writes */
+    int cvt;    /**< run in f32 on converted data */
+    int64_t nb; /**< images per primitive call (d.n, or a divisor of it on the "+cvt" path) */
+    int out;    /**< T_Y, T_X or T_W: the tensor the direction writes */
     conv_impl impl;
 } kmux_dnn_conv_plan;
 
@@ -68,11 +70,11 @@ static dnnl_status_t user_md(const kmux_dnn_conv_plan *p, int i, dnnl_data_type_
     const kmux_conv2d_desc *d = &p->d;
     int nhwc = d->layout == KMUX_NHWC;
     if (i == T_X) {
-        dnnl_dims_t dims = {d->n, d->c, d->h, d->w};
+        dnnl_dims_t dims = {p->nb, d->c, d->h, d->w};
         return dnnl_memory_desc_init_by_tag(md, 4, dims, dt, nhwc ? dnnl_nhwc : dnnl_nchw);
     }
     if (i == T_Y) {
-        dnnl_dims_t dims = {d->n, d->k, p->p, p->q};
+        dnnl_dims_t dims = {p->nb, d->k, p->p, p->q};
         return dnnl_memory_desc_init_by_tag(md, 4, dims, dt, nhwc ? dnnl_nhwc : dnnl_nchw);
     }
     if (d->groups == 1) {
@@ -211,6 +213,10 @@ static dnnl_status_t impl_build(kmux_dnn_state *st, const kmux_dnn_conv_plan *p,
             t->off_tmp = off;
             off += align64((size_t)t->n * sizeof(float));
         }
+        if (is_out && p->nb < p->d.n && i == T_W) { /* backward-weights: sum over image chunks */
+            im->off_acc = off;
+            off += align64((size_t)t->n * sizeof(float));
+        }
     }
     if (s == dnnl_success) s = dnnl_primitive_create(&im->prim, pd);
     dnnl_primitive_desc_destroy(pd);
@@ -220,7 +226,10 @@ static dnnl_status_t impl_build(kmux_dnn_state *st, const kmux_dnn_conv_plan *p,
 }
 
 static void set_impl_name(kmux_dnn_conv_plan *p) {
-    snprintf(p->base.impl, sizeof p->base.impl, "onednn:%s%s", p->impl.name, p->cvt ? "+cvt" : "");
+    char chunk[32] = ""; /* "+cvt/nb16": the batch runs 16 images a call */
+    if (p->nb < p->d.n) snprintf(chunk, sizeof chunk, "/nb%lld", (long long)p->nb);
+    snprintf(p->base.impl, sizeof p->base.impl, "onednn:%s%s%s", p->impl.name, p->cvt ? "+cvt" : "",
+             chunk);
     p->base.workspace_bytes = p->impl.work_bytes + p->impl.scratch;
     p->base.work_bytes = p->impl.work_bytes;
 }
@@ -234,6 +243,25 @@ static kmux_status create_unsupported(kmux_dnn_state *st, const kmux_conv2d_desc
                                                                : "backward-weights",
                           kmux_common_dtype_name(d->x_type),
                           kmux_common_compute_type_name(d->compute_type), why);
+}
+
+/* The f32 copies of the "+cvt" path are 2x (f16, bf16) the tensors they widen. So that a plan
+ * needs at most about its tensors' bytes on top of them, the batch is run in chunks of nb images
+ * (the largest divisor of n whose copies fit in half the tensors' bytes, and never below 4 MiB
+ * of copies, where the per-call cost would start to show). work_bytes: the whole-batch copies. */
+static int64_t cvt_chunk(const kmux_dnn_conv_plan *p, size_t work_bytes) {
+    const kmux_conv2d_desc *d = &p->d;
+    size_t es = kmux_common_dtype_size(d->x_type);
+    size_t tensors = (size_t)(d->n * d->c * d->h * d->w + d->k * (d->c / d->groups) * d->r * d->s +
+                              d->n * d->k * p->p * p->q) *
+                     es;
+    size_t budget = tensors / 2 > ((size_t)4 << 20) ? tensors / 2 : ((size_t)4 << 20);
+    if (work_bytes <= budget || d->n == 1) return d->n;
+    size_t per_image = work_bytes / (size_t)d->n + 1;
+    int64_t best = 1;
+    for (int64_t nb = 1; nb < d->n; nb++)
+        if (d->n % nb == 0 && (size_t)nb * per_image <= budget) best = nb;
+    return best;
 }
 
 /* Native kernels first; "+cvt" when there are none (or only reference ones) and emulation is
@@ -260,6 +288,17 @@ static kmux_status choose_impl(kmux_dnn_state *st, kmux_dnn_conv_plan *p,
     p->cvt = 1;
     s = impl_build(st, p, 0, dnnl_f32, &p->impl);
     if (s != dnnl_success) return kmux_dnn_fail(st, FN, "f32 convolution primitive creation", s);
+    int64_t nb = cvt_chunk(p, p->impl.work_bytes);
+    if (nb == p->nb) return KMUX_OK;
+    conv_impl whole = p->impl;
+    p->nb = nb;
+    s = impl_build(st, p, 0, dnnl_f32, &p->impl);
+    if (s == dnnl_success) {
+        impl_destroy(&whole);
+        return KMUX_OK;
+    }
+    p->nb = p->d.n; /* keep the whole-batch primitive */
+    p->impl = whole;
     return KMUX_OK;
 }
 
@@ -299,6 +338,7 @@ kmux_status kmux_dnn_conv2d_build(kmux_dnn_state *st, const kmux_conv2d_desc *de
     p->d = *d;
     p->p = kmux_conv2d_out_dim(d->h, d->pad_top, d->pad_bottom, d->r, d->dilation_h, d->stride_h);
     p->q = kmux_conv2d_out_dim(d->w, d->pad_left, d->pad_right, d->s, d->dilation_w, d->stride_w);
+    p->nb = d->n;
     p->out = d->direction == KMUX_CONV_FWD ? T_Y : d->direction == KMUX_CONV_BWD_DATA ? T_X : T_W;
     kmux_dnn_pool_init(&p->base);
     kmux_dnn_threads th;
@@ -376,10 +416,14 @@ static void combine(const float *t, void *y, kmux_dtype type, int64_t n, double 
     }
 }
 
-static kmux_status run(conv_run *r, const kmux_conv2d_args *a) {
+static kmux_status finish(conv_run *r, float *res, void *out, double alpha, double beta);
+
+/* One primitive call on the images of user[] (nb of them). sum: backward-weights in chunks,
+ * the f32 result is added into the accumulator (first chunk: copied) and not yet finished. */
+static kmux_status run_chunk(conv_run *r, const kmux_conv2d_args *a, void *user[3], int sum,
+                             int first) {
     kmux_dnn_conv_plan *p = r->p;
     char *ws = r->ctx->work;
-    void *user[3] = {a->x, a->w, a->y};
     static const int fwd_args[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
     static const int bwd_d_args[3] = {DNNL_ARG_DIFF_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_DST};
     static const int bwd_w_args[3] = {DNNL_ARG_SRC, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_DST};
@@ -388,7 +432,7 @@ static kmux_status run(conv_run *r, const kmux_conv2d_args *a) {
                                                                : bwd_w_args;
     double alpha = *(const float *)a->alpha, beta = *(const float *)a->beta;
     kmux_dtype type = p->d.x_type;
-    int plain_out = alpha == 1.0 && beta == 0.0 && type == KMUX_F32;
+    int plain_out = alpha == 1.0 && beta == 0.0 && type == KMUX_F32 && !sum;
     dnnl_exec_arg_t args[4];
     void *prim_ptr[3];
     for (int i = 0; i < 3; i++) {
@@ -421,10 +465,27 @@ static kmux_status run(conv_run *r, const kmux_conv2d_args *a) {
         if (!reorder(r, p->out, res, to, 1)) return r->ks;
         res = to;
     }
-    if (res == user[p->out]) return KMUX_OK;
+    if (sum) {
+        float *acc = (float *)(ws + p->impl.off_acc);
+        if (first)
+            memcpy(acc, res, (size_t)o->n * sizeof(float));
+        else
+            for (int64_t i = 0; i < o->n; i++)
+                acc[i] += res[i];
+        return KMUX_OK;
+    }
+    return finish(r, res, user[p->out], alpha, beta);
+}
+
+/* The f32 result res (o->n elements) into the user's output: y = alpha * res + beta * y, one
+ * rounding. */
+static kmux_status finish(conv_run *r, float *res, void *out, double alpha, double beta) {
+    const conv_tensor *o = &r->p->impl.t[r->p->out];
+    kmux_dtype type = r->p->d.x_type;
+    if (res == out) return KMUX_OK;
     if (alpha == 1.0 && beta == 0.0) {
-        kmux_status ks = kmux_cpu_cast(o->n, res, KMUX_F32, user[p->out], type, 0, NULL, NULL,
-                                       r->st->hdr.num_threads);
+        kmux_status ks =
+            kmux_cpu_cast(o->n, res, KMUX_F32, out, type, 0, NULL, NULL, r->st->hdr.num_threads);
         if (ks != KMUX_OK)
             return KMUX_DNN_ERROR(r->st, ks,
                                   "kmux_conv2d_execute: backend onednn: f32 -> %s "
@@ -432,8 +493,26 @@ static kmux_status run(conv_run *r, const kmux_conv2d_args *a) {
                                   kmux_common_dtype_name(type));
         return KMUX_OK;
     }
-    combine(res, user[p->out], type, o->n, alpha, beta);
+    combine(res, out, type, o->n, alpha, beta);
     return KMUX_OK;
+}
+
+/* The batch in chunks of nb images (x and y: images outermost in NCHW and NHWC alike). */
+static kmux_status run(conv_run *r, const kmux_conv2d_args *a) {
+    kmux_dnn_conv_plan *p = r->p;
+    void *user[3] = {a->x, a->w, a->y};
+    if (p->nb == p->d.n) return run_chunk(r, a, user, 0, 1);
+    size_t es = kmux_common_dtype_size(p->d.x_type);
+    int bwd_w = p->out == T_W;
+    for (int64_t c = 0; c < p->d.n / p->nb; c++) {
+        void *u[3] = {(char *)a->x + (size_t)c * (size_t)p->impl.t[T_X].n * es, a->w,
+                      (char *)a->y + (size_t)c * (size_t)p->impl.t[T_Y].n * es};
+        kmux_status ks = run_chunk(r, a, u, bwd_w, c == 0);
+        if (ks != KMUX_OK) return ks;
+    }
+    if (!bwd_w) return KMUX_OK;
+    return finish(r, (float *)((char *)r->ctx->work + p->impl.off_acc), a->w,
+                  *(const float *)a->alpha, *(const float *)a->beta);
 }
 
 kmux_status kmux_dnn_conv2d_run(kmux_dnn_state *st, kmux_dnn_plan *plan,
@@ -441,7 +520,8 @@ kmux_status kmux_dnn_conv2d_run(kmux_dnn_state *st, kmux_dnn_plan *plan,
     conv_run r = {st, (kmux_dnn_conv_plan *)plan, NULL, KMUX_OK};
     kmux_dnn_threads th;
     kmux_dnn_threads_enter(r.st, &th);
-    kmux_status ks = kmux_dnn_ctx_acquire(r.st, &r.p->base, r.p->impl.scratch, &r.ctx);
+    kmux_status ks =
+        kmux_dnn_ctx_acquire("kmux_conv2d_execute", r.st, &r.p->base, r.p->impl.scratch, &r.ctx);
     if (ks == KMUX_OK) {
         ks = run(&r, args);
         kmux_dnn_ctx_release(&r.p->base, r.ctx);

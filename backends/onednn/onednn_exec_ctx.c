@@ -41,8 +41,8 @@ static void ctx_destroy(kmux_dnn_exec_ctx *c) {
 }
 
 /* Grows the scratchpad of c to at least bytes (a 1-D u8 memory over it). */
-static kmux_status ctx_scratch(kmux_dnn_state *st, kmux_dnn_exec_ctx *c, size_t bytes) {
-    static const char fn[] = "kmux_execute";
+static kmux_status ctx_scratch(kmux_dnn_state *st, kmux_dnn_exec_ctx *c, size_t bytes,
+                               const char *fn) {
     if (bytes == 0 || bytes <= c->scratch_cap) return KMUX_OK;
     if (c->scratch_mem) dnnl_memory_destroy(c->scratch_mem);
     c->scratch_mem = NULL;
@@ -59,9 +59,8 @@ static kmux_status ctx_scratch(kmux_dnn_state *st, kmux_dnn_exec_ctx *c, size_t 
     return KMUX_OK;
 }
 
-kmux_status kmux_dnn_ctx_acquire(kmux_dnn_state *st, kmux_dnn_plan *plan, size_t scratch_bytes,
-                                 kmux_dnn_exec_ctx **ctx) {
-    static const char fn[] = "kmux_execute";
+kmux_status kmux_dnn_ctx_acquire(const char *fn, kmux_dnn_state *st, kmux_dnn_plan *plan,
+                                 size_t scratch_bytes, kmux_dnn_exec_ctx **ctx) {
     pthread_mutex_lock(&plan->pool.lock);
     kmux_dnn_exec_ctx *c = plan->pool.free_list;
     if (c) plan->pool.free_list = c->next;
@@ -82,12 +81,13 @@ kmux_status kmux_dnn_ctx_acquire(kmux_dnn_state *st, kmux_dnn_plan *plan, size_t
             }
         }
     }
-    kmux_status ks = ctx_scratch(st, c, scratch_bytes);
+    kmux_status ks = ctx_scratch(st, c, scratch_bytes, fn);
     if (ks != KMUX_OK) {
         ctx_destroy(c);
         return ks;
     }
     c->next = NULL;
+    c->fn = fn;
     *ctx = c;
     return KMUX_OK;
 }
@@ -112,7 +112,7 @@ void kmux_dnn_pool_destroy(kmux_dnn_plan *plan) {
 
 dnnl_memory_t kmux_dnn_ctx_mem(kmux_dnn_state *st, kmux_dnn_exec_ctx *ctx, int i,
                                const dnnl_memory_desc_t *md, void *ptr, kmux_status *status) {
-    static const char fn[] = "kmux_execute";
+    const char *fn = ctx->fn ? ctx->fn : "kmux execution";
     dnnl_status_t s;
     if (!ctx->mem[i]) {
         s = dnnl_memory_create(&ctx->mem[i], md, st->engine, DNNL_MEMORY_NONE);

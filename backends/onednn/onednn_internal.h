@@ -44,7 +44,8 @@ typedef struct kmux_dnn_exec_ctx {
     dnnl_memory_t scratch_mem;            /**< 1-D u8 memory over scratch */
     void *scratch;                        /**< oneDNN scratchpad (user-managed mode) */
     size_t scratch_cap;
-    void *work; /**< the plan's workspace (conversions, temporaries), plan->work_bytes */
+    void *work;     /**< the plan's workspace (conversions, temporaries), plan->work_bytes */
+    const char *fn; /**< public function of the execution holding it (for messages) */
 } kmux_dnn_exec_ctx;
 
 /** A plan's free execution contexts (LIFO, mutex-protected; uncontended lock ~20 ns). */
@@ -71,8 +72,8 @@ void kmux_dnn_pool_init(kmux_dnn_plan *plan);
 /** Takes a free context of plan (or makes one: stream, workspace of plan->work_bytes) with a
  *  scratchpad of at least scratch_bytes. Returns KMUX_OK, KMUX_ERR_OUT_OF_MEMORY or
  *  KMUX_ERR_DEVICE (message set). */
-kmux_status kmux_dnn_ctx_acquire(kmux_dnn_state *st, kmux_dnn_plan *plan, size_t scratch_bytes,
-                                 kmux_dnn_exec_ctx **ctx);
+kmux_status kmux_dnn_ctx_acquire(const char *fn, kmux_dnn_state *st, kmux_dnn_plan *plan,
+                                 size_t scratch_bytes, kmux_dnn_exec_ctx **ctx);
 /** Gives a context back to its plan's pool. */
 void kmux_dnn_ctx_release(kmux_dnn_plan *plan, kmux_dnn_exec_ctx *ctx);
 /** Destroys every pooled context (plan destruction; no execute may be running). */
@@ -158,9 +159,12 @@ typedef struct kmux_dnn_plan_set {
 } kmux_dnn_plan_set;
 
 /** Keeps the implementations of a fully built list whose workspace fits max_ws (in order) in a
- *  new set, destroys the others with destroy; UNSUPPORTED (fn in the message) when none fits. */
+ *  new set, destroys the others with destroy; UNSUPPORTED (fn in the message) when none fits,
+ *  except with default_cap (max_ws is the default cap, not the caller's): then the smallest is
+ *  kept. When some were dropped, the first kept one's impl name says so ("[2 over default
+ *  workspace cap N]"). */
 kmux_status kmux_dnn_set_make(kmux_dnn_state *st, const char *fn, kmux_dnn_plan_kind kind,
-                              kmux_dnn_plan **list, int n, size_t max_ws,
+                              kmux_dnn_plan **list, int n, size_t max_ws, int default_cap,
                               void (*destroy)(kmux_dnn_plan *), kmux_dnn_plan_set **set);
 
 /* ---- matmul (onednn_matmul.c, onednn_matmul_exec.c) ----------------------------------------- */

@@ -238,7 +238,7 @@ static kmux_status exec_float(mm_run *r) {
     kmux_status ks =
         kmux_dnn_mm_variant_get(r->st, p, alpha, (float)r->beta, &prim, &scratch, &temporary);
     if (ks != KMUX_OK) return ks;
-    ks = kmux_dnn_ctx_acquire(r->st, &p->base, scratch, &r->ctx);
+    ks = kmux_dnn_ctx_acquire("kmux_matmul_execute", r->st, &p->base, scratch, &r->ctx);
     if (ks == KMUX_OK) {
         float *w = (float *)((char *)r->ctx->work + p->off_w);
         convert_inputs(r);
@@ -270,7 +270,7 @@ static kmux_status exec_int(mm_run *r) {
     int temporary = 0;
     kmux_status ks = kmux_dnn_mm_variant_get(r->st, p, 1.0f, 0.0f, &prim, &scratch, &temporary);
     if (ks != KMUX_OK) return ks;
-    ks = kmux_dnn_ctx_acquire(r->st, &p->base, scratch, &r->ctx);
+    ks = kmux_dnn_ctx_acquire("kmux_matmul_execute", r->st, &p->base, scratch, &r->ctx);
     if (ks == KMUX_OK) {
         char *ws = r->ctx->work;
         int32_t *w = (int32_t *)(ws + p->off_w), *colsum = (int32_t *)(ws + p->off_colsum);

@@ -5,9 +5,6 @@
 #define KMUX_OB_API_NO_MACROS
 #include "openblas_api.h"
 
-#include <pthread.h>
-#include <stdio.h>
-
 #include "dispatch/common/kmux_vendor_lib.h"
 
 #ifndef KMUX_OB_LIBRARY
@@ -24,17 +21,9 @@ static const kmux_vendor_sym syms[] = {
 };
 #undef SYM
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int load_rc = -1;
-static char load_why[512];
-
-static void load_once(void) {
-    load_rc = kmux_vendor_lib_load(KMUX_OB_LIBRARY, syms, sizeof syms / sizeof syms[0],
-                                   &kmux_ob_api, load_why, sizeof load_why);
-}
+static kmux_vendor_lib_once once = KMUX_VENDOR_LIB_ONCE_INIT;
 
 int kmux_ob_api_load(char *why, size_t why_size) {
-    pthread_once(&once, load_once);
-    if (load_rc != 0 && why && why_size) snprintf(why, why_size, "%s", load_why);
-    return load_rc;
+    return kmux_vendor_lib_load_once(&once, KMUX_OB_LIBRARY, syms, sizeof syms / sizeof syms[0],
+                                     &kmux_ob_api, why, why_size);
 }

@@ -4,8 +4,9 @@
  *   BWD_DATA     dx = alpha * conv^T(dy, w) + beta * dx
  *   BWD_WEIGHTS  dw = alpha * corr(x, dy)   + beta * dw
  *
- * The two inputs of the direction are decoded exactly to double. One loop nest walks the
- * forward index space (n, k, p, q, c, r, s) and, for each tap inside the (padded) input,
+ * The two inputs of the direction are decoded exactly to double, one image at a time (the
+ * weights whole), so the oracle holds one image of x and y as double, not the batch. One loop nest
+ * walks the forward index space (n, k, p, q, c, r, s) and, for each tap inside the (padded) input,
  * accumulates the product of the two inputs into a double copy of the output: y[n,k,p,q] for FWD,
  * x[n,c,h,w] for BWD_DATA, w[k,c,r,s] for BWD_WEIGHTS. The three directions are therefore
  * exact adjoints of each other (up to the order of the double sums). The output is then
@@ -53,10 +54,10 @@ static int64_t ref_y_at(const ref_cv_shape *s, int64_t n, int64_t k, int64_t p, 
                                   : ((n * s->p + p) * s->q + q) * d->k + k;
 }
 
-/* Decodes n elements of src into dst. */
-static void ref_decode(double *dst, const void *src, kmux_dtype t, int64_t n) {
+/* Decodes elements [first, first + n) of src into dst. */
+static void ref_decode(double *dst, const void *src, kmux_dtype t, int64_t first, int64_t n) {
     for (int64_t i = 0; i < n; i++)
-        dst[i] = kmux_ref_load(src, t, i);
+        dst[i] = kmux_ref_load(src, t, first + i);
 }
 
 /* Tensors as double: X, W, Y hold the inputs of the direction; acc the output being summed. */
@@ -95,65 +96,67 @@ static void ref_cv_pixel(const ref_cv_shape *s, const ref_cv_bufs *b, int64_t n,
         }
 }
 
+/* One direction's output, per image or whole (BWD_WEIGHTS): out = alpha * acc + beta * out for
+ * elements [first, first + count) of out. */
+static void ref_cv_store(void *out, kmux_dtype t, int64_t first, int64_t count, const double *acc,
+                         double alpha, double beta) {
+    for (int64_t i = 0; i < count; i++) {
+        double v = alpha * acc[i];
+        if (beta != 0.0) v += beta * kmux_ref_load(out, t, first + i);
+        kmux_ref_store(out, t, first + i, v, 0);
+    }
+}
+
 kmux_status kmux_ref_conv2d_execute(void *state, const void *plan, int impl, void *stream,
                                     const kmux_conv2d_args *args) {
     const kmux_conv2d_desc *d = &((const ref_plan *)plan)->cv;
     ref_cv_shape s = {d, 0, 0, d->c / d->groups};
     s.p = kmux_conv2d_out_dim(d->h, d->pad_top, d->pad_bottom, d->r, d->dilation_h, d->stride_h);
     s.q = kmux_conv2d_out_dim(d->w, d->pad_left, d->pad_right, d->s, d->dilation_w, d->stride_w);
-    int64_t nx = d->n * d->c * d->h * d->w, nw = d->k * s.cg * d->r * d->s;
-    int64_t ny = d->n * d->k * s.p * s.q;
-
-    /* One block: the three tensors as double (the output's slot is the accumulator). */
+    /* Both layouts keep n outermost: one image of x or y is contiguous. The loops run image by
+     * image (n outermost, as before), so only one image of x and y is held as double at a time
+     * (bounded memory, same sums in the same order). */
+    int64_t nx = d->c * d->h * d->w, nw = d->k * s.cg * d->r * d->s, ny = d->k * s.p * s.q;
     size_t bytes = (size_t)(nx + nw + ny) * sizeof(double);
     double *mem = calloc((size_t)(nx + nw + ny), sizeof(double));
     if (!mem) return kmux_ref_oom(state, "kmux_conv2d_execute", bytes);
     double *dx = mem, *dw = mem + nx, *dy = mem + nx + nw;
-    void *out = NULL;
-    kmux_dtype out_type = d->y_type;
-    int64_t n_out = 0;
-    double *acc = NULL;
-    switch (d->direction) {
-    case KMUX_CONV_FWD:
-        ref_decode(dx, args->x, d->x_type, nx);
-        ref_decode(dw, args->w, d->w_type, nw);
-        out = args->y;
-        out_type = d->y_type;
-        n_out = ny;
-        acc = dy;
-        break;
-    case KMUX_CONV_BWD_DATA:
-        ref_decode(dw, args->w, d->w_type, nw);
-        ref_decode(dy, args->y, d->y_type, ny);
-        out = args->x;
-        out_type = d->x_type;
-        n_out = nx;
-        acc = dx;
-        break;
-    default:
-        ref_decode(dx, args->x, d->x_type, nx);
-        ref_decode(dy, args->y, d->y_type, ny);
-        out = args->w;
-        out_type = d->w_type;
-        n_out = nw;
-        acc = dw;
-        break;
-    }
-    ref_cv_bufs b = {dx, dw, dy, acc};
-    for (int64_t n = 0; n < d->n; n++)
-        for (int64_t k = 0; k < d->k; k++)
-            for (int64_t p = 0; p < s.p; p++)
-                for (int64_t q = 0; q < s.q; q++)
-                    ref_cv_pixel(&s, &b, n, k, p, q);
-
     int f64 = d->compute_type == KMUX_COMPUTE_F64;
     double alpha = f64 ? *(const double *)args->alpha : (double)*(const float *)args->alpha;
     double beta = f64 ? *(const double *)args->beta : (double)*(const float *)args->beta;
-    for (int64_t i = 0; i < n_out; i++) {
-        double v = alpha * acc[i];
-        if (beta != 0.0) v += beta * kmux_ref_load(out, out_type, i);
-        kmux_ref_store(out, out_type, i, v, 0);
+    if (d->direction != KMUX_CONV_BWD_WEIGHTS) ref_decode(dw, args->w, d->w_type, 0, nw);
+    ref_cv_bufs b = {dx, dw, dy, NULL};
+    for (int64_t n = 0; n < d->n; n++) {
+        switch (d->direction) {
+        case KMUX_CONV_FWD:
+            ref_decode(dx, args->x, d->x_type, n * nx, nx);
+            for (int64_t i = 0; i < ny; i++)
+                dy[i] = 0.0;
+            b.acc = dy;
+            break;
+        case KMUX_CONV_BWD_DATA:
+            ref_decode(dy, args->y, d->y_type, n * ny, ny);
+            for (int64_t i = 0; i < nx; i++)
+                dx[i] = 0.0;
+            b.acc = dx;
+            break;
+        default:
+            ref_decode(dx, args->x, d->x_type, n * nx, nx);
+            ref_decode(dy, args->y, d->y_type, n * ny, ny);
+            b.acc = dw; /* summed over every image */
+            break;
+        }
+        for (int64_t k = 0; k < d->k; k++)
+            for (int64_t p = 0; p < s.p; p++)
+                for (int64_t q = 0; q < s.q; q++)
+                    ref_cv_pixel(&s, &b, 0, k, p, q);
+        if (d->direction == KMUX_CONV_FWD)
+            ref_cv_store(args->y, d->y_type, n * ny, ny, dy, alpha, beta);
+        else if (d->direction == KMUX_CONV_BWD_DATA)
+            ref_cv_store(args->x, d->x_type, n * nx, nx, dx, alpha, beta);
     }
+    if (d->direction == KMUX_CONV_BWD_WEIGHTS)
+        ref_cv_store(args->w, d->w_type, 0, nw, dw, alpha, beta);
     free(mem);
     return KMUX_OK;
 }

@@ -15,6 +15,7 @@
 #ifndef KMUX_VENDOR_LIB_H
 #define KMUX_VENDOR_LIB_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 /** One entry point: its name in the library and the offset of its function pointer in the
@@ -32,5 +33,20 @@ typedef struct kmux_vendor_sym {
  *  "cannot open libopenblas.so.0: libopenblas.so.0: cannot open shared object file: ...". */
 int kmux_vendor_lib_load(const char *soname, const kmux_vendor_sym *syms, size_t n, void *table,
                          char *why, size_t why_size);
+
+/** The outcome of a plugin's one load of its vendor library (one static per library). */
+typedef struct kmux_vendor_lib_once {
+    pthread_mutex_t mu;
+    int done, rc;
+    char why[512];
+} kmux_vendor_lib_once;
+#define KMUX_VENDOR_LIB_ONCE_INIT                                                                  \
+    { PTHREAD_MUTEX_INITIALIZER, 0, -1, "" }
+
+/** kmux_vendor_lib_load, run once per `once` (thread-safe): later calls return the first call's
+ *  result and copy its failure text into why. Returns 0 or -1 as kmux_vendor_lib_load. */
+int kmux_vendor_lib_load_once(kmux_vendor_lib_once *once, const char *soname,
+                              const kmux_vendor_sym *syms, size_t n, void *table, char *why,
+                              size_t why_size);
 
 #endif

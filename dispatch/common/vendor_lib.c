@@ -37,3 +37,17 @@ int kmux_vendor_lib_load(const char *soname, const kmux_vendor_sym *syms, size_t
     /* The handle is kept (never closed): the function pointers point into the library. */
     return 0;
 }
+
+int kmux_vendor_lib_load_once(kmux_vendor_lib_once *once, const char *soname,
+                              const kmux_vendor_sym *syms, size_t n, void *table, char *why,
+                              size_t why_size) {
+    pthread_mutex_lock(&once->mu);
+    if (!once->done) {
+        once->rc = kmux_vendor_lib_load(soname, syms, n, table, once->why, sizeof once->why);
+        once->done = 1;
+    }
+    int rc = once->rc;
+    if (rc != 0 && why && why_size) snprintf(why, why_size, "%s", once->why);
+    pthread_mutex_unlock(&once->mu);
+    return rc;
+}
