@@ -88,6 +88,7 @@ void kb_table_row(FILE *f, const kb_result *r) {
         fprintf(f, "    %s\n", r->error);
     else if (r->check.status != KB_VERIFY_PASSED && r->check.status != KB_VERIFY_NOT_RUN)
         fprintf(f, "    %s\n", r->check.message);
+    if (kb_result_has_speed(r) && r->order_note[0]) fprintf(f, "    %s\n", r->order_note);
     fflush(f);
 }
 
