@@ -515,6 +515,7 @@ size_t kb_run_problem(const kb_problem *p, kmux_device *ref, kmux_stream *ref_st
     int *more = kb_xcalloc((size_t)ntargets, sizeof *more);
     runner *u = kb_xcalloc((size_t)ntargets, sizeof *u);
     int *which = kb_xcalloc((size_t)ntargets, sizeof *which);
+    int *next = kb_xcalloc((size_t)ntargets, sizeof *next); /* a further implementation */
     for (int k = 0; k < ntargets; ++k)
         more[k] = 1;
     char note[sizeof slot->order_note] = "";
@@ -540,19 +541,22 @@ size_t kb_run_problem(const kb_problem *p, kmux_device *ref, kmux_stream *ref_st
             u[x].r->interleaved = interleave && n > 1;
         if (interleave) {
             run_rounds(u, n, &sh);
-        } else {
             for (int x = 0; x < n; ++x)
+                next[x] = teardown(&u[x]);
+        } else { /* one device's buffers at a time */
+            for (int x = 0; x < n; ++x) {
                 run_rounds(&u[x], 1, &sh);
+                next[x] = teardown(&u[x]);
+            }
         }
         for (int x = 0; x < n; ++x) {
             int k = which[x];
-            int next = teardown(&u[x]);
             if (u[x].r->status == KMUX_ERR_LAST_IMPL) { /* walked past the last one */
                 more[k] = 0;
                 continue;
             }
             count[k] = j + 1;
-            more[k] = o->all_impls && next;
+            more[k] = o->all_impls && next[x];
         }
     }
     /* in target order; --all-impls --impl=RE: only the implementations whose names match */
@@ -569,6 +573,7 @@ size_t kb_run_problem(const kb_problem *p, kmux_device *ref, kmux_stream *ref_st
     free(more);
     free(u);
     free(which);
+    free(next);
     kb_oracle_free(&orc);
     for (int i = 0; i < 3; ++i) {
         free(host_int[i]);
