@@ -285,7 +285,7 @@ int main(int argc, char **argv) {
     int can_recheck = any_host && o.time && clock_mhz > 0;
     /* results[unchecked .. nres): rows since the last re-check that found the clock where it was.
      * The clock may have moved during any of them, so their records wait for the next re-check;
-     * a failing one marks them all (their table rows, printed already, are printed again). */
+     * a failing one marks them all (their table rows, printed already, are listed after it). */
     size_t unchecked = 0, *remarked = kb_xcalloc(problems.n * per_problem + 1, sizeof *remarked);
     size_t nremarked = 0;
     for (size_t i = 0; i < problems.n; ++i) {
@@ -340,14 +340,7 @@ int main(int argc, char **argv) {
                 rc = 1;
             }
     }
-    if (nremarked) {
-        printf("\nNOISY(clock) too: rows printed before the re-check that found the clock moved "
-               "(%.0f -> %.0f MHz), run since the last check that found it unmoved (or the "
-               "start):\n",
-               clock_mhz, clock_moved_mhz);
-        for (size_t k = 0; k < nremarked; ++k)
-            kb_table_row(stdout, &results[remarked[k]]);
-    }
+    kb_table_remarked(stdout, results, remarked, nremarked, clock_mhz, clock_moved_mhz);
     free(remarked);
     if (ro.impl_regex) regfree(&impl_re);
     if (kb_table_summary(stdout, results, nres) > 0) rc = 1;
