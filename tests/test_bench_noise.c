@@ -137,11 +137,11 @@ Test(bench_noise, timing_rounds_disagreement) {
     cr_expect_eq(kb_rounds_spread(drift, 5, 3), 0.0, "too few calls: no verdict");
     kb_noise n;
     kb_noise_judge(1.0, 2.0, 0.0, 2.0, 2, 2, &n);
-    kb_noise_rounds(&n, 1.0);
+    kb_noise_rounds(&n, 1.0, 3);
     cr_expect(n.noisy);
     cr_expect(strstr(n.reason, "timing rounds disagree by 100%"), "%s", n.reason);
     kb_noise_judge(1.0, 2.0, 0.0, 2.0, 2, 2, &n);
-    kb_noise_rounds(&n, 0.05);
+    kb_noise_rounds(&n, 0.05, 3);
     cr_expect(!n.noisy, "%s", n.reason);
 }
 
@@ -158,7 +158,7 @@ Test(bench_noise, clock_recheck_marks_a_moved_clock) {
     cr_assert(strstr(n.reason, "clock: 3000 MHz at the start, 2820 MHz now (-6%)"), "%s", n.reason);
     cr_assert_eq(kb_noise_clock(&n, 0.0, 2820.0), 0, "no start clock: no verdict");
     memset(&n, 0, sizeof n);
-    kb_noise_rounds(&n, 0.5);
+    kb_noise_rounds(&n, 0.5, 3);
     cr_assert_eq(kb_noise_clock(&n, 3000.0, 3300.0), 1);
     cr_assert(strstr(n.reason, "rounds disagree") && strstr(n.reason, "; clock: "), "%s", n.reason);
     /* the hook replaces the measurement; a user-given clock is never re-checked */

@@ -114,14 +114,21 @@ int kb_jsonl_write(FILE *f, const kb_result *r, const kb_machine *m, int threads
     json_object_set_new(rec, "verification", v);
     if (kb_result_has_speed(r)) {
         const kb_stats *s = &r->stats;
-        json_object_set_new(
-            rec, "timing",
-            json_pack("{s:s, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "clock",
-                      "kmux_event", "warmup", s->warmup, "reps", s->reps, "rotating_buffers",
-                      r->rotations > 0 ? r->rotations : 1, "min_ms", s->min_ms, "median_ms",
-                      s->median_ms, "max_ms", s->max_ms, "mean_ms", s->mean_ms, "p10_ms", s->p10_ms,
-                      "p90_ms", s->p90_ms, "spread", s->spread, "total_s", s->total_s, "min_time_s",
-                      min_time_s));
+        json_t *tm = json_pack("{s:s, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
+                               "clock", "kmux_event", "warmup", s->warmup, "reps", s->reps,
+                               "rotating_buffers", r->rotations > 0 ? r->rotations : 1, "min_ms",
+                               s->min_ms, "median_ms", s->median_ms, "max_ms", s->max_ms, "mean_ms",
+                               s->mean_ms, "p10_ms", s->p10_ms, "p90_ms", s->p90_ms, "spread",
+                               s->spread, "total_s", s->total_s, "min_time_s", min_time_s);
+        json_t *med = json_array();
+        for (int k = 0; k < s->rounds && k < KB_MAX_ROUNDS; ++k)
+            json_array_append_new(med, json_real(s->round_median_ms[k]));
+        json_object_set_new(tm, "rounds", json_integer(s->rounds));
+        json_object_set_new(tm, "round_median_ms", med);
+        json_object_set_new(tm, "rounds_disagreement", json_real(s->rounds_spread));
+        json_object_set_new(tm, "interleaved", json_boolean(r->interleaved));
+        json_object_set_new(tm, "order_note", json_string(r->order_note));
+        json_object_set_new(rec, "timing", tm);
         json_object_set_new(
             rec, "performance",
             json_pack("{s:f, s:f, s:o, s:s, s:o, s:o, s:s, s:f, s:o, s:o, s:o}", "gflops",

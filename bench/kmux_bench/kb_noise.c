@@ -70,12 +70,40 @@ void kb_noise_between(const kb_noise_sample *a, const kb_noise_sample *b, int th
                    b->self_s - a->self_s, online > 0 ? (int)online : 1, threads, n);
 }
 
-void kb_noise_rounds(kb_noise *n, double rounds_spread) {
+void kb_noise_acc_add(kb_noise_acc *acc, const kb_noise_sample *a, const kb_noise_sample *b) {
+    ++acc->windows;
+    if (!a->ok || !b->ok) {
+        ++acc->bad;
+        return;
+    }
+    acc->wall_s += b->wall_s - a->wall_s;
+    acc->busy_s += b->busy_s - a->busy_s;
+    acc->steal_s += b->steal_s - a->steal_s;
+    acc->self_s += b->self_s - a->self_s;
+}
+
+void kb_noise_acc_judge(const kb_noise_acc *acc, int threads, kb_noise *n) {
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (acc->windows == 0 || acc->bad) {
+        memset(n, 0, sizeof *n);
+        return;
+    }
+    kb_noise_judge(acc->wall_s, acc->busy_s, acc->steal_s, acc->self_s,
+                   online > 0 ? (int)online : 1, threads, n);
+}
+
+void kb_noise_rounds(kb_noise *n, double rounds_spread, int rounds) {
     n->rounds_spread = rounds_spread;
     if (n->noisy || rounds_spread <= KB_NOISE_ROUNDS) return;
     n->noisy = 1;
-    snprintf(n->reason, sizeof n->reason, "the medians of the %d timing rounds disagree by %.0f%%",
-             KB_TIMING_ROUNDS, 100 * rounds_spread);
+    if (rounds > 1)
+        snprintf(n->reason, sizeof n->reason,
+                 "the medians of the %d timing rounds disagree by %.0f%%", rounds,
+                 100 * rounds_spread);
+    else
+        snprintf(n->reason, sizeof n->reason,
+                 "the medians of the %d slices of the timing rounds disagree by %.0f%%",
+                 KB_TIMING_ROUNDS, 100 * rounds_spread);
 }
 
 int kb_noise_clock(kb_noise *n, double start_mhz, double now_mhz) {

@@ -52,9 +52,22 @@ void kb_noise_sample_now(kb_noise_sample *s);
 /** The verdict from two snapshots for a device that ran `threads` threads. */
 void kb_noise_between(const kb_noise_sample *a, const kb_noise_sample *b, int threads, kb_noise *n);
 
-/** Adds the verdict on a timing's rounds: noisy (with the reason) when their medians disagree by
- *  more than KB_NOISE_ROUNDS and the load did not already explain it. */
-void kb_noise_rounds(kb_noise *n, double rounds_spread);
+/** The sum of several windows: a device's own phases when devices are interleaved (its
+ *  preparation and each of its timing rounds, not the other devices' turns). Zero it first. */
+typedef struct kb_noise_acc {
+    double wall_s, busy_s, steal_s, self_s;
+    int windows, bad; /**< windows added; windows whose snapshots were unreadable */
+} kb_noise_acc;
+
+/** Adds the window from a to b. */
+void kb_noise_acc_add(kb_noise_acc *acc, const kb_noise_sample *a, const kb_noise_sample *b);
+
+/** The verdict on the summed windows for a device that ran `threads` threads. */
+void kb_noise_acc_judge(const kb_noise_acc *acc, int threads, kb_noise *n);
+
+/** Adds the verdict on a timing's `rounds` rounds: noisy (with the reason) when their medians
+ *  disagree by more than KB_NOISE_ROUNDS and the load did not already explain it. */
+void kb_noise_rounds(kb_noise *n, double rounds_spread, int rounds);
 
 /** Adds the verdict on a re-check of the CPU clock: records both clocks, and marks n noisy
  *  ("clock: ...") when now_mhz differs from start_mhz by more than KB_NOISE_CLOCK. Returns 1

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kb_timing.h"
 #include "kb_util.h"
 #include "kb_workload.h"
 
@@ -22,6 +23,7 @@ int kb_options_parse(int argc, char **argv, kb_options *o, char *err, size_t err
     o->min_time = 0.5;
     o->min_reps = 3;
     o->max_reps = 100000;
+    o->rounds = 3;
     o->ref_budget_gflop = 0.25;
     o->limit = -1;
     o->use_cache = 1;
@@ -95,6 +97,13 @@ int kb_options_parse(int argc, char **argv, kb_options *o, char *err, size_t err
                 o->min_reps = (int)n;
             else
                 o->max_reps = (int)n;
+        } else if ((v = value_of(a, "--rounds"))) {
+            int64_t n;
+            if (!kb_parse_i64(v, &n) || n < 1 || n > KB_MAX_ROUNDS) {
+                snprintf(err, err_cap, "--rounds=%s: want a count from 1 to %d", v, KB_MAX_ROUNDS);
+                return 0;
+            }
+            o->rounds = (int)n;
         } else if ((v = value_of(a, "--ref-budget"))) {
             if (!kb_parse_double(v, &o->ref_budget_gflop) || o->ref_budget_gflop <= 0) {
                 snprintf(err, err_cap, "--ref-budget=%s: want GFLOP > 0", v);
@@ -202,6 +211,10 @@ void kb_print_help(FILE *f) {
         "  --mode=C|P|CP    correctness only, performance only (unverified), both (default)\n"
         "  --min-time=S     time each problem for at least S seconds (default 0.5)\n"
         "  --min-reps=N --max-reps=N   bounds on timed repetitions (default 3, 100000)\n"
+        "  --rounds=N       split that timing into N rounds (default 3, at most 16); each round\n"
+        "                   times every device once in turn, the first one rotating (A B, B A,\n"
+        "                   A B): the median of the round medians is the result, rounds that\n"
+        "                   disagree by more than 15%% mark the row NOISY(rounds)\n"
         "  --ref-budget=G   verify on a sampled slice when the problem exceeds G GFLOP\n"
         "                   (default 0.25; the record says \"sampled\")\n"
         "  --cold[=MiB]     cold-cache timing: calls cycle through copies of the operands\n"

@@ -26,6 +26,7 @@ typedef struct kb_options {
     const char *out;      /**< --out */
     double min_time;      /**< --min-time, seconds */
     int min_reps, max_reps;
+    int rounds; /**< --rounds: the timing budget split into rounds, devices interleaved */
     double ref_budget_gflop; /**< --ref-budget */
     double cold_mib;         /**< --cold[=MiB]: rotating operand copies of this many MiB; 0 = hot */
     const char *match;       /**< --match */

@@ -1,4 +1,5 @@
-/* kb_run.c - verify, then time, one problem on every target device. */
+/* kb_run.c - verify, then time, one problem on every target device, the devices interleaved
+ * round by round. */
 #include "kb_run.h"
 
 #include <math.h>
@@ -127,23 +128,44 @@ static kmux_status select_impl(kmux_plan *plan, int impl_index, const kb_run_opt
     }
 }
 
-/* Runs p on one target with implementation impl_index of its plan. Returns 1 when the plan has
- * a further implementation after that one (for --all-impls). */
-static int run_target(const kb_problem *p, kb_target *tg, void *host_int[3], void *host_real[3],
-                      const kb_tensors *t, const kb_fill_plan *fp, const kb_oracle *orc,
-                      const kb_run_opts *o, int impl_index, kb_result *r) {
-    int more = 0;
-    kmux_plan *plan = NULL;
-    void *base[3] = {NULL, NULL, NULL}, *dev[3] = {NULL, NULL, NULL};
+/* One (device, implementation) of a problem: prepared once (plan, buffers, verification, data,
+ * warm-up), then timed round by round, then torn down. */
+typedef struct runner {
+    kb_target *tg;
+    kb_result *r;
+    int impl_index;
+    kmux_plan *plan;
+    void *base[3], *dev[3];
     void *rot[KB_MAX_ROTATIONS][3];
-    memset(rot, 0, sizeof rot);
-    unsigned char *stage = NULL;
+    unsigned char *stage;
     exec_ctx e;
-    memset(&e, 0, sizeof e);
-    kmux_compute_type ct = kb_problem_compute(p);
+    kb_timer timer;
+    int timing; /* prepared and waiting for its rounds (no error, verification passed) */
+    kb_noise_acc acc;
+} runner;
+
+/* Everything a problem's runners share. */
+typedef struct shared {
+    const kb_problem *p;
+    void **host_int, **host_real;
+    const kb_tensors *t;
+    const kb_fill_plan *fp;
+    const kb_oracle *orc;
+    const kb_run_opts *o;
     size_t bytes[3];
-    for (int i = 0; i < 3; ++i)
-        bytes[i] = (size_t)t->count[i] * kb_dtype_size(t->dt[i]);
+} shared;
+
+/* Plan creation (timed), implementation choice, buffers, verification, the timing data and the
+ * warm-up. On success with o->time the runner is left `timing`; otherwise r says why not. */
+static void prepare(runner *u, const shared *sh) {
+    const kb_problem *p = sh->p;
+    const kb_tensors *t = sh->t;
+    const kb_run_opts *o = sh->o;
+    const size_t *bytes = sh->bytes;
+    kb_target *tg = u->tg;
+    kb_result *r = u->r;
+    exec_ctx *e = &u->e;
+    kmux_compute_type ct = kb_problem_compute(p);
 
     /* plan creation, timed on its own */
     double t0 = kb_now_s();
@@ -151,25 +173,24 @@ static int run_target(const kb_problem *p, kb_target *tg, void *host_int[3], voi
     if (p->op == KB_OP_MATMUL) {
         kmux_matmul_desc d;
         kb_matmul_to_desc(p, &d);
-        st = kmux_matmul_plan_create(tg->dev, &d, NULL, &plan);
+        st = kmux_matmul_plan_create(tg->dev, &d, NULL, &u->plan);
     } else {
         kmux_conv2d_desc d;
         kb_conv_to_desc(p, &d);
-        st = kmux_conv2d_plan_create(tg->dev, &d, NULL, &plan);
+        st = kmux_conv2d_plan_create(tg->dev, &d, NULL, &u->plan);
     }
     r->plan_ms = 1e3 * (kb_now_s() - t0);
     if (st != KMUX_OK) {
         set_error(r, st, "plan creation");
-        return 0;
+        return;
     }
-    st = select_impl(plan, impl_index, o, r);
+    st = select_impl(u->plan, u->impl_index, o, r);
     if (st != KMUX_OK) {
         r->status = st;
-        kmux_plan_destroy(plan);
-        return 0;
+        return;
     }
     kmux_plan_info info;
-    if (kmux_plan_info_get(plan, &info) == KMUX_OK) {
+    if (kmux_plan_info_get(u->plan, &info) == KMUX_OK) {
         kb_strlcpy(r->impl, info.impl ? info.impl : "?", sizeof r->impl);
         kb_strlcpy(r->effective_compute, kb_compute_name(info.effective_compute),
                    sizeof r->effective_compute);
@@ -179,68 +200,72 @@ static int run_target(const kb_problem *p, kb_target *tg, void *host_int[3], voi
     /* device buffers; the output with a guard band on each side */
     for (int i = 0; i < 3 && st == KMUX_OK; ++i) {
         size_t extra = i == t->out ? 2 * KB_GUARD_BYTES : 0;
-        st = kmux_malloc(tg->dev, bytes[i] + extra, &base[i]);
-        dev[i] = (char *)base[i] + extra / 2;
+        st = kmux_malloc(tg->dev, bytes[i] + extra, &u->base[i]);
+        u->dev[i] = (char *)u->base[i] + extra / 2;
     }
     if (st != KMUX_OK) {
         set_error(r, st, "kmux_malloc");
-        goto done;
+        return;
     }
-    e.op = p->op, e.plan = plan, e.stream = tg->stream;
+    e->op = p->op, e->plan = u->plan, e->stream = tg->stream;
     if (ct == KMUX_COMPUTE_F64)
-        e.alpha.d = 1.0, e.beta.d = 0.0;
+        e->alpha.d = 1.0, e->beta.d = 0.0;
     else if (ct == KMUX_COMPUTE_I32 && p->op == KB_OP_MATMUL)
-        e.alpha.i = 1, e.beta.i = 0;
+        e->alpha.i = 1, e->beta.i = 0;
     else
-        e.alpha.f = 1.0f, e.beta.f = 0.0f;
+        e->alpha.f = 1.0f, e->beta.f = 0.0f;
     kmux_matmul_args ma = KMUX_MATMUL_ARGS_INIT;
-    ma.alpha = &e.alpha, ma.beta = &e.beta, ma.A = dev[0], ma.B = dev[1], ma.C = dev[2];
-    e.ma[0] = ma;
+    ma.alpha = &e->alpha, ma.beta = &e->beta, ma.A = u->dev[0], ma.B = u->dev[1];
+    ma.C = u->dev[2];
+    e->ma[0] = ma;
     kmux_conv2d_args ca = KMUX_CONV2D_ARGS_INIT;
-    ca.alpha = &e.alpha, ca.beta = &e.beta, ca.x = dev[0], ca.w = dev[1], ca.y = dev[2];
-    e.ca[0] = ca;
-    e.nrot = 1;
+    ca.alpha = &e->alpha, ca.beta = &e->beta, ca.x = u->dev[0], ca.w = u->dev[1];
+    ca.y = u->dev[2];
+    e->ca[0] = ca;
+    e->nrot = 1;
 
     if (o->verify) {
+        const kb_oracle *orc = sh->orc;
         if (!orc->ok) {
             r->check.status = KB_VERIFY_ERROR;
             kb_strlcpy(r->check.message, orc->message, sizeof r->check.message);
-            goto done;
+            return;
         }
         size_t ob = bytes[t->out], G = KB_GUARD_BYTES;
-        stage = kb_xmalloc(ob + 2 * G);
+        unsigned char *stage = u->stage = kb_xmalloc(ob + 2 * G);
         kb_guard_fill(stage, G, 1);
         kb_guard_fill(stage + G + ob, G, 2);
         kb_fill_unwritten(stage + G, t->dt[t->out], t->count[t->out]);
         for (int i = 0; i < 3 && st == KMUX_OK; ++i)
-            st = i == t->out ? kmux_memcpy(tg->stream, base[i], stage, ob + 2 * G,
+            st = i == t->out ? kmux_memcpy(tg->stream, u->base[i], stage, ob + 2 * G,
                                            KMUX_MEMCPY_HOST_TO_DEVICE)
-                             : kmux_memcpy(tg->stream, dev[i], host_int[i], bytes[i],
+                             : kmux_memcpy(tg->stream, u->dev[i], sh->host_int[i], bytes[i],
                                            KMUX_MEMCPY_HOST_TO_DEVICE);
         if (st == KMUX_OK) st = kmux_stream_synchronize(tg->stream);
         if (st != KMUX_OK) {
             set_error(r, st, "copy to device");
-            goto done;
+            return;
         }
-        st = exec_once(&e);
+        st = exec_once(e);
         if (st == KMUX_OK) st = kmux_stream_synchronize(tg->stream);
         if (st != KMUX_OK) {
             set_error(r, st, "execution");
-            goto done;
+            return;
         }
-        st = kmux_memcpy(tg->stream, stage, base[t->out], ob + 2 * G, KMUX_MEMCPY_DEVICE_TO_HOST);
+        st =
+            kmux_memcpy(tg->stream, stage, u->base[t->out], ob + 2 * G, KMUX_MEMCPY_DEVICE_TO_HOST);
         for (int i = 0; i < 3 && st == KMUX_OK; ++i) {
             if (i == t->out) continue;
             void *back = kb_xmalloc(bytes[i]);
-            st = kmux_memcpy(tg->stream, back, dev[i], bytes[i], KMUX_MEMCPY_DEVICE_TO_HOST);
+            st = kmux_memcpy(tg->stream, back, u->dev[i], bytes[i], KMUX_MEMCPY_DEVICE_TO_HOST);
             if (st == KMUX_OK) st = kmux_stream_synchronize(tg->stream);
-            if (st == KMUX_OK && memcmp(back, host_int[i], bytes[i])) r->check.inputs_ok = 0;
+            if (st == KMUX_OK && memcmp(back, sh->host_int[i], bytes[i])) r->check.inputs_ok = 0;
             free(back);
         }
         if (st == KMUX_OK) st = kmux_stream_synchronize(tg->stream);
         if (st != KMUX_OK) {
             set_error(r, st, "copy from device");
-            goto done;
+            return;
         }
         /* injected faults, to test the checker itself (--self-test) */
         if (o->self_test && !strcmp(o->self_test, "corrupt-output") && orc->count > 0) {
@@ -250,55 +275,118 @@ static int run_target(const kb_problem *p, kb_target *tg, void *host_int[3], voi
         }
         if (o->self_test && !strcmp(o->self_test, "corrupt-guard")) stage[G + ob + 7] ^= 0x40;
         r->check.guard_ok = kb_guard_check(stage, G, 1) && kb_guard_check(stage + G + ob, G, 2);
-        kb_compare(orc, fp, stage + G, t->dt[t->out], &r->check);
-        if (r->check.status != KB_VERIFY_PASSED) goto done;
+        kb_compare(orc, sh->fp, stage + G, t->dt[t->out], &r->check);
+        free(u->stage);
+        u->stage = NULL;
+        if (r->check.status != KB_VERIFY_PASSED) return;
     }
 
-    if (o->time) {
-        for (int i = 0; i < 3 && st == KMUX_OK; ++i)
-            if (i != t->out)
-                st = kmux_memcpy(tg->stream, dev[i], host_real[i], bytes[i],
-                                 KMUX_MEMCPY_HOST_TO_DEVICE);
-        if (st == KMUX_OK) st = kmux_stream_synchronize(tg->stream);
-        if (st != KMUX_OK) {
-            set_error(r, st, "copy to device");
-            goto done;
-        }
-        if (o->cold_bytes > 0) {
-            st = add_rotations(&e, tg, t, bytes, host_real, o->cold_bytes, rot);
-            if (st != KMUX_OK) {
-                set_error(r, st, "cold buffers (--cold)");
-                goto done;
-            }
-        }
-        r->rotations = e.nrot;
-        char err[300];
-        st = kb_time(tg->dev, tg->stream, exec_once, &e, &o->timing, &r->stats, err, sizeof err);
-        if (st != KMUX_OK) {
-            r->status = st;
-            snprintf(r->error, sizeof r->error, "timing: %s", err);
-            goto done;
-        }
-        r->timed = 1;
-        r->gflops = r->flops / (r->stats.median_ms * 1e6);
-        r->gflops_best = r->flops / (r->stats.min_ms * 1e6);
-        kb_device_peak(&tg->props, p->set.dt[0], ct, o->host, o->peaks_csv, &r->peak);
-        kb_roofline_compute(r->flops, r->min_bytes, r->gflops * 1e9, &r->peak, &r->roof);
+    if (!o->time) return;
+    for (int i = 0; i < 3 && st == KMUX_OK; ++i)
+        if (i != t->out)
+            st = kmux_memcpy(tg->stream, u->dev[i], sh->host_real[i], bytes[i],
+                             KMUX_MEMCPY_HOST_TO_DEVICE);
+    if (st == KMUX_OK) st = kmux_stream_synchronize(tg->stream);
+    if (st != KMUX_OK) {
+        set_error(r, st, "copy to device");
+        return;
     }
-done:
-    more = kmux_plan_next_impl(plan) == KMUX_OK;
-    free(stage);
+    if (o->cold_bytes > 0) {
+        st = add_rotations(e, tg, t, bytes, (void *const *)sh->host_real, o->cold_bytes, u->rot);
+        if (st != KMUX_OK) {
+            set_error(r, st, "cold buffers (--cold)");
+            return;
+        }
+    }
+    r->rotations = e->nrot;
+    char err[300];
+    st = kb_timer_open(&u->timer, tg->dev, tg->stream, exec_once, e, &o->timing, err, sizeof err);
+    if (st != KMUX_OK) {
+        r->status = st;
+        snprintf(r->error, sizeof r->error, "timing: %s", err);
+        return;
+    }
+    u->timing = 1;
+}
+
+/* One timing round of a prepared runner; an error ends its timing. */
+static void time_round(runner *u, const kb_run_opts *o) {
+    char err[300];
+    kmux_status st = kb_timer_round(&u->timer, &o->timing, err, sizeof err);
+    if (st != KMUX_OK) {
+        u->timing = 0;
+        u->r->status = st;
+        snprintf(u->r->error, sizeof u->r->error, "timing: %s", err);
+    }
+}
+
+/* The figures of a runner whose rounds are done. */
+static void finish(runner *u, const shared *sh) {
+    kb_result *r = u->r;
+    const kmux_device_props *pr = &u->tg->props;
+    kb_noise_acc_judge(&u->acc, pr->is_host ? pr->compute_units : 1, &r->noise);
+    if (!u->timing) return;
+    kb_timer_stats(&u->timer, &r->stats);
+    r->timed = 1;
+    r->gflops = r->flops / (r->stats.median_ms * 1e6);
+    r->gflops_best = r->flops / (r->stats.min_ms * 1e6);
+    kb_device_peak(pr, sh->p->set.dt[0], kb_problem_compute(sh->p), sh->o->host, sh->o->peaks_csv,
+                   &r->peak);
+    kb_roofline_compute(r->flops, r->min_bytes, r->gflops * 1e9, &r->peak, &r->roof);
+    kb_noise_rounds(&r->noise, r->stats.rounds_spread, r->stats.rounds);
+}
+
+/* Frees everything of a runner. Returns 1 when its plan has a further implementation after the
+ * one it ran (for --all-impls). */
+static int teardown(runner *u) {
+    int more = u->plan && kmux_plan_next_impl(u->plan) == KMUX_OK;
+    kb_timer_close(&u->timer);
+    free(u->stage);
     for (int i = 0; i < 3; ++i) {
-        kmux_free(tg->dev, base[i]);
+        kmux_free(u->tg->dev, u->base[i]);
         for (int k = 1; k < KB_MAX_ROTATIONS; ++k)
-            kmux_free(tg->dev, rot[k][i]);
+            kmux_free(u->tg->dev, u->rot[k][i]);
     }
-    kmux_plan_destroy(plan);
+    kmux_plan_destroy(u->plan);
+    u->plan = NULL;
     return more;
 }
 
-/* Host memory available now (MemAvailable), in bytes; 0 when unknown. */
+/* Runs f on u, adding the window to u's noise sum (only its own phases count for it). */
+static void in_window(runner *u, void (*f)(runner *, const shared *), const shared *sh) {
+    kb_noise_sample a, b;
+    kb_noise_sample_now(&a);
+    f(u, sh);
+    kb_noise_sample_now(&b);
+    kb_noise_acc_add(&u->acc, &a, &b);
+}
+
+static void round_step(runner *u, const shared *sh) {
+    time_round(u, sh->o);
+}
+
+/* Times the n runners: n > 1 interleaved, each round every runner in turn with the first one
+ * rotating from round to round (A B, B A, A B, ...), so that no device always goes first and a
+ * change of the machine's load during the problem hits every device alike. */
+static void run_rounds(runner *u, int n, const shared *sh) {
+    int rounds = sh->o->timing.rounds < 1 ? 1 : sh->o->timing.rounds;
+    if (rounds > KB_MAX_ROUNDS) rounds = KB_MAX_ROUNDS;
+    for (int k = 0; k < n; ++k)
+        in_window(&u[k], prepare, sh);
+    for (int round = 0; round < rounds; ++round)
+        for (int j = 0; j < n; ++j) {
+            runner *x = &u[(round + j) % n];
+            if (x->timing) in_window(x, round_step, sh);
+        }
+    for (int k = 0; k < n; ++k)
+        finish(&u[k], sh);
+}
+
+/* Host memory available now (MemAvailable), in bytes; 0 when unknown. The test hook
+ * KMUX_BENCH_AVAILABLE_MIB replaces it. */
 static double host_available_bytes(void) {
+    const char *hook = getenv("KMUX_BENCH_AVAILABLE_MIB");
+    if (hook && *hook) return strtod(hook, NULL) * 1048576.0;
     FILE *f = fopen("/proc/meminfo", "r");
     double kib = 0;
     char line[256];
@@ -333,7 +421,9 @@ double kb_problem_estimate_s(const kb_problem *p, const kb_target *targets, int 
         if (o->time) {
             double reps = o->timing.min_time_s / (call > 0 ? call : 1);
             if (reps < o->timing.min_reps) reps = o->timing.min_reps;
-            s += o->timing.warmup_s + call + reps * call;
+            /* the warm-up, the verified call and one re-warming call per round */
+            int rounds = o->timing.rounds < 1 ? 1 : o->timing.rounds;
+            s += o->timing.warmup_s + (1 + rounds) * call + reps * call;
         }
     }
     return s;
@@ -360,17 +450,40 @@ static void results_out_of_memory(const kb_problem *p, kb_target *targets, int n
     }
 }
 
+/* The result of p on target tg before it runs: names, figures, status OK. */
+static void result_init(kb_result *r, const kb_problem *p, const kb_target *tg,
+                        const kb_oracle *orc) {
+    memset(r, 0, sizeof *r);
+    r->prob = *p;
+    kb_check_init(&r->check);
+    const kmux_device_props *pr = &tg->props;
+    kb_strlcpy(r->device, pr->id, sizeof r->device);
+    kb_strlcpy(r->backend, pr->backend, sizeof r->backend);
+    kb_strlcpy(r->device_name, pr->name, sizeof r->device_name);
+    kb_strlcpy(r->arch, pr->arch, sizeof r->arch);
+    kb_strlcpy(r->library_version, pr->library_version, sizeof r->library_version);
+    r->flops = kb_problem_flops(p);
+    r->min_bytes = kb_problem_min_bytes(p);
+    r->oracle_ms = orc->ref_ms;
+    kb_strlcpy(r->sample_note, orc->sample_note, sizeof r->sample_note);
+    r->status = KMUX_OK;
+}
+
 size_t kb_run_problem(const kb_problem *p, kmux_device *ref, kmux_stream *ref_stream,
                       kb_target *targets, int ntargets, const kb_run_opts *o, kb_result *results,
                       size_t cap) {
     int host_devices = 0;
     for (int k = 0; k < ntargets; ++k)
         host_devices += targets[k].props.is_host;
-    double need = kb_problem_host_bytes(p, o, host_devices), avail = host_available_bytes();
-    if (avail > 0 && need > 0.9 * avail) {
-        results_out_of_memory(p, targets, ntargets, need, avail, results);
+    /* interleaving keeps every device's buffers at once; one after another needs one set */
+    double need_all = kb_problem_host_bytes(p, o, host_devices);
+    double need_one = kb_problem_host_bytes(p, o, host_devices > 0 ? 1 : 0);
+    double avail = host_available_bytes();
+    if (avail > 0 && need_one > 0.9 * avail) {
+        results_out_of_memory(p, targets, ntargets, need_one, avail, results);
         return (size_t)ntargets;
     }
+    int interleave = ntargets > 1 && o->time && !(avail > 0 && need_all > 0.9 * avail);
     kb_tensors t;
     kb_problem_tensors(p, &t);
     kb_fill_plan fp;
@@ -390,37 +503,77 @@ size_t kb_run_problem(const kb_problem *p, kmux_device *ref, kmux_stream *ref_st
                 host_real[i] = kb_xmalloc((size_t)t.count[i] * kb_dtype_size(t.dt[i]));
                 kb_fill_real(host_real[i], t.dt[i], t.count[i], o->seed + 101u * (unsigned)i);
             }
+    shared sh = {p, host_int, host_real, &t, &fp, &orc, o, {0, 0, 0}};
+    for (int i = 0; i < 3; ++i)
+        sh.bytes[i] = (size_t)t.count[i] * kb_dtype_size(t.dt[i]);
+
+    /* slot (k, j): implementation j of target k; with --all-impls the implementations are walked
+     * together, j-th of every device interleaved, so that memory holds one set per device */
+    int per = o->all_impls ? KB_MAX_IMPLS : 1;
+    kb_result *slot = kb_xcalloc((size_t)ntargets * (size_t)per, sizeof *slot);
+    int *count = kb_xcalloc((size_t)ntargets, sizeof *count); /* slots filled per target */
+    int *more = kb_xcalloc((size_t)ntargets, sizeof *more);
+    runner *u = kb_xcalloc((size_t)ntargets, sizeof *u);
+    int *which = kb_xcalloc((size_t)ntargets, sizeof *which);
+    int *next = kb_xcalloc((size_t)ntargets, sizeof *next); /* a further implementation */
+    for (int k = 0; k < ntargets; ++k)
+        more[k] = 1;
+    char note[sizeof slot->order_note] = "";
+    if (!interleave && ntargets > 1 && o->time)
+        snprintf(note, sizeof note,
+                 "timed one device after another, not interleaved: every device at once needs "
+                 "%.1f GiB of host memory, %.1f GiB available",
+                 need_all / 1073741824.0, avail / 1073741824.0);
+    for (int j = 0; j < per; ++j) {
+        int n = 0;
+        for (int k = 0; k < ntargets; ++k) {
+            if (!more[k]) continue;
+            memset(&u[n], 0, sizeof u[n]);
+            u[n].tg = &targets[k];
+            u[n].impl_index = j;
+            u[n].r = &slot[(size_t)k * (size_t)per + (size_t)j];
+            result_init(u[n].r, p, &targets[k], &orc);
+            kb_strlcpy(u[n].r->order_note, note, sizeof u[n].r->order_note);
+            which[n++] = k;
+        }
+        if (n == 0) break;
+        for (int x = 0; x < n; ++x)
+            u[x].r->interleaved = interleave && n > 1;
+        if (interleave) {
+            run_rounds(u, n, &sh);
+            for (int x = 0; x < n; ++x)
+                next[x] = teardown(&u[x]);
+        } else { /* one device's buffers at a time */
+            for (int x = 0; x < n; ++x) {
+                run_rounds(&u[x], 1, &sh);
+                next[x] = teardown(&u[x]);
+            }
+        }
+        for (int x = 0; x < n; ++x) {
+            int k = which[x];
+            if (u[x].r->status == KMUX_ERR_LAST_IMPL) { /* walked past the last one */
+                more[k] = 0;
+                continue;
+            }
+            count[k] = j + 1;
+            more[k] = o->all_impls && next[x];
+        }
+    }
+    /* in target order; --all-impls --impl=RE: only the implementations whose names match */
     size_t nres = 0;
     for (int k = 0; k < ntargets; ++k)
-        for (int impl = 0; nres < cap; ++impl) {
-            kb_result *r = &results[nres];
-            memset(r, 0, sizeof *r);
-            r->prob = *p;
-            kb_check_init(&r->check);
-            const kmux_device_props *pr = &targets[k].props;
-            kb_strlcpy(r->device, pr->id, sizeof r->device);
-            kb_strlcpy(r->backend, pr->backend, sizeof r->backend);
-            kb_strlcpy(r->device_name, pr->name, sizeof r->device_name);
-            kb_strlcpy(r->arch, pr->arch, sizeof r->arch);
-            kb_strlcpy(r->library_version, pr->library_version, sizeof r->library_version);
-            r->flops = kb_problem_flops(p);
-            r->min_bytes = kb_problem_min_bytes(p);
-            r->oracle_ms = orc.ref_ms;
-            kb_strlcpy(r->sample_note, orc.sample_note, sizeof r->sample_note);
-            r->status = KMUX_OK;
-            kb_noise_sample before, after;
-            kb_noise_sample_now(&before);
-            int more = run_target(p, &targets[k], host_int, host_real, &t, &fp, &orc, o, impl, r);
-            kb_noise_sample_now(&after);
-            kb_noise_between(&before, &after, pr->is_host ? pr->compute_units : 1, &r->noise);
-            if (r->timed) kb_noise_rounds(&r->noise, r->stats.rounds_spread);
-            if (r->status == KMUX_ERR_LAST_IMPL) break; /* walked past the last one */
-            /* --all-impls --impl=RE: only the implementations whose names match */
+        for (int j = 0; j < count[k] && nres < cap; ++j) {
+            const kb_result *r = &slot[(size_t)k * (size_t)per + (size_t)j];
             int keep = !(o->all_impls && o->impl_regex && r->impl[0] &&
                          regexec(o->impl_regex, r->impl, 0, NULL, 0) != 0);
-            if (keep) ++nres;
-            if (!o->all_impls || !more) break;
+            if (keep) results[nres++] = *r;
         }
+    free(slot);
+    free(count);
+    free(more);
+    free(u);
+    free(which);
+    free(next);
     kb_oracle_free(&orc);
     for (int i = 0; i < 3; ++i) {
         free(host_int[i]);

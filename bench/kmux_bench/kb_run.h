@@ -1,6 +1,11 @@
 /*
  * kb_run.h - one problem on every selected device: the oracle once, then per device plan
  * creation (timed), verification on integer data with guard bands, and timing on random reals.
+ * Every device is prepared first (plan, buffers, verification, warm-up); then the timing runs in
+ * rounds (kb_timing.h), each round timing every device once in turn, the first one rotating
+ * (A B, B A, A B): a change of the machine's load hits all devices alike and shows as rounds
+ * that disagree. When the devices' buffers do not fit in host memory together, the devices run
+ * one after another (the row says so).
  */
 #ifndef KB_RUN_H
 #define KB_RUN_H
@@ -61,7 +66,10 @@ typedef struct kb_result {
     double gflops_best; /**< at the minimum time */
     kb_peak peak;
     kb_roofline roof;
-    kb_noise noise; /**< foreign load and steal during the run (noise.noisy: do not rank) */
+    kb_noise noise;       /**< foreign load and steal during the run (noise.noisy: do not rank) */
+    int interleaved;      /**< 1 when its rounds alternated with other devices' rounds */
+    char order_note[160]; /**< why the devices were not interleaved ("" when they were, or when
+                               there was one device) */
 } kb_result;
 
 /** At most this many implementations per device with --all-impls. */
@@ -74,9 +82,11 @@ size_t kb_run_problem(const kb_problem *p, kmux_device *ref, kmux_stream *ref_st
                       kb_target *targets, int ntargets, const kb_run_opts *o, kb_result *results,
                       size_t cap);
 
-/** Host memory a run of p needs (bytes) with host_devices CPU devices: kb_run_problem checks
- *  it against the memory available before allocating anything, and turns a problem that does
- *  not fit into KMUX_ERR_OUT_OF_MEMORY results (the run goes on). */
+/** Host memory a run of p needs (bytes) with host_devices CPU devices prepared at once:
+ *  kb_run_problem checks it against the memory available (MemAvailable; the test hook
+ *  KMUX_BENCH_AVAILABLE_MIB replaces it) before allocating anything. Every device at once does
+ *  not fit: the devices run one after another; one does not fit: KMUX_ERR_OUT_OF_MEMORY results
+ *  (the run goes on). */
 double kb_problem_host_bytes(const kb_problem *p, const kb_run_opts *o, int host_devices);
 
 /** A rough estimate of the seconds kb_run_problem takes for p (oracle, verification and timing

@@ -74,12 +74,16 @@ void kb_table_row(FILE *f, const kb_result *r) {
         else
             fprintf(f, " %6s", "?");
         fprintf(f, " %-7s", r->roof.bound ? (r->roof.bound[0] == 'c' ? "compute" : "memory") : "?");
-        if (r->noise.noisy)
-            fprintf(f, " NOISY(%s)",
-                    strstr(r->noise.reason, "clock:")   ? "clock"
-                    : strstr(r->noise.reason, "rounds") ? "rounds"
-                    : strstr(r->noise.reason, "stole")  ? "steal"
-                                                        : "load"); /* never ranked */
+        if (r->noise.noisy) { /* never ranked; every cause, e.g. NOISY(load,clock) */
+            const char *why = r->noise.reason;
+            int steal = strstr(why, "stole") != NULL, rounds = strstr(why, "rounds") != NULL;
+            int clock = strstr(why, "clock:") != NULL;
+            int load = strstr(why, "other processes") != NULL || !(steal || rounds || clock);
+            fprintf(f, " NOISY(%s%s%s%s%s%s%s)", load ? "load" : "", load && steal ? "," : "",
+                    steal ? "steal" : "", (load || steal) && rounds ? "," : "",
+                    rounds ? "rounds" : "", (load || steal || rounds) && clock ? "," : "",
+                    clock ? "clock" : "");
+        }
         if (r->stats.spread > KB_NOISY_SPREAD) fprintf(f, " noisy(%.0f%%)", 100 * r->stats.spread);
     }
     fputc('\n', f);
@@ -88,6 +92,7 @@ void kb_table_row(FILE *f, const kb_result *r) {
         fprintf(f, "    %s\n", r->error);
     else if (r->check.status != KB_VERIFY_PASSED && r->check.status != KB_VERIFY_NOT_RUN)
         fprintf(f, "    %s\n", r->check.message);
+    if (kb_result_has_speed(r) && r->order_note[0]) fprintf(f, "    %s\n", r->order_note);
     fflush(f);
 }
 
@@ -147,6 +152,23 @@ int kb_table_summary(FILE *f, const kb_result *results, size_t n) {
                "dtype; bound: roofline (arithmetic intensity vs peak/bandwidth). No speed is "
                "shown for a result that did not pass.\n");
     return (int)(failed + mistrusted + errors);
+}
+
+void kb_table_remarked(FILE *f, const kb_result *results, const size_t *idx, size_t n,
+                       double start_mhz, double moved_mhz) {
+    if (n == 0) return;
+    fprintf(f,
+            "\nNOISY(clock) too: %zu rows printed above before the re-check that found the clock "
+            "moved (%.0f -> %.0f MHz); they ran after the last check that found it unmoved (or "
+            "the start), and their records are marked:\n",
+            n, start_mhz, moved_mhz);
+    for (size_t k = 0; k < n; ++k) {
+        const kb_result *r = &results[idx[k]];
+        char label[200];
+        problem_label(&r->prob, label, sizeof label);
+        fprintf(f, "  %s%s%s on %s\n", label, r->prob.op == KB_OP_CONV ? " " : "",
+                r->prob.op == KB_OP_CONV ? kb_dir_name(r->prob.dir) : "", r->device);
+    }
 }
 
 static int progress_tty = -1;

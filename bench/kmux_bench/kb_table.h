@@ -23,6 +23,12 @@ const char *kb_table_verdict(const kb_result *r);
  *  were mistrusted or errored (not counting UNSUPPORTED). */
 int kb_table_summary(FILE *f, const kb_result *results, size_t n);
 
+/** After the table: the n rows results[idx[k]] printed before a clock re-check found the clock
+ *  moved (start_mhz -> moved_mhz), and marked NOISY(clock) since (problem, direction, device;
+ *  one indented line each, not a table row). Prints nothing when n == 0. */
+void kb_table_remarked(FILE *f, const kb_result *results, const size_t *idx, size_t n,
+                       double start_mhz, double moved_mhz);
+
 /** Progress on stderr: "[i/n] problem": rewritten in place on a terminal, one line otherwise. */
 void kb_progress(size_t i, size_t n, const char *what);
 /** Clears the progress line (terminal only). */

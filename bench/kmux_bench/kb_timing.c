@@ -52,58 +52,112 @@ void kb_stats_compute(double *ms, int n, kb_stats *s) {
     s->spread = s->median_ms > 0 ? (s->p90_ms - s->p10_ms) / s->median_ms : 0.0;
 }
 
-kmux_status kb_time(kmux_device *dev, kmux_stream *stream, kb_exec_fn fn, void *arg,
-                    const kb_timing_opts *o, kb_stats *st, char *err, size_t err_cap) {
-    kmux_event *e0 = NULL, *e1 = NULL;
-    double *ms = NULL;
-    int cap = 0, n = 0;
-    const char *what = "kmux_event_create";
-    kmux_status s = kmux_event_create(dev, &e0);
-    if (s == KMUX_OK) s = kmux_event_create(dev, &e1);
-    if (s != KMUX_OK) goto done;
+static int round_count(const kb_timing_opts *o) {
+    int r = o->rounds < 1 ? 1 : o->rounds;
+    return r > KB_MAX_ROUNDS ? KB_MAX_ROUNDS : r;
+}
 
+void kb_timer_close(kb_timer *t) {
+    free(t->ms);
+    kmux_event_destroy(t->e0);
+    kmux_event_destroy(t->e1);
+    t->ms = NULL, t->e0 = t->e1 = NULL, t->n = t->cap = 0;
+}
+
+static kmux_status fail(kmux_status s, const char *what, char *err, size_t err_cap) {
+    snprintf(err, err_cap, "%s: %s: %s", what, kmux_status_str(s), kmux_last_error());
+    return s;
+}
+
+kmux_status kb_timer_open(kb_timer *t, kmux_device *dev, kmux_stream *stream, kb_exec_fn fn,
+                          void *arg, const kb_timing_opts *o, char *err, size_t err_cap) {
+    memset(t, 0, sizeof *t);
+    t->dev = dev, t->stream = stream, t->fn = fn, t->arg = arg;
+    kmux_status s = kmux_event_create(dev, &t->e0);
+    if (s == KMUX_OK) s = kmux_event_create(dev, &t->e1);
+    if (s != KMUX_OK) {
+        kb_timer_close(t);
+        return fail(s, "kmux_event_create", err, err_cap);
+    }
     /* warm-up: caches, lazily created kernels, thread pools, clocks */
-    what = "warm-up call";
-    memset(st, 0, sizeof *st);
     double t0 = kb_now_s();
     do {
         s = fn(arg);
         if (s == KMUX_OK) s = kmux_stream_synchronize(stream);
-        if (s != KMUX_OK) goto done;
-        ++st->warmup;
-    } while (kb_now_s() - t0 < o->warmup_s && st->warmup < 1000);
-
-    double total = 0;
-    while (n < o->max_reps && (n < o->min_reps || total < o->min_time_s * 1e3)) {
-        what = "kmux_event_record";
-        s = kmux_event_record(e0, stream);
-        if (s != KMUX_OK) goto done;
-        what = "timed call";
-        s = fn(arg);
-        if (s != KMUX_OK) goto done;
-        what = "kmux_event_record";
-        s = kmux_event_record(e1, stream);
-        if (s == KMUX_OK) s = kmux_event_synchronize(e1);
-        float t = 0;
-        if (s == KMUX_OK) s = kmux_event_elapsed_ms(e0, e1, &t);
-        if (s != KMUX_OK) goto done;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            ms = kb_xrealloc(ms, (size_t)cap * sizeof *ms);
+        if (s != KMUX_OK) {
+            kb_timer_close(t);
+            return fail(s, "warm-up call", err, err_cap);
         }
-        ms[n++] = t;
-        total += t;
+        ++t->warmup;
+    } while (kb_now_s() - t0 < o->warmup_s && t->warmup < 1000);
+    t->call_s = (kb_now_s() - t0) / t->warmup;
+    return KMUX_OK;
+}
+
+kmux_status kb_timer_round(kb_timer *t, const kb_timing_opts *o, char *err, size_t err_cap) {
+    int rounds = round_count(o);
+    if (t->rounds >= KB_MAX_ROUNDS) return KMUX_OK;
+    /* this round's share of the budget */
+    int min_reps = (o->min_reps + rounds - 1) / rounds,
+        max_reps = (o->max_reps + rounds - 1) / rounds;
+    if (min_reps < 1) min_reps = 1;
+    if (max_reps < min_reps) max_reps = min_reps;
+    double min_ms = o->min_time_s * 1e3 / rounds;
+    kmux_status s;
+    if (t->call_s * 4e3 <= min_ms) { /* re-warm: another device may have evicted the caches */
+        s = t->fn(t->arg);
+        if (s == KMUX_OK) s = kmux_stream_synchronize(t->stream);
+        if (s != KMUX_OK) return fail(s, "warm-up call", err, err_cap);
+        ++t->warmup;
     }
-    int warmup = st->warmup;
-    double rounds = kb_rounds_spread(ms, n, KB_TIMING_ROUNDS); /* before sorting: call order */
-    kb_stats_compute(ms, n, st);
-    st->warmup = warmup;
-    st->rounds_spread = rounds;
-done:
-    if (s != KMUX_OK)
-        snprintf(err, err_cap, "%s: %s: %s", what, kmux_status_str(s), kmux_last_error());
-    free(ms);
-    kmux_event_destroy(e0);
-    kmux_event_destroy(e1);
-    return s;
+    double total = 0;
+    for (int n = 0; n < max_reps && (n < min_reps || total < min_ms); ++n) {
+        s = kmux_event_record(t->e0, t->stream);
+        if (s != KMUX_OK) return fail(s, "kmux_event_record", err, err_cap);
+        s = t->fn(t->arg);
+        if (s != KMUX_OK) return fail(s, "timed call", err, err_cap);
+        s = kmux_event_record(t->e1, t->stream);
+        if (s == KMUX_OK) s = kmux_event_synchronize(t->e1);
+        float ms = 0;
+        if (s == KMUX_OK) s = kmux_event_elapsed_ms(t->e0, t->e1, &ms);
+        if (s != KMUX_OK) return fail(s, "kmux_event_record", err, err_cap);
+        if (t->n == t->cap) {
+            t->cap = t->cap ? 2 * t->cap : 64;
+            t->ms = kb_xrealloc(t->ms, (size_t)t->cap * sizeof *t->ms);
+        }
+        t->ms[t->n++] = ms;
+        total += ms;
+    }
+    t->round_end[t->rounds++] = t->n;
+    return KMUX_OK;
+}
+
+void kb_timer_stats(const kb_timer *t, kb_stats *st) {
+    memset(st, 0, sizeof *st);
+    if (t->n < 1 || t->rounds < 1) return;
+    double *tmp = kb_xmalloc((size_t)t->n * sizeof *tmp);
+    double lo = 0, hi = 0;
+    for (int r = 0; r < t->rounds; ++r) {
+        int a = r ? t->round_end[r - 1] : 0, b = t->round_end[r];
+        memcpy(tmp, t->ms + a, (size_t)(b - a) * sizeof *tmp);
+        qsort(tmp, (size_t)(b - a), sizeof *tmp, cmp_double);
+        double med = percentile(tmp, b - a, 0.5);
+        st->round_median_ms[r] = med;
+        if (r == 0 || med < lo) lo = med;
+        if (r == 0 || med > hi) hi = med;
+    }
+    /* one round: judge its consecutive slices (before sorting: call order) */
+    double spread = t->rounds > 1 ? (lo > 0 ? (hi - lo) / lo : 0.0)
+                                  : kb_rounds_spread(t->ms, t->n, KB_TIMING_ROUNDS);
+    memcpy(tmp, t->ms, (size_t)t->n * sizeof *tmp);
+    kb_stats_compute(tmp, t->n, st); /* keeps round_median_ms: it only sets the call figures */
+    free(tmp);
+    double med[KB_MAX_ROUNDS];
+    memcpy(med, st->round_median_ms, sizeof med);
+    qsort(med, (size_t)t->rounds, sizeof *med, cmp_double);
+    st->median_ms = percentile(med, t->rounds, 0.5);
+    st->spread = st->median_ms > 0 ? (st->p90_ms - st->p10_ms) / st->median_ms : 0.0;
+    st->rounds = t->rounds;
+    st->rounds_spread = spread;
+    st->warmup = t->warmup;
 }

@@ -250,9 +250,10 @@ int main(int argc, char **argv) {
     for (int i = 0; i < ntargets; ++i)
         printf(" %s [%s%s%s]", targets[i].props.id, targets[i].props.name,
                targets[i].props.library_version[0] ? ", " : "", targets[i].props.library_version);
-    printf("\noracle: %s; %zu problems; mode %s%s; min time %.2f s; %s caches\n\n",
+    printf("\noracle: %s; %zu problems; mode %s%s; min time %.2f s in %d rounds%s; %s caches\n\n",
            o.verify ? "ref" : "none (--mode=P: unverified)", problems.n, o.verify ? "C" : "",
-           o.time ? "P" : "", o.min_time, o.cold_mib > 0 ? "cold" : "hot");
+           o.time ? "P" : "", o.min_time, o.rounds, ntargets > 1 ? ", devices interleaved" : "",
+           o.cold_mib > 0 ? "cold" : "hot");
     kb_table_header(stdout);
 
     kb_run_opts ro;
@@ -263,6 +264,7 @@ int main(int argc, char **argv) {
     ro.timing.min_reps = o.min_reps;
     ro.timing.max_reps = o.max_reps < o.min_reps ? o.min_reps : o.max_reps;
     ro.timing.warmup_s = o.min_time / 5 < 0.1 ? o.min_time / 5 : 0.1;
+    ro.timing.rounds = o.rounds;
     ro.ref_budget_flops = o.ref_budget_gflop * 1e9;
     ro.cold_bytes = o.cold_mib * 1048576.0;
     ro.seed = o.seed;
@@ -280,6 +282,12 @@ int main(int argc, char **argv) {
     results = kb_xcalloc(problems.n * per_problem, sizeof *results);
     double t_start = kb_now_s();
     double clock_moved_mhz = 0; /* > 0: a re-check found the clock moved; later rows are noisy */
+    int can_recheck = any_host && o.time && clock_mhz > 0;
+    /* results[unchecked .. nres): rows since the last re-check that found the clock where it was.
+     * The clock may have moved during any of them, so their records wait for the next re-check;
+     * a failing one marks them all (their table rows, printed already, are listed after it). */
+    size_t unchecked = 0, *remarked = kb_xcalloc(problems.n * per_problem + 1, sizeof *remarked);
+    size_t nremarked = 0;
     for (size_t i = 0; i < problems.n; ++i) {
         double t_problem = kb_now_s();
         const kb_problem *p = &problems.v[i];
@@ -300,28 +308,40 @@ int main(int argc, char **argv) {
         size_t got = kb_run_problem(p, ref, ref_stream, targets, ntargets, &ro, r, per_problem);
         nres += got;
         /* re-check the clock (about 30 ms) after a long problem, every 8 problems and at the
-         * end; once it moved, this problem's rows and all later ones are marked "clock" */
+         * end; once it moved, the rows since the last good re-check and all later ones are
+         * marked "clock" */
         int due = kb_now_s() - t_problem > 1.0 || (i + 1) % 8 == 0 || i + 1 == problems.n;
         double checked_mhz = clock_moved_mhz; /* this problem's rows record the re-check */
-        if (any_host && o.time && clock_mhz > 0 && clock_moved_mhz == 0 && due) {
+        int resolved = !can_recheck || clock_moved_mhz > 0;
+        if (can_recheck && clock_moved_mhz == 0 && due) {
             kb_noise probe;
             memset(&probe, 0, sizeof probe);
             checked_mhz = kb_noise_recheck_clock_mhz();
-            if (kb_noise_clock(&probe, clock_mhz, checked_mhz)) clock_moved_mhz = checked_mhz;
+            if (kb_noise_clock(&probe, clock_mhz, checked_mhz)) {
+                clock_moved_mhz = checked_mhz;
+                for (size_t q = unchecked; q + got < nres; ++q)
+                    if (results[q].timed) {
+                        kb_noise_clock(&results[q].noise, clock_mhz, checked_mhz);
+                        remarked[nremarked++] = q;
+                    }
+            }
+            resolved = 1;
         }
         if (checked_mhz > 0)
             for (size_t k = 0; k < got; ++k)
                 if (r[k].timed) kb_noise_clock(&r[k].noise, clock_mhz, checked_mhz);
         kb_progress_heartbeat_stop();
         if (!o.quiet && problems.n > 1) kb_progress_clear();
-        for (size_t k = 0; k < got; ++k) {
+        for (size_t k = 0; k < got; ++k)
             kb_table_row(stdout, &r[k]);
-            if (out && !kb_jsonl_write(out, &r[k], &machine, threads, o.min_time)) {
+        for (; resolved && unchecked < nres; ++unchecked)
+            if (out && !kb_jsonl_write(out, &results[unchecked], &machine, threads, o.min_time)) {
                 fprintf(stderr, "kmux-bench: writing %s failed\n", o.out);
                 rc = 1;
             }
-        }
     }
+    kb_table_remarked(stdout, results, remarked, nremarked, clock_mhz, clock_moved_mhz);
+    free(remarked);
     if (ro.impl_regex) regfree(&impl_re);
     if (kb_table_summary(stdout, results, nres) > 0) rc = 1;
     kb_model_view(stdout, results, nres);

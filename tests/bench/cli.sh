@@ -15,6 +15,11 @@ grep -q 'deepbench-gemm-train:' "$TMP/help.txt" || fail "--help does not list th
 [ $? -eq 2 ] && grep -q 'no spatial sizes' "$TMP/o" || fail "descriptor without sizes"
 "$BENCH" --backend=ref 64x32:31x8 >"$TMP/o" 2>&1
 [ $? -eq 2 ] && grep -q 'K of A (32) and B (31) differ' "$TMP/o" || fail "matmul K mismatch"
+for r in 0 17 x; do
+    "$BENCH" --backend=ref --rounds=$r 64x32:32x8 >"$TMP/o" 2>&1
+    [ $? -eq 2 ] && grep -q "rounds=$r: want a count from 1 to 16" "$TMP/o" || fail "--rounds=$r accepted"
+done
+grep -q -- '--rounds=N' "$TMP/help.txt" || fail "--help does not document --rounds"
 "$BENCH" --backend=ref --dt=f33 64x32:32x8 >"$TMP/o" 2>&1
 [ $? -eq 2 ] || fail "bad --dt accepted"
 "$BENCH" --backend=no:such 64x32:32x8 >"$TMP/o" 2>&1

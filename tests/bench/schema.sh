@@ -29,6 +29,11 @@ J=$TMP/records.jsonl
 grep -q '"result":"failed"' "$J" || fail "no failed record to validate"
 grep -q '"result":"mistrusted"' "$J" || fail "no mistrusted record to validate"
 grep -q '"result":"not_run"' "$J" || fail "no unverified record to validate"
+grep -q '"rounds":3,"round_median_ms":\[[0-9.e+-]*,[0-9.e+-]*,[0-9.e+-]*\]' "$J" ||
+    fail "no timed record with its 3 round medians"
+if [ -n "$DEVICES" ]; then
+    grep -q '"interleaved":true' "$J" || fail "ref and $DEVICES were not interleaved"
+fi
 
 NODE_PATH=$NODE_DIR/node_modules node "$SRC/tests/bench/validate_records.cjs" \
     "$SRC/bench/schema/kmux-bench-record.schema.json" "$J" || fail "records do not validate"
