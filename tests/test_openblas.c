@@ -548,11 +548,11 @@ Test(openblas, conv_many_panels) {
         }
 }
 
-/* Panels big enough to be lowered and scattered on several threads (>= 128 Ki elements). */
+/* Panels big enough to be lowered and scattered on several threads (>= 2^20 elements). */
 Test(openblas, conv_threaded_panels) {
     TU_NEED_DEVICE(g);
-    /* n  c   h   w   k  r  s  g  sh sw pt pb pl pr dh dw: 32*3*3 x 24*24 = 165888 elements */
-    const tu_conv_geom c = {2, 32, 24, 24, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    /* n  c   h   w   k  r  s  g  sh sw pt pb pl pr dh dw: 64*3*3 x 48*48 = 1327104 elements */
+    const tu_conv_geom c = {2, 64, 48, 48, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1};
     const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
     for (int di = 0; di < 3; di++)
         for (int l = 0; l < 2; l++) {

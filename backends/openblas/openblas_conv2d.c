@@ -13,14 +13,14 @@
  * W_g is rows [g*Kg, (g+1)*Kg) of the filter, a Kg x CRSg row-major matrix in both KCRS and KRSC.
  *
  * Blocking: the column matrix is never materialised whole. The output pixels of the batch are
- * cut into panels of about CV_PANEL_BYTES of columns; each panel is lowered (im2col, on all the
- * backend's threads) and multiplied (one sgemm, OpenBLAS's threads) while it is still in cache,
- * and for BWD_DATA the panel's columns are scattered back (col2im, threads on disjoint channels)
- * right after its sgemm. The workspace is one panel. In NHWC the output rows of consecutive images
- * are consecutive, so panels run across images, which keeps GEMMs large when P*Q is small (late
- * ResNet layers); NCHW panels stay inside one image. BWD_WEIGHTS sums the panels' products into
- * dW (beta applied by the first). Threads never oversubscribe: im2col/col2im and sgemm alternate,
- * each on the backend's thread count.
+ * cut into panels of about CV_PANEL_BYTES of columns; each panel is lowered (im2col, on the
+ * backend's threads when it is large) and multiplied (one sgemm, OpenBLAS's threads) while it is
+ * still in cache, and for BWD_DATA the panel's columns are scattered back (col2im, threads on
+ * disjoint channels) right after its sgemm. The workspace is one panel. In NHWC the output rows of
+ * consecutive images are consecutive, so panels run across images, which keeps GEMMs large when P*Q
+ * is small (late ResNet layers); NCHW panels stay inside one image. BWD_WEIGHTS sums the panels'
+ * products into dW (beta applied by the first). Threads never oversubscribe: im2col/col2im and
+ * sgemm alternate, each on the backend's thread count.
  *
  * A 1x1 filter with stride 1 and no padding needs no im2col: the input IS the column matrix
  * (NCHW: x_g is Cg x HW; NHWC: x_g is (N*HW) x Cg with leading dimension C). Such plans offer
@@ -45,10 +45,12 @@
 #include "kernels/cpu/kmux_cpu_kernels.h"
 
 /* Panels: a panel of the column matrix holds about CV_PANEL_BYTES, so that it is still in the
- * cache (L2 plus the shared L3) when sgemm reads it after im2col wrote it, and at least
+ * shared L3 when sgemm reads it after im2col wrote it (it cannot stay in L2: measured on the
+ * 2-core AVX2 EPYC VM, 1-2 MiB panels made ResNet-50's 7x7 layer (K = C*R*S = 147) 30-40% slower
+ * than whole images, the many small sgemm calls costing more than the cache saves), and at least
  * CV_PANEL_MIN_COLS pixels, so that sgemm's packing of the filter matrix (once per call) stays
  * small against the panel's arithmetic. */
-#define CV_PANEL_BYTES ((size_t)2 << 20)
+#define CV_PANEL_BYTES ((size_t)8 << 20)
 #define CV_PANEL_MIN_COLS 384
 
 typedef struct cv_plan {
@@ -87,9 +89,7 @@ static int size_workspace(cv_plan *pl) {
     const size_t fixed = align64(pl->ws_x) + align64(pl->ws_y) + align64(pl->ws_w);
     int64_t nj = 0;
     if (!pl->direct) {
-        const char *env = getenv("KMUX_OB_PANEL_KB"); /* TEMPORARY: experiments */
-        size_t bytes = env ? (size_t)atol(env) << 10 : CV_PANEL_BYTES;
-        nj = (int64_t)(bytes / ((size_t)crsg * sizeof(float)));
+        nj = (int64_t)(CV_PANEL_BYTES / ((size_t)crsg * sizeof(float)));
         if (nj < CV_PANEL_MIN_COLS) nj = CV_PANEL_MIN_COLS;
         const int64_t limit = d->layout == KMUX_NCHW ? pq : d->n * pq;
         if (nj > limit) nj = limit;

@@ -14,12 +14,11 @@
 #include "cast_internal.h"
 #include "kmux_cpu_kernels.h"
 
-/* Below this many panel elements a panel runs on the calling thread alone: creating a thread
- * (~20-40 us) would cost more than it saves. kmux_cast_parallel_for's own threshold is
- * PANEL_SCALE times larger, so each element counts PANEL_SCALE times there. */
-#define PANEL_PARALLEL_MIN ((int64_t)1 << 17)
-#define PANEL_SCALE (KMUX_CAST_PARALLEL_MIN / PANEL_PARALLEL_MIN)
-
+/* Threads: a panel is split only from KMUX_CAST_PARALLEL_MIN elements on (kmux_cast_parallel_for).
+ * Measured on the 2-core development VM, splitting smaller panels (0.5-2 MiB) made the
+ * convolution slower, not faster: each split creates a thread (~20-40 us), and OpenBLAS's
+ * workers still spin for a while after every sgemm, so the new thread first competes with them.
+ */
 typedef struct panel_job {
     const kmux_conv2d_desc *d;
     int64_t p, q, g, j0, j1;
@@ -210,9 +209,9 @@ void kmux_cpu_im2col_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, 
     panel_job jb = {.d = d, .p = p, .q = q, .g = g, .j0 = j0, .j1 = j1, .xs = x, .col = col};
     const int64_t taps = d->c / d->groups * d->r * d->s;
     if (d->layout == KMUX_NHWC)
-        kmux_cast_parallel_for(j1 - j0, taps * PANEL_SCALE, threads, 1, im2col_nhwc_rows, &jb);
+        kmux_cast_parallel_for(j1 - j0, taps, threads, 1, im2col_nhwc_rows, &jb);
     else
-        kmux_cast_parallel_for(taps, (j1 - j0) * PANEL_SCALE, threads, 1, im2col_nchw_rows, &jb);
+        kmux_cast_parallel_for(taps, (j1 - j0), threads, 1, im2col_nchw_rows, &jb);
 }
 
 void kmux_cpu_col2im_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
@@ -222,6 +221,6 @@ void kmux_cpu_col2im_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, 
     /* NHWC: ranges of 8 channels keep each thread's additions vectorisable; fewer than 16
      * channels run on one thread, in runs of s * C floats (nhwc_runs) */
     const int nhwc = d->layout == KMUX_NHWC;
-    kmux_cast_parallel_for(cg, per_chan * PANEL_SCALE, nhwc && cg < 16 ? 1 : threads, nhwc ? 8 : 1,
+    kmux_cast_parallel_for(cg, per_chan, nhwc && cg < 16 ? 1 : threads, nhwc ? 8 : 1,
                            nhwc ? col2im_nhwc_chans : col2im_nchw_chans, &jb);
 }
