@@ -162,8 +162,15 @@ static void col2im_nchw_chans(void *ctx, int64_t c0, int64_t c1, int tid) {
                     const int64_t lo = v0 > qa ? v0 : qa, up = v1 < qb ? v1 : qb;
                     float *plane = jb->xd + n * img + (jb->g * cg + ci) * hw;
                     const int64_t base = hi * d->w + off_w;
-                    for (int64_t qi = lo; qi < up; qi++)
-                        plane[base + qi * d->stride_w] += src[qi];
+                    if (d->stride_w == 1) { /* unit stride: a loop the compiler vectorises */
+                        float *dst = plane + (base + lo);
+                        const float *from = src + lo;
+                        for (int64_t e = 0; e < up - lo; e++)
+                            dst[e] += from[e];
+                    } else {
+                        for (int64_t qi = lo; qi < up; qi++)
+                            plane[base + qi * d->stride_w] += src[qi];
+                    }
                 }
             }
 }
