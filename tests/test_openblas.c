@@ -395,8 +395,9 @@ Test(openblas, concurrent_executes_of_one_plan) {
 
 /* One case in one direction/layout/dtype, with beta = -1 (output read) and beta = 0 with NaN in
  * the output (not read); returns the openblas implementation name. */
-static void check_conv(const tu_conv_geom *cc, kmux_conv_direction dir, kmux_layout layout,
-                       kmux_dtype t, int impl_step, char *impl, size_t impl_size) {
+static void check_conv_prefs(const tu_conv_geom *cc, kmux_conv_direction dir, kmux_layout layout,
+                             kmux_dtype t, const kmux_plan_prefs *prefs, int impl_step, char *impl,
+                             size_t impl_size) {
     const kmux_conv2d_desc d = tu_conv_desc(cc, dir, layout, t);
     int64_t nx, nw, ny;
     tu_conv_elems(&d, &nx, &nw, &ny);
@@ -429,7 +430,7 @@ static void check_conv(const tu_conv_geom *cc, kmux_conv_direction dir, kmux_lay
         a.x = xo;
         a.w = wo;
         a.y = yo;
-        TU_OK(tu_run_conv(g.dev, &d, NULL, &a, impl_step, impl, impl_size));
+        TU_OK(tu_run_conv(g.dev, &d, prefs, &a, impl_step, impl, impl_size));
         char what[256];
         snprintf(what, sizeof what,
                  "conv %s %s %s n%lld c%lld h%lldw%lld k%lld r%llds%lld g%lld s%lldx%lld "
@@ -452,6 +453,11 @@ static void check_conv(const tu_conv_geom *cc, kmux_conv_direction dir, kmux_lay
         free(wo);
         free(yo);
     }
+}
+
+static void check_conv(const tu_conv_geom *cc, kmux_conv_direction dir, kmux_layout layout,
+                       kmux_dtype t, int impl_step, char *impl, size_t impl_size) {
+    check_conv_prefs(cc, dir, layout, t, NULL, impl_step, impl, impl_size);
 }
 
 static const tu_conv_geom tu_conv_geoms[] = {
@@ -517,4 +523,61 @@ Test(openblas, conv_cvt_and_refusals) {
     d.compute_type = KMUX_COMPUTE_F32_FAST_TF32;
     TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_conv2d_plan_create(g.dev, &d, NULL, &plan));
     cr_expect_null(plan);
+}
+
+/* The blocked im2col: a workspace that holds only 24 pixels of the column matrix forces many
+ * panels, which start and end inside output rows and (NHWC) run across images; col2im of
+ * overlapping panels must add every tap once. */
+Test(openblas, conv_many_panels) {
+    TU_NEED_DEVICE(g);
+    /* n  c  h  w  k  r  s  g  sh sw pt pb pl pr dh dw: P x Q = 6 x 7, C*R*S = 36 */
+    const tu_conv_geom c = {3, 4, 6, 7, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    const tu_conv_geom cg = {2, 4, 11, 9, 6, 3, 2, 2, 2, 1, 2, 0, 1, 3, 2, 3}; /* groups etc. */
+    kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
+    const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
+    for (int di = 0; di < 3; di++)
+        for (int l = 0; l < 2; l++) {
+            char impl[96];
+            prefs.max_workspace_bytes = 36 * 4 * 24 + 64; /* 24 pixels fit, 48 do not */
+            check_conv_prefs(&c, dirs[di], l ? KMUX_NHWC : KMUX_NCHW, KMUX_F32, &prefs, 0, impl,
+                             sizeof impl);
+            cr_expect_str_eq(impl, "openblas:im2col+sgemm");
+            prefs.max_workspace_bytes = 2 * 3 * 2 * 4 * 24 + 64; /* C/groups*R*S = 12 */
+            check_conv_prefs(&cg, dirs[di], l ? KMUX_NHWC : KMUX_NCHW, KMUX_F32, &prefs, 0, impl,
+                             sizeof impl);
+        }
+}
+
+/* Panels big enough to be lowered and scattered on several threads (>= 2^20 elements). */
+Test(openblas, conv_threaded_panels) {
+    TU_NEED_DEVICE(g);
+    /* n  c   h   w   k  r  s  g  sh sw pt pb pl pr dh dw: 64*3*3 x 48*48 = 1327104 elements */
+    const tu_conv_geom c = {2, 64, 48, 48, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
+    for (int di = 0; di < 3; di++)
+        for (int l = 0; l < 2; l++) {
+            char impl[96];
+            check_conv(&c, dirs[di], l ? KMUX_NHWC : KMUX_NCHW, KMUX_F32, 0, impl, sizeof impl);
+            cr_expect_str_eq(impl, "openblas:im2col+sgemm");
+        }
+}
+
+/* One group and dilation 1: NHWC lowers and scatters each filter row's taps as one run; the
+ * runs are cut at the image's edges (stride > 1, uneven and large padding, ResNet's 7x7). */
+Test(openblas, conv_nhwc_tap_runs) {
+    TU_NEED_DEVICE(g);
+    const tu_conv_geom geoms[] = {
+        /* n  c  h   w  k  r  s  g  sh sw pt pb pl pr dh dw */
+        {2, 3, 9, 10, 4, 3, 4, 1, 2, 3, 1, 2, 3, 2, 1, 1},
+        {1, 3, 15, 15, 4, 7, 7, 1, 2, 2, 3, 3, 3, 3, 1, 1},
+        {1, 2, 5, 4, 3, 2, 6, 1, 1, 1, 0, 1, 5, 4, 2, 1}, /* filter wider than the image */
+    };
+    const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
+    for (size_t i = 0; i < sizeof geoms / sizeof geoms[0]; i++)
+        for (int di = 0; di < 3; di++)
+            for (int l = 0; l < 2; l++) {
+                char impl[96];
+                check_conv(&geoms[i], dirs[di], l ? KMUX_NHWC : KMUX_NCHW, KMUX_F32, 0, impl,
+                           sizeof impl);
+            }
 }

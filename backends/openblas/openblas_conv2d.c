@@ -11,8 +11,16 @@
  *   BWD_WEIGHTS  NCHW  dW_g = alpha * sum_n dy_g col^T   + beta * dW_g
  *                NHWC  dW_g = alpha * sum_n dy_g^T col   + beta * dW_g
  * W_g is rows [g*Kg, (g+1)*Kg) of the filter, a Kg x CRSg row-major matrix in both KCRS and KRSC.
- * In NHWC the output rows of consecutive images are consecutive, so several images share one
- * GEMM (M = images * PQ), which keeps GEMMs large when P*Q is small (late ResNet layers).
+ *
+ * Blocking: the column matrix is never materialised whole. The output pixels of the batch are
+ * cut into panels of about CV_PANEL_BYTES of columns; each panel is lowered (im2col, on the
+ * backend's threads when it is large) and multiplied (one sgemm, OpenBLAS's threads) while it is
+ * still in cache, and for BWD_DATA the panel's columns are scattered back (col2im, threads on
+ * disjoint channels) right after its sgemm. The workspace is one panel. In NHWC the output rows of
+ * consecutive images are consecutive, so panels run across images, which keeps GEMMs large when P*Q
+ * is small (late ResNet layers); NCHW panels stay inside one image. BWD_WEIGHTS sums the panels'
+ * products into dW (beta applied by the first). Threads never oversubscribe: im2col/col2im and
+ * sgemm alternate, each on the backend's thread count.
  *
  * A 1x1 filter with stride 1 and no padding needs no im2col: the input IS the column matrix
  * (NCHW: x_g is Cg x HW; NHWC: x_g is (N*HW) x Cg with leading dimension C). Such plans offer
@@ -24,7 +32,8 @@
  * f16/bf16 tensors run only with prefs->allow_emulation: they are widened exactly to f32 copies
  * ("+cvt"), convolved in f32 and rounded once to the tensor type.
  *
- * Determinism: sgemm is deterministic (see openblas_matmul.c) and col2im adds in a fixed order.
+ * Determinism: sgemm is deterministic (see openblas_matmul.c), the panels depend only on the shape
+ * and col2im adds in a fixed order whatever the thread count.
  */
 #include "openblas_internal.h"
 
@@ -35,9 +44,14 @@
 
 #include "kernels/cpu/kmux_cpu_kernels.h"
 
-/* target size of one NHWC GEMM's M (images * PQ) and cap of the column workspace */
-#define CV_TARGET_ROWS 1024
-#define CV_COL_CAP ((size_t)32 << 20)
+/* Panels: a panel of the column matrix holds about CV_PANEL_BYTES, so that it is still in the
+ * shared L3 when sgemm reads it after im2col wrote it (it cannot stay in L2: measured on the
+ * 2-core AVX2 EPYC VM, 1-2 MiB panels made ResNet-50's 7x7 layer (K = C*R*S = 147) 30-40% slower
+ * than whole images, the many small sgemm calls costing more than the cache saves), and at least
+ * CV_PANEL_MIN_COLS pixels, so that sgemm's packing of the filter matrix (once per call) stays
+ * small against the panel's arithmetic. */
+#define CV_PANEL_BYTES ((size_t)8 << 20)
+#define CV_PANEL_MIN_COLS 384
 
 typedef struct cv_plan {
     kmux_ob_plan head; /* must be first */
@@ -45,7 +59,7 @@ typedef struct cv_plan {
     int64_t p, q;
     int cvt;    /* tensors are f16/bf16, widened to f32 copies */
     int direct; /* this implementation skips im2col */
-    int64_t nb; /* images per GEMM (NHWC); 1 for NCHW */
+    int64_t nj; /* pixels per panel (im2col) */
     size_t ws_col, ws_x, ws_w, ws_y, max_ws;
 } cv_plan;
 
@@ -67,33 +81,25 @@ static kmux_status unsupported(kmux_ob_state *st, const kmux_conv2d_desc *d, con
                          kmux_common_compute_type_name(d->compute_type), why);
 }
 
-/* Chooses the images per GEMM and the workspace for the current implementation; 0 when it does
- * not fit into max_ws. */
+/* Chooses the panel width and the workspace for the current implementation; 0 when it does not
+ * fit into max_ws. */
 static int size_workspace(cv_plan *pl) {
     const kmux_conv2d_desc *d = &pl->d;
     const int64_t pq = pl->p * pl->q, crsg = d->c / d->groups * d->r * d->s;
-    const size_t col_img = (size_t)(pq * crsg) * sizeof(float);
     const size_t fixed = align64(pl->ws_x) + align64(pl->ws_y) + align64(pl->ws_w);
-    int64_t nb = 1;
-    if (d->layout == KMUX_NHWC) {
-        if (pl->direct) {
-            nb = d->n;
-        } else {
-            nb = (CV_TARGET_ROWS + pq - 1) / pq;
-            int64_t by_mem = (int64_t)(CV_COL_CAP / col_img);
-            if (nb > by_mem) nb = by_mem;
-        }
-        if (nb > d->n) nb = d->n;
-        if (nb > INT32_MAX / pq) nb = INT32_MAX / pq;
-        if (nb < 1) nb = 1;
+    int64_t nj = 0;
+    if (!pl->direct) {
+        nj = (int64_t)(CV_PANEL_BYTES / ((size_t)crsg * sizeof(float)));
+        if (nj < CV_PANEL_MIN_COLS) nj = CV_PANEL_MIN_COLS;
+        const int64_t limit = d->layout == KMUX_NCHW ? pq : d->n * pq;
+        if (nj > limit) nj = limit;
+        /* a smaller panel when the workspace would not fit */
+        while (nj > 16 && fixed + align64((size_t)(nj * crsg) * sizeof(float)) > pl->max_ws)
+            nj /= 2;
     }
-    size_t col = pl->direct ? 0 : (size_t)nb * col_img;
-    while (!pl->direct && nb > 1 && fixed + col + 64 > pl->max_ws) {
-        nb /= 2;
-        col = (size_t)nb * col_img;
-    }
-    size_t total = fixed + align64(col);
-    pl->nb = nb;
+    const size_t col = (size_t)(nj * crsg) * sizeof(float);
+    const size_t total = fixed + align64(col);
+    pl->nj = nj;
     pl->ws_col = col;
     pl->head.workspace_bytes = total;
     return total <= pl->max_ws || total == 0;
@@ -185,80 +191,102 @@ static void sgemm_rm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t 
                 beta, c, (int)ldc);
 }
 
-static void conv_f32(const cv_plan *pl, float alpha, float beta, float *x, float *w, float *y,
-                     float *col) {
+/* 1x1 stride-1 unpadded convolutions: the input itself is the column matrix (no workspace). */
+static void conv_direct_f32(const cv_plan *pl, float alpha, float beta, float *x, float *w,
+                            float *y) {
     const kmux_conv2d_desc *d = &pl->d;
     const int nchw = d->layout == KMUX_NCHW;
     const int64_t cg = d->c / d->groups, kg = d->k / d->groups, pq = pl->p * pl->q;
-    const int64_t hw = d->h * d->w, crsg = cg * d->r * d->s;
-    const int64_t x_img = d->c * hw, y_img = d->k * pq, w_grp = kg * crsg;
+    const int64_t x_img = d->c * pq, y_img = d->k * pq, w_grp = kg * cg;
     const CBLAS_TRANSPOSE N = CblasNoTrans, T = CblasTrans;
-
-    for (int64_t n0 = 0; n0 < d->n; n0 += pl->nb) {
-        const int64_t nbc = d->n - n0 < pl->nb ? d->n - n0 : pl->nb;
-        const int64_t rows = nbc * pq; /* NHWC: GEMM rows of this chunk */
+    /* NCHW: one GEMM per image; NHWC: the images' rows are consecutive, one GEMM for all */
+    const int64_t nb = nchw ? 1 : d->n, rows = nb * pq;
+    for (int64_t n0 = 0; n0 < d->n; n0 += nb) {
         float *xc = x + n0 * x_img, *yc = y + n0 * y_img;
-        /* dx = beta * dx first; col2im then accumulates alpha * W^T dy into it */
-        if (d->direction == KMUX_CONV_BWD_DATA && !pl->direct) prescale_dx(xc, nbc * x_img, beta);
         const float wbeta = n0 == 0 ? beta : 1.0f; /* BWD_WEIGHTS sums over the batch */
-
         for (int64_t g = 0; g < d->groups; g++) {
             float *wg = w + g * w_grp;
-            const float *colp = col;
-            int64_t ldcol = nchw ? pq : crsg;
-            if (d->direction != KMUX_CONV_BWD_DATA) {
-                if (pl->direct) {
-                    colp = nchw ? xc + g * cg * hw : xc + g * cg;
-                    ldcol = nchw ? hw : d->c;
-                } else {
-                    for (int64_t i = 0; i < nbc; i++)
-                        kmux_cpu_im2col_f32(d, pl->p, pl->q, g, xc + i * x_img,
-                                            col + i * pq * crsg);
-                }
-            }
             if (nchw) {
-                float *yg = yc + g * kg * pq;
-                switch (d->direction) {
-                case KMUX_CONV_FWD:
-                    sgemm_rm(N, N, kg, pq, crsg, alpha, wg, crsg, colp, ldcol, beta, yg, pq);
-                    break;
-                case KMUX_CONV_BWD_WEIGHTS:
-                    sgemm_rm(N, T, kg, crsg, pq, alpha, yg, pq, colp, ldcol, wbeta, wg, crsg);
-                    break;
-                case KMUX_CONV_BWD_DATA:
-                    if (pl->direct) {
-                        sgemm_rm(T, N, cg, pq, kg, alpha, wg, cg, yg, pq, beta, xc + g * cg * hw,
-                                 hw);
-                    } else {
-                        sgemm_rm(T, N, crsg, pq, kg, alpha, wg, crsg, yg, pq, 0.0f, col, pq);
-                        kmux_cpu_col2im_f32(d, pl->p, pl->q, g, col, xc);
-                    }
-                    break;
-                }
+                float *xg = xc + g * cg * pq, *yg = yc + g * kg * pq;
+                if (d->direction == KMUX_CONV_FWD)
+                    sgemm_rm(N, N, kg, pq, cg, alpha, wg, cg, xg, pq, beta, yg, pq);
+                else if (d->direction == KMUX_CONV_BWD_WEIGHTS)
+                    sgemm_rm(N, T, kg, cg, pq, alpha, yg, pq, xg, pq, wbeta, wg, cg);
+                else
+                    sgemm_rm(T, N, cg, pq, kg, alpha, wg, cg, yg, pq, beta, xg, pq);
             } else {
-                float *yg = yc + g * kg;
-                switch (d->direction) {
-                case KMUX_CONV_FWD:
-                    sgemm_rm(N, T, rows, kg, crsg, alpha, colp, ldcol, wg, crsg, beta, yg, d->k);
-                    break;
-                case KMUX_CONV_BWD_WEIGHTS:
-                    sgemm_rm(T, N, kg, crsg, rows, alpha, yg, d->k, colp, ldcol, wbeta, wg, crsg);
-                    break;
-                case KMUX_CONV_BWD_DATA:
-                    if (pl->direct) {
-                        sgemm_rm(N, N, rows, cg, kg, alpha, yg, d->k, wg, cg, beta, xc + g * cg,
-                                 d->c);
-                    } else {
-                        sgemm_rm(N, N, rows, crsg, kg, alpha, yg, d->k, wg, crsg, 0.0f, col, crsg);
-                        for (int64_t i = 0; i < nbc; i++)
-                            kmux_cpu_col2im_f32(d, pl->p, pl->q, g, col + i * pq * crsg,
-                                                xc + i * x_img);
-                    }
-                    break;
-                }
+                float *xg = xc + g * cg, *yg = yc + g * kg;
+                if (d->direction == KMUX_CONV_FWD)
+                    sgemm_rm(N, T, rows, kg, cg, alpha, xg, d->c, wg, cg, beta, yg, d->k);
+                else if (d->direction == KMUX_CONV_BWD_WEIGHTS)
+                    sgemm_rm(T, N, kg, cg, rows, alpha, yg, d->k, xg, d->c, wbeta, wg, cg);
+                else
+                    sgemm_rm(N, N, rows, cg, kg, alpha, yg, d->k, wg, cg, beta, xg, d->c);
             }
         }
     }
+}
+
+/* im2col + sgemm, one panel of pl->nj output pixels at a time (see the top of the file). Pixel
+ * j of the batch is pixel j % PQ of image j / PQ; NCHW panels stay inside one image (the
+ * image's outputs are a Kg x PQ matrix), NHWC panels run across images (the batch's outputs are
+ * one (N*PQ) x K matrix). */
+static void conv_panels_f32(const cv_plan *pl, float alpha, float beta, float *x, float *w,
+                            float *y, float *col, int threads) {
+    const kmux_conv2d_desc *d = &pl->d;
+    const int nchw = d->layout == KMUX_NCHW;
+    const int64_t cg = d->c / d->groups, kg = d->k / d->groups, pq = pl->p * pl->q;
+    const int64_t crsg = cg * d->r * d->s, y_img = d->k * pq, w_grp = kg * crsg;
+    const int64_t total = d->n * pq;
+    const CBLAS_TRANSPOSE N = CblasNoTrans, T = CblasTrans;
+    /* dx = beta * dx first; col2im then accumulates alpha * W^T dy into it */
+    if (d->direction == KMUX_CONV_BWD_DATA) prescale_dx(x, d->n * d->c * d->h * d->w, beta);
+
+    for (int64_t g = 0; g < d->groups; g++) {
+        float *wg = w + g * w_grp;
+        for (int64_t j0 = 0; j0 < total;) {
+            int64_t j1 = j0 + pl->nj < total ? j0 + pl->nj : total;
+            const int64_t img = j0 / pq, jl = j0 % pq; /* NCHW: image and its first pixel */
+            if (nchw && j1 > (img + 1) * pq) j1 = (img + 1) * pq;
+            const int64_t nj = j1 - j0;
+            const float wbeta = j0 == 0 ? beta : 1.0f; /* BWD_WEIGHTS sums over all panels */
+            if (d->direction != KMUX_CONV_BWD_DATA)
+                kmux_cpu_im2col_panel_f32(d, pl->p, pl->q, g, x, j0, j1, col, threads);
+            /* the panel's outputs (FWD) or output gradients (the backward directions) */
+            float *yp = nchw ? y + img * y_img + g * kg * pq + jl : y + j0 * d->k + g * kg;
+            const int64_t ldy = nchw ? pq : d->k;
+            switch (d->direction) {
+            case KMUX_CONV_FWD:
+                if (nchw)
+                    sgemm_rm(N, N, kg, nj, crsg, alpha, wg, crsg, col, nj, beta, yp, ldy);
+                else
+                    sgemm_rm(N, T, nj, kg, crsg, alpha, col, crsg, wg, crsg, beta, yp, ldy);
+                break;
+            case KMUX_CONV_BWD_WEIGHTS:
+                if (nchw)
+                    sgemm_rm(N, T, kg, crsg, nj, alpha, yp, ldy, col, nj, wbeta, wg, crsg);
+                else
+                    sgemm_rm(T, N, kg, crsg, nj, alpha, yp, ldy, col, crsg, wbeta, wg, crsg);
+                break;
+            case KMUX_CONV_BWD_DATA:
+                if (nchw)
+                    sgemm_rm(T, N, crsg, nj, kg, alpha, wg, crsg, yp, ldy, 0.0f, col, nj);
+                else
+                    sgemm_rm(N, N, nj, crsg, kg, alpha, yp, ldy, wg, crsg, 0.0f, col, crsg);
+                kmux_cpu_col2im_panel_f32(d, pl->p, pl->q, g, col, j0, j1, x, threads);
+                break;
+            }
+            j0 = j1;
+        }
+    }
+}
+
+static void conv_f32(const cv_plan *pl, float alpha, float beta, float *x, float *w, float *y,
+                     float *col, int threads) {
+    if (pl->direct)
+        conv_direct_f32(pl, alpha, beta, x, w, y);
+    else
+        conv_panels_f32(pl, alpha, beta, x, w, y, col, threads);
 }
 
 kmux_status kmux_ob_conv2d_execute(void *state, const void *plan, int impl, void *stream,
@@ -279,7 +307,7 @@ kmux_status kmux_ob_conv2d_execute(void *state, const void *plan, int impl, void
     }
     float *col = (float *)ws;
     if (!pl->cvt) {
-        conv_f32(pl, alpha, beta, args->x, args->w, args->y, col);
+        conv_f32(pl, alpha, beta, args->x, args->w, args->y, col, st->hdr.num_threads);
         kmux_ob_ws_put(st, ws);
         return KMUX_OK;
     }
@@ -308,7 +336,7 @@ kmux_status kmux_ob_conv2d_execute(void *state, const void *plan, int impl, void
         kmux_cpu_to_f32(nw, args->w, d->w_type, wf, threads);
     if (d->direction != KMUX_CONV_FWD || beta != 0.0f)
         kmux_cpu_to_f32(ny, args->y, d->y_type, yf, threads);
-    conv_f32(pl, alpha, beta, xf, wf, yf, col);
+    conv_f32(pl, alpha, beta, xf, wf, yf, col, threads);
     /* f16/bf16 targets: kmux_cpu_cast cannot fail for them */
     (void)kmux_cpu_cast(n_out, out_f, KMUX_F32, out, d->x_type, 0, NULL, NULL, threads);
     kmux_ob_ws_put(st, ws);

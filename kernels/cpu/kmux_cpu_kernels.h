@@ -62,4 +62,17 @@ void kmux_cpu_im2col_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_
  *  groups are not touched. */
 void kmux_cpu_col2im_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
                          const float *col, float *x);
+
+/* Panels (kernels/cpu/im2col_panel.c): the columns [j0, j1) of the column matrices of a BATCH of
+ * images, pixel j being pixel j % (p*q) of image j / (p*q); x is the first image, images follow
+ * each other (c*h*w f32 apart). The panel is the matrix above restricted to those pixels:
+ *   NCHW: (Cg*r*s) x (j1 - j0), leading dimension j1 - j0;   NHWC: (j1 - j0) x (r*s*Cg).
+ * Both split the work across up to `threads` threads (run serially for small panels). */
+/** Lowers pixels [j0, j1) of group g to the panel col (fully written). */
+void kmux_cpu_im2col_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
+                               const float *x, int64_t j0, int64_t j1, float *col, int threads);
+/** The adjoint: ADDS the panel col into the images at x. Threads take disjoint channels, so every
+ *  element receives its additions in the same order for any thread count. */
+void kmux_cpu_col2im_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
+                               const float *col, int64_t j0, int64_t j1, float *x, int threads);
 #endif

@@ -1,0 +1,275 @@
+/*
+ * bench_ob_conv.c - the OpenBLAS convolution of kmux (cpu:openblas, im2col + sgemm) against
+ * OpenBLAS's own sgemm on the equivalent GEMM shape, in ONE run (issue 14: the conv must reach
+ * >= 80% of that sgemm rate in every direction and layout).
+ *
+ * Per ResNet-50 layer, direction and layout, two contestants run interleaved (conv, sgemm,
+ * conv, sgemm, ...) after one warm-up each; the figures are median rates. The equivalent GEMM is
+ * the convolution's implicit GEMM over the whole batch, with the transposes the backend uses
+ * (NPQ = n*p*q, CRS = c*r*s; both do the same number of flops):
+ *   FWD          NCHW  [K x NPQ]   = W [K x CRS]     col [CRS x NPQ]     (N, N)
+ *                NHWC  [NPQ x K]   = col [NPQ x CRS] W^T                 (N, T)
+ *   BWD_DATA     NCHW  [CRS x NPQ] = W^T             dy [K x NPQ]        (T, N)
+ *                NHWC  [NPQ x CRS] = dy [NPQ x K]    W [K x CRS]         (N, N)
+ *   BWD_WEIGHTS  NCHW  [K x CRS]   = dy [K x NPQ]    col^T               (N, T)
+ *                NHWC  [K x CRS]   = dy^T            col [NPQ x CRS]     (T, N)
+ *
+ * Noise: the CPU time of other processes and steal are sampled around every row (kb_noise, as
+ * kmux-bench does), and the two halves of the repetitions must agree; any noisy row makes the
+ * verdict UNTRUSTWORTHY. The load average is printed before and after, and the largest thread
+ * count of the process (a check that kmux's own threads and OpenBLAS's do not pile up).
+ *
+ * Usage: bench_ob_conv [--quick] [--mb=N] [--reps=N] [--only=TEXT]
+ *   --quick: one small layer, 3 repetitions (the ctest smoke test).
+ *   --only: the rows whose "layer dir layout" contains TEXT (e.g. "res2a", "fwd nchw").
+ */
+#define _GNU_SOURCE
+#include <cblas.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kb_noise.h"
+#include "kmux.h"
+
+#define MAX_REPS 41
+
+typedef struct layer {
+    const char *name;
+    int64_t c, h, k, r, stride, pad;
+} layer;
+
+/* ../shared/workloads/resnet50_conv.csv (v1 and v1.5) */
+static const layer layers[] = {
+    {"conv1 7x7s2 3>64 224", 3, 224, 64, 7, 2, 3},
+    {"res2a_2b 3x3 64 56", 64, 56, 64, 3, 1, 1},
+    {"res2b_2a 1x1 256>64 56", 256, 56, 64, 1, 1, 0},
+    {"res3a_2b 3x3s2 128 56", 128, 56, 128, 3, 2, 1},
+    {"res3a_1 1x1s2 256>512", 256, 56, 512, 1, 2, 0},
+    {"res4a_2b 3x3 256 14", 256, 14, 256, 3, 1, 1},
+};
+static const layer quick_layer = {"smoke 3x3 16 12", 16, 12, 16, 3, 1, 1};
+
+static const char *const dir_names[] = {"", "fwd", "bwd_data", "bwd_wts"};
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
+static float *fill(size_t count) {
+    float *p = aligned_alloc(64, (count * sizeof(float) + 63) / 64 * 64);
+    if (!p) return NULL;
+    for (size_t i = 0; i < count; i++) {
+        g_rng ^= g_rng << 13, g_rng ^= g_rng >> 7, g_rng ^= g_rng << 17;
+        p[i] = (float)((g_rng >> 11) * 0x1p-53) * 2.0f - 1.0f;
+    }
+    return p;
+}
+
+static double median(const double *t, int n) {
+    double s[MAX_REPS];
+    memcpy(s, t, (size_t)n * sizeof *s);
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && s[j] < s[j - 1]; j--) {
+            double v = s[j];
+            s[j] = s[j - 1];
+            s[j - 1] = v;
+        }
+    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+/* |median of the first half / median of the second half - 1|: drift during the row */
+static double halves_spread(const double *t, int n) {
+    if (n < 4) return 0;
+    double a = median(t, n / 2), b = median(t + n / 2, n - n / 2);
+    double r = a > b ? a / b - 1 : b / a - 1;
+    return r;
+}
+
+static int thread_count(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    int n = 0;
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Threads: %d", &n) == 1) break;
+    if (f) fclose(f);
+    return n;
+}
+
+static double load1(void) {
+    double l = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f && fscanf(f, "%lf", &l) != 1) l = -1;
+    if (f) fclose(f);
+    return l;
+}
+
+typedef struct gemm_shape {
+    int ta, tb;
+    int64_t m, n, k;
+} gemm_shape;
+
+static gemm_shape equivalent(const kmux_conv2d_desc *d, int64_t p, int64_t q) {
+    const int64_t npq = d->n * p * q, crs = d->c * d->r * d->s;
+    const int nhwc = d->layout == KMUX_NHWC;
+    switch (d->direction) {
+    case KMUX_CONV_FWD:
+        return nhwc ? (gemm_shape){0, 1, npq, d->k, crs} : (gemm_shape){0, 0, d->k, npq, crs};
+    case KMUX_CONV_BWD_DATA:
+        return nhwc ? (gemm_shape){0, 0, npq, crs, d->k} : (gemm_shape){1, 0, crs, npq, d->k};
+    default:
+        return nhwc ? (gemm_shape){1, 0, d->k, crs, npq} : (gemm_shape){0, 1, d->k, crs, npq};
+    }
+}
+
+static void sgemm_run(const gemm_shape *g, const float *a, const float *b, float *c) {
+    cblas_sgemm(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans, g->tb ? CblasTrans : CblasNoTrans,
+                (int)g->m, (int)g->n, (int)g->k, 1.0f, a, g->ta ? (int)g->m : (int)g->k, b,
+                g->tb ? (int)g->k : (int)g->n, 0.0f, c, (int)g->n);
+}
+
+static int g_noisy, g_max_threads;
+
+/* One row; returns 0 when kmux failed (printed). */
+static int bench_row(kmux_device *dev, const layer *ly, kmux_conv_direction dir, kmux_layout lay,
+                     int64_t mb, int reps, int threads) {
+    kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
+    d.direction = dir, d.layout = lay;
+    d.n = mb, d.c = ly->c, d.h = d.w = ly->h, d.k = ly->k, d.r = d.s = ly->r;
+    d.stride_h = d.stride_w = ly->stride;
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = ly->pad;
+    int64_t p, q;
+    kmux_plan *plan = NULL;
+    kmux_stream *stream = NULL;
+    if (kmux_conv2d_output_dims(&d, &p, &q) != KMUX_OK ||
+        kmux_conv2d_plan_create(dev, &d, NULL, &plan) != KMUX_OK ||
+        kmux_stream_create(dev, &stream) != KMUX_OK) {
+        printf("%-24s %-8s %-4s kmux: %s\n", ly->name, dir_names[dir],
+               lay == KMUX_NHWC ? "nhwc" : "nchw", kmux_last_error());
+        if (plan) kmux_plan_destroy(plan);
+        return 0;
+    }
+    kmux_plan_info info;
+    char impl[96] = "?";
+    if (kmux_plan_info_get(plan, &info) == KMUX_OK) snprintf(impl, sizeof impl, "%s", info.impl);
+    const size_t nx = (size_t)(d.n * d.c * d.h * d.w), nw = (size_t)(d.k * d.c * d.r * d.s),
+                 ny = (size_t)(d.n * d.k * p * q);
+    float *x = fill(nx), *w = fill(nw), *y = fill(ny);
+    const gemm_shape g = equivalent(&d, p, q);
+    float *ga = fill((size_t)(g.m * g.k)), *gb = fill((size_t)(g.k * g.n)),
+          *gc = fill((size_t)(g.m * g.n));
+    const float one = 1.0f, zero = 0.0f;
+    kmux_conv2d_args args = KMUX_CONV2D_ARGS_INIT;
+    args.alpha = &one, args.beta = &zero, args.x = x, args.w = w, args.y = y;
+    double tc[MAX_REPS], tg[MAX_REPS];
+    int ok = x && w && y && ga && gb && gc;
+    kb_noise_sample s0, s1;
+    kb_noise_sample_now(&s0);
+    for (int r = -1; r < reps && ok; r++) { /* r = -1: warm-up */
+        double t0 = now_s();
+        ok = kmux_conv2d_execute(plan, stream, &args) == KMUX_OK &&
+             kmux_stream_synchronize(stream) == KMUX_OK;
+        double t1 = now_s();
+        sgemm_run(&g, ga, gb, gc);
+        double t2 = now_s();
+        if (r >= 0) tc[r] = t1 - t0, tg[r] = t2 - t1;
+        int nt = thread_count();
+        if (nt > g_max_threads) g_max_threads = nt;
+    }
+    kb_noise_sample_now(&s1);
+    if (ok) {
+        kb_noise n;
+        kb_noise_between(&s0, &s1, threads, &n);
+        double sc = halves_spread(tc, reps), sg = halves_spread(tg, reps);
+        kb_noise_rounds(&n, sc > sg ? sc : sg);
+        g_noisy |= n.noisy;
+        const double flops = 2.0 * (double)g.m * (double)g.n * (double)g.k;
+        const double rc = flops / median(tc, reps) * 1e-9, rg = flops / median(tg, reps) * 1e-9;
+        char shape[48];
+        snprintf(shape, sizeof shape, "%s%s %lldx%lldx%lld", g.ta ? "T" : "N", g.tb ? "T" : "N",
+                 (long long)g.m, (long long)g.n, (long long)g.k);
+        printf("%-24s %-8s %-4s %8.1f %8.1f %6.2f  %-26s %s%s%s\n", ly->name, dir_names[dir],
+               lay == KMUX_NHWC ? "nhwc" : "nchw", rc, rg, rc / rg, shape, impl,
+               n.noisy ? "  NOISY: " : "", n.noisy ? n.reason : "");
+    } else {
+        printf("%-24s %-8s %-4s kmux execute failed: %s\n", ly->name, dir_names[dir],
+               lay == KMUX_NHWC ? "nhwc" : "nchw", kmux_last_error());
+    }
+    fflush(stdout);
+    free(x), free(w), free(y), free(ga), free(gb), free(gc);
+    kmux_stream_destroy(stream);
+    kmux_plan_destroy(plan);
+    return ok;
+}
+
+int main(int argc, char **argv) {
+    int quick = 0, reps = 11;
+    const char *only = NULL;
+    int64_t mb = 4;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick"))
+            quick = 1;
+        else if (!strncmp(argv[i], "--mb=", 5) && atoi(argv[i] + 5) > 0)
+            mb = atoi(argv[i] + 5);
+        else if (!strncmp(argv[i], "--only=", 7))
+            only = argv[i] + 7;
+        else if (!strncmp(argv[i], "--reps=", 7) && atoi(argv[i] + 7) > 0)
+            reps = atoi(argv[i] + 7) > MAX_REPS ? MAX_REPS : atoi(argv[i] + 7);
+        else {
+            fprintf(stderr, "usage: %s [--quick] [--mb=N] [--reps=N (<= %d)] [--only=TEXT]\n",
+                    argv[0], MAX_REPS);
+            return 2;
+        }
+    }
+    if (quick) reps = 3, mb = 2;
+    kmux_context *ctx;
+    kmux_device *dev;
+    kmux_context_options o = KMUX_CONTEXT_OPTIONS_INIT;
+    if (kmux_context_create(&o, &ctx) != KMUX_OK) {
+        fprintf(stderr, "bench_ob_conv: kmux_context_create: %s\n", kmux_last_error());
+        return 1;
+    }
+    if (kmux_device_find(ctx, "cpu:openblas", &dev) != KMUX_OK) {
+        printf("bench_ob_conv: no cpu:openblas device (%s): nothing to measure\n",
+               kmux_last_error());
+        kmux_context_destroy(ctx);
+        return 77;
+    }
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    const int threads = cores > 0 ? (int)cores : 1;
+    const double l0 = load1();
+    printf("bench_ob_conv: kmux %s, %s, %ld cores, mb %lld, %d interleaved repetitions; load "
+           "average before %.2f\n",
+           kmux_version(), openblas_get_config(), cores, (long long)mb, reps, l0);
+    printf("GFLOP/s (medians); ratio = conv / sgemm on the equivalent GEMM (target >= 0.80)\n");
+    printf("%-24s %-8s %-4s %8s %8s %6s  %-26s %s\n", "layer", "dir", "lay", "conv", "sgemm",
+           "ratio", "equivalent GEMM", "impl");
+    int failed = 0;
+    const layer *list = quick ? &quick_layer : layers;
+    const int nl = quick ? 1 : (int)(sizeof layers / sizeof layers[0]);
+    for (int l = 0; l < nl; l++)
+        for (int dir = KMUX_CONV_FWD; dir <= KMUX_CONV_BWD_WEIGHTS; dir++)
+            for (int lay = KMUX_NCHW; lay <= KMUX_NHWC; lay++) {
+                char key[96];
+                snprintf(key, sizeof key, "%s %s %s", list[l].name, dir_names[dir],
+                         lay == KMUX_NHWC ? "nhwc" : "nchw");
+                if (only && !strstr(key, only)) continue;
+                failed += !bench_row(dev, &list[l], (kmux_conv_direction)dir, (kmux_layout)lay, mb,
+                                     reps, threads);
+            }
+    const double l1 = load1();
+    if (l0 > 0.5 * (double)threads) g_noisy = 1;
+    printf("machine: load average before %.2f, after %.2f; at most %d threads in this process\n",
+           l0, l1, g_max_threads);
+    printf("verdict: %s\n", g_noisy ? "UNTRUSTWORTHY (the machine was not quiet: rerun on an idle "
+                                      "machine)"
+                                    : "quiet machine: figures usable");
+    kmux_context_destroy(ctx);
+    return failed ? 1 : 0;
+}
