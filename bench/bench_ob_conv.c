@@ -187,7 +187,7 @@ static int bench_row(kmux_device *dev, const layer *ly, kmux_conv_direction dir,
         kb_noise n;
         kb_noise_between(&s0, &s1, threads, &n);
         double sc = halves_spread(tc, reps), sg = halves_spread(tg, reps);
-        kb_noise_rounds(&n, sc > sg ? sc : sg);
+        kb_noise_rounds(&n, sc > sg ? sc : sg, 2); /* the two halves of the repetitions */
         g_noisy |= n.noisy;
         const double flops = 2.0 * (double)g.m * (double)g.n * (double)g.k;
         const double rc = flops / median(tc, reps) * 1e-9, rg = flops / median(tg, reps) * 1e-9;
