@@ -159,12 +159,16 @@ kmux_status kmux_hip_device_props(void *state, int device, kmux_device_props *pr
         int bits = attr(st, ord, KMUX_HIP_ATTR_MEMORY_BUS_WIDTH);
         props->mem_bandwidth_gbps = 2.0 * mclk * 1e3 * (bits / 8.0) / 1e9;
     }
-    /* dtype_support: what kmux_matmul_plan_create accepts on this device (rocBLAS: f64, f32,
-     * f16, bf16), nothing without rocBLAS; fp8 (FNUZ on gfx942, OCP on gfx950) once a GEMM for it
-     * runs here. The architecture's fp8 family is in the capability rows and the messages. */
+    /* dtype_support: what kmux_matmul_plan_create accepts on this device: the own GEMM kernel
+     * runs f64, f32, f16, bf16, i8 and the fp8 formats of the architecture's family (FNUZ on
+     * gfx942, OCP on gfx950, none elsewhere) */
     unsigned char *ds = props->dtype_support;
-    if (kmux_hip_rocblas_available(st))
-        ds[KMUX_F64] = ds[KMUX_F32] = ds[KMUX_F16] = ds[KMUX_BF16] = 1;
+    ds[KMUX_F64] = ds[KMUX_F32] = ds[KMUX_F16] = ds[KMUX_BF16] = ds[KMUX_I8] = 1;
+    {
+        int fam = kmux_hip_fp8_family(d->arch);
+        if (fam == 'F') ds[KMUX_F8_E4M3_FNUZ] = ds[KMUX_F8_E5M2_FNUZ] = 1;
+        if (fam == 'O') ds[KMUX_F8_E4M3] = ds[KMUX_F8_E5M2] = 1;
+    }
     kmux_hip_arch_rates r;
     if (kmux_hip_arch_rates_get(d->arch, &r))
         for (int t = 0; t < KMUX_DTYPE_COUNT; t++)
