@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "backends/ref/ref_backend.h"
+#include "auto.h"
 #include "internal.h"
 
 #define KMUX_MAX_BACKENDS 32
@@ -271,6 +272,16 @@ kmux_status kmux_load_backends(kmux_context *ctx, const char *backend_path, cons
         }
     }
     scan_dir(ctx, KMUX_PLUGIN_DIR, allow);
+
+    /* the routing device cpu:auto (auto.c), after the plugins it routes to */
+    if (name_allowed(allow, "auto") && ctx->backend_count < KMUX_MAX_BACKENDS) {
+        kmux_backend_instance *a = &ctx->backends[ctx->backend_count++];
+        kmux_auto_prepare(ctx);
+        start_backend(ctx, a, kmux_auto_backend_ops());
+        snprintf(a->path, sizeof a->path, "(built in)");
+        kmux_trace(2, "load,auto,(built in),%s%s",
+                   a->available ? "available" : "unavailable: ", a->reason);
+    }
     return KMUX_OK;
 }
 

@@ -1,6 +1,8 @@
 /*
  * memory.c - device memory, streams and events: argument checks, then the backend's slot.
  */
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -33,6 +35,53 @@ kmux_status kmux_free(kmux_device *dev, void *ptr) {
     if (!dev) return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_free: dev is NULL");
     if (!ptr) return KMUX_OK;
     return checked(OPS(dev)->mem_free(STATE(dev), dev->index, ptr), "kmux_free", dev);
+}
+
+/* host_alloc / host_free are optional slots of ABI 2.2: absent when NULL or beyond the
+ * plugin's struct_size (older plugins). */
+static int has_host_slots(const kmux_backend_ops *ops) {
+    return ops->struct_size >= offsetof(kmux_backend_ops, host_free) + sizeof(ops->host_free) &&
+           ops->host_alloc != NULL && ops->host_free != NULL;
+}
+
+static kmux_status host_unsupported(const char *fn, const kmux_device *dev) {
+    return kmux_set_error(KMUX_ERR_UNSUPPORTED,
+                          "%s: backend %s has no page-locked host allocation for %s (plugin "
+                          "older than ABI 2.2)",
+                          fn, dev->backend->name, dev->props.id);
+}
+
+kmux_status kmux_host_malloc(kmux_device *dev, size_t bytes, void **ptr) {
+    kmux_clear_error();
+    if (!dev || !ptr)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_host_malloc: %s is NULL",
+                              !dev ? "dev" : "ptr");
+    *ptr = NULL;
+    if (bytes == 0) return KMUX_OK;
+    if (has_host_slots(OPS(dev)))
+        return checked(OPS(dev)->host_alloc(STATE(dev), dev->index, bytes, ptr), "kmux_host_malloc",
+                       dev);
+    if (!dev->props.is_host) return host_unsupported("kmux_host_malloc", dev);
+    if (bytes > SIZE_MAX - 63)
+        return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_host_malloc: bytes = %zu is too large",
+                              bytes);
+    void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!p)
+        return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_host_malloc: out of memory (%zu bytes)",
+                              bytes);
+    *ptr = p;
+    return KMUX_OK;
+}
+
+kmux_status kmux_host_free(kmux_device *dev, void *ptr) {
+    kmux_clear_error();
+    if (!dev) return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_host_free: dev is NULL");
+    if (!ptr) return KMUX_OK;
+    if (has_host_slots(OPS(dev)))
+        return checked(OPS(dev)->host_free(STATE(dev), dev->index, ptr), "kmux_host_free", dev);
+    if (!dev->props.is_host) return host_unsupported("kmux_host_free", dev);
+    free(ptr);
+    return KMUX_OK;
 }
 
 kmux_status kmux_memcpy(kmux_stream *stream, void *dst, const void *src, size_t bytes,

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "dispatch/common/cpu_finish.h"
+#include "tune.h"
 #include "validate.h"
 #include "verbose.h"
 
@@ -48,6 +49,11 @@ static kmux_status check_create(const char *fn, const kmux_device *dev, const vo
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "%s: prefs->require_deterministic = %d must be 0 or 1", fn,
                               out->require_deterministic);
+    if (out->tune != KMUX_TUNE_DEFAULT && out->tune != KMUX_TUNE_OFF && out->tune != KMUX_TUNE_ON)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "%s: prefs->tune = %d must be KMUX_TUNE_DEFAULT (0), KMUX_TUNE_OFF "
+                              "(1) or KMUX_TUNE_ON (2)",
+                              fn, out->tune);
     return KMUX_OK;
 }
 
@@ -116,6 +122,7 @@ kmux_status kmux_matmul_plan_create_unchecked(kmux_device *dev, const kmux_matmu
         kmux_plan_free(pl);
         return st;
     }
+    if (kmux_tune_enabled(&p)) kmux_tune_plan(pl, &p);
     if (kmux_verbose_level() >= 2) {
         kmux_plan_info info;
         kmux_plan_info_get(pl, &info);
@@ -285,6 +292,7 @@ kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d_desc *de
         kmux_plan_free(pl);
         return st;
     }
+    if (kmux_tune_enabled(&pr)) kmux_tune_plan(pl, &pr);
     if (kmux_verbose_level() >= 2) {
         kmux_plan_info info;
         kmux_plan_info_get(pl, &info);

@@ -317,7 +317,8 @@ kmux_status kmux_validate_conv_desc(const char *fn, const kmux_conv2d_desc *d, i
     if (!kmux_rules_conv_legal(t0, t0, t0, ct, NULL)) {
         int n = 0, type_ok = 0;
         const kmux_type_combination *rows = kmux_rules_conv_table(&n);
-        for (int i = 0; i < n; i++) type_ok |= rows[i].a_type == t0;
+        for (int i = 0; i < n; i++)
+            type_ok |= rows[i].a_type == t0;
         if (!type_ok)
             return INVALID("%s: x_type = %s is not a supported convolution type (f64, f32, f16, "
                            "bf16; kmux_conv2d_type_combination_get lists the rows)",

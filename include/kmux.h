@@ -255,9 +255,17 @@ KMUX_API kmux_status kmux_device_count(const kmux_context *ctx, int *count);
  *  KMUX_ERR_INVALID_ARGUMENT if a pointer is NULL or i is out of range. */
 KMUX_API kmux_status kmux_device_get(const kmux_context *ctx, int i, kmux_device **dev);
 
-/** Finds a device by its id: "ref", "cpu:openblas", "cpu:onednn", "cuda:0", "hip:1", or
- *  "cuda" / "hip" for index 0 of that backend, or "auto": the context's default_device
- *  (KMUX_DEVICE) when set, else the first GPU, else cpu:onednn, cpu:openblas, ref.
+/** Finds a device by its id: "ref", "cpu:openblas", "cpu:onednn", "cpu:auto", "cuda:0",
+ *  "hip:1", or "cuda" / "hip" for index 0 of that backend, or "auto": the context's
+ *  default_device (KMUX_DEVICE) when set, else the first GPU, else cpu:onednn, cpu:openblas, ref
+ *  ("auto" always names a real device; it never resolves to the routing device cpu:auto).
+ *  "cpu:auto" is a routing device, present when cpu:onednn or cpu:openblas is (and "auto" is not
+ *  left out by the KMUX_BACKENDS allow-list): each of its plans is made on every CPU device that
+ *  can run the problem, its implementations are theirs in the order cpu:onednn, cpu:openblas, and
+ *  the plan starts at the first one (oneDNN's default whenever oneDNN runs the problem, OpenBLAS
+ *  otherwise, e.g. f64) unless prefs.tune (KMUX_TUNE) picks the fastest of all by measurement.
+ *  kmux_plan_info names the backend that runs ("auto->cpu:onednn:brg:avx512_core"). Its memory is
+ *  host memory, shared with the other CPU devices.
  *  Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if a pointer is NULL; KMUX_ERR_NOT_FOUND when no
  *  available device has that id (the message says whether its backend is unavailable and why). */
 KMUX_API kmux_status kmux_device_find(const kmux_context *ctx, const char *id, kmux_device **dev);
@@ -331,6 +339,20 @@ KMUX_API kmux_status kmux_malloc(kmux_device *dev, size_t bytes, void **ptr);
 /** Frees memory from kmux_malloc on the same device. NULL is a no-op. Returns KMUX_OK;
  *  KMUX_ERR_INVALID_ARGUMENT if dev is NULL; KMUX_ERR_DEVICE. */
 KMUX_API kmux_status kmux_free(kmux_device *dev, void *ptr);
+
+/** Allocates bytes of page-locked (pinned) host memory usable for fast asynchronous copies with
+ *  dev, as cudaHostAlloc / hipHostMalloc; on CPU devices and ref plain 64-byte aligned host
+ *  memory. The memory is host memory: the CPU may read and write it, and kmux_memcpy takes it as
+ *  the host side of HOST_TO_DEVICE / DEVICE_TO_HOST. bytes == 0 gives *ptr = NULL and KMUX_OK.
+ *  Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if dev or ptr is NULL; KMUX_ERR_UNSUPPORTED if
+ *  dev's plugin has no pinned allocation (a GPU plugin older than ABI 2.2);
+ *  KMUX_ERR_OUT_OF_MEMORY; KMUX_ERR_DEVICE for a native error. */
+KMUX_API kmux_status kmux_host_malloc(kmux_device *dev, size_t bytes, void **ptr);
+
+/** Frees memory from kmux_host_malloc on the same device. NULL is a no-op. Returns KMUX_OK;
+ *  KMUX_ERR_INVALID_ARGUMENT if dev is NULL; KMUX_ERR_UNSUPPORTED as for kmux_host_malloc;
+ *  KMUX_ERR_DEVICE for a native error. */
+KMUX_API kmux_status kmux_host_free(kmux_device *dev, void *ptr);
 
 /** Direction of a copy, as cudaMemcpyKind. */
 typedef enum kmux_memcpy_kind {
@@ -500,12 +522,34 @@ typedef struct kmux_plan_prefs {
                                      workspace (f16/bf16 on CPUs without native kernels); the
                                      implementation name then says so ("+cvt") */
     int require_deterministic;  /**< 1: only bitwise reproducible implementations */
+    int tune;                   /**< kmux_tune: choose the implementation by measurement */
 } kmux_plan_prefs;
+
+/** kmux_plan_prefs.tune: whether a new plan with several implementations (impl_count > 1) on a
+ *  CPU device starts at the one measured fastest for its exact problem, instead of the backend's
+ *  default order (in the spirit of MIOpen's find-db):
+ *  - KMUX_TUNE_DEFAULT (0, the default): as the environment variable KMUX_TUNE says: "1" or "on"
+ *    means KMUX_TUNE_ON, anything else (or unset) KMUX_TUNE_OFF.
+ *  - KMUX_TUNE_OFF: no measurement, no cache: the plan starts at implementation 0.
+ *  - KMUX_TUNE_ON: the verdict cache (a text file: KMUX_TUNE_CACHE, else
+ *    $XDG_CACHE_HOME/kmux/tune-v1.txt, else $HOME/.cache/kmux/tune-v1.txt) is looked up by
+ *    machine (CPU model, cores), kmux version, backend and library versions, device, thread
+ *    count, the exact problem and these prefs; on a hit the plan starts at the cached
+ *    implementation without timing. On a miss, plan creation runs every implementation on
+ *    scratch operands of the real shape (one warm-up, then up to 5 runs within its share of the
+ *    budget; the minimum counts), stops starting new ones after KMUX_TUNE_BUDGET_MS
+ *    milliseconds (default 200), skips oneDNN reference kernels, and appends the verdict to the
+ *    cache. Tuning never makes plan creation fail: a corrupt or unwritable cache file, or an
+ *    implementation that fails, only costs the measurement (KMUX_VERBOSE=2 says why).
+ *  Results do not depend on the choice beyond what the implementations already differ by
+ *  (kmux_plan_info tells which one runs); kmux_plan_next_impl continues from the chosen index.
+ *  GPU devices are not tuned. */
+typedef enum kmux_tune { KMUX_TUNE_DEFAULT = 0, KMUX_TUNE_OFF = 1, KMUX_TUNE_ON = 2 } kmux_tune;
 
 #define KMUX_PLAN_PREFS_INIT                                                                       \
     {                                                                                              \
         .struct_size = sizeof(kmux_plan_prefs), .max_workspace_bytes = SIZE_MAX,                   \
-        .allow_emulation = 1, .require_deterministic = 0                                           \
+        .allow_emulation = 1, .require_deterministic = 0, .tune = KMUX_TUNE_DEFAULT                \
     }
 
 /** Pointers of one matmul execution. alpha/beta: host scalars as in kmux_gemm_ex. The fp8

@@ -24,6 +24,8 @@
  *   are checked by the core once, with one message for every backend.
  * - ABI v2 (this version): plan slots per kind (kmux_matmul_ops, kmux_conv2d_ops) with an
  *   implementation index, device_caps, matmul_degenerate. v1 plugins are rejected with a reason.
+ * - ABI 2.1 appended device_diag; ABI 2.2 appended host_alloc / host_free (page-locked host
+ *   memory). Slots appended at the end are optional: NULL or beyond struct_size = absent.
  * - Backends never print to stdout, never abort; host->trace (stderr) is for KMUX_VERBOSE >= 2.
  */
 #ifndef KMUX_BACKEND_H
@@ -36,7 +38,7 @@ extern "C" {
 #endif
 
 #define KMUX_BACKEND_ABI_MAJOR 2
-#define KMUX_BACKEND_ABI_MINOR 1
+#define KMUX_BACKEND_ABI_MINOR 2
 #define KMUX_BACKEND_ENTRY_SYMBOL "kmux_backend_entry"
 
 /** Services the core offers to a plugin (valid for the lifetime of the backend instance). */
@@ -194,6 +196,13 @@ typedef struct kmux_backend_ops {
     /** Fills the facts of kmux_device_diag the backend knows (the core set every field to
      *  "unknown" first). Writes no field beyond diag->struct_size. */
     kmux_status (*device_diag)(void *state, int device, kmux_device_diag *diag);
+    /* ---- page-locked host memory (optional, ABI minor 2; NULL or beyond struct_size: the core
+     *      uses 64-byte aligned malloc on host devices, KMUX_ERR_UNSUPPORTED otherwise) ---- */
+    /** bytes > 0: page-locked host memory for fast asynchronous copies with `device`
+     *  (cudaHostAlloc, hipHostMalloc). */
+    kmux_status (*host_alloc)(void *state, int device, size_t bytes, void **ptr);
+    /** Frees memory from host_alloc (ptr != NULL). */
+    kmux_status (*host_free)(void *state, int device, void *ptr);
 } kmux_backend_ops;
 
 /** The one symbol a plugin exports. Returns NULL only if the plugin cannot work at all. */

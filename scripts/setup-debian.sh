@@ -7,15 +7,13 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git clang-format   # toolchain
-  clang                                                            # second compiler (CI builds with both)
+  clang libclang-rt-14-dev                                         # second compiler; libFuzzer + sanitizer runtimes (fuzz.sh)
   libopenblas-dev                                                  # cpu:openblas backend
   libdnnl-dev ocl-icd-opencl-dev                                   # cpu:onednn (its CMake config needs OpenCL)
   libcriterion-dev                                                 # tests
   libc6-dbg                                                        # glibc symbols: LSan suppressions name its frames
   valgrind                                                         # memcheck stage of scripts/test.sh
-  clang libclang-rt-14-dev                                         # libFuzzer stage (scripts/fuzz.sh)
   libjansson-dev                                                   # kmux-bench JSON lines
-  clang libclang-rt-14-dev                                         # scripts/fuzz.sh: libFuzzer + ASan/UBSan runtimes
   chromium                                                         # report page test (headless)
   python3-jsonschema                                               # tests/gpu: torch_bench.py records
   zlib1g-dev dataset-fashion-mnist                                 # examples/train_fashion_mnist

@@ -54,7 +54,7 @@ static pid_t hog(double s) {
         while (now_s() < end)
             for (int i = 0; i < 100000; ++i)
                 x += (unsigned long)i;
-        _exit(0);
+        _exit(x == 1 ? 1 : 0); /* x is read: the loop is not dead code, for every compiler */
     }
     return pid;
 }
@@ -143,4 +143,31 @@ Test(bench_noise, timing_rounds_disagreement) {
     kb_noise_judge(1.0, 2.0, 0.0, 2.0, 2, 2, &n);
     kb_noise_rounds(&n, 0.05);
     cr_expect(!n.noisy, "%s", n.reason);
+}
+
+/* the clock re-check: an injected re-measured clock 6% away marks the row "clock", 4% does not;
+ * a row already noisy keeps its reason and gets the clock appended */
+Test(bench_noise, clock_recheck_marks_a_moved_clock) {
+    kb_noise n;
+    memset(&n, 0, sizeof n);
+    cr_assert_eq(kb_noise_clock(&n, 3000.0, 3120.0), 0, "4%% is within the threshold");
+    cr_assert_eq(n.noisy, 0);
+    cr_assert_float_eq(n.clock_mhz, 3120.0, 1e-9);
+    cr_assert_eq(kb_noise_clock(&n, 3000.0, 2820.0), 1, "-6%% moved");
+    cr_assert_eq(n.noisy, 1);
+    cr_assert(strstr(n.reason, "clock: 3000 MHz at the start, 2820 MHz now (-6%)"), "%s", n.reason);
+    cr_assert_eq(kb_noise_clock(&n, 0.0, 2820.0), 0, "no start clock: no verdict");
+    memset(&n, 0, sizeof n);
+    kb_noise_rounds(&n, 0.5);
+    cr_assert_eq(kb_noise_clock(&n, 3000.0, 3300.0), 1);
+    cr_assert(strstr(n.reason, "rounds disagree") && strstr(n.reason, "; clock: "), "%s", n.reason);
+    /* the hook replaces the measurement; a user-given clock is never re-checked */
+    setenv("KMUX_BENCH_RECHECK_CLOCK_MHZ", "1234", 1);
+    cr_assert_float_eq(kb_noise_recheck_clock_mhz(), 1234.0, 1e-9);
+    unsetenv("KMUX_BENCH_RECHECK_CLOCK_MHZ");
+    setenv("KMUX_CPU_CLOCK_MHZ", "2000", 1);
+    cr_assert_eq(kb_noise_recheck_clock_mhz(), 0.0);
+    unsetenv("KMUX_CPU_CLOCK_MHZ");
+    double mhz = kb_noise_recheck_clock_mhz();
+    cr_assert(mhz > 100.0 && mhz < 10000.0, "measured %.0f MHz", mhz);
 }

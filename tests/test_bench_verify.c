@@ -25,7 +25,7 @@ static kb_oracle oracle_of(const double *v, int64_t n) {
     return o;
 }
 
-static const kb_fill_plan exact_plan = {4, 4, 1.0, 16, 1, 0.0, 0.0};
+static const kb_fill_plan exact_plan = {4, 4, 1.0, 16, 1, 0.0, 0.0, 0.0}; /* 30% default */
 
 Test(bench_verify, exact_match_passes_and_one_wrong_element_fails) {
     double want[6] = {3, -7, 12, 1, -2, 40};
@@ -58,6 +58,72 @@ Test(bench_verify, unwritten_outputs_fail_even_outside_the_sample) {
     cr_assert_eq(c.status, KB_VERIFY_FAILED);
     cr_assert_eq(c.unwritten, 1);
     cr_assert(strstr(c.message, "never written"), "%s", c.message);
+    kb_oracle_free(&o);
+}
+
+static kb_problem conv_problem(kb_dir dir, int64_t stride) {
+    kb_problem p;
+    memset(&p, 0, sizeof p);
+    kb_settings_default(&p.set);
+    p.op = KB_OP_CONV;
+    p.dir = dir;
+    kb_conv_shape c = {1, 2, 8,      14,     14, 8, 14 / stride, 14 / stride,
+                       3, 3, stride, stride, 1,  1, 0,           0};
+    p.cv = c;
+    return p;
+}
+
+/* benchdnn: matmul 90%; conv 70% (FWD, BWD_W with a kernel smaller than the image, BWD_D at
+ * stride 1), 1 - 0.3/4 at stride 2 BWD_D, 85% with ReLU; 30% only as the compare default */
+Test(bench_verify, zero_trust_limits_follow_benchdnn_per_op) {
+    kb_problem mm;
+    memset(&mm, 0, sizeof mm);
+    kb_settings_default(&mm.set);
+    mm.op = KB_OP_MATMUL;
+    mm.dir = KB_DIR_FWD;
+    mm.mm = (kb_matmul_shape){1, 1, 8, 8, 8};
+    cr_assert_float_eq(kb_zero_trust_limit(&mm, 0), 0.90, 1e-12);
+    cr_assert_float_eq(kb_zero_trust_limit(&mm, 1), 0.90, 1e-12);
+    kb_problem fwd = conv_problem(KB_DIR_FWD, 1);
+    cr_assert_float_eq(kb_zero_trust_limit(&fwd, 0), 0.70, 1e-12);
+    cr_assert_float_eq(kb_zero_trust_limit(&fwd, 1), 0.85, 1e-12);
+    kb_problem bd1 = conv_problem(KB_DIR_BWD_D, 1), bd2 = conv_problem(KB_DIR_BWD_D, 2);
+    cr_assert_float_eq(kb_zero_trust_limit(&bd1, 0), 0.70, 1e-12);
+    cr_assert_float_eq(kb_zero_trust_limit(&bd2, 0), 1.0 - 0.3 / 4.0, 1e-12);
+    kb_problem bw = conv_problem(KB_DIR_BWD_W, 1);
+    cr_assert_float_eq(kb_zero_trust_limit(&bw, 0), 0.70, 1e-12);
+    bw.cv.oh = bw.cv.ow = 1; /* 9-tap kernel, 1 output pixel: min = 1, d = 9 */
+    cr_assert_float_eq(kb_zero_trust_limit(&bw, 0), 1.0 - 0.3 / 9.0, 1e-12);
+
+    /* 50% zeros: between the old 30% and the new limits -> mistrusted before, trusted now */
+    double want[10] = {0, 0, 0, 0, 0, 1, 2, 3, 4, 5};
+    float got[10] = {0, 0, 0, 0, 0, 1, 2, 3, 4, 5};
+    kb_oracle o = oracle_of(want, 10);
+    kb_check c;
+    kb_check_init(&c);
+    kb_compare(&o, &exact_plan, got, KMUX_F32, &c);
+    cr_assert_eq(c.status, KB_VERIFY_MISTRUSTED, "default 30%%: %s", c.message);
+    kb_fill_plan f;
+    kb_plan_fill(&mm, &f);
+    cr_assert_float_eq(f.zero_trust, 0.90, 1e-12);
+    kb_check_init(&c);
+    kb_compare(&o, &f, got, KMUX_F32, &c);
+    cr_assert_eq(c.status, KB_VERIFY_PASSED, "matmul 90%%: %s", c.message);
+    kb_plan_fill(&fwd, &f);
+    kb_check_init(&c);
+    kb_compare(&o, &f, got, KMUX_F32, &c);
+    cr_assert_eq(c.status, KB_VERIFY_PASSED, "conv FWD 70%%: %s", c.message);
+    /* 80% zeros: over conv FWD's 70%, under ReLU's 85% and matmul's 90% */
+    for (int i = 5; i < 8; ++i)
+        o.expect[i] = 0.0, got[i] = 0.0f;
+    kb_check_init(&c);
+    kb_compare(&o, &f, got, KMUX_F32, &c);
+    cr_assert_eq(c.status, KB_VERIFY_MISTRUSTED, "conv FWD 70%%: %s", c.message);
+    cr_assert(strstr(c.message, "limit 70%"), "%s", c.message);
+    f.zero_trust = kb_zero_trust_limit(&fwd, 1);
+    kb_check_init(&c);
+    kb_compare(&o, &f, got, KMUX_F32, &c);
+    cr_assert_eq(c.status, KB_VERIFY_PASSED, "conv FWD + ReLU 85%%: %s", c.message);
     kb_oracle_free(&o);
 }
 

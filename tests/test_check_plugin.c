@@ -141,6 +141,51 @@ Test(check_plugin, twelve_gbps_on_gen4_x16_warns, .timeout = 300) {
     close_fake(&f);
 }
 
+/* Pinned copies (kmux_host_malloc) against 70% of the link: 12 GB/s of Gen4 x16's 31.5 WARNs in
+ * both directions while pageable copies at 25 GB/s pass their 50%; 28 GB/s passes. */
+static void pinned_case(const char *gbps, ck_status want) {
+    setenv("KMUX_FAKE_GPU_PINNED_GBPS", gbps, 1);
+    setenv("KMUX_FAKE_GPU_H2D_GBPS", "25", 1);
+    setenv("KMUX_FAKE_GPU_PCIE", "4x16", 1);
+    fixture f;
+    open_fake(&f);
+    ck_check_speed(&f.run);
+    const ck_result *r[4];
+    static const char *names[2] = {"h2d_pinned", "d2h_pinned"};
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(find(&f.report, "fakegpu:0", names[k], r, 4), 1, "%s", names[k]);
+        cr_assert_eq(r[0]->status, want, "%s: %s", names[k], r[0]->detail);
+        cr_assert_float_eq(r[0]->measured, atof(gbps), 0.01, "%s", names[k]);
+        cr_assert_float_eq(r[0]->target, 31.5 * 0.7, 0.01, "%s", names[k]);
+        cr_assert(strstr(r[0]->detail, "PCIe Gen4 x16"), "%s", r[0]->detail);
+    }
+    cr_assert_eq(find(&f.report, "fakegpu:0", "h2d_pageable", r, 4), 1);
+    cr_assert_eq(r[0]->status, CK_PASS, "%s", r[0]->detail);
+    cr_assert_float_eq(r[0]->measured, 25.0, 0.01);
+    close_fake(&f);
+}
+
+Test(check_plugin, pinned_twelve_gbps_on_gen4_x16_warns, .timeout = 300) {
+    pinned_case("12", CK_WARN);
+}
+
+Test(check_plugin, pinned_28_gbps_on_gen4_x16_passes, .timeout = 300) {
+    pinned_case("28", CK_PASS);
+}
+
+/* A plugin that refuses pinned memory gives SKIP lines with its reason, not a failure. */
+Test(check_plugin, pinned_unsupported_skips, .timeout = 300) {
+    setenv("KMUX_FAKE_GPU_PINNED_GBPS", "0", 1);
+    fixture f;
+    open_fake(&f);
+    ck_check_speed(&f.run);
+    const ck_result *r[4];
+    cr_assert_eq(find(&f.report, "fakegpu:0", "d2h_pinned", r, 4), 1);
+    cr_assert_eq(r[0]->status, CK_SKIP, "%s", r[0]->detail);
+    cr_assert(strstr(r[0]->detail, "no pinned host memory"), "%s", r[0]->detail);
+    close_fake(&f);
+}
+
 Test(check_plugin, function_checks_of_a_correct_device_pass) {
     fixture f;
     open_fake(&f);

@@ -784,8 +784,8 @@ Test(cuda, conv_asymmetric_padding_padded_copy) {
         for (size_t i = 0; i < n1; i++) /* integer data: exact */
             if (tu_get(KMUX_F32, got, (int64_t)i) != tu_get(KMUX_F32, want, (int64_t)i))
                 cr_assert_fail("asymmetric conv dir %d: out[%zu] = %g, ref %g (%s)", (int)dirs[di],
-                               i, tu_get(KMUX_F32, got, (int64_t)i), tu_get(KMUX_F32, want, (int64_t)i),
-                               info.impl);
+                               i, tu_get(KMUX_F32, got, (int64_t)i),
+                               tu_get(KMUX_F32, want, (int64_t)i), info.impl);
         free(got), free(want), cv_free(&c);
     }
     TU_OK(kmux_context_destroy(ctx));

@@ -107,6 +107,28 @@ Test(hip_fake, props_are_those_of_the_architecture) {
     kmux_context_destroy(ctx);
 }
 
+/* kmux_device_diag_get through the plugin's device_diag slot: the architecture the fake runtime
+ * reports, the code objects this build carries (gfx942 among them), the opened runtime. */
+Test(hip_fake, diag_facts) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    kmux_device_diag d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    TU_OK(kmux_device_diag_get(dev, &d));
+    cr_expect_str_eq(d.target_id, "gfx942");
+    cr_expect(strstr(d.code_objects, "gfx942") != NULL, "'%s'", d.code_objects);
+    cr_expect(strncmp(d.runtime_version, "HIP 6.2.", 8) == 0, "'%s'", d.runtime_version);
+    const char *fake = getenv("KMUX_HIP_RUNTIME");
+    if (fake && fake[0])
+        cr_expect_str_eq(d.libraries, fake);
+    else
+        cr_expect(strstr(d.libraries, "libamdhip64.so") != NULL, "'%s'", d.libraries);
+    cr_expect(strstr(d.device_nodes, "/dev/kfd") != NULL, "'%s'", d.device_nodes);
+    cr_expect_eq(d.ecc_enabled, -1);
+    kmux_context_destroy(ctx);
+}
+
 Test(hip_dev, memory_streams_events) {
     kmux_context *ctx = tu_context();
     kmux_device *dev = hip0(ctx);
@@ -138,6 +160,43 @@ Test(hip_dev, memory_streams_events) {
     TU_OK(kmux_free(dev, a));
     TU_OK(kmux_free(dev, b));
     TU_OK(kmux_stream_destroy(s));
+    kmux_context_destroy(ctx);
+}
+
+/* kmux_host_malloc goes through hipHostMalloc: pinned memory round-trips through the device,
+ * and on the fake runtime (which tracks the two kinds apart, as ROCm does) neither free takes
+ * the other's pointer. */
+Test(hip_dev, pinned_host_memory) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    enum { N = 4096 };
+    unsigned char *h = NULL, *back = NULL;
+    void *d = NULL;
+    TU_OK(kmux_host_malloc(dev, N, (void **)&h));
+    TU_OK(kmux_host_malloc(dev, N, (void **)&back));
+    cr_assert(h && back);
+    for (int i = 0; i < N; i++)
+        h[i] = (unsigned char)(i * 29 + 5);
+    TU_OK(kmux_malloc(dev, N, &d));
+    kmux_stream *s = NULL;
+    TU_OK(kmux_stream_create(dev, &s));
+    TU_OK(kmux_memcpy(s, d, h, N, KMUX_MEMCPY_HOST_TO_DEVICE));
+    TU_OK(kmux_memcpy(s, back, d, N, KMUX_MEMCPY_DEVICE_TO_HOST));
+    TU_OK(kmux_stream_synchronize(s));
+    cr_expect_eq(memcmp(h, back, N), 0, "pinned round trip differs");
+    const char *fake = getenv("KMUX_HIP_RUNTIME");
+    if (fake && fake[0]) {
+        TU_STATUS(KMUX_ERR_DEVICE, kmux_free(dev, h));
+        TU_STATUS(KMUX_ERR_DEVICE, kmux_host_free(dev, d));
+        cr_expect(strstr(kmux_last_error(), "hipHostFree") != NULL, "'%s'", kmux_last_error());
+    }
+    void *z = (void *)&z;
+    TU_OK(kmux_host_malloc(dev, 0, &z));
+    cr_expect_null(z);
+    TU_OK(kmux_stream_destroy(s));
+    TU_OK(kmux_free(dev, d));
+    TU_OK(kmux_host_free(dev, h));
+    TU_OK(kmux_host_free(dev, back));
     kmux_context_destroy(ctx);
 }
 

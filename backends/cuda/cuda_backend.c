@@ -198,6 +198,8 @@ static const kmux_backend_ops cuda_ops = {
     .device_caps = kmux_cuda_device_caps,
     .mem_alloc = kmux_cuda_mem_alloc,
     .mem_free = kmux_cuda_mem_free,
+    .host_alloc = kmux_cuda_host_alloc,
+    .host_free = kmux_cuda_host_free,
     .stream_create = kmux_cuda_stream_create,
     .stream_destroy = kmux_cuda_stream_destroy,
     .stream_synchronize = kmux_cuda_stream_synchronize,
@@ -216,6 +218,7 @@ static const kmux_backend_ops cuda_ops = {
     .unscale_check_finite = KMUX_CUDA_AMP_SLOT(kmux_cuda_amp_unscale),
     .loss_scale_update = KMUX_CUDA_AMP_SLOT(kmux_cuda_amp_loss_scale),
     .fp8_scale_update = KMUX_CUDA_AMP_SLOT(kmux_cuda_amp_fp8_scale),
+    .device_diag = kmux_cuda_device_diag,
 };
 
 KMUX_BACKEND_EXPORT const kmux_backend_ops *kmux_backend_entry(void);

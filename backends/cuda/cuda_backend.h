@@ -161,6 +161,10 @@ kmux_status kmux_cuda_stream_dnn(kmux_cuda_state *st, kmux_cuda_stream *s, cudnn
 
 kmux_status kmux_cuda_mem_alloc(void *state, int device, size_t bytes, void **ptr);
 kmux_status kmux_cuda_mem_free(void *state, int device, void *ptr);
+/* cuda_host.c: page-locked host memory; cuda_diag.c: readiness facts (device_diag). */
+kmux_status kmux_cuda_host_alloc(void *state, int device, size_t bytes, void **ptr);
+kmux_status kmux_cuda_host_free(void *state, int device, void *ptr);
+kmux_status kmux_cuda_device_diag(void *state, int device, kmux_device_diag *diag);
 kmux_status kmux_cuda_stream_create(void *state, int device, void *native, int own, void **stream);
 kmux_status kmux_cuda_stream_destroy(void *state, void *stream);
 kmux_status kmux_cuda_stream_synchronize(void *state, void *stream);

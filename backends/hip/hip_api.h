@@ -67,6 +67,8 @@ typedef struct kmux_hip_api {
     kmux_hip_error (*hipSetDevice)(int device);
     kmux_hip_error (*hipMalloc)(void **ptr, size_t bytes);
     kmux_hip_error (*hipFree)(void *ptr);
+    kmux_hip_error (*hipHostMalloc)(void **ptr, size_t bytes, unsigned flags);
+    kmux_hip_error (*hipHostFree)(void *ptr);
     kmux_hip_error (*hipMemcpyAsync)(void *dst, const void *src, size_t bytes, int kind,
                                      kmux_hip_stream stream);
     kmux_hip_error (*hipMemsetAsync)(void *dst, int value, size_t bytes, kmux_hip_stream stream);
@@ -103,6 +105,8 @@ typedef struct kmux_hip_api {
     X(hipSetDevice)                                                                                \
     X(hipMalloc)                                                                                   \
     X(hipFree)                                                                                     \
+    X(hipHostMalloc)                                                                               \
+    X(hipHostFree)                                                                                 \
     X(hipMemcpyAsync)                                                                              \
     X(hipMemsetAsync)                                                                              \
     X(hipStreamCreate)                                                                             \

@@ -141,6 +141,10 @@ kmux_status kmux_hip_device_caps(void *state, int device, kmux_device_caps *caps
 
 kmux_status kmux_hip_mem_alloc(void *state, int device, size_t bytes, void **ptr);
 kmux_status kmux_hip_mem_free(void *state, int device, void *ptr);
+kmux_status kmux_hip_host_alloc(void *state, int device, size_t bytes, void **ptr);
+kmux_status kmux_hip_host_free(void *state, int device, void *ptr);
+/* hip_diag.c */
+kmux_status kmux_hip_device_diag(void *state, int device, kmux_device_diag *diag);
 kmux_status kmux_hip_stream_create(void *state, int device, void *native, int own, void **stream);
 kmux_status kmux_hip_stream_destroy(void *state, void *stream);
 kmux_status kmux_hip_stream_synchronize(void *state, void *stream);

@@ -6,9 +6,9 @@
  * 2.x cannot honour with TF32 or bf16x3 - the plan reports effective compute F32); i8 x i8 ->
  * s32 (exact, see onednn_matmul.h); bf16 and f16 either on oneDNN's native kernels (bf16 on
  * avx512_core_bf16, f16 nowhere in 2.x) or converted to f32 in a workspace ("+cvt", only when
- * the caller allows emulation; which comes first: has_amx), fp8 always "+cvt"; the result is
- * rounded once to c_type. f64: oneDNN 2.x has no f64 on CPU, and kmux never lowers f64 (the
- * device's capabilities leave it out, so the core refuses it). Empty problems, k == 0 and
+ * the caller allows emulation; which comes first: native_narrow_first), fp8 always "+cvt"; the
+ * result is rounded once to c_type. f64: oneDNN 2.x has no f64 on CPU, and kmux never lowers f64
+ * (the device's capabilities leave it out, so the core refuses it). Empty problems, k == 0 and
  * alpha == 0 never reach the plugin: the core runs them.
  * alpha is a constant output scale, beta a sum post-op (none for beta == 0: C is not read), the
  * bias a binary-add post-op broadcast over rows where that is safe (onednn_matmul.h),
@@ -281,15 +281,24 @@ static int is_ref_name(const char *impl) {
 }
 
 /* bf16/f16 with emulation allowed: native kernel or f32 on converted inputs ("+cvt")? Both
- * accumulate exactly-widened products in f32 and round once, so this is a speed choice only.
- * Measured here (oneDNN 2.6.3, isa avx512_core_bf16 without AMX, 2 cores, 2048^3, bf16 in and
- * out, interleaved medians): native brg:avx512_core_bf16 211 ms, "+cvt" on brg:avx512_core
- * 129 ms, f32 125 ms - avx512_bf16 dot products are no faster than f32 FMAs on this CPU. With
- * AMX (avx512_core_amx) oneDNN's native bf16 kernels are several times faster than f32, so
- * native comes first there; elsewhere "+cvt" does. The other path follows in plan_next_impl. */
+ * accumulate exactly-widened products in f32 and round once, so this is a speed choice only, and
+ * with prefs.tune the measurement makes it on the real shape. Without tuning, native comes first
+ * where the CPU has bf16 dot-product instructions (isa avx512_core_bf16: AVX512_BF16, or AMX),
+ * "+cvt" (f32 FMAs) first everywhere else. Measurements behind the rule (oneDNN 2.6.3, 2 cores,
+ * interleaved medians): AMD EPYC Zen 4 (AVX512_BF16), 1024^3: native brg:avx512_core_bf16
+ * 419-446 GFLOP/s against 134-178 for "+cvt" (issue 14); AMX: native several times f32. One
+ * earlier Xeon measurement with avx512_core_bf16 and no AMX (2048^3) had native at 211 ms and
+ * "+cvt" at 129 ms: the rule is wrong there, KMUX_TUNE=1 corrects it. f16 has no native kernel
+ * but the reference one in oneDNN 2.x except with AMX. The other path follows in
+ * plan_next_impl. */
 static int has_amx(dnnl_cpu_isa_t isa) {
     return ((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core_amx) ==
            (unsigned)dnnl_cpu_isa_avx512_core_amx;
+}
+
+static int native_narrow_first(dnnl_cpu_isa_t isa, kmux_dtype t) {
+    unsigned bf16 = (unsigned)dnnl_cpu_isa_avx512_core_bf16;
+    return has_amx(isa) || (t == KMUX_BF16 && ((unsigned)isa & bf16) == bf16);
 }
 
 /* Decides the path for the plan's types and creates its first primitive. */
@@ -324,7 +333,8 @@ static kmux_status choose_path(kmux_dnn_state *st, kmux_dnn_mm_plan *p,
             }
         }
         int cvt_ok = narrow && prefs->allow_emulation;
-        if (s == dnnl_success && cvt_ok && (is_ref_name(p->prim_impl) || !has_amx(st->isa))) {
+        if (s == dnnl_success && cvt_ok &&
+            (is_ref_name(p->prim_impl) || !native_narrow_first(st->isa, d->a_type))) {
             /* a native kernel exists but "+cvt" runs first (see prefer_cvt below); the native
              * one stays reachable with plan_next_impl unless it is a reference kernel */
             p->alt_next = !is_ref_name(p->prim_impl);
@@ -415,8 +425,8 @@ static void add_beta_one_variant(kmux_dnn_state *st, kmux_dnn_mm_plan *p) {
 
 /* The implementation after cur, as a new plan: the next one oneDNN offers for cur's path; after
  * the last one of a bf16/f16 plan that allows emulation, those of the other path (native kernels
- * after "+cvt", or "+cvt" after native ones; see has_amx). KMUX_ERR_LAST_IMPL (no message) when
- * there is none. */
+ * after "+cvt", or "+cvt" after native ones; see native_narrow_first). KMUX_ERR_LAST_IMPL (no
+ * message) when there is none. */
 static kmux_status mm_next(kmux_dnn_state *st, const kmux_dnn_mm_plan *cur,
                            kmux_dnn_mm_plan **out) {
     kmux_dnn_mm_plan *p = malloc(sizeof *p);

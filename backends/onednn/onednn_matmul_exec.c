@@ -43,8 +43,9 @@ static int32_t wrap_i32(uint64_t u) {
 }
 
 /* I32: the exact s32 sums acc = W - 128 * colsum (the u8 bias of P taken out, modulo 2^32; with
- * the split, W = 2 (h Q) + (l Q)), in place in W, which has the layout of C. */
-static void int_sums(mm_run *r, int32_t *w, const int32_t *w2, const int32_t *colsum) {
+ * the split, W = 2 (h Q) + (l Q)), into out: W itself, or C (same layout) when nothing follows. */
+static void int_sums(mm_run *r, const int32_t *w, const int32_t *w2, const int32_t *colsum,
+                     int32_t *out) {
     const kmux_dnn_mm_plan *p = r->p;
     for (int64_t b = 0; b < p->d.batch_count; b++) {
         const int32_t *cs = colsum + (p->Q.bstride == 0 ? 0 : b) * p->N;
@@ -53,7 +54,7 @@ static void int_sums(mm_run *r, int32_t *w, const int32_t *w2, const int32_t *co
                 int64_t ci = c_at(p, b, i, j);
                 uint64_t sum = (uint64_t)(int64_t)w[ci]; /* (P + 128) Q, modulo 2^64 */
                 if (w2) sum = 2u * sum + (uint64_t)(int64_t)w2[ci];
-                w[ci] = wrap_i32(sum - 128u * (uint64_t)(int64_t)cs[j]);
+                out[ci] = wrap_i32(sum - 128u * (uint64_t)(int64_t)cs[j]);
             }
     }
 }
@@ -83,15 +84,32 @@ static void prepare_int(mm_run *r, int32_t *colsum) {
                 out[half + j] = (uint8_t)(v & 1u);
             }
         }
-    for (int64_t b = 0; b < Q->distinct; b++)
-        for (int64_t j = 0; j < p->N; j++) {
-            int64_t sum = 0; /* |sum| <= 128 * K: exact */
-            for (int64_t l = 0; l < p->K; l++) {
-                int64_t at = Q->trans ? j * Q->ld + l : l * Q->ld + j;
-                sum += qs[b * Q->bstride + at];
+    /* Column sums modulo 2^32 (unsigned arithmetic wraps; the true sum, |sum| <= 128 K, is what
+     * wrap_i32 gives back). Row by row when Q is stored untransposed: the inner loop then runs
+     * along memory and vectorises, where a column walk strided by ld thrashed the cache (it cost
+     * more than the 1024^3 GEMM itself, issue 14). */
+    for (int64_t b = 0; b < Q->distinct; b++) {
+        uint32_t *cs = (uint32_t *)(colsum + b * p->N);
+        const int8_t *qb = qs + b * Q->bstride;
+        if (Q->trans) {
+            for (int64_t j = 0; j < p->N; j++) {
+                uint32_t sum = 0;
+                for (int64_t l = 0; l < p->K; l++)
+                    sum += (uint32_t)(int32_t)qb[j * Q->ld + l];
+                cs[j] = sum;
             }
-            colsum[b * p->N + j] = wrap_i32((uint64_t)sum);
+        } else {
+            for (int64_t j = 0; j < p->N; j++)
+                cs[j] = 0;
+            for (int64_t l = 0; l < p->K; l++) {
+                const int8_t *row = qb + l * Q->ld;
+                for (int64_t j = 0; j < p->N; j++)
+                    cs[j] += (uint32_t)(int32_t)row[j];
+            }
         }
+        for (int64_t j = 0; j < p->N; j++)
+            colsum[b * p->N + j] = wrap_i32(cs[j]);
+    }
 }
 
 /* Widens the inputs of a "+cvt" plan (each distinct batch matrix once) and the bias. */
@@ -263,8 +281,14 @@ static kmux_status exec_int(mm_run *r) {
             r->p_extra = (size_t)(p->P.distinct * p->P.rows * p->P.cols);
             ks = run_primitive(r, prim, w2, (size_t)p->bstride_r * sizeof(int32_t));
         }
-        if (ks == KMUX_OK) {
-            int_sums(r, w, w2, colsum);
+        /* alpha = 1, beta = 0 and nothing after the GEMM (the common case): the sums go to C
+         * directly, without the shared finish's second pass over C (issue 14) */
+        const int direct = *(const int32_t *)r->a->alpha == 1 &&
+                           *(const int32_t *)r->a->beta == 0 && !r->a->d_scale && !r->a->amax_d;
+        if (ks == KMUX_OK && direct) {
+            int_sums(r, w, w2, colsum, (int32_t *)r->a->C);
+        } else if (ks == KMUX_OK) {
+            int_sums(r, w, w2, colsum, w);
             const kmux_cpu_acc acc = {w, KMUX_I32, p->d.ldc, p->d.stride_c};
             kmux_cpu_finish(&p->d, r->a, &acc); /* alpha, beta, scales, amax_d, wrap-around */
         }

@@ -4,7 +4,6 @@
  */
 #include "ref_internal.h"
 #include "ref_dtype.h"
-#include "dispatch/common/kmux_amp_rules.h"
 
 #include <float.h>
 #include <math.h>
@@ -56,27 +55,5 @@ kmux_status kmux_ref_unscale_check_finite(void *state, void *stream, int64_t cou
             kmux_ref_store(tensors[t], types[t], i, x * inv, 0);
         }
     if (found) *found_inf = 1.0f; /* never cleared here, as torch */
-    return KMUX_OK;
-}
-
-/* The shared rules of dispatch/common/kmux_amp_rules.h (torch GradScaler, Transformer Engine). */
-kmux_status kmux_ref_loss_scale_update(void *state, void *stream, float *scale,
-                                       int32_t *growth_tracker, const float *found_inf,
-                                       double growth_factor, double backoff_factor,
-                                       int64_t growth_interval) {
-    (void)state, (void)stream;
-    kmux_loss_scale_step(scale, growth_tracker, *found_inf, growth_factor, backoff_factor,
-                         growth_interval);
-    return KMUX_OK;
-}
-
-kmux_status kmux_ref_fp8_scale_update(void *state, void *stream, const float *amax_history,
-                                      int64_t history_len, kmux_dtype fp8_type, float margin,
-                                      float *scale) {
-    (void)state, (void)stream;
-    double amax = -INFINITY;
-    for (int64_t i = 0; i < history_len; i++)
-        amax = kmux_amax_history_max(amax, amax_history[i]);
-    *scale = kmux_fp8_scale_from_amax(*scale, amax, fp8_type, margin);
     return KMUX_OK;
 }

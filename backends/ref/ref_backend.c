@@ -147,8 +147,9 @@ static const kmux_backend_ops ref_ops = {
     .cast = kmux_ref_cast,
     .amax = kmux_ref_amax,
     .unscale_check_finite = kmux_ref_unscale_check_finite,
-    .loss_scale_update = kmux_ref_loss_scale_update,
-    .fp8_scale_update = kmux_ref_fp8_scale_update,
+    /* the scaling rules are the CPU plugins' (dispatch/common/kmux_amp_rules.h) */
+    .loss_scale_update = kmux_cpu_op_loss_scale_update,
+    .fp8_scale_update = kmux_cpu_op_fp8_scale_update,
 };
 
 const kmux_backend_ops *kmux_ref_backend_ops(void) {

@@ -50,12 +50,5 @@ kmux_status kmux_ref_unscale_check_finite(void *state, void *stream, int64_t cou
                                           void *const *tensors, const int64_t *sizes,
                                           const kmux_dtype *types, const float *inv_scale,
                                           float *found_inf);
-kmux_status kmux_ref_loss_scale_update(void *state, void *stream, float *scale,
-                                       int32_t *growth_tracker, const float *found_inf,
-                                       double growth_factor, double backoff_factor,
-                                       int64_t growth_interval);
-kmux_status kmux_ref_fp8_scale_update(void *state, void *stream, const float *amax_history,
-                                      int64_t history_len, kmux_dtype fp8_type, float margin,
-                                      float *scale);
 
 #endif

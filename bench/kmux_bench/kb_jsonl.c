@@ -139,11 +139,12 @@ int kb_jsonl_write(FILE *f, const kb_result *r, const kb_machine *m, int threads
     }
     json_object_set_new(rec, "machine", machine_json(m, threads));
     const kb_noise *nz = &r->noise;
-    json_object_set_new(rec, "noise",
-                        json_pack("{s:b, s:b, s:f, s:f, s:f, s:f, s:s}", "measured", nz->measured,
-                                  "noisy", nz->noisy, "window_s", nz->wall_s, "foreign_cpus",
-                                  nz->foreign_cpus, "steal", nz->steal, "rounds_disagreement",
-                                  nz->rounds_spread, "reason", nz->reason));
+    json_object_set_new(
+        rec, "noise",
+        json_pack("{s:b, s:b, s:f, s:f, s:f, s:f, s:f, s:f, s:s}", "measured", nz->measured,
+                  "noisy", nz->noisy, "window_s", nz->wall_s, "foreign_cpus", nz->foreign_cpus,
+                  "steal", nz->steal, "rounds_disagreement", nz->rounds_spread, "clock_start_mhz",
+                  nz->clock_start_mhz, "clock_mhz", nz->clock_mhz, "reason", nz->reason));
     char *line = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(rec);
     if (!line) return 0;

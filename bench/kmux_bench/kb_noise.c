@@ -2,11 +2,14 @@
 #define _POSIX_C_SOURCE 200809L
 #include "kb_noise.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "cpu_model.h"
 #include "kb_timing.h"
 #include "kb_util.h"
 
@@ -73,4 +76,32 @@ void kb_noise_rounds(kb_noise *n, double rounds_spread) {
     n->noisy = 1;
     snprintf(n->reason, sizeof n->reason, "the medians of the %d timing rounds disagree by %.0f%%",
              KB_TIMING_ROUNDS, 100 * rounds_spread);
+}
+
+int kb_noise_clock(kb_noise *n, double start_mhz, double now_mhz) {
+    if (start_mhz <= 0 || now_mhz <= 0) return 0;
+    n->clock_start_mhz = start_mhz;
+    n->clock_mhz = now_mhz;
+    double moved = now_mhz / start_mhz - 1.0;
+    if (fabs(moved) <= KB_NOISE_CLOCK) return 0;
+    char why[96];
+    snprintf(why, sizeof why, "clock: %.0f MHz at the start, %.0f MHz now (%+.0f%%)", start_mhz,
+             now_mhz, 100 * moved);
+    if (n->noisy && n->reason[0]) {
+        size_t len = strlen(n->reason);
+        snprintf(n->reason + len, sizeof n->reason - len, "; %s", why);
+    } else {
+        kb_strlcpy(n->reason, why, sizeof n->reason);
+    }
+    n->noisy = 1;
+    return 1;
+}
+
+double kb_noise_recheck_clock_mhz(void) {
+    const char *hook = getenv("KMUX_BENCH_RECHECK_CLOCK_MHZ");
+    if (hook && *hook) return strtod(hook, NULL);
+    /* a clock given by the user is not a measurement to compare with */
+    const char *given = getenv("KMUX_CPU_CLOCK_MHZ");
+    if (given && *given) return 0.0;
+    return kmux_cpu_measure_clock_mhz();
 }

@@ -19,6 +19,10 @@
 #define KB_NOISE_MIN_WALL_S 0.15
 /** Rounds of one timing whose medians disagree by more than this mark it noisy too. */
 #define KB_NOISE_ROUNDS 0.15
+/** A CPU clock re-measured during the run that moved by more than this fraction from the clock
+ *  the peaks were computed with (thermal or power throttling, a governor change) marks the rows
+ *  from then on noisy ("clock"). */
+#define KB_NOISE_CLOCK 0.05
 
 /** A snapshot of the machine's and this process's CPU time. */
 typedef struct kb_noise_sample {
@@ -37,8 +41,9 @@ typedef struct kb_noise {
     double steal;        /**< stolen fraction of the online CPUs' time */
     int online_cpus, threads;
     double rounds_spread; /**< disagreement of the timing rounds (kb_stats.rounds_spread) */
-    int noisy;            /**< 1 when the timings should not be ranked */
-    char reason[160];     /**< "other processes used 0.97 CPUs (1 left free)", "" when quiet */
+    double clock_start_mhz, clock_mhz; /**< the run's clock and its last re-check; 0: none */
+    int noisy;                         /**< 1 when the timings should not be ranked */
+    char reason[160]; /**< "other processes used 0.97 CPUs (1 left free)", "" when quiet */
 } kb_noise;
 
 /** Takes a snapshot. */
@@ -50,6 +55,15 @@ void kb_noise_between(const kb_noise_sample *a, const kb_noise_sample *b, int th
 /** Adds the verdict on a timing's rounds: noisy (with the reason) when their medians disagree by
  *  more than KB_NOISE_ROUNDS and the load did not already explain it. */
 void kb_noise_rounds(kb_noise *n, double rounds_spread);
+
+/** Adds the verdict on a re-check of the CPU clock: records both clocks, and marks n noisy
+ *  ("clock: ...") when now_mhz differs from start_mhz by more than KB_NOISE_CLOCK. Returns 1
+ *  when it moved. No verdict when either is <= 0. */
+int kb_noise_clock(kb_noise *n, double start_mhz, double now_mhz);
+
+/** The CPU clock measured now with the routine of the cached clock (cpu_model.c), in MHz; the
+ *  test hook KMUX_BENCH_RECHECK_CLOCK_MHZ replaces the measurement. */
+double kb_noise_recheck_clock_mhz(void);
 
 /** Pure rule, for tests: the verdict of a window of wall_s seconds with those CPU seconds. */
 void kb_noise_judge(double wall_s, double busy_s, double steal_s, double self_s, int online_cpus,

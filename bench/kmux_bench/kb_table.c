@@ -76,9 +76,10 @@ void kb_table_row(FILE *f, const kb_result *r) {
         fprintf(f, " %-7s", r->roof.bound ? (r->roof.bound[0] == 'c' ? "compute" : "memory") : "?");
         if (r->noise.noisy)
             fprintf(f, " NOISY(%s)",
-                    strstr(r->noise.reason, "rounds")  ? "rounds"
-                    : strstr(r->noise.reason, "stole") ? "steal"
-                                                       : "load"); /* never ranked */
+                    strstr(r->noise.reason, "clock:")   ? "clock"
+                    : strstr(r->noise.reason, "rounds") ? "rounds"
+                    : strstr(r->noise.reason, "stole")  ? "steal"
+                                                        : "load"); /* never ranked */
         if (r->stats.spread > KB_NOISY_SPREAD) fprintf(f, " noisy(%.0f%%)", 100 * r->stats.spread);
     }
     fputc('\n', f);

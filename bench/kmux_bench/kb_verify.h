@@ -36,13 +36,20 @@ typedef struct kb_fill_plan {
     int exact;        /**< 1 when every partial sum is exact in the accumulation type */
     double tol_abs;   /**< allowed |got - want| beyond tol_rel * |want| */
     double tol_rel;   /**< allowed relative error (output rounding) */
+    double zero_trust; /**< most expected zeros (fraction) a trusted result may have; 0: the
+                            default KB_ZERO_TRUST_FRACTION */
 } kb_fill_plan;
 
 /** Chooses the fill and tolerance of p from its dtypes, compute type and reduction length. */
 void kb_plan_fill(const kb_problem *p, kb_fill_plan *f);
 
-/** Zero-trust threshold: more than this fraction of expected zeros -> mistrusted (benchdnn 30%). */
+/** Default zero-trust threshold: more than this fraction of expected zeros -> mistrusted
+ *  (benchdnn's compare_t default, zero_trust_percent_ = 30). */
 #define KB_ZERO_TRUST_FRACTION 0.30
+
+/** The zero-trust threshold benchdnn sets for p's op and direction (relu: a ReLU epilogue, which
+ *  turns the negative half of the outputs into legitimate zeros). See kb_verify.c. */
+double kb_zero_trust_limit(const kb_problem *p, int relu);
 
 /** Expected values at some (sampled) or all output elements. */
 typedef struct kb_oracle {

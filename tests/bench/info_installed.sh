@@ -20,12 +20,14 @@ echo "$out" | grep -q "^ref" || { echo "no ref device"; exit 1; }
 for so in "$tmp"/moved/lib*/kmux/libkmux-*.so; do
   [ -e "$so" ] || continue
   name=$(basename "$so")
-  # Loaded from the prefix: available, or unavailable for a reason of its hardware (no GPU), never
-  # a plugin that could not be found or loaded.
+  # Loaded from the prefix: available, or unavailable for a reason of its machine (no GPU, no
+  # vendor runtime), never a plugin file that could not be loaded or was rejected.
   line=$(echo "$out" | grep "/kmux/$name\]") || { echo "installed plugin $name not listed"; exit 1; }
   case "$line" in
-    *"available "*|*"unavailable: no "*) ;;
-    *) echo "installed plugin $name did not load: $line"; exit 1 ;;
+    *"cannot load "*|*"rejected"*|*"does not export"*|*"plugin ABI"*|*"init failed"*)
+      echo "installed plugin $name did not load: $line"; exit 1 ;;
+    *"available "*|*"unavailable: "*) ;;
+    *) echo "installed plugin $name not listed as available or unavailable: $line"; exit 1 ;;
   esac
 done
 KMUX_BACKEND_PATH= "$info" --json > "$tmp/info.json"

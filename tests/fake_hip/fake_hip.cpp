@@ -302,6 +302,30 @@ EXPORT int hipFree(void *p) {
     return kSuccess;
 }
 
+/* Pinned host memory: tracked apart from device memory, so that freeing one with the other's
+ * function fails as on ROCm. */
+static std::map<uintptr_t, size_t> host_allocations;
+
+EXPORT int hipHostMalloc(void **p, size_t bytes, unsigned flags) {
+    if (!p || flags != 0) return kInvalidValue;
+    void *q = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+    if (!q) return kOutOfMemory;
+    std::lock_guard<std::mutex> g(mu);
+    host_allocations[reinterpret_cast<uintptr_t>(q)] = bytes;
+    *p = q;
+    return kSuccess;
+}
+
+EXPORT int hipHostFree(void *p) {
+    if (!p) return kSuccess;
+    std::lock_guard<std::mutex> g(mu);
+    auto it = host_allocations.find(reinterpret_cast<uintptr_t>(p));
+    if (it == host_allocations.end()) return kInvalidValue;
+    host_allocations.erase(it);
+    free(p);
+    return kSuccess;
+}
+
 EXPORT int hipMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, void *s) {
     (void)s;
     std::lock_guard<std::mutex> g(mu);

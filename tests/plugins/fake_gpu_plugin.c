@@ -1,5 +1,5 @@
 /*
- * fake_gpu_plugin.c - libkmux-fakegpu.so: a plugin (ABI v2.1) reporting one configurable fake GPU,
+ * fake_gpu_plugin.c - libkmux-fakegpu.so: a plugin (ABI v2.2) reporting one configurable fake GPU,
  * so that kmux-check's readiness logic can be fed faked device facts and faked measurements
  * through the real loader and public API (tests/test_check_plugin.c).
  *
@@ -15,7 +15,9 @@
  *   KMUX_FAKE_GPU_GEMM_FRAC     "0.8"          fraction of the peak GEMMs run at
  *   KMUX_FAKE_GPU_MEMBW_GBPS    "5300"         memory bandwidth
  *   KMUX_FAKE_GPU_COPY_FRAC     "0.9"          fraction of it device copies reach
- *   KMUX_FAKE_GPU_H2D_GBPS      "25"           host<->device copy rate
+ *   KMUX_FAKE_GPU_H2D_GBPS      "25"           host<->device copy rate, pageable host memory
+ *   KMUX_FAKE_GPU_PINNED_GBPS   "28"           the same from kmux_host_malloc memory ("0": the
+ *                                              plugin refuses pinned allocations, UNSUPPORTED)
  *   KMUX_FAKE_GPU_PCIE          "4x16"         link generation x width ("" unknown)
  *   KMUX_FAKE_GPU_ECC           "1"            1 on, 0 off
  */
@@ -31,7 +33,7 @@
 typedef struct fake_state {
     const kmux_backend_host *host;
     char arch[32], target[64], code_objects[256];
-    double peak_tflops, gemm_frac, membw, copy_frac, h2d;
+    double peak_tflops, gemm_frac, membw, copy_frac, h2d, pinned;
     int pcie_gen, pcie_width, ecc;
 } fake_state;
 
@@ -62,6 +64,7 @@ static kmux_status f_init(const kmux_backend_host *host, void **state) {
     st->membw = atof(env_or("KMUX_FAKE_GPU_MEMBW_GBPS", "5300"));
     st->copy_frac = atof(env_or("KMUX_FAKE_GPU_COPY_FRAC", "0.9"));
     st->h2d = atof(env_or("KMUX_FAKE_GPU_H2D_GBPS", "25"));
+    st->pinned = atof(env_or("KMUX_FAKE_GPU_PINNED_GBPS", "28"));
     if (sscanf(env_or("KMUX_FAKE_GPU_PCIE", "4x16"), "%dx%d", &st->pcie_gen, &st->pcie_width) != 2)
         st->pcie_gen = st->pcie_width = 0;
     st->ecc = atoi(env_or("KMUX_FAKE_GPU_ECC", "1"));
@@ -173,6 +176,50 @@ static kmux_status f_free(void *state, int device, void *ptr) {
     return KMUX_OK;
 }
 
+/* Pinned allocations, so that copies from and to them run at the pinned rate. kmux-check and the
+ * tests hold a few at a time, from one thread. */
+#define FAKE_PINNED_MAX 16
+static struct {
+    unsigned char *p;
+    size_t bytes;
+} pinned_blocks[FAKE_PINNED_MAX];
+
+static kmux_status f_host_alloc(void *state, int device, size_t bytes, void **ptr) {
+    fake_state *st = state;
+    if (st->pinned <= 0)
+        return st->host->set_error(KMUX_ERR_UNSUPPORTED, "backend fakegpu: no pinned host memory "
+                                                         "(KMUX_FAKE_GPU_PINNED_GBPS=0)");
+    for (int i = 0; i < FAKE_PINNED_MAX; i++) {
+        if (pinned_blocks[i].p) continue;
+        pinned_blocks[i].p = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+        if (!pinned_blocks[i].p) break;
+        pinned_blocks[i].bytes = bytes;
+        *ptr = pinned_blocks[i].p;
+        return KMUX_OK;
+    }
+    return st->host->set_error(KMUX_ERR_OUT_OF_MEMORY, "backend fakegpu: %zu pinned bytes", bytes);
+}
+
+static kmux_status f_host_free(void *state, int device, void *ptr) {
+    for (int i = 0; i < FAKE_PINNED_MAX; i++) {
+        if (pinned_blocks[i].p != ptr) continue;
+        free(ptr);
+        pinned_blocks[i].p = NULL;
+        return KMUX_OK;
+    }
+    return ((fake_state *)state)
+        ->host->set_error(KMUX_ERR_DEVICE, "backend fakegpu: %p is not pinned memory", ptr);
+}
+
+static int is_pinned(const void *p) {
+    const unsigned char *q = p;
+    for (int i = 0; i < FAKE_PINNED_MAX; i++)
+        if (pinned_blocks[i].p && q >= pinned_blocks[i].p &&
+            q < pinned_blocks[i].p + pinned_blocks[i].bytes)
+            return 1;
+    return 0;
+}
+
 static kmux_status f_stream_create(void *state, int device, void *native, int own, void **s) {
     *s = calloc(1, sizeof(fake_stream));
     return *s ? KMUX_OK : KMUX_ERR_OUT_OF_MEMORY;
@@ -198,7 +245,10 @@ static kmux_status f_copy(void *state, void *stream, void *dst, const void *src,
     if (kind == KMUX_MEMCPY_DEVICE_TO_DEVICE)
         s->t += 2.0 * (double)bytes / (st->copy_frac * st->membw * 1e9);
     else if (kind != KMUX_MEMCPY_HOST_TO_HOST)
-        s->t += (double)bytes / (st->h2d * 1e9);
+        s->t +=
+            (double)bytes /
+            ((is_pinned(kind == KMUX_MEMCPY_HOST_TO_DEVICE ? src : dst) ? st->pinned : st->h2d) *
+             1e9);
     return KMUX_OK;
 }
 
@@ -369,6 +419,8 @@ static const kmux_backend_ops ops = {
     .matmul = &matmul_ops,
     .matmul_degenerate = f_degenerate,
     .device_diag = f_device_diag,
+    .host_alloc = f_host_alloc,
+    .host_free = f_host_free,
 };
 
 KMUX_BACKEND_EXPORT const kmux_backend_ops *kmux_backend_entry(void);

@@ -220,29 +220,12 @@ static double link_rate(ck_run *run, kmux_device *dev, char *what, size_t size) 
     return rate;
 }
 
-static void check_host_copies(ck_run *run, kmux_stream *s, const kmux_device_props *p) {
-    kmux_device *dev = kmux_stream_device(s);
-    char what[160];
-    double rate = link_rate(run, dev, what, sizeof what);
-    /* Pinned host memory has no public kmux allocation call yet: say so rather than guess. */
-    ck_verdict skip;
-    memset(&skip, 0, sizeof skip);
-    skip.status = CK_SKIP;
-    snprintf(skip.detail, sizeof skip.detail,
-             "not measured: kmux has no pinned host allocation in its public API");
-    add(run, p->id, "h2d_pinned", &skip, NAN, NAN, "GB/s");
-    size_t bytes = (size_t)(run->quick ? 64 : 256) << 20;
-    void *d = NULL;
-    unsigned char *h = malloc(bytes);
-    if (!h || kmux_malloc(dev, bytes, &d) != KMUX_OK) {
-        add_error(run, p->id, "h2d_pageable", "allocation");
-        free(h);
-        return;
-    }
-    memset(h, 0x3c, bytes);
+/* Both directions between host buffer h and device buffer d, each judged against the link. */
+static void measure_host_copies(ck_run *run, kmux_stream *s, const kmux_device_props *p,
+                                double rate, const char *what, unsigned char *h, void *d,
+                                size_t bytes, const char *const names[2], double pass_frac) {
     static const kmux_memcpy_kind kinds[2] = {KMUX_MEMCPY_HOST_TO_DEVICE,
                                               KMUX_MEMCPY_DEVICE_TO_HOST};
-    static const char *names[2] = {"h2d_pageable", "d2h_pageable"};
     for (int k = 0; k < 2; k++) {
         copy_ctx c = {k == 0 ? d : (void *)h, k == 0 ? (const void *)h : d, bytes, kinds[k]};
         double t = best_time(s, copy_op, &c, run->quick ? 0.1 : 0.3);
@@ -251,7 +234,7 @@ static void check_host_copies(ck_run *run, kmux_stream *s, const kmux_device_pro
             continue;
         }
         double gbps = (double)bytes / t / 1e9;
-        ck_rate_rule rule = {run->targets->h2d_pageable_pass_frac, 0.0};
+        ck_rate_rule rule = {pass_frac, 0.0};
         char fix[256];
         snprintf(fix, sizeof fix,
                  "check the link (lspci -vv: LnkSta against LnkCap; a card trained at x8 or an "
@@ -263,6 +246,48 @@ static void check_host_copies(ck_run *run, kmux_stream *s, const kmux_device_pro
             snprintf(v.detail + len, sizeof v.detail - len, "; %s", what);
         }
         add(run, p->id, names[k], &v, gbps, rate > 0 ? rate * rule.pass_frac : NAN, "GB/s");
+    }
+}
+
+static void check_host_copies(ck_run *run, kmux_stream *s, const kmux_device_props *p) {
+    kmux_device *dev = kmux_stream_device(s);
+    char what[160];
+    double rate = link_rate(run, dev, what, sizeof what);
+    size_t bytes = (size_t)(run->quick ? 64 : 256) << 20;
+    void *d = NULL;
+    if (kmux_malloc(dev, bytes, &d) != KMUX_OK) {
+        add_error(run, p->id, "h2d_pinned", "allocation");
+        return;
+    }
+    static const char *const pinned[2] = {"h2d_pinned", "d2h_pinned"};
+    static const char *const pageable[2] = {"h2d_pageable", "d2h_pageable"};
+    /* Pinned: kmux_host_malloc (cudaHostAlloc / hipHostMalloc); a plugin without it is a SKIP. */
+    void *hp = NULL;
+    kmux_status st = kmux_host_malloc(dev, bytes, &hp);
+    if (st == KMUX_OK) {
+        memset(hp, 0x3c, bytes);
+        measure_host_copies(run, s, p, rate, what, hp, d, bytes, pinned,
+                            run->targets->h2d_pinned_pass_frac);
+        kmux_host_free(dev, hp);
+    } else {
+        ck_verdict skip;
+        memset(&skip, 0, sizeof skip);
+        skip.status = st == KMUX_ERR_UNSUPPORTED ? CK_SKIP : CK_FAIL;
+        snprintf(skip.detail, sizeof skip.detail, "not measured: %s", kmux_last_error());
+        if (st != KMUX_ERR_UNSUPPORTED)
+            snprintf(skip.hint, sizeof skip.hint,
+                     "page-locked allocation failed: check the locked-memory limit (ulimit -l) "
+                     "and free host memory");
+        for (int k = 0; k < 2; k++)
+            add(run, p->id, pinned[k], &skip, NAN, NAN, "GB/s");
+    }
+    unsigned char *h = malloc(bytes);
+    if (!h) {
+        add_error(run, p->id, "h2d_pageable", "allocation");
+    } else {
+        memset(h, 0x3c, bytes);
+        measure_host_copies(run, s, p, rate, what, h, d, bytes, pageable,
+                            run->targets->h2d_pageable_pass_frac);
     }
     kmux_free(dev, d);
     free(h);

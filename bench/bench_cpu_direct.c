@@ -1,0 +1,695 @@
+/*
+ * bench_cpu_direct.c - kmux on the CPU against the libraries it wraps, in ONE run (issue 14):
+ * per problem, direct OpenBLAS, direct oneDNN, PyTorch (when python3 can import torch), kmux on
+ * cpu:openblas, on cpu:onednn and on the routing device cpu:auto (when present), with the ratios
+ * kmux/direct and auto/best. Contestants run interleaved (A B C ..., A B C ...) after one warm-up
+ * each; the figure is the median rate. Outputs of every contestant are compared with each other
+ * once before timing; a contestant that disagrees is printed as "BAD".
+ *
+ * Rows: the issue's table (bf16 and i8 GEMM 1024^3, f32 GEMM 2048^3, the 3x3 convolution mb32
+ * ic64 56^2 in both layouts) and a 20-problem mix of kmux-bench's default workload, DeepBench GEMM
+ * training rows and ResNet-50 layers (bench/workloads/). For a convolution, "OpenBLAS" is
+ * OpenBLAS's own sgemm on the equivalent per-image GEMM (M = oc, N = oh*ow, K = ic*kh*kw, run mb
+ * times): the rate the im2col + sgemm convolution of cpu:openblas is measured against.
+ * PyTorch runs in its own process (bench_cpu_direct_torch.py), interleaved with itself only.
+ *
+ * The machine's state is printed: CPU model, cores, load average before and after, steal time
+ * and the CPU time other processes took during the run; the table is marked UNTRUSTWORTHY when
+ * the machine was not quiet. Threads: every library uses all cores (KMUX_NUM_THREADS,
+ * OPENBLAS_NUM_THREADS, OMP_NUM_THREADS as the caller sets them).
+ *
+ * Usage: bench_cpu_direct [--quick] [--rows=issue|mix|all] [--budget=SECONDS_PER_PROBLEM]
+ *                         [--settle-ms=MS]   (pause before each timed run, default 20; see settle)
+ *   --quick: one tiny GEMM and one tiny convolution, 3 repetitions (the ctest smoke test).
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kmux.h"
+
+#ifdef KMUX_BENCH_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+#ifdef KMUX_BENCH_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.h>
+#endif
+
+#define MAX_REPS 25
+#define NCONT 6
+
+enum { C_OPENBLAS, C_ONEDNN, C_TORCH, C_KOB, C_KDNN, C_KAUTO };
+static const char *const cont_names[NCONT] = {"OpenBLAS",   "oneDNN",   "PyTorch",
+                                              "k:openblas", "k:onednn", "k:auto"};
+
+typedef struct problem {
+    const char *name, *origin;
+    int conv;
+    kmux_dtype ab, c; /* GEMM types; convolutions are f32 */
+    int64_t m, n, k;
+    int ta, tb;
+    kmux_layout layout;
+    int64_t mb, ic, ih, iw, oc, kh, kw, st, pad;
+} problem;
+
+#define GEMM(nm, org, AB, C, M, N, K, TA, TB)                                                      \
+    { .name = nm, .origin = org, .ab = AB, .c = C, .m = M, .n = N, .k = K, .ta = TA, .tb = TB }
+#define CONV(nm, org, L, MB, IC, IH, OC, KH, ST, PAD)                                              \
+    {                                                                                              \
+        .name = nm, .origin = org, .conv = 1, .layout = L, .mb = MB, .ic = IC, .ih = IH, .iw = IH, \
+        .oc = OC, .kh = KH, .kw = KH, .st = ST, .pad = PAD                                         \
+    }
+
+static const problem issue_rows[] = {
+    GEMM("bf16 1024^3", "issue14", KMUX_BF16, KMUX_F32, 1024, 1024, 1024, 0, 0),
+    GEMM("i8 1024^3 s8s8s32", "issue14", KMUX_I8, KMUX_I32, 1024, 1024, 1024, 0, 0),
+    GEMM("f32 2048^3", "issue14", KMUX_F32, KMUX_F32, 2048, 2048, 2048, 0, 0),
+    CONV("conv3x3 mb32 nchw", "issue14", KMUX_NCHW, 32, 64, 56, 64, 3, 1, 1),
+    CONV("conv3x3 mb32 nhwc", "issue14", KMUX_NHWC, 32, 64, 56, 64, 3, 1, 1),
+};
+
+static const problem mix_rows[] = {
+    GEMM("db2 1760x64x1760", "default/deepbench", KMUX_F32, KMUX_F32, 1760, 64, 1760, 0, 0),
+    GEMM("db23 1760x128x1760 T", "default/deepbench", KMUX_F32, KMUX_F32, 1760, 128, 1760, 1, 0),
+    GEMM("db63 7680x128x2560", "default/deepbench", KMUX_F32, KMUX_F32, 7680, 128, 2560, 0, 0),
+    GEMM("db86 1024x700x512", "default/deepbench", KMUX_F32, KMUX_F32, 1024, 700, 512, 0, 0),
+    GEMM("db138 512x16x512 NT", "default/deepbench", KMUX_F32, KMUX_F32, 512, 16, 512, 0, 1),
+    GEMM("db15 4096x16x4096", "deepbench", KMUX_F32, KMUX_F32, 4096, 16, 4096, 0, 0),
+    GEMM("db28 2048x128x2048 T", "deepbench", KMUX_F32, KMUX_F32, 2048, 128, 2048, 1, 0),
+    GEMM("db38 4096x128x4096 T", "deepbench", KMUX_F32, KMUX_F32, 4096, 128, 4096, 1, 0),
+    GEMM("db65 7680x32x2560 T", "deepbench", KMUX_F32, KMUX_F32, 7680, 32, 2560, 1, 0),
+    GEMM("db116 8448x16x2816 T", "deepbench", KMUX_F32, KMUX_F32, 8448, 16, 2816, 1, 0),
+    CONV("r50 conv1 mb4", "default/resnet50", KMUX_NCHW, 4, 3, 224, 64, 7, 2, 3),
+    CONV("r50 res2a_2b mb4", "default/resnet50", KMUX_NCHW, 4, 64, 56, 64, 3, 1, 1),
+    CONV("r50 res3a_2b mb4", "default/resnet50", KMUX_NCHW, 4, 128, 28, 128, 3, 1, 1),
+    CONV("r50 res4b_2a mb4", "default/resnet50", KMUX_NCHW, 4, 1024, 14, 256, 1, 1, 0),
+    CONV("r50 res5a_1 mb4", "default/resnet50", KMUX_NCHW, 4, 1024, 14, 2048, 1, 2, 0),
+    CONV("r50 res2a_1 mb4", "resnet50", KMUX_NCHW, 4, 64, 56, 256, 1, 1, 0),
+    CONV("r50 res3a_2a mb4", "resnet50", KMUX_NCHW, 4, 256, 56, 128, 1, 2, 0),
+    CONV("r50 res4a_2b mb4", "resnet50", KMUX_NCHW, 4, 256, 14, 256, 3, 1, 1),
+    CONV("r50 res5a_2b mb4 nhwc", "resnet50", KMUX_NHWC, 4, 512, 7, 512, 3, 1, 1),
+    CONV("r50 res2b_2a mb4 nhwc", "resnet50", KMUX_NHWC, 4, 256, 56, 64, 1, 1, 0),
+};
+
+static const problem quick_rows[] = {
+    GEMM("f32 64^3", "smoke", KMUX_F32, KMUX_F32, 64, 64, 64, 0, 0),
+    CONV("conv3x3 mb1 ic8 8^2", "smoke", KMUX_NCHW, 1, 8, 8, 8, 3, 1, 1),
+};
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int64_t out_dim(const problem *p) {
+    return (p->ih + 2 * p->pad - p->kh) / p->st + 1;
+}
+
+static double problem_ops(const problem *p) {
+    if (!p->conv) return 2.0 * (double)p->m * (double)p->n * (double)p->k;
+    double o = (double)out_dim(p);
+    return 2.0 * (double)p->mb * (double)p->oc * o * o * (double)p->ic * (double)(p->kh * p->kw);
+}
+
+/* ---- machine state ----------------------------------------------------------------------- */
+
+typedef struct machine {
+    double load1, busy_s, steal_s, own_s, wall;
+} machine;
+
+static void machine_read(machine *m) {
+    FILE *f = fopen("/proc/loadavg", "r");
+    m->load1 = -1;
+    if (f) {
+        if (fscanf(f, "%lf", &m->load1) != 1) m->load1 = -1;
+        fclose(f);
+    }
+    m->busy_s = m->steal_s = 0;
+    f = fopen("/proc/stat", "r");
+    if (f) {
+        unsigned long long v[8] = {0};
+        if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7]) == 8) {
+            double hz = (double)sysconf(_SC_CLK_TCK);
+            m->busy_s = (double)(v[0] + v[1] + v[2] + v[5] + v[6]) / hz;
+            m->steal_s = (double)v[7] / hz;
+        }
+        fclose(f);
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    m->own_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+               (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+    struct rusage rc;
+    getrusage(RUSAGE_CHILDREN, &rc);
+    m->own_s += (double)rc.ru_utime.tv_sec + rc.ru_utime.tv_usec * 1e-6 +
+                (double)rc.ru_stime.tv_sec + rc.ru_stime.tv_usec * 1e-6;
+    m->wall = now_s();
+}
+
+static void cpu_model(char *buf, size_t size) {
+    snprintf(buf, size, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        const char *v = strchr(line, ':');
+        if (strncmp(line, "model name", 10) || !v) continue;
+        snprintf(buf, size, "%s", v + 2);
+        buf[strcspn(buf, "\n")] = '\0';
+        break;
+    }
+    fclose(f);
+}
+
+/* ---- data ---------------------------------------------------------------------------------- */
+
+static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
+static float rnd(void) {
+    g_rng ^= g_rng << 13, g_rng ^= g_rng >> 7, g_rng ^= g_rng << 17;
+    return (float)((g_rng >> 11) * 0x1p-53) * 2.0f - 1.0f;
+}
+
+static uint16_t to_bf16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+
+static void *fill(kmux_dtype t, size_t count) {
+    size_t es = t == KMUX_BF16 ? 2 : t == KMUX_I8 ? 1 : 4;
+    void *p = aligned_alloc(64, (count * es + 63) / 64 * 64);
+    if (!p) return NULL;
+    for (size_t i = 0; i < count; i++) {
+        float v = rnd();
+        if (t == KMUX_BF16)
+            ((uint16_t *)p)[i] = to_bf16(v);
+        else if (t == KMUX_I8)
+            ((int8_t *)p)[i] = (int8_t)lrintf(v * 4);
+        else
+            ((float *)p)[i] = v;
+    }
+    return p;
+}
+
+/* ---- contestants ------------------------------------------------------------------------- */
+
+typedef struct contestant {
+    int ok;          /* set up and verified */
+    const char *why; /* when not ok */
+    void *out;       /* its own output buffer */
+    kmux_plan *plan;
+    kmux_stream *stream;
+    char impl[96];
+    double t[MAX_REPS];
+#ifdef KMUX_BENCH_HAVE_DNNL
+    dnnl_primitive_t prim;
+    dnnl_stream_t ds;
+    dnnl_exec_arg_t args[3];
+    dnnl_memory_t mem[3];
+#endif
+} contestant;
+
+typedef struct bench {
+    const problem *p;
+    void *a, *b, *col; /* GEMM A, B or conv x, w; col: sgemm-equivalent B of a convolution */
+    size_t out_count;
+    contestant c[NCONT];
+} bench;
+
+static kmux_context *g_ctx;
+static kmux_device *g_dev[NCONT];
+#ifdef KMUX_BENCH_HAVE_DNNL
+static dnnl_engine_t g_engine;
+#endif
+
+static void kmux_setup(bench *b, int ci) {
+    contestant *c = &b->c[ci];
+    const problem *p = b->p;
+    if (!g_dev[ci]) {
+        c->why = "no device";
+        return;
+    }
+    kmux_status s;
+    if (!p->conv) {
+        kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
+        d.m = p->m, d.n = p->n, d.k = p->k;
+        d.transa = p->ta ? KMUX_TRANS : KMUX_NO_TRANS;
+        d.transb = p->tb ? KMUX_TRANS : KMUX_NO_TRANS;
+        d.lda = p->ta ? p->m : p->k;
+        d.ldb = p->tb ? p->k : p->n;
+        d.ldc = p->n;
+        d.a_type = d.b_type = p->ab;
+        d.c_type = p->c;
+        d.compute_type = p->ab == KMUX_I8 ? KMUX_COMPUTE_I32 : KMUX_COMPUTE_F32;
+        s = kmux_matmul_plan_create(g_dev[ci], &d, NULL, &c->plan);
+    } else {
+        kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
+        d.layout = p->layout;
+        d.n = p->mb, d.c = p->ic, d.h = p->ih, d.w = p->iw, d.k = p->oc, d.r = p->kh, d.s = p->kw;
+        d.stride_h = d.stride_w = p->st;
+        d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = p->pad;
+        s = kmux_conv2d_plan_create(g_dev[ci], &d, NULL, &c->plan);
+    }
+    if (s == KMUX_OK) s = kmux_stream_create(g_dev[ci], &c->stream);
+    if (s != KMUX_OK) {
+        c->why = "unsupported";
+        return;
+    }
+    kmux_plan_info info;
+    if (kmux_plan_info_get(c->plan, &info) == KMUX_OK)
+        snprintf(c->impl, sizeof c->impl, "%s", info.impl);
+    c->ok = 1;
+}
+
+static int kmux_run(bench *b, contestant *c) {
+    const problem *p = b->p;
+    float one = 1.0f, zero = 0.0f;
+    int32_t ione = 1, izero = 0;
+    kmux_status s;
+    if (!p->conv) {
+        kmux_matmul_args a = KMUX_MATMUL_ARGS_INIT;
+        a.alpha = p->ab == KMUX_I8 ? (const void *)&ione : &one;
+        a.beta = p->ab == KMUX_I8 ? (const void *)&izero : &zero;
+        a.A = b->a, a.B = b->b, a.C = c->out;
+        s = kmux_matmul_execute(c->plan, c->stream, &a);
+    } else {
+        kmux_conv2d_args a = KMUX_CONV2D_ARGS_INIT;
+        a.alpha = &one, a.beta = &zero;
+        a.x = b->a, a.w = b->b, a.y = c->out;
+        s = kmux_conv2d_execute(c->plan, c->stream, &a);
+    }
+    if (s == KMUX_OK) s = kmux_stream_synchronize(c->stream);
+    return s == KMUX_OK;
+}
+
+#ifdef KMUX_BENCH_HAVE_DNNL
+static dnnl_data_type_t dnnl_type(kmux_dtype t) {
+    return t == KMUX_BF16  ? dnnl_bf16
+           : t == KMUX_I8  ? dnnl_s8
+           : t == KMUX_I32 ? dnnl_s32
+                           : dnnl_f32;
+}
+
+/* A oneDNN user's plain primitive on the caller's layouts (no reorders). */
+static void dnnl_setup(bench *b) {
+    contestant *c = &b->c[C_ONEDNN];
+    const problem *p = b->p;
+    dnnl_memory_desc_t md[3];
+    dnnl_primitive_desc_t pd = NULL;
+    c->why = "unsupported";
+    if (!g_engine) return;
+    if (!p->conv) {
+        dnnl_dims_t da = {p->m, p->k}, db = {p->k, p->n}, dc = {p->m, p->n};
+        if (dnnl_memory_desc_init_by_tag(&md[0], 2, da, dnnl_type(p->ab),
+                                         p->ta ? dnnl_ba : dnnl_ab) ||
+            dnnl_memory_desc_init_by_tag(&md[1], 2, db, dnnl_type(p->ab),
+                                         p->tb ? dnnl_ba : dnnl_ab) ||
+            dnnl_memory_desc_init_by_tag(&md[2], 2, dc, dnnl_type(p->c), dnnl_ab))
+            return;
+        dnnl_matmul_desc_t op;
+        if (dnnl_matmul_desc_init(&op, &md[0], &md[1], NULL, &md[2]) ||
+            dnnl_primitive_desc_create(&pd, &op, NULL, g_engine, NULL))
+            return;
+    } else {
+        int64_t o = out_dim(p);
+        dnnl_dims_t dx = {p->mb, p->ic, p->ih, p->iw}, dw = {p->oc, p->ic, p->kh, p->kw},
+                    dy = {p->mb, p->oc, o, o}, st = {p->st, p->st}, dil = {0, 0},
+                    pad = {p->pad, p->pad};
+        int nhwc = p->layout == KMUX_NHWC;
+        if (dnnl_memory_desc_init_by_tag(&md[0], 4, dx, dnnl_f32, nhwc ? dnnl_nhwc : dnnl_nchw) ||
+            dnnl_memory_desc_init_by_tag(&md[1], 4, dw, dnnl_f32, nhwc ? dnnl_ohwi : dnnl_oihw) ||
+            dnnl_memory_desc_init_by_tag(&md[2], 4, dy, dnnl_f32, nhwc ? dnnl_nhwc : dnnl_nchw))
+            return;
+        dnnl_convolution_desc_t op;
+        if (dnnl_dilated_convolution_forward_desc_init(&op, dnnl_forward_inference,
+                                                       dnnl_convolution_direct, &md[0], &md[1],
+                                                       NULL, &md[2], st, dil, pad, pad) ||
+            dnnl_primitive_desc_create(&pd, &op, NULL, g_engine, NULL))
+            return;
+    }
+    const char *impl = NULL;
+    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+    snprintf(c->impl, sizeof c->impl, "%s", impl ? impl : "?");
+    if (dnnl_primitive_create(&c->prim, pd) ||
+        dnnl_stream_create(&c->ds, g_engine, dnnl_stream_default_flags)) {
+        dnnl_primitive_desc_destroy(pd);
+        return;
+    }
+    dnnl_primitive_desc_destroy(pd);
+    void *ptr[3] = {b->a, b->b, c->out};
+    static const int arg[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+    for (int i = 0; i < 3; i++) {
+        if (dnnl_memory_create(&c->mem[i], &md[i], g_engine, ptr[i])) return;
+        c->args[i] = (dnnl_exec_arg_t){arg[i], c->mem[i]};
+    }
+    c->ok = 1;
+}
+
+static int dnnl_run(contestant *c) {
+    return dnnl_primitive_execute(c->prim, c->ds, 3, c->args) == dnnl_success &&
+           dnnl_stream_wait(c->ds) == dnnl_success;
+}
+#endif
+
+#ifdef KMUX_BENCH_HAVE_OPENBLAS
+static int openblas_run(bench *b, contestant *c) {
+    const problem *p = b->p;
+    if (!p->conv) {
+        cblas_sgemm(CblasRowMajor, p->ta ? CblasTrans : CblasNoTrans,
+                    p->tb ? CblasTrans : CblasNoTrans, (int)p->m, (int)p->n, (int)p->k, 1.0f, b->a,
+                    p->ta ? (int)p->m : (int)p->k, b->b, p->tb ? (int)p->k : (int)p->n, 0.0f,
+                    c->out, (int)p->n);
+        return 1;
+    }
+    /* the equivalent GEMM of each image: W (oc x K) times col (K x oh*ow) */
+    int64_t o = out_dim(p), K = p->ic * p->kh * p->kw, N = o * o;
+    for (int64_t i = 0; i < p->mb; i++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)p->oc, (int)N, (int)K, 1.0f,
+                    b->b, (int)K, b->col, (int)N, 0.0f, (float *)c->out + i * p->oc * N, (int)N);
+    return 1;
+}
+#endif
+
+static int run(bench *b, int ci) {
+    contestant *c = &b->c[ci];
+    switch (ci) {
+#ifdef KMUX_BENCH_HAVE_OPENBLAS
+    case C_OPENBLAS:
+        return openblas_run(b, c);
+#endif
+#ifdef KMUX_BENCH_HAVE_DNNL
+    case C_ONEDNN:
+        return dnnl_run(c);
+#endif
+    case C_KOB:
+    case C_KDNN:
+    case C_KAUTO:
+        return kmux_run(b, c);
+    default:
+        return 0;
+    }
+}
+
+/* A pause before each timed run. After every oneDNN call libgomp's workers spin-wait for the
+ * next parallel region (GOMP_SPINCOUNT, ~5-8 ms of CPU measured on the 2-core VM), taking a core
+ * from whatever runs next: an OpenBLAS call right after a oneDNN one loses that share (this is
+ * what made cpu:openblas look 9% slower than cblas_sgemm in bench_overhead, whose kmux
+ * cpu:openblas always followed the oneDNN matmul). Sleeping past the spin period gives every
+ * contestant an idle machine to start on. */
+static double g_settle_ms = 20;
+
+static void settle(void) {
+    if (g_settle_ms <= 0) return;
+    struct timespec ts = {(time_t)(g_settle_ms / 1000), (long)(fmod(g_settle_ms, 1000.0) * 1e6)};
+    nanosleep(&ts, NULL);
+}
+
+/* Compares c's output with ref's: 1 when they agree within a tolerance for the types. */
+static int agrees(const bench *b, const contestant *c, const contestant *ref) {
+    const problem *p = b->p;
+    double k = p->conv ? (double)(p->ic * p->kh * p->kw) : (double)p->k;
+    double tol = (p->ab == KMUX_BF16 ? 1e-2 : 1e-4) * sqrt(k) + 1e-5;
+    for (size_t i = 0; i < b->out_count; i++) {
+        double x, y;
+        if (!p->conv && p->c == KMUX_I32) {
+            x = ((const int32_t *)c->out)[i];
+            y = ((const int32_t *)ref->out)[i];
+            if (x != y) return 0;
+            continue;
+        }
+        x = ((const float *)c->out)[i];
+        y = ((const float *)ref->out)[i];
+        if (!(fabs(x - y) <= tol * (1 + fabs(y)))) return 0;
+    }
+    return 1;
+}
+
+static double median(double *t, int n) {
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+            double s = t[j];
+            t[j] = t[j - 1];
+            t[j - 1] = s;
+        }
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+/* ---- PyTorch (separate process) ------------------------------------------------------------ */
+
+static double g_torch_ms[64];
+
+static int torch_measure(const problem *rows, int n) {
+    if (system("python3 -c 'import torch' >/dev/null 2>&1") != 0) return 0;
+    char in_path[] = "/tmp/kmux-bench-torch-XXXXXX";
+    int fd = mkstemp(in_path);
+    if (fd < 0) return 0;
+    FILE *f = fdopen(fd, "w");
+    for (int i = 0; i < n; i++) {
+        const problem *p = &rows[i];
+        if (!p->conv)
+            fprintf(f, "gemm %s %lld %lld %lld %d %d\n",
+                    p->ab == KMUX_BF16 ? "bf16"
+                    : p->ab == KMUX_I8 ? "i8"
+                                       : "f32",
+                    (long long)p->m, (long long)p->n, (long long)p->k, p->ta, p->tb);
+        else
+            fprintf(f, "conv %s %lld %lld %lld %lld %lld %lld %lld\n",
+                    p->layout == KMUX_NHWC ? "nhwc" : "nchw", (long long)p->mb, (long long)p->ic,
+                    (long long)p->ih, (long long)p->oc, (long long)p->kh, (long long)p->st,
+                    (long long)p->pad);
+    }
+    fclose(f);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "python3 %s < %s", KMUX_BENCH_TORCH_SCRIPT, in_path);
+    FILE *pp = popen(cmd, "r");
+    int got = 0;
+    if (pp) {
+        for (int i = 0; i < n && i < 64; i++)
+            if (fscanf(pp, "%lf", &g_torch_ms[i]) == 1) got++;
+        pclose(pp);
+    }
+    unlink(in_path);
+    return got == n;
+}
+
+/* ---- one problem ---------------------------------------------------------------------------- */
+
+static void fmt_rate(char *buf, size_t size, double rate) {
+    if (rate > 0)
+        snprintf(buf, size, rate < 10 ? "%.3g" : "%.1f", rate);
+    else
+        snprintf(buf, size, "-");
+}
+
+static void bench_problem(const problem *p, double budget, int reps_max, double torch_ms) {
+    bench b;
+    memset(&b, 0, sizeof b);
+    b.p = p;
+    size_t na, nb, nc;
+    if (!p->conv) {
+        na = (size_t)(p->m * p->k), nb = (size_t)(p->k * p->n), nc = (size_t)(p->m * p->n);
+        b.a = fill(p->ab, na);
+        b.b = fill(p->ab, nb);
+    } else {
+        int64_t o = out_dim(p);
+        na = (size_t)(p->mb * p->ic * p->ih * p->iw);
+        nb = (size_t)(p->oc * p->ic * p->kh * p->kw);
+        nc = (size_t)(p->mb * p->oc * o * o);
+        b.a = fill(KMUX_F32, na);
+        b.b = fill(KMUX_F32, nb);
+        b.col = fill(KMUX_F32, (size_t)(p->ic * p->kh * p->kw * o * o));
+    }
+    b.out_count = nc;
+    for (int i = 0; i < NCONT; i++) {
+        b.c[i].out = aligned_alloc(64, (nc * 4 + 63) / 64 * 64);
+        memset(b.c[i].out, 0, nc * 4);
+        b.c[i].why = "n/a";
+    }
+#ifdef KMUX_BENCH_HAVE_OPENBLAS
+    b.c[C_OPENBLAS].ok = p->conv || p->ab == KMUX_F32;
+    b.c[C_OPENBLAS].why = "n/a";
+    snprintf(b.c[C_OPENBLAS].impl, sizeof b.c[C_OPENBLAS].impl,
+             p->conv ? "sgemm (equiv. GEMM)" : "sgemm");
+#endif
+#ifdef KMUX_BENCH_HAVE_DNNL
+    dnnl_setup(&b);
+#endif
+    kmux_setup(&b, C_KOB);
+    kmux_setup(&b, C_KDNN);
+    kmux_setup(&b, C_KAUTO);
+    /* warm-up, verification against the first kmux contestant that ran (direct calls of the
+     * conv-equivalent sgemm compute something else and are not compared) */
+    double t_round = 0;
+    const contestant *ref = NULL;
+    for (int i = 0; i < NCONT; i++) {
+        contestant *c = &b.c[i];
+        if (!c->ok) continue;
+        double t0 = now_s();
+        if (!run(&b, i)) {
+            c->ok = 0;
+            c->why = "failed";
+            continue;
+        }
+        t_round += now_s() - t0;
+    }
+    for (int i = C_KOB; i <= C_KAUTO && !ref; i++)
+        if (b.c[i].ok) ref = &b.c[i];
+    if (!ref && b.c[C_ONEDNN].ok) ref = &b.c[C_ONEDNN];
+    for (int i = 0; i < NCONT && ref; i++) {
+        contestant *c = &b.c[i];
+        if (!c->ok || c == ref || (i == C_OPENBLAS && p->conv)) continue;
+        if (!agrees(&b, c, ref)) {
+            c->ok = 0;
+            c->why = "BAD";
+        }
+    }
+    int reps = t_round > 0 ? (int)(budget / t_round) : reps_max;
+    if (reps < 3) reps = 3;
+    if (reps > reps_max) reps = reps_max;
+    for (int r = 0; r < reps; r++)
+        for (int i = 0; i < NCONT; i++) {
+            contestant *c = &b.c[i];
+            if (!c->ok) continue;
+            settle();
+            double t0 = now_s();
+            run(&b, i);
+            c->t[r] = now_s() - t0;
+        }
+    double ops = problem_ops(p), rate[NCONT] = {0};
+    for (int i = 0; i < NCONT; i++)
+        if (b.c[i].ok) rate[i] = ops / median(b.c[i].t, reps) * 1e-9;
+    if (torch_ms > 0) rate[C_TORCH] = ops / (torch_ms * 1e-3) * 1e-9;
+    char cell[NCONT][16];
+    printf("%-24s", p->name);
+    for (int i = 0; i < NCONT; i++) {
+        if (b.c[i].ok || (i == C_TORCH && rate[i] > 0))
+            fmt_rate(cell[i], sizeof cell[i], rate[i]);
+        else
+            snprintf(cell[i], sizeof cell[i], "%s", i == C_TORCH ? "-" : b.c[i].why);
+        printf(" %10s", cell[i]);
+    }
+    double best = rate[C_OPENBLAS] > rate[C_ONEDNN] ? rate[C_OPENBLAS] : rate[C_ONEDNN];
+    if (rate[C_TORCH] > best) best = rate[C_TORCH];
+    char r1[16] = "-", r2[16] = "-", r3[16] = "-";
+    if (rate[C_KOB] > 0 && rate[C_OPENBLAS] > 0)
+        snprintf(r1, sizeof r1, "%.2f", rate[C_KOB] / rate[C_OPENBLAS]);
+    if (rate[C_KDNN] > 0 && rate[C_ONEDNN] > 0)
+        snprintf(r2, sizeof r2, "%.2f", rate[C_KDNN] / rate[C_ONEDNN]);
+    if (rate[C_KAUTO] > 0 && best > 0) snprintf(r3, sizeof r3, "%.2f", rate[C_KAUTO] / best);
+    printf(" %8s %8s %8s  %d  %s | %s | %s\n", r1, r2, r3, reps, b.c[C_ONEDNN].impl,
+           b.c[C_KDNN].impl, b.c[C_KAUTO].ok ? b.c[C_KAUTO].impl : b.c[C_KOB].impl);
+    fflush(stdout);
+    for (int i = 0; i < NCONT; i++) {
+        contestant *c = &b.c[i];
+        if (c->plan) kmux_plan_destroy(c->plan);
+        if (c->stream) kmux_stream_destroy(c->stream);
+#ifdef KMUX_BENCH_HAVE_DNNL
+        for (int j = 0; j < 3; j++)
+            if (c->mem[j]) dnnl_memory_destroy(c->mem[j]);
+        if (c->prim) dnnl_primitive_destroy(c->prim);
+        if (c->ds) dnnl_stream_destroy(c->ds);
+#endif
+        free(c->out);
+    }
+    free(b.a);
+    free(b.b);
+    free(b.col);
+}
+
+int main(int argc, char **argv) {
+    int quick = 0, which = 3; /* 1 issue, 2 mix, 3 all */
+    double budget = 1.5;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick"))
+            quick = 1;
+        else if (!strcmp(argv[i], "--rows=issue"))
+            which = 1;
+        else if (!strcmp(argv[i], "--rows=mix"))
+            which = 2;
+        else if (!strcmp(argv[i], "--rows=all"))
+            which = 3;
+        else if (!strncmp(argv[i], "--budget=", 9) && atof(argv[i] + 9) > 0)
+            budget = atof(argv[i] + 9);
+        else if (!strncmp(argv[i], "--settle-ms=", 12) && atof(argv[i] + 12) >= 0)
+            g_settle_ms = atof(argv[i] + 12);
+        else {
+            fprintf(stderr,
+                    "usage: %s [--quick] [--rows=issue|mix|all] [--budget=SECONDS_PER_PROBLEM] "
+                    "[--settle-ms=MS]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    problem rows[64];
+    int n = 0;
+    if (quick) {
+        memcpy(rows, quick_rows, sizeof quick_rows);
+        n = (int)(sizeof quick_rows / sizeof quick_rows[0]);
+        budget = 0.01;
+    } else {
+        if (which & 1) {
+            memcpy(rows + n, issue_rows, sizeof issue_rows);
+            n += (int)(sizeof issue_rows / sizeof issue_rows[0]);
+        }
+        if (which & 2) {
+            memcpy(rows + n, mix_rows, sizeof mix_rows);
+            n += (int)(sizeof mix_rows / sizeof mix_rows[0]);
+        }
+    }
+    kmux_context_options o = KMUX_CONTEXT_OPTIONS_INIT;
+    if (kmux_context_create(&o, &g_ctx) != KMUX_OK) {
+        fprintf(stderr, "bench_cpu_direct: kmux_context_create: %s\n", kmux_last_error());
+        return 1;
+    }
+    static const char *const ids[NCONT] = {NULL,           NULL,         NULL,
+                                           "cpu:openblas", "cpu:onednn", "cpu:auto"};
+    for (int i = C_KOB; i <= C_KAUTO; i++)
+        if (kmux_device_find(g_ctx, ids[i], &g_dev[i]) != KMUX_OK) g_dev[i] = NULL;
+#ifdef KMUX_BENCH_HAVE_DNNL
+    if (dnnl_engine_create(&g_engine, dnnl_cpu, 0) != dnnl_success) g_engine = NULL;
+#endif
+    char model[256];
+    cpu_model(model, sizeof model);
+    machine m0, m1;
+    machine_read(&m0);
+    int have_torch = !quick && torch_measure(rows, n);
+    printf("bench_cpu_direct: CPU %s, %ld cores; kmux %s; load average before %.2f; KMUX_TUNE=%s\n",
+           model, sysconf(_SC_NPROCESSORS_ONLN), kmux_version(), m0.load1,
+           getenv("KMUX_TUNE") ? getenv("KMUX_TUNE") : "(unset)");
+    printf("GFLOP/s (GOP/s for i8), medians of interleaved repetitions; ratios: k:openblas / "
+           "OpenBLAS, k:onednn / oneDNN, k:auto / best direct (PyTorch %s)\n",
+           have_torch ? "included, run in its own process" : "not importable: left out");
+    printf("%-24s", "problem");
+    for (int i = 0; i < NCONT; i++)
+        printf(" %10s", cont_names[i]);
+    printf(" %8s %8s %8s  reps  impl: oneDNN | k:onednn | k:auto (or k:openblas)\n", "kob/ob",
+           "kdnn/dnn", "auto/bst");
+    for (int i = 0; i < n; i++)
+        bench_problem(&rows[i], budget, quick ? 3 : MAX_REPS, have_torch ? g_torch_ms[i] : 0);
+    machine_read(&m1);
+    double wall = m1.wall - m0.wall;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    double foreign = (m1.busy_s - m0.busy_s) - (m1.own_s - m0.own_s);
+    double foreign_frac = wall > 0 ? foreign / (wall * (double)cores) : 0;
+    double steal_frac = wall > 0 ? (m1.steal_s - m0.steal_s) / (wall * (double)cores) : 0;
+    int noisy = m0.load1 > 0.5 || foreign_frac > 0.05 || steal_frac > 0.02;
+    printf("machine: load average before %.2f after %.2f; other processes used %.0f%% of the CPU "
+           "time, steal %.1f%%, over %.0f s\n",
+           m0.load1, m1.load1, 100 * foreign_frac, 100 * steal_frac, wall);
+    printf("verdict: %s\n", noisy ? "UNTRUSTWORTHY (the machine was not quiet: rerun on an idle "
+                                    "machine)"
+                                  : "quiet machine: figures usable");
+#ifdef KMUX_BENCH_HAVE_DNNL
+    if (g_engine) dnnl_engine_destroy(g_engine);
+#endif
+    kmux_context_destroy(g_ctx);
+    return 0;
+}

@@ -1,0 +1,286 @@
+/*
+ * tune.c - a new plan with several implementations on a host device starts at the fastest one
+ * for its exact problem: the verdict of the on-disk cache (tune_cache.c) when there is one for
+ * this machine, these library versions and this problem, else a measurement made here once.
+ *
+ * The measurement runs every implementation on scratch operands of the plan's real shape (bytes
+ * 0x3f: finite, moderate values in every dtype): one warm-up run, then at least one timed run and
+ * more until KMUX_TUNE_REPS runs or the per-implementation share of the budget is spent; the
+ * minimum of the timed runs counts. The whole measurement stops starting new implementations once
+ * KMUX_TUNE_BUDGET_MS (default 200 ms) has passed, so the cost of tuning is bounded by the budget
+ * plus one run of the slowest implementation started. oneDNN's reference kernels ("...:ref...") are
+ * never timed beyond the default: they are orders of magnitude slower and would only burn the
+ * budget.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "tune.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dispatch/common/kmux_dtype_desc.h"
+#include "validate.h"
+#include "verbose.h"
+
+#define OPS(dev) ((dev)->backend->ops)
+#define STATE(dev) ((dev)->backend->state)
+#define KMUX_TUNE_REPS 5
+#define KMUX_TUNE_MAX_IMPLS 16
+#define KMUX_TUNE_MAX_BYTES ((size_t)1 << 30) /* scratch operands beyond this: no tuning */
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+int kmux_tune_enabled(const kmux_plan_prefs *prefs) {
+    if (prefs->tune == KMUX_TUNE_ON) return 1;
+    if (prefs->tune == KMUX_TUNE_OFF) return 0;
+    const char *e = getenv("KMUX_TUNE");
+    return e && (strcmp(e, "1") == 0 || strcmp(e, "on") == 0);
+}
+
+static double budget_ms(void) {
+    const char *e = getenv("KMUX_TUNE_BUDGET_MS");
+    if (e && e[0]) {
+        char *end = NULL;
+        double v = strtod(e, &end);
+        if (end != e && *end == '\0' && v > 0 && v < 600000) return v;
+    }
+    return 200.0;
+}
+
+/* Tabs and newlines would break the cache's line format. */
+static void sanitize(char *s) {
+    for (; *s; s++)
+        if (*s == '\t' || *s == '\n' || *s == '\r') *s = ' ';
+}
+
+static void make_key(const kmux_plan *pl, const kmux_plan_prefs *prefs, char *key, size_t size) {
+    const kmux_device *dev = pl->dev;
+    char fp[256], shape[256], types[96];
+    kmux_tune_fingerprint(fp, sizeof fp);
+    if (pl->kind == KMUX_PLAN_MATMUL) {
+        const kmux_matmul_desc *d = &pl->desc.matmul;
+        kmux_trace_problem_matmul(d, shape, sizeof shape);
+        snprintf(types, sizeof types,
+                 "matmul:%s:%s:%s:%s:bias_%s:epi%u:lda%lldldb%lldldc%lld:sa%lldsb%lldsc%lld",
+                 kmux_dtype_name(d->a_type), kmux_dtype_name(d->b_type), kmux_dtype_name(d->c_type),
+                 kmux_compute_type_name(d->compute_type), kmux_dtype_name(d->bias_type),
+                 d->epilogue, (long long)d->lda, (long long)d->ldb, (long long)d->ldc,
+                 (long long)d->stride_a, (long long)d->stride_b, (long long)d->stride_c);
+    } else {
+        const kmux_conv2d_desc *d = &pl->desc.conv;
+        kmux_trace_problem_conv(d, shape, sizeof shape);
+        /* the benchdnn grammar implies bottom/right padding from the output size: keep them */
+        snprintf(types, sizeof types, "conv2d:%s:%s:pb%lldpr%lld", kmux_dtype_name(d->x_type),
+                 kmux_compute_type_name(d->compute_type), (long long)d->pad_bottom,
+                 (long long)d->pad_right);
+    }
+    snprintf(key, size, "%s|kmux %s|%s %s (%s)|%s|threads=%d|%s|%s|emu%d,det%d,ws%zu", fp,
+             KMUX_VERSION_STRING, dev->backend->name, dev->backend->version,
+             dev->props.library_version, dev->props.id, dev->ctx->num_threads, types, shape,
+             prefs->allow_emulation, prefs->require_deterministic, prefs->max_workspace_bytes);
+    sanitize(key);
+}
+
+/* Scratch operands of the plan's shape. */
+typedef struct tune_bufs {
+    void *p[4];
+    size_t bytes[4];
+    float scale[3];
+    double alpha_d, beta_d;
+    float alpha_f, beta_f;
+    int32_t alpha_i, beta_i;
+} tune_bufs;
+
+static int64_t matrix_span(int64_t rows, int64_t ld, int64_t stride, int64_t batch) {
+    return (batch - 1) * stride + rows * ld;
+}
+
+/* Byte sizes of A, B, C, bias (matmul) or x, w, y (conv); 0 when out of range. */
+static int operand_bytes(const kmux_plan *pl, size_t bytes[4]) {
+    memset(bytes, 0, 4 * sizeof bytes[0]);
+    if (pl->kind == KMUX_PLAN_MATMUL) {
+        const kmux_matmul_desc *d = &pl->desc.matmul;
+        int row = d->order == KMUX_ROW_MAJOR;
+        int64_t ra = (row == (d->transa == KMUX_NO_TRANS)) ? d->m : d->k;
+        int64_t rb = (row == (d->transb == KMUX_NO_TRANS)) ? d->k : d->n;
+        int64_t rc = row ? d->m : d->n;
+        bytes[0] = (size_t)matrix_span(ra, d->lda, d->stride_a, d->batch_count) *
+                   kmux_dtype_bytes(d->a_type);
+        bytes[1] = (size_t)matrix_span(rb, d->ldb, d->stride_b, d->batch_count) *
+                   kmux_dtype_bytes(d->b_type);
+        bytes[2] = (size_t)matrix_span(rc, d->ldc, d->stride_c, d->batch_count) *
+                   kmux_dtype_bytes(d->c_type);
+        if (d->epilogue & KMUX_EPILOGUE_BIAS)
+            bytes[3] = (size_t)d->n * kmux_dtype_bytes(d->bias_type);
+    } else {
+        const kmux_conv2d_desc *d = &pl->desc.conv;
+        int64_t P = 0, Q = 0;
+        if (kmux_validate_conv_desc("tune", d, &P, &Q) != KMUX_OK) return 0;
+        bytes[0] = (size_t)(d->n * d->c * d->h * d->w) * kmux_dtype_bytes(d->x_type);
+        bytes[1] = (size_t)(d->k * (d->c / d->groups) * d->r * d->s) * kmux_dtype_bytes(d->w_type);
+        bytes[2] = (size_t)(d->n * d->k * P * Q) * kmux_dtype_bytes(d->y_type);
+    }
+    size_t total = bytes[0] + bytes[1] + bytes[2] + bytes[3];
+    return total > 0 && total <= KMUX_TUNE_MAX_BYTES;
+}
+
+static void free_bufs(kmux_device *dev, tune_bufs *b) {
+    for (int i = 0; i < 4; i++)
+        if (b->p[i]) OPS(dev)->mem_free(STATE(dev), dev->index, b->p[i]);
+}
+
+static int alloc_bufs(kmux_plan *pl, tune_bufs *b) {
+    kmux_device *dev = pl->dev;
+    if (!operand_bytes(pl, b->bytes)) return 0;
+    for (int i = 0; i < 4; i++) {
+        if (!b->bytes[i]) continue;
+        if (OPS(dev)->mem_alloc(STATE(dev), dev->index, b->bytes[i], &b->p[i]) != KMUX_OK) {
+            free_bufs(dev, b);
+            return 0;
+        }
+        memset(b->p[i], 0x3f, b->bytes[i]);
+    }
+    b->scale[0] = b->scale[1] = b->scale[2] = 1.0f;
+    b->alpha_d = b->alpha_f = 1.0f;
+    b->beta_d = b->beta_f = 0.0f;
+    b->alpha_i = 1;
+    b->beta_i = 0;
+    return 1;
+}
+
+/* One run of implementation impl; its time in ms, < 0 on failure. */
+static double run_once(kmux_plan *pl, void *stream, int impl, tune_bufs *b) {
+    kmux_device *dev = pl->dev;
+    kmux_status st;
+    double t0 = now_ms();
+    if (pl->kind == KMUX_PLAN_MATMUL) {
+        const kmux_matmul_desc *d = &pl->desc.matmul;
+        kmux_matmul_args a = KMUX_MATMUL_ARGS_INIT;
+        a.alpha = d->compute_type == KMUX_COMPUTE_F64   ? (const void *)&b->alpha_d
+                  : d->compute_type == KMUX_COMPUTE_I32 ? (const void *)&b->alpha_i
+                                                        : (const void *)&b->alpha_f;
+        a.beta = d->compute_type == KMUX_COMPUTE_F64   ? (const void *)&b->beta_d
+                 : d->compute_type == KMUX_COMPUTE_I32 ? (const void *)&b->beta_i
+                                                       : (const void *)&b->beta_f;
+        a.A = b->p[0];
+        a.B = b->p[1];
+        a.C = b->p[2];
+        a.bias = b->p[3];
+        if (kmux_dtype_is_fp8(d->a_type)) a.a_scale = &b->scale[0];
+        if (kmux_dtype_is_fp8(d->b_type)) a.b_scale = &b->scale[1];
+        if (kmux_dtype_is_fp8(d->c_type)) a.d_scale = &b->scale[2];
+        st = OPS(dev)->matmul->execute(STATE(dev), pl->native, impl, stream, &a);
+    } else {
+        kmux_conv2d_args a = KMUX_CONV2D_ARGS_INIT;
+        a.alpha = &b->alpha_f;
+        a.beta = &b->beta_f;
+        a.x = b->p[0];
+        a.w = b->p[1];
+        a.y = b->p[2];
+        st = OPS(dev)->conv2d->execute(STATE(dev), pl->native, impl, stream, &a);
+    }
+    if (st == KMUX_OK) st = OPS(dev)->stream_synchronize(STATE(dev), stream);
+    return st == KMUX_OK ? now_ms() - t0 : -1.0;
+}
+
+static const char *impl_name(kmux_plan *pl, int impl, kmux_plan_info *info) {
+    int saved = pl->impl;
+    pl->impl = impl;
+    kmux_status st = kmux_plan_info_get(pl, info);
+    pl->impl = saved;
+    return st == KMUX_OK ? info->impl : "?";
+}
+
+/* Times the implementations; the index of the fastest (0 when nothing could be timed). */
+static int measure(kmux_plan *pl, double *best_ms) {
+    kmux_device *dev = pl->dev;
+    tune_bufs b;
+    memset(&b, 0, sizeof b);
+    *best_ms = 0;
+    if (!alloc_bufs(pl, &b)) {
+        kmux_trace(2, "tune,%s,not timed: scratch operands too large or out of memory",
+                   dev->props.id);
+        return 0;
+    }
+    void *stream = NULL;
+    if (OPS(dev)->stream_create(STATE(dev), dev->index, NULL, 1, &stream) != KMUX_OK) {
+        free_bufs(dev, &b);
+        return 0;
+    }
+    const double budget = budget_ms(), t_start = now_ms();
+    int count = pl->impl_count < KMUX_TUNE_MAX_IMPLS ? pl->impl_count : KMUX_TUNE_MAX_IMPLS;
+    double share = budget / count;
+    int best = 0;
+    double best_t = -1;
+    for (int i = 0; i < count; i++) {
+        kmux_plan_info info;
+        const char *name = impl_name(pl, i, &info);
+        if (i > 0 && now_ms() - t_start > budget) {
+            kmux_trace(2, "tune,%s,budget of %.0f ms spent: %s and later not timed", dev->props.id,
+                       budget, name);
+            break;
+        }
+        if (i > 0 && strstr(name, ":ref")) continue;
+        double t = run_once(pl, stream, i, &b); /* warm-up (primitive caches, pages) */
+        if (t < 0) {
+            kmux_trace(2, "tune,%s,%s failed: %s", dev->props.id, name, kmux_last_error());
+            continue;
+        }
+        /* the warm-up pays one-time costs (JIT, page faults): it counts only when it alone
+         * took the whole budget */
+        double spent = t, reps_min = t;
+        int timed = 0;
+        for (int r = 0; r < KMUX_TUNE_REPS && (r == 0 ? t < budget : spent < share); r++) {
+            double tr = run_once(pl, stream, i, &b);
+            if (tr < 0) break;
+            spent += tr;
+            if (!timed++ || tr < reps_min) reps_min = tr;
+        }
+        kmux_trace(2, "tune,%s,impl %d,%s,%.4f ms", dev->props.id, i, name, reps_min);
+        if (best_t < 0 || reps_min < best_t) {
+            best_t = reps_min;
+            best = i;
+        }
+    }
+    OPS(dev)->stream_destroy(STATE(dev), stream);
+    free_bufs(dev, &b);
+    kmux_clear_error();
+    *best_ms = best_t < 0 ? 0 : best_t;
+    return best;
+}
+
+void kmux_tune_plan(kmux_plan *pl, const kmux_plan_prefs *prefs) {
+    if (!pl->native || pl->impl_count < 2 || !pl->dev->props.is_host) return;
+    char key[2048], path[1024], cached[256];
+    make_key(pl, prefs, key, sizeof key);
+    int have_path = kmux_tune_cache_path(path, sizeof path);
+    int idx = 0;
+    kmux_plan_info info;
+    if (have_path && kmux_tune_cache_lookup(path, key, &idx, cached, sizeof cached)) {
+        if (idx < pl->impl_count && strcmp(impl_name(pl, idx, &info), cached) == 0) {
+            pl->impl = idx;
+            kmux_trace(2, "tune,%s,cached verdict %d (%s) from %s", pl->dev->props.id, idx, cached,
+                       path);
+            return;
+        }
+        kmux_trace(2, "tune,%s,cached verdict %d (%s) from %s does not match this plan: retimed",
+                   pl->dev->props.id, idx, cached, path);
+    }
+    double ms = 0;
+    idx = measure(pl, &ms);
+    pl->impl = idx;
+    const char *name = impl_name(pl, idx, &info);
+    kmux_trace(2, "tune,%s,verdict %d (%s) %.4f ms", pl->dev->props.id, idx, name, ms);
+    if (have_path && ms > 0) {
+        char n[256];
+        snprintf(n, sizeof n, "%s", name);
+        sanitize(n);
+        kmux_tune_cache_store(path, key, idx, n, ms);
+    }
+}

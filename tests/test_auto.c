@@ -1,0 +1,120 @@
+/*
+ * test_auto.c - the routing device cpu:auto (dispatch/auto.c): it exists when a CPU backend does,
+ * its plans run on the real devices and say which ("auto->cpu:..."), kmux_plan_next_impl walks
+ * the implementations of every backend it routes to, f64 goes to OpenBLAS (oneDNN has none),
+ * "auto" as a device id still resolves to a real device, and the allow-list can leave it out.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+static kmux_device *auto_device(kmux_context *ctx) {
+    kmux_device *dev = NULL;
+    if (kmux_device_find(ctx, "cpu:auto", &dev) != KMUX_OK) return NULL;
+    return dev;
+}
+
+static int has_device(kmux_context *ctx, const char *id) {
+    kmux_device *d = NULL;
+    return kmux_device_find(ctx, id, &d) == KMUX_OK;
+}
+
+/* C = A B with small integers (exact in f32 and f64), checked element by element. */
+static void check_gemm(kmux_context *ctx, kmux_device *dev, kmux_dtype t, const char *want_prefix,
+                       int walk) {
+    enum { M = 7, N = 5, K = 9 };
+    kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
+    d.m = M, d.n = N, d.k = K, d.lda = K, d.ldb = N, d.ldc = N;
+    d.a_type = d.b_type = d.c_type = t;
+    d.compute_type = t == KMUX_F64 ? KMUX_COMPUTE_F64 : KMUX_COMPUTE_F32;
+    kmux_plan_prefs p = KMUX_PLAN_PREFS_INIT;
+    p.tune = KMUX_TUNE_OFF;
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_matmul_plan_create(dev, &d, &p, &plan));
+    double A[M * K], B[K * N], C[M * N];
+    float Af[M * K], Bf[K * N], Cf[M * N];
+    for (int i = 0; i < M * K; i++)
+        A[i] = Af[i] = (float)(i % 5 - 2);
+    for (int i = 0; i < K * N; i++)
+        B[i] = Bf[i] = (float)(i % 4 - 1);
+    kmux_stream *st = NULL;
+    TU_OK(kmux_stream_create(dev, &st));
+    int seen_openblas = 0, seen_onednn = 0, impls = 0;
+    do {
+        kmux_plan_info info;
+        TU_OK(kmux_plan_info_get(plan, &info));
+        cr_expect_str_eq(info.device, "cpu:auto");
+        cr_expect(strncmp(info.impl, "auto->cpu:", 10) == 0, "impl '%s'", info.impl);
+        if (impls == 0)
+            cr_expect(strncmp(info.impl, want_prefix, strlen(want_prefix)) == 0,
+                      "first implementation '%s', want %s...", info.impl, want_prefix);
+        seen_openblas |= strncmp(info.impl, "auto->cpu:openblas:", 19) == 0;
+        seen_onednn |= strncmp(info.impl, "auto->cpu:onednn:", 17) == 0;
+        impls++;
+        double one = 1.0, zero = 0.0;
+        float onef = 1.0f, zerof = 0.0f;
+        kmux_matmul_args a = KMUX_MATMUL_ARGS_INIT;
+        if (t == KMUX_F64)
+            a.alpha = &one, a.beta = &zero, a.A = A, a.B = B, a.C = C;
+        else
+            a.alpha = &onef, a.beta = &zerof, a.A = Af, a.B = Bf, a.C = Cf;
+        memset(C, 0x7f, sizeof C);
+        memset(Cf, 0x7f, sizeof Cf);
+        TU_OK(kmux_matmul_execute(plan, st, &a));
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double s = 0;
+                for (int l = 0; l < K; l++)
+                    s += A[i * K + l] * B[l * N + j];
+                double got = t == KMUX_F64 ? C[i * N + j] : Cf[i * N + j];
+                cr_expect_eq(got, s, "%s: C[%d][%d] = %g, want %g", info.impl, i, j, got, s);
+            }
+    } while (walk && kmux_plan_next_impl(plan) == KMUX_OK);
+    if (walk && has_device(ctx, "cpu:openblas"))
+        cr_expect(seen_openblas, "walking never reached cpu:openblas");
+    if (walk && has_device(ctx, "cpu:onednn"))
+        cr_expect(seen_onednn, "walking never reached cpu:onednn");
+    TU_OK(kmux_stream_destroy(st));
+    TU_OK(kmux_plan_destroy(plan));
+}
+
+Test(auto_device, routes_f32_to_onednn_first_and_walks_every_backend) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = auto_device(ctx);
+    int cpu = has_device(ctx, "cpu:onednn") || has_device(ctx, "cpu:openblas");
+    cr_expect_eq(dev != NULL, cpu, "cpu:auto exists exactly when a CPU backend does");
+    if (dev)
+        check_gemm(ctx, dev, KMUX_F32,
+                   has_device(ctx, "cpu:onednn") ? "auto->cpu:onednn:" : "auto->cpu:openblas:", 1);
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+Test(auto_device, f64_goes_to_openblas) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = auto_device(ctx);
+    if (!dev || !has_device(ctx, "cpu:openblas")) {
+        TU_OK(kmux_context_destroy(ctx));
+        cr_skip_test("cpu:auto with cpu:openblas is not available");
+    }
+    check_gemm(ctx, dev, KMUX_F64, "auto->cpu:openblas:dgemm", 0);
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+Test(auto_device, auto_id_still_resolves_to_a_real_device) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = NULL;
+    TU_OK(kmux_device_find(ctx, "auto", &dev));
+    cr_expect_str_neq(kmux_device_id(dev), "cpu:auto");
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+Test(auto_device, allow_list_leaves_it_out) {
+    kmux_context_options o = KMUX_CONTEXT_OPTIONS_INIT;
+    o.backends = "onednn,openblas";
+    kmux_context *ctx = NULL;
+    TU_OK(kmux_context_create(&o, &ctx));
+    cr_expect_null(auto_device(ctx));
+    TU_OK(kmux_context_destroy(ctx));
+}

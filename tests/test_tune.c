@@ -1,0 +1,292 @@
+/*
+ * test_tune.c - choosing an implementation by measurement (prefs.tune, KMUX_TUNE) and the
+ * verdict cache (KMUX_TUNE_CACHE): a verdict is stored and reused without timing, a cached
+ * index is the one that runs, a corrupt cache is skipped with a KMUX_VERBOSE=2 line (never an
+ * error), tuning off gives implementation 0. With the two-implementation test plugin
+ * (tests/plugins/small_plugin.c, device "test:small") and, where present, cpu:onednn.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+static const char *plugin_dir(void) {
+    const char *d = getenv("KMUX_TEST_PLUGIN_DIR");
+    cr_assert(d && *d, "KMUX_TEST_PLUGIN_DIR is not set (run through ctest)");
+    return d;
+}
+
+/* A fresh cache file name of this test process (Criterion runs each test in its own process). */
+static char g_cache[256];
+
+static void set_cache(void) {
+    snprintf(g_cache, sizeof g_cache, "/tmp/kmux-test-tune-%ld/tune-v1.txt", (long)getpid());
+    unlink(g_cache);
+    setenv("KMUX_TUNE_CACHE", g_cache, 1);
+    unsetenv("KMUX_TUNE");
+}
+
+static void drop_cache(void) {
+    unlink(g_cache);
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s", g_cache);
+    *strrchr(dir, '/') = '\0';
+    rmdir(dir);
+}
+
+static kmux_context *small_context(int verbose, kmux_device **dev) {
+    kmux_context_options o = KMUX_CONTEXT_OPTIONS_INIT;
+    o.backend_path = plugin_dir();
+    o.verbose = verbose;
+    kmux_context *ctx = NULL;
+    TU_OK(kmux_context_create(&o, &ctx));
+    TU_OK(kmux_device_find(ctx, "test:small", dev));
+    return ctx;
+}
+
+static kmux_matmul_desc f32_desc(int64_t m, int64_t n, int64_t k) {
+    kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
+    d.m = m, d.n = n, d.k = k;
+    d.lda = k, d.ldb = n, d.ldc = n;
+    return d;
+}
+
+/* Index the new plan starts at under tune mode `tune`. */
+static int start_index(kmux_device *dev, int tune) {
+    kmux_matmul_desc d = f32_desc(48, 40, 32);
+    kmux_plan_prefs p = KMUX_PLAN_PREFS_INIT;
+    p.tune = tune;
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_matmul_plan_create(dev, &d, &p, &plan));
+    kmux_plan_info info;
+    TU_OK(kmux_plan_info_get(plan, &info));
+    cr_expect_str_eq(info.impl, info.impl_index == 0 ? "small:naive" : "small:naive-reversed");
+    TU_OK(kmux_plan_destroy(plan));
+    return info.impl_index;
+}
+
+static int count_lines(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    int n = 0, c;
+    while ((c = fgetc(f)) != EOF)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+static void read_file(const char *path, char *buf, size_t size) {
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "cannot open %s", path);
+    size_t n = fread(buf, 1, size - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+/* Rewrites the only line of the cache with implementation index idx and name name. */
+static void rewrite_verdict(int idx, const char *name) {
+    char text[4096];
+    read_file(g_cache, text, sizeof text);
+    cr_assert_eq(count_lines(g_cache), 1, "cache: %s", text);
+    char *f[5];
+    char *p = text;
+    for (int i = 0; i < 5; i++) {
+        f[i] = p;
+        p = strpbrk(p, "\t\n");
+        cr_assert_not_null(p, "cache line has %d fields: %s", i + 1, text);
+        *p++ = '\0';
+    }
+    FILE *out = fopen(g_cache, "w");
+    cr_assert_not_null(out);
+    fprintf(out, "%s\t%s\t%d\t%s\t%s\n", f[0], f[1], idx, name, f[4]);
+    fclose(out);
+}
+
+Test(tune, verdict_is_stored_and_reused_without_timing, .init = set_cache, .fini = drop_cache) {
+    kmux_device *dev = NULL;
+    kmux_context *ctx = small_context(0, &dev);
+    int first = start_index(dev, KMUX_TUNE_ON);
+    cr_expect_eq(count_lines(g_cache), 1, "one verdict line after the first tuned plan");
+    char text[4096];
+    read_file(g_cache, text, sizeof text);
+    cr_expect(strncmp(text, "kmux-tune-v1\t", 13) == 0, "cache: %s", text);
+    cr_expect(strstr(text, "test:small") && strstr(text, "48x32:32x40"), "key: %s", text);
+    /* a hit: same index, nothing appended (no second measurement) */
+    cr_expect_eq(start_index(dev, KMUX_TUNE_ON), first);
+    cr_expect_eq(count_lines(g_cache), 1, "a cache hit must not time again");
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+Test(tune, cached_index_is_the_one_that_runs, .init = set_cache, .fini = drop_cache) {
+    kmux_device *dev = NULL;
+    kmux_context *ctx = small_context(0, &dev);
+    int first = start_index(dev, KMUX_TUNE_ON);
+    for (int want = 0; want < 2; want++) {
+        rewrite_verdict(want, want == 0 ? "small:naive" : "small:naive-reversed");
+        cr_expect_eq(start_index(dev, KMUX_TUNE_ON), want, "cached verdict %d (tuned: %d)", want,
+                     first);
+        cr_expect_eq(count_lines(g_cache), 1);
+    }
+    /* the chosen implementation computes the right result */
+    rewrite_verdict(1, "small:naive-reversed");
+    kmux_matmul_desc d = f32_desc(4, 4, 3);
+    kmux_plan_prefs p = KMUX_PLAN_PREFS_INIT;
+    p.tune = KMUX_TUNE_ON;
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_matmul_plan_create(dev, &d, &p, &plan));
+    float *buf = NULL, one = 1.0f, zero = 0.0f;
+    TU_OK(kmux_malloc(dev, 64 * sizeof(float), (void **)&buf));
+    float *A = buf, *B = buf + 16, *C = buf + 32;
+    for (int i = 0; i < 12; i++)
+        A[i] = (float)(i % 5 - 2), B[i] = (float)(i % 3 + 1);
+    kmux_stream *st = NULL;
+    TU_OK(kmux_stream_create(dev, &st));
+    kmux_matmul_args a = KMUX_MATMUL_ARGS_INIT;
+    a.alpha = &one, a.beta = &zero, a.A = A, a.B = B, a.C = C;
+    TU_OK(kmux_matmul_execute(plan, st, &a));
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            float s = 0.0f;
+            for (int l = 0; l < 3; l++)
+                s += A[i * 3 + l] * B[l * 4 + j];
+            cr_expect_eq(C[i * 4 + j], s, "C[%d][%d] = %g, want %g", i, j, C[i * 4 + j], s);
+        }
+    TU_OK(kmux_stream_destroy(st));
+    TU_OK(kmux_free(dev, buf));
+    TU_OK(kmux_plan_destroy(plan));
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+Test(tune, stale_verdict_is_retimed, .init = set_cache, .fini = drop_cache) {
+    kmux_device *dev = NULL;
+    kmux_context *ctx = small_context(0, &dev);
+    start_index(dev, KMUX_TUNE_ON);
+    rewrite_verdict(1, "small:an-implementation-that-is-gone");
+    start_index(dev, KMUX_TUNE_ON);
+    cr_expect_eq(count_lines(g_cache), 2, "a verdict naming another implementation is retimed");
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+Test(tune, corrupt_cache_is_skipped_with_a_trace, .init = set_cache, .fini = drop_cache) {
+    kmux_device *dev = NULL;
+    kmux_context *ctx = small_context(0, &dev);
+    start_index(dev, KMUX_TUNE_ON); /* creates the folder */
+    FILE *f = fopen(g_cache, "w");
+    cr_assert_not_null(f);
+    fputs("garbage without tabs\nkmux-tune-v1\tkey\tnot-a-number\tx\t1\n", f);
+    fputs("kmux-tune-v1\ttruncated", f);
+    fclose(f);
+    TU_OK(kmux_context_destroy(ctx));
+    ctx = small_context(2, &dev);
+    char err_path[256];
+    snprintf(err_path, sizeof err_path, "%s.stderr", g_cache);
+    fflush(stderr);
+    int saved = dup(2), fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    cr_assert(fd >= 0 && saved >= 0);
+    dup2(fd, 2);
+    int idx = start_index(dev, KMUX_TUNE_ON);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(fd);
+    close(saved);
+    char text[16384];
+    read_file(err_path, text, sizeof text);
+    unlink(err_path);
+    cr_expect(idx == 0 || idx == 1);
+    cr_expect(strstr(text, "tune-v1.txt:1: line ignored: fewer than 5 tab-separated fields"),
+              "trace: %s", text);
+    cr_expect(strstr(text, "tune-v1.txt:2: line ignored: implementation index is not a number"),
+              "trace: %s", text);
+    cr_expect(strstr(text, "tune-v1.txt:3: line ignored: no newline"), "trace: %s", text);
+    cr_expect(strstr(text, "\"test:small,verdict "), "trace: %s", text);
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+Test(tune, off_and_default_start_at_zero, .init = set_cache, .fini = drop_cache) {
+    kmux_device *dev = NULL;
+    kmux_context *ctx = small_context(0, &dev);
+    start_index(dev, KMUX_TUNE_ON);
+    rewrite_verdict(1, "small:naive-reversed");
+    cr_expect_eq(start_index(dev, KMUX_TUNE_OFF), 0);
+    cr_expect_eq(start_index(dev, KMUX_TUNE_DEFAULT), 0, "KMUX_TUNE unset");
+    setenv("KMUX_TUNE", "0", 1);
+    cr_expect_eq(start_index(dev, KMUX_TUNE_DEFAULT), 0, "KMUX_TUNE=0");
+    setenv("KMUX_TUNE", "1", 1);
+    cr_expect_eq(start_index(dev, KMUX_TUNE_DEFAULT), 1, "KMUX_TUNE=1 uses the cache");
+    setenv("KMUX_TUNE", "on", 1);
+    cr_expect_eq(start_index(dev, KMUX_TUNE_OFF), 0, "OFF wins over KMUX_TUNE=on");
+    unsetenv("KMUX_TUNE");
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+Test(tune, bad_tune_value_is_refused, .init = set_cache, .fini = drop_cache) {
+    kmux_device *dev = NULL;
+    kmux_context *ctx = small_context(0, &dev);
+    kmux_matmul_desc d = f32_desc(8, 8, 8);
+    kmux_plan_prefs p = KMUX_PLAN_PREFS_INIT;
+    p.tune = 7;
+    kmux_plan *plan = NULL;
+    TU_STATUS(KMUX_ERR_INVALID_ARGUMENT, kmux_matmul_plan_create(dev, &d, &p, &plan));
+    cr_expect_str_eq(kmux_last_error(),
+                     "kmux_matmul_plan_create: prefs->tune = 7 must be KMUX_TUNE_DEFAULT (0), "
+                     "KMUX_TUNE_OFF (1) or KMUX_TUNE_ON (2)");
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* A real backend with several implementations: the tuned plan still computes the right GEMM. */
+Test(tune, onednn_bf16_tuned_plan_is_correct, .init = set_cache, .fini = drop_cache) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = NULL;
+    if (kmux_device_find(ctx, "cpu:onednn", &dev) != KMUX_OK) {
+        TU_OK(kmux_context_destroy(ctx));
+        cr_skip_test("cpu:onednn is not available");
+    }
+    enum { M = 40, N = 24, K = 64 };
+    kmux_matmul_desc d = f32_desc(M, N, K);
+    d.a_type = d.b_type = KMUX_BF16;
+    kmux_plan_prefs p = KMUX_PLAN_PREFS_INIT;
+    p.tune = KMUX_TUNE_ON;
+    kmux_plan *plan = NULL;
+    /* implementations of this plan, by walking an untuned one */
+    int impls = 1;
+    p.tune = KMUX_TUNE_OFF;
+    TU_OK(kmux_matmul_plan_create(dev, &d, &p, &plan));
+    while (kmux_plan_next_impl(plan) == KMUX_OK)
+        impls++;
+    TU_OK(kmux_plan_destroy(plan));
+    p.tune = KMUX_TUNE_ON;
+    TU_OK(kmux_matmul_plan_create(dev, &d, &p, &plan));
+    cr_expect_eq(count_lines(g_cache), impls > 1, "%d implementations", impls);
+    uint16_t A[M * K], B[K * N];
+    float C[M * N], one = 1.0f, zero = 0.0f;
+    for (int i = 0; i < M * K; i++)
+        A[i] = (uint16_t)(0x3f80 + (i % 7) * 0x10); /* 1 + small steps: exact in bf16 */
+    for (int i = 0; i < K * N; i++)
+        B[i] = (uint16_t)(i % 3 == 0 ? 0xbf80 : 0x4000); /* -1 or 2 */
+    kmux_stream *st = NULL;
+    TU_OK(kmux_stream_create(dev, &st));
+    kmux_matmul_args a = KMUX_MATMUL_ARGS_INIT;
+    a.alpha = &one, a.beta = &zero, a.A = A, a.B = B, a.C = C;
+    TU_OK(kmux_matmul_execute(plan, st, &a));
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+            for (int l = 0; l < K; l++) {
+                uint32_t ab = (uint32_t)A[i * K + l] << 16, bb = (uint32_t)B[l * N + j] << 16;
+                float av, bv;
+                memcpy(&av, &ab, 4);
+                memcpy(&bv, &bb, 4);
+                s += (double)av * bv;
+            }
+            cr_expect_float_eq(C[i * N + j], (float)s, 1e-4 * (1 + fabs(s)), "C[%d][%d]", i, j);
+        }
+    TU_OK(kmux_stream_destroy(st));
+    TU_OK(kmux_plan_destroy(plan));
+    TU_OK(kmux_context_destroy(ctx));
+}
