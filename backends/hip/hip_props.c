@@ -160,10 +160,10 @@ kmux_status kmux_hip_device_props(void *state, int device, kmux_device_props *pr
         props->mem_bandwidth_gbps = 2.0 * mclk * 1e3 * (bits / 8.0) / 1e9;
     }
     /* dtype_support: what kmux_matmul_plan_create accepts on this device: the own GEMM kernel
-     * runs f64, f32, f16, bf16, i8 and the fp8 formats of the architecture's family (FNUZ on
-     * gfx942, OCP on gfx950, none elsewhere) */
+     * runs f64, f32, f16, bf16, i8 (into i32) and the fp8 formats of the architecture's family
+     * (FNUZ on gfx942, OCP on gfx950, none elsewhere) */
     unsigned char *ds = props->dtype_support;
-    ds[KMUX_F64] = ds[KMUX_F32] = ds[KMUX_F16] = ds[KMUX_BF16] = ds[KMUX_I8] = 1;
+    ds[KMUX_F64] = ds[KMUX_F32] = ds[KMUX_F16] = ds[KMUX_BF16] = ds[KMUX_I8] = ds[KMUX_I32] = 1;
     {
         int fam = kmux_hip_fp8_family(d->arch);
         if (fam == 'F') ds[KMUX_F8_E4M3_FNUZ] = ds[KMUX_F8_E5M2_FNUZ] = 1;
