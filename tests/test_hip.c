@@ -594,10 +594,24 @@ Test(hip_dev, gemm_and_conv_refused_with_the_reason) {
     TU_OK(kmux_matmul_plan_create(dev, &md, NULL, &plan));
     TU_OK(kmux_plan_destroy(plan));
     /* OCP fp8 is not what gfx942's matrix units compute in: not in its capability rows, so the
-     * core refuses it before the plugin (whose own refusal would name the FNUZ formats) */
+     * core refuses it before the plugin, naming the FNUZ format the device has (the caps'
+     * dtype_instead, ABI 2.3) */
+    kmux_device_props props;
+    TU_OK(kmux_device_props_get(dev, &props));
     md.a_type = md.b_type = KMUX_F8_E4M3;
     TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(dev, &md, NULL, &plan));
-    cr_expect(strstr(kmux_last_error(), "e4m3") != NULL, "%s", kmux_last_error());
+    if (strncmp(props.arch, "gfx942", 6) == 0)
+        cr_expect_str_eq(kmux_last_error(),
+                         "kmux_matmul_plan_create: a_type = e4m3 (OCP) is not supported by hip:0 "
+                         "(gfx942, FNUZ fp8 only): use e4m3fnuz");
+    else
+        cr_expect(strstr(kmux_last_error(), "e4m3") != NULL, "%s", kmux_last_error());
+    md.a_type = md.b_type = KMUX_F8_E5M2;
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(dev, &md, NULL, &plan));
+    if (strncmp(props.arch, "gfx942", 6) == 0)
+        cr_expect_str_eq(kmux_last_error(),
+                         "kmux_matmul_plan_create: a_type = e5m2 (OCP) is not supported by hip:0 "
+                         "(gfx942, FNUZ fp8 only): use e5m2fnuz");
     /* a convolution the own kernel runs, and one whose dtypes it does not */
     kmux_conv2d_desc cd = KMUX_CONV2D_DESC_INIT;
     cd.n = 1, cd.c = 2, cd.h = cd.w = 5, cd.k = 3, cd.r = cd.s = 3;
@@ -681,6 +695,19 @@ Test(hip_fake, gfx90a_computes_no_fp8) {
     cr_expect_str_eq(p.arch, "gfx90a");
     for (int t = KMUX_F8_E4M3; t <= KMUX_F8_E5M2_FNUZ; t++)
         cr_expect(!p.dtype_support[t], "gfx90a lists %s", kmux_dtype_name((kmux_dtype)t));
+    /* no fp8 format at all: no alternative to name, the core's plain refusal */
+    {
+        kmux_matmul_desc md = KMUX_MATMUL_DESC_INIT;
+        md.m = md.n = md.k = 8;
+        md.lda = md.ldb = md.ldc = 8;
+        md.a_type = md.b_type = KMUX_F8_E4M3_FNUZ;
+        kmux_plan *plan = NULL;
+        TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(dev, &md, NULL, &plan));
+        cr_expect_str_eq(
+            kmux_last_error(),
+            "kmux_matmul_plan_create: a_type = e4m3fnuz, b_type = e4m3fnuz, c_type = "
+            "f32, compute_type = f32: device hip:0 does not run this type combination");
+    }
     /* CDNA 2: 1024 f16 flop/clk/CU (MI250X: 110 CU x 1024 x 1.7 GHz = 191.5 TFLOP/s per GCD) */
     cr_expect(fabs(p.peak_flops[KMUX_F16] - 1024.0 * p.compute_units * p.clock_mhz * 1e6) < 1e6);
     /* the module loads: the bundle carries a gfx90a code object */

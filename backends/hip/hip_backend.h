@@ -61,11 +61,12 @@ const char *kmux_hip_carried_archs(void);
 
 /** One HIP device. */
 typedef struct kmux_hip_device {
-    int ordinal;                                 /**< HIP device ordinal */
-    char arch[32];                               /**< "gfx942" */
-    int integrated;                              /**< 1 on an APU (MI300A) */
-    int wave;                                    /**< wavefront width */
-    pthread_mutex_t lock;                        /**< guards modules[] */
+    int ordinal;          /**< HIP device ordinal */
+    char arch[32];        /**< "gfx942" */
+    int integrated;       /**< 1 on an APU (MI300A) */
+    int wave;             /**< wavefront width */
+    char fp8_note[48];    /**< "gfx942, FNUZ fp8 only" (kmux_device_caps.dtype_instead_note) */
+    pthread_mutex_t lock; /**< guards modules[] */
     kmux_hip_module modules[KMUX_HIP_MOD_COUNT]; /**< loaded on first launch */
 } kmux_hip_device;
 

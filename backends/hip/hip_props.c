@@ -22,6 +22,7 @@
 #define _DEFAULT_SOURCE
 #include <dirent.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,8 +191,9 @@ static int arch_runs(const char *arch, kmux_dtype t) {
  * architecture computes in; limits are those of 32-bit indexing in kernels/gpu.
  */
 kmux_status kmux_hip_device_caps(void *state, int device, kmux_device_caps *caps) {
-    const kmux_hip_state *st = state;
-    const char *arch = st->devices[device].arch;
+    kmux_hip_state *st = state;
+    kmux_hip_device *dev = &st->devices[device];
+    const char *arch = dev->arch;
     int n = 0;
     const kmux_type_combination *rows = kmux_rules_matmul_table(&n);
     kmux_op_caps *m = &caps->matmul;
@@ -221,5 +223,21 @@ kmux_status kmux_hip_device_caps(void *state, int device, kmux_device_caps *caps
         c->type_rows = conv_rows;
     }
     caps->amp_dtypes = kmux_hip_amp_dtypes();
+    /* fp8 honesty (ABI 2.3, written only where the core's struct has the fields): the fp8 family
+     * the architecture lacks is refused by the core naming the one it has */
+    if (caps->struct_size >=
+        offsetof(kmux_device_caps, dtype_instead_note) + sizeof caps->dtype_instead_note) {
+        int fam = kmux_hip_fp8_family(arch);
+        if (fam == 'F' || fam == 'O') {
+            const int fnuz = fam == 'F';
+            const kmux_dtype e4 = fnuz ? KMUX_F8_E4M3 : KMUX_F8_E4M3_FNUZ;
+            const kmux_dtype e5 = fnuz ? KMUX_F8_E5M2 : KMUX_F8_E5M2_FNUZ;
+            caps->dtype_instead[e4] = (uint8_t)(fnuz ? KMUX_F8_E4M3_FNUZ : KMUX_F8_E4M3);
+            caps->dtype_instead[e5] = (uint8_t)(fnuz ? KMUX_F8_E5M2_FNUZ : KMUX_F8_E5M2);
+            snprintf(dev->fp8_note, sizeof dev->fp8_note, "%s, %s fp8 only", arch,
+                     fnuz ? "FNUZ" : "OCP");
+            caps->dtype_instead_note = dev->fp8_note;
+        }
+    }
     return KMUX_OK;
 }
