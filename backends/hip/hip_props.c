@@ -6,7 +6,10 @@
  * The architecture name ("gfx942") is read from the KFD topology the ROCm runtime itself reads
  * (/sys/class/kfd/kfd/topology/nodes/<n>/properties: gfx_target_version 90402, matched to the
  * device by PCI location), else from hipDeviceAttributeGcnArch (942), else from the compute
- * capability (major 9, minor 4).
+ * capability (major 9, minor 4). The target id's feature suffix (gfx942:sramecc+:xnack-) is not
+ * appended: HIP reports it only in hipDeviceProp_t.gcnArchName (layout differs between ROCm 5
+ * and 6), and the xnack mode is the process's, which neither hipDeviceGetAttribute nor the KFD
+ * topology tells.
  *
  * Peak FLOP/s = rate per compute unit per clock (table below) x compute units x peak engine
  * clock. Rates are dense (no sparsity), from AMD's ROCm documentation, tables "Peak-performance
