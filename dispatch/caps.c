@@ -4,12 +4,15 @@
  *
  * One message format for every limit and every device:
  *   "<fn>: <name> = <value> exceeds the largest <what> device <id> accepts (<limit>)"
- * and, for what a device does not run at all, "<fn>: ...: device <id> does not run ...".
+ * and, for what a device does not run at all, "<fn>: ...: device <id> does not run ..."; a dtype
+ * the device runs only as another one (kmux_device_caps.dtype_instead) is named with that one:
+ *   "<fn>: a_type = e4m3 (OCP) is not supported by hip:0 (gfx942, FNUZ fp8 only): use e4m3fnuz".
  * Every refusal is KMUX_ERR_UNSUPPORTED: the request is valid, this device cannot honour it.
  */
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "dispatch/common/kmux_dtype_desc.h"
 #include "dispatch/common/kmux_type_rules.h"
 #include "validate.h"
 
@@ -52,12 +55,51 @@ static int type_row(const kmux_type_combination *rows, int n, kmux_dtype a, kmux
     return -1;
 }
 
+_Static_assert(KMUX_DTYPE_COUNT <= sizeof(((kmux_device_caps *)0)->dtype_instead),
+               "kmux_device_caps.dtype_instead holds fewer entries than kmux_dtype has");
+
+/* The operand dtypes of a problem, with their argument names, for the refusal message. */
+typedef struct typed_args {
+    const char *name[3];
+    kmux_dtype type[3];
+} typed_args;
+
+/* A dtype's name with its fp8 family: "e4m3 (OCP)", "e4m3fnuz (FNUZ)", "f16". */
+static void family_name(kmux_dtype t, char *buf, size_t n) {
+    snprintf(buf, n, "%s%s", kmux_dtype_name(t),
+             !kmux_dtype_is_fp8(t)   ? ""
+             : kmux_dtype_is_fnuz(t) ? " (FNUZ)"
+                                     : " (OCP)");
+}
+
+/* The first operand whose dtype the device runs only as another one (dtype_instead, ABI 2.3):
+ * the refusal names that one; KMUX_OK when no operand has such an alternative. */
+static kmux_status instead(const char *fn, const kmux_device *dev, const typed_args *ta) {
+    for (int i = 0; i < 3; i++) {
+        kmux_dtype t = ta->type[i];
+        if (t <= 0 || t >= KMUX_DTYPE_COUNT) continue;
+        unsigned alt = dev->caps.dtype_instead[t];
+        if (alt == 0 || alt >= KMUX_DTYPE_COUNT || alt == (unsigned)t) continue;
+        char have[48], use[48];
+        family_name(t, have, sizeof have);
+        family_name((kmux_dtype)alt, use, sizeof use);
+        const char *note = dev->caps.dtype_instead_note;
+        return UNSUPPORTED("%s: %s = %s is not supported by %s%s%s%s: use %s", fn, ta->name[i],
+                           have, dev->props.id, note ? " (" : "", note ? note : "", note ? ")" : "",
+                           kmux_dtype_name((kmux_dtype)alt));
+    }
+    return KMUX_OK;
+}
+
 /* The type row against type_rows / emulated_rows; desc names the combination in messages. */
 static kmux_status check_row(const char *fn, const kmux_device *dev, const kmux_op_caps *c, int row,
-                             const char *desc, const kmux_plan_prefs *prefs) {
-    if (row < 0 || row >= 64 || !((c->type_rows >> row) & 1u))
+                             const char *desc, const typed_args *ta, const kmux_plan_prefs *prefs) {
+    if (row < 0 || row >= 64 || !((c->type_rows >> row) & 1u)) {
+        kmux_status st = instead(fn, dev, ta);
+        if (st != KMUX_OK) return st;
         return UNSUPPORTED("%s: %s: device %s does not run this type combination", fn, desc,
                            dev->props.id);
+    }
     int allow = prefs ? prefs->allow_emulation : 1; /* resolved prefs (compat.c) */
     if (((c->emulated_rows >> row) & 1u) && !allow)
         return UNSUPPORTED("%s: %s: device %s runs this type combination only by emulation "
@@ -101,9 +143,10 @@ kmux_status kmux_caps_check_matmul(const char *fn, const kmux_device *dev,
     snprintf(desc, sizeof desc, "a_type = %s, b_type = %s, c_type = %s, compute_type = %s",
              kmux_dtype_name(d->a_type), kmux_dtype_name(d->b_type), kmux_dtype_name(d->c_type),
              kmux_compute_type_name(d->compute_type));
+    const typed_args types = {{"a_type", "b_type", "c_type"}, {d->a_type, d->b_type, d->c_type}};
     return check_row(fn, dev, c,
                      type_row(rows, n, d->a_type, d->b_type, d->c_type, d->compute_type), desc,
-                     prefs);
+                     &types, prefs);
 }
 
 kmux_status kmux_caps_check_conv(const char *fn, const kmux_device *dev, const kmux_conv2d_desc *d,
@@ -157,9 +200,10 @@ kmux_status kmux_caps_check_conv(const char *fn, const kmux_device *dev, const k
     snprintf(desc, sizeof desc, "x_type = %s, w_type = %s, y_type = %s, compute_type = %s",
              kmux_dtype_name(d->x_type), kmux_dtype_name(d->w_type), kmux_dtype_name(d->y_type),
              kmux_compute_type_name(d->compute_type));
+    const typed_args types = {{"x_type", "w_type", "y_type"}, {d->x_type, d->w_type, d->y_type}};
     return check_row(fn, dev, c,
                      type_row(rows, n, d->x_type, d->w_type, d->y_type, d->compute_type), desc,
-                     prefs);
+                     &types, prefs);
 }
 
 kmux_status kmux_caps_check_align(const char *fn, const kmux_device *dev, const kmux_op_caps *c,

@@ -25,7 +25,9 @@
  * - ABI v2 (this version): plan slots per kind (kmux_matmul_ops, kmux_conv2d_ops) with an
  *   implementation index, device_caps, matmul_degenerate. v1 plugins are rejected with a reason.
  * - ABI 2.1 appended device_diag; ABI 2.2 appended host_alloc / host_free (page-locked host
- *   memory). Slots appended at the end are optional: NULL or beyond struct_size = absent.
+ *   memory); ABI 2.3 appended dtype_instead / dtype_instead_note to kmux_device_caps (the dtype
+ *   a device runs in place of one it does not). Slots appended at the end are optional: NULL or
+ *   beyond struct_size = absent.
  * - Backends never print to stdout, never abort; host->trace (stderr) is for KMUX_VERBOSE >= 2.
  */
 #ifndef KMUX_BACKEND_H
@@ -38,7 +40,7 @@ extern "C" {
 #endif
 
 #define KMUX_BACKEND_ABI_MAJOR 2
-#define KMUX_BACKEND_ABI_MINOR 2
+#define KMUX_BACKEND_ABI_MINOR 3
 #define KMUX_BACKEND_ENTRY_SYMBOL "kmux_backend_entry"
 
 /** Services the core offers to a plugin (valid for the lifetime of the backend instance). */
@@ -96,6 +98,17 @@ typedef struct kmux_device_caps {
     kmux_op_caps conv2d[3]; /**< indexed by kmux_conv_direction - 1: FWD, BWD_DATA, BWD_WEIGHTS */
     /** dtypes kmux_cast/amax/unscale run on (bit 1 << kmux_dtype), 0 when the slots are NULL. */
     uint32_t amp_dtypes;
+    /* ---- ABI minor 3 (the core zeroes them; a plugin writes them only when struct_size
+     *      covers them, so that an older core is not written beyond its struct) ---- */
+    /** dtype_instead[t] != 0: dtype t does not run on this device (no matmul or conv row of
+     *  type_rows has it) and dtype_instead[t] is the kmux_dtype it runs in its place, e.g. on
+     *  gfx942 (FNUZ fp8 only): [KMUX_F8_E4M3] = KMUX_F8_E4M3_FNUZ. The core's refusal of such a
+     *  problem then names it: "a_type = e4m3 (OCP) is not supported by hip:0 (gfx942, FNUZ fp8
+     *  only): use e4m3fnuz". Sized for growth of kmux_dtype (KMUX_DTYPE_COUNT <= 32). */
+    uint8_t dtype_instead[32];
+    /** Why, in a few words, shown in that message ("gfx942, FNUZ fp8 only"); NULL: none. Static
+     *  or backend-state storage (lives as long as the backend instance). */
+    const char *dtype_instead_note;
 } kmux_device_caps;
 
 /* ---- plan slots per kind (ABI v2) ----

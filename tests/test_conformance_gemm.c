@@ -66,6 +66,10 @@ static int build_cases(const cf_combo *cb, cf_gemm_case *out) {
         {129, 65, 17, 1, -1, 1, 0},
     };
     const int isint = cb->c_type == KMUX_I32;
+    /* KMUX_CONFORMANCE_SHAPES=small (an emulated device): each layout L takes about half of the
+     * shapes, the other half going to the neighbouring layouts, so that every shape still meets
+     * several layouts and every layout meets padding, tile edges and each alpha/beta kind */
+    const int small = cf_small();
     int n = 0;
     cf_gemm_case c;
 
@@ -73,7 +77,9 @@ static int build_cases(const cf_combo *cb, cf_gemm_case *out) {
     for (int o = 0; o < 2; o++)
         for (int a = 0; a < 2; a++)
             for (int b = 0; b < 2; b++) {
+                const int lay = o * 4 + a * 2 + b;
                 for (size_t i = 0; i < sizeof quick / sizeof quick[0]; i++) {
+                    if (small && ((int)i + lay) % 2 != 0) continue;
                     c = make_case(cb, CF_ENTRY_PLAN, orders[o], tr[a], tr[b], &quick[i]);
                     n = add_case(out, n, &c);
                 }
@@ -85,14 +91,24 @@ static int build_cases(const cf_combo *cb, cf_gemm_case *out) {
                 { /* random reals compared within a bound (i8: full-range integers, exact) */
                     shape r1 = {7, 17, 33, 0, isint ? 2 : 1.5, isint ? -1 : -0.5, 0};
                     shape r2 = {127, 13, 31, 1, isint ? -1 : -0.75, 0, 1};
-                    c = make_case(cb, CF_ENTRY_PLAN, orders[o], tr[a], tr[b], &r1);
-                    c.fill = CF_FILL_RANDOM;
-                    n = add_case(out, n, &c);
-                    c = make_case(cb, CF_ENTRY_PLAN, orders[o], tr[a], tr[b], &r2);
-                    c.fill = CF_FILL_RANDOM;
-                    n = add_case(out, n, &c);
+                    if (!small || lay % 2 == 0) {
+                        c = make_case(cb, CF_ENTRY_PLAN, orders[o], tr[a], tr[b], &r1);
+                        c.fill = CF_FILL_RANDOM;
+                        n = add_case(out, n, &c);
+                    }
+                    if (!small || lay % 2 == 1) {
+                        c = make_case(cb, CF_ENTRY_PLAN, orders[o], tr[a], tr[b], &r2);
+                        c.fill = CF_FILL_RANDOM;
+                        n = add_case(out, n, &c);
+                    }
                 }
             }
+    { /* m * n >= 64 x 64 x 16: GPU kernels switch to their large tile (64 x 64 x 16 in
+         kernels/gpu); m, n, k are multiples of none of its sizes */
+        shape big = {263, 251, 19, 1, 1, 1, 0};
+        c = make_case(cb, CF_ENTRY_PLAN, KMUX_COL_MAJOR, KMUX_TRANS, KMUX_NO_TRANS, &big);
+        n = add_case(out, n, &c);
+    }
 
     /* B. degenerate sizes and scalars (reference BLAS semantics of kmux.h) */
     for (int o = 0; o < 2; o++) {
@@ -145,6 +161,8 @@ static int build_cases(const cf_combo *cb, cf_gemm_case *out) {
             if (isint) continue;
             for (int bt = 0; bt < ((epis[e] & KMUX_EPILOGUE_BIAS) ? nbias : 1); bt++)
                 for (int l = 0; l < 4; l++) {
+                    /* small: one layout per (epilogue, bias type), rotating */
+                    if (small && l != ((int)e + bt) % 4) continue;
                     shape s = {17, 33, 7, lay[l].pad, 1, l & 1 ? 1 : 0, (l & 1) == 0};
                     c = make_case(cb, CF_ENTRY_PLAN, lay[l].o, lay[l].a, lay[l].b, &s);
                     c.epilogue = epis[e];
@@ -274,7 +292,16 @@ static int build_cases(const cf_combo *cb, cf_gemm_case *out) {
              0,
              0},
         };
+        /* small: the batches beyond 65535 matrices (a grid loop of the GPU kernels, the same
+           code for every dtype, and the slowest cases to emulate: some 45 s of CPU each) on one
+           dtype row only, and only the one through plans (70001 matrices, padded strides,
+           beta = 0 over NaN) */
+        const int big_batches =
+            !small || (cb->a_type == KMUX_F32 && cb->b_type == KMUX_F32 && cb->c_type == KMUX_F32 &&
+                       cb->compute_type == KMUX_COMPUTE_F32);
         for (size_t i = 0; i < sizeof bl / sizeof bl[0]; i++) {
+            if (bl[i].batch > 65535 && (!big_batches || (small && bl[i].entry != CF_ENTRY_PLAN)))
+                continue;
             c = make_case(cb, bl[i].entry, bl[i].o, bl[i].a, bl[i].b, &bl[i].s);
             c.batch = bl[i].batch;
             cf_gemm_layout(&c, bl[i].s.pad, bl[i].spad);
@@ -298,12 +325,17 @@ static int build_cases(const cf_combo *cb, cf_gemm_case *out) {
     for (int o = 0; o < 2; o++)
         for (int a = 0; a < 2; a++)
             for (int b = 0; b < 2; b++) {
+                const int lay = o * 4 + a * 2 + b; /* small: one of the three per layout */
                 shape s1 = {7, 17, 33, 0, 1, 1, 0}, s2 = {17, 7, 5, 3, 2, -1, 0};
-                c = make_case(cb, CF_ENTRY_GEMM_EX, orders[o], tr[a], tr[b], &s1);
-                n = add_case(out, n, &c);
-                c = make_case(cb, CF_ENTRY_GEMM_EX, orders[o], tr[a], tr[b], &s2);
-                n = add_case(out, n, &c);
-                {
+                if (!small || lay % 3 == 0) {
+                    c = make_case(cb, CF_ENTRY_GEMM_EX, orders[o], tr[a], tr[b], &s1);
+                    n = add_case(out, n, &c);
+                }
+                if (!small || lay % 3 == 1) {
+                    c = make_case(cb, CF_ENTRY_GEMM_EX, orders[o], tr[a], tr[b], &s2);
+                    n = add_case(out, n, &c);
+                }
+                if (!small || lay % 3 == 2) {
                     shape s3 = {13, 11, 29, 1, 1, 0, 1};
                     c = make_case(cb, CF_ENTRY_GEMM_EX, orders[o], tr[a], tr[b], &s3);
                     c.fill = CF_FILL_RANDOM;

@@ -221,6 +221,23 @@ Test(caps, matmul_limits_are_refused_by_the_core) {
     expect_refused(dev, &d, NULL,
                    "kmux_matmul_plan_create: a_type = f64, b_type = f64, c_type = f64, "
                    "compute_type = f64: device test:small does not run this type combination");
+    /* a dtype the device runs only as another one (kmux_device_caps.dtype_instead, ABI 2.3): the
+     * refusal names the one it runs, for the first operand that has one; test:small plays an
+     * OCP-fp8 device (NVIDIA sm_89+, AMD gfx950): FNUZ requests are told to use OCP */
+    d = f32_desc(8, 8, 8);
+    d.a_type = d.b_type = KMUX_F8_E4M3_FNUZ;
+    expect_refused(dev, &d, NULL,
+                   "kmux_matmul_plan_create: a_type = e4m3fnuz (FNUZ) is not supported by "
+                   "test:small (test device, OCP fp8 only): use e4m3");
+    d.a_type = d.b_type = KMUX_F8_E5M2_FNUZ;
+    expect_refused(dev, &d, NULL,
+                   "kmux_matmul_plan_create: a_type = e5m2fnuz (FNUZ) is not supported by "
+                   "test:small (test device, OCP fp8 only): use e5m2");
+    /* no alternative for OCP fp8 itself (not in its rows either): the plain refusal */
+    d.a_type = d.b_type = KMUX_F8_E4M3;
+    expect_refused(dev, &d, NULL,
+                   "kmux_matmul_plan_create: a_type = e4m3, b_type = e4m3, c_type = f32, "
+                   "compute_type = f32: device test:small does not run this type combination");
     /* bf16 runs only by emulation there: refused without prefs.allow_emulation, else planned */
     d = f32_desc(8, 8, 8);
     d.a_type = d.b_type = d.c_type = KMUX_BF16;

@@ -42,6 +42,8 @@
 typedef enum kmux_hip_module_id {
     KMUX_HIP_MOD_AMP = 0, /* kmux_gpu_amp.cu */
     KMUX_HIP_MOD_CAST,    /* kmux_gpu_cast.cu */
+    KMUX_HIP_MOD_GEMM,    /* kmux_gpu_gemm.cu */
+    KMUX_HIP_MOD_CONV,    /* kmux_gpu_conv.cu */
     KMUX_HIP_MOD_COUNT
 } kmux_hip_module_id;
 
@@ -59,11 +61,12 @@ const char *kmux_hip_carried_archs(void);
 
 /** One HIP device. */
 typedef struct kmux_hip_device {
-    int ordinal;                                 /**< HIP device ordinal */
-    char arch[32];                               /**< "gfx942" */
-    int integrated;                              /**< 1 on an APU (MI300A) */
-    int wave;                                    /**< wavefront width */
-    pthread_mutex_t lock;                        /**< guards modules[] */
+    int ordinal;          /**< HIP device ordinal */
+    char arch[32];        /**< "gfx942" */
+    int integrated;       /**< 1 on an APU (MI300A) */
+    int wave;             /**< wavefront width */
+    char fp8_note[48];    /**< "gfx942, FNUZ fp8 only" (kmux_device_caps.dtype_instead_note) */
+    pthread_mutex_t lock; /**< guards modules[] */
     kmux_hip_module modules[KMUX_HIP_MOD_COUNT]; /**< loaded on first launch */
 } kmux_hip_device;
 
@@ -164,6 +167,23 @@ void kmux_hip_modules_unload(kmux_hip_state *st, int device);
 kmux_status kmux_hip_launch(kmux_hip_state *st, const kmux_hip_stream_t *s, kmux_hip_module_id mod,
                             const char *name, unsigned grid, unsigned block, void **params,
                             const char *what);
+
+/** The same with a 3-D grid (x, y, z). */
+kmux_status kmux_hip_launch_3d(kmux_hip_state *st, const kmux_hip_stream_t *s,
+                               kmux_hip_module_id mod, const char *name, const unsigned grid[3],
+                               unsigned block, void **params, const char *what);
+
+/* ---- hip_gemm.c: kmux's own GEMM kernel (kernels/gpu/kmux_gpu_gemm.cu) by module launch ---- */
+
+/** Why the own GEMM kernel cannot run d on architecture arch (buf), or NULL when it can. */
+const char *kmux_hip_gemm_refusal(const kmux_matmul_desc *d, const char *arch, char *buf,
+                                  size_t size);
+/** The tile the plugin launches for d (kmux_gpu_pick_tile's rule) and its implementation name
+ *  (kmux_gpu_gemm_name's format) into buf. */
+int kmux_hip_gemm_tile(const kmux_matmul_desc *d, char *buf, size_t size);
+/** kmux_matmul_execute of d with the own kernel, tile `tile`, on stream s. */
+kmux_status kmux_hip_gemm_run(kmux_hip_state *st, const kmux_hip_stream_t *s,
+                              const kmux_matmul_desc *d, const kmux_matmul_args *a, int tile);
 
 /* ---- hip_kernels.c: the launch logic of kernels/gpu (kmux_gpu_kernels.h semantics) ---------- */
 

@@ -1,9 +1,10 @@
 /*
- * hip_matmul.c - matmul plans of the HIP backend on rocBLAS (hip_rocblas.h), when the host has
- * it: implementation "rocblas_gemm_ex" (rocblas_gemm_strided_batched_ex, standard algorithm).
+ * hip_matmul.c - matmul plans of the HIP backend: kmux's own GEMM kernel, and rocBLAS
+ * (hip_rocblas.h) when the host has it: implementation "rocblas_gemm_ex"
+ * (rocblas_gemm_strided_batched_ex, standard algorithm).
  *
- * What it runs: f64 (compute f64), f32 (strict compute f32), f16 and bf16 inputs with f32
- * accumulation into f16/bf16 or f32; no epilogue, no a/b/d scales or amax (those need a finish
+ * What rocblas_gemm_ex runs: f64 (compute f64), f32 (strict compute f32), f16 and bf16 inputs with
+ * f32 accumulation into f16/bf16 or f32; no epilogue, no a/b/d scales or amax (those need a finish
  * kernel); sizes and leading dimensions within rocBLAS's 32-bit rocblas_int. Everything else is
  * refused with the reason (KMUX_ERR_UNSUPPORTED), as is every plan on a host without rocBLAS.
  * Row-major problems run as the column-major transpose (C^T = op(B)^T op(A)^T): A and B swap.
@@ -11,8 +12,10 @@
  * prefs.require_deterministic: rocBLAS runs with atomics not allowed (rocblas_set_atomics_mode),
  * else with its default (atomics allowed: faster for some shapes, not bitwise reproducible).
  *
- * TODO: kernels/gpu's own GEMM (launched by name from the code objects) and hipBLASLt as
- * further implementations; fp8 (FNUZ on gfx942) through hipBLASLt.
+ * Implementations of a plan, in order: kmux's own GEMM kernel (hip_gemm.c, every row of the type
+ * table in the device's fp8 family, every epilogue, scale and amax: the default), then
+ * rocblas_gemm_ex where rocBLAS is present and runs the description.
+ * TODO: hipBLASLt as a further implementation.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -25,8 +28,14 @@
 #include "dispatch/common/kmux_dtype_desc.h"
 #include "hip_backend.h"
 
+enum { IMPL_OWN = 0, IMPL_ROCBLAS = 1 };
+
 typedef struct hip_matmul_plan {
     int device;
+    int n_impls;
+    int impls[2]; /* IMPL_OWN (kmux_gpu_gemm, the default) and/or IMPL_ROCBLAS */
+    int tile;     /* of the own kernel */
+    char own_name[128];
     int deterministic; /* prefs->require_deterministic: rocBLAS runs without atomics */
     kmux_matmul_desc d;
     int at, ct, comp; /* rocBLAS datatypes of A and B, C and D, the computation */
@@ -151,37 +160,43 @@ kmux_status kmux_hip_matmul_plan_create(void *state, int device, const kmux_matm
         prefs &&
         prefs->struct_size >= offsetof(kmux_plan_prefs, require_deterministic) + sizeof(int) &&
         prefs->require_deterministic;
-    char why[256];
-    const char *no = not_runnable(desc, why, sizeof why);
-    if (!no && !rocblas_open(st)) no = st->rocblas.why;
-    if (!no && det && !st->rocblas.set_atomics_mode)
-        no = "require_deterministic: this rocBLAS has no rocblas_set_atomics_mode";
-    if (no)
+    char why_own[256], why_rb[256];
+    const char *no_own = kmux_hip_gemm_refusal(desc, dv->arch, why_own, sizeof why_own);
+    const char *no_rb = not_runnable(desc, why_rb, sizeof why_rb);
+    if (!no_rb && !rocblas_open(st)) no_rb = st->rocblas.why;
+    if (!no_rb && det && !st->rocblas.set_atomics_mode)
+        no_rb = "require_deterministic: this rocBLAS has no rocblas_set_atomics_mode";
+    if (no_own && no_rb)
         return st->host->set_error(KMUX_ERR_UNSUPPORTED,
-                                   "hip: kmux_matmul_plan_create on hip:%d (%s): %s; kernels/gpu "
-                                   "has no GEMM kernel in this build of kmux-hip (its matrix "
-                                   "units: %s)",
-                                   device, dv->arch, no, kmux_hip_fp8_formats(dv->arch));
+                                   "hip: kmux_matmul_plan_create on hip:%d (%s): %s; "
+                                   "rocblas_gemm_ex: %s",
+                                   device, dv->arch, no_own, no_rb);
     hip_matmul_plan *p = calloc(1, sizeof *p);
     if (!p) return st->host->set_error(KMUX_ERR_OUT_OF_MEMORY, "hip: matmul plan: out of memory");
     p->device = device;
     p->deterministic = det;
     p->d = *desc;
+    if (!no_own) {
+        p->tile = kmux_hip_gemm_tile(desc, p->own_name, sizeof p->own_name);
+        p->impls[p->n_impls++] = IMPL_OWN;
+    }
+    if (!no_rb) p->impls[p->n_impls++] = IMPL_ROCBLAS;
     p->at = rb_type(desc->a_type);
     p->ct = rb_type(desc->c_type);
     p->comp = desc->compute_type == KMUX_COMPUTE_F64 ? KMUX_ROCBLAS_F64 : KMUX_ROCBLAS_F32;
     *plan = p;
-    *impl_count = 1;
+    *impl_count = p->n_impls;
     return KMUX_OK;
 }
 
 kmux_status kmux_hip_matmul_execute(void *state, const void *plan, int impl, void *stream,
                                     const kmux_matmul_args *a) {
-    (void)impl;
     kmux_hip_state *st = state;
     const hip_matmul_plan *p = plan;
     kmux_hip_stream_t *s = stream;
     const kmux_matmul_desc *d = &p->d;
+    if (impl < 0 || impl >= p->n_impls) impl = 0;
+    if (p->impls[impl] == IMPL_OWN) return kmux_hip_gemm_run(st, s, d, a, p->tile);
     if (a->a_scale || a->b_scale || a->d_scale || a->amax_d)
         return st->host->set_error(KMUX_ERR_UNSUPPORTED,
                                    "hip: kmux_matmul_execute on hip:%d: rocblas_gemm_ex takes no "
@@ -228,11 +243,19 @@ kmux_status kmux_hip_matmul_execute(void *state, const void *plan, int impl, voi
 
 kmux_status kmux_hip_matmul_plan_info(void *state, const void *plan, int impl,
                                       kmux_plan_info *info) {
-    (void)state, (void)impl;
+    (void)state;
     const hip_matmul_plan *p = plan;
-    info->impl = "rocblas_gemm_ex";
+    if (impl < 0 || impl >= p->n_impls) impl = 0;
     info->effective_compute = p->d.compute_type;
     info->workspace_bytes = 0;
+    if (p->impls[impl] == IMPL_OWN) {
+        /* strict accumulation in f64 / f32 / i32 in a fixed order, amax by atomicMax (order
+         * independent): bitwise reproducible */
+        info->impl = p->own_name;
+        info->deterministic = 1;
+        return KMUX_OK;
+    }
+    info->impl = "rocblas_gemm_ex";
     /* rocBLAS's default atomics mode lets some kernels reduce with atomics: bitwise reproducible
      * only when the plan asked for it (atomics not allowed) */
     info->deterministic = p->deterministic;

@@ -59,6 +59,13 @@ void kmux_hip_modules_unload(kmux_hip_state *st, int device) {
 kmux_status kmux_hip_launch(kmux_hip_state *st, const kmux_hip_stream_t *s, kmux_hip_module_id mod,
                             const char *name, unsigned grid, unsigned block, void **params,
                             const char *what) {
+    const unsigned g3[3] = {grid, 1, 1};
+    return kmux_hip_launch_3d(st, s, mod, name, g3, block, params, what);
+}
+
+kmux_status kmux_hip_launch_3d(kmux_hip_state *st, const kmux_hip_stream_t *s,
+                               kmux_hip_module_id mod, const char *name, const unsigned grid[3],
+                               unsigned block, void **params, const char *what) {
     kmux_hip_guard g;
     kmux_status ks = kmux_hip_enter(st, s->device, what, &g);
     if (ks != KMUX_OK) return ks;
@@ -75,13 +82,15 @@ kmux_status kmux_hip_launch(kmux_hip_state *st, const kmux_hip_stream_t *s, kmux
         return kmux_hip_fail(st, e, "%s: hipModuleGetFunction(%s) in kmux_gpu_%s.cu", what, name,
                              kmux_hip_code_object_get(mod)->name);
     }
-    e = st->api.hipModuleLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, s->stream, params, NULL);
+    e = st->api.hipModuleLaunchKernel(fn, grid[0], grid[1], grid[2], block, 1, 1, 0, s->stream,
+                                      params, NULL);
     kmux_hip_leave(st, &g);
     if (e != KMUX_HIP_SUCCESS)
-        return kmux_hip_fail(st, e, "%s: hipModuleLaunchKernel(%s, grid %u, block %u) on hip:%d",
-                             what, name, grid, block, s->device);
+        return kmux_hip_fail(st, e,
+                             "%s: hipModuleLaunchKernel(%s, grid %ux%ux%u, block %u) on hip:%d",
+                             what, name, grid[0], grid[1], grid[2], block, s->device);
     if (st->host->verbose >= 2)
-        st->host->trace(2, "launch,hip:%d,%s,%s,grid=%u,block=%u", s->device, what, name, grid,
-                        block);
+        st->host->trace(2, "launch,hip:%d,%s,%s,grid=%ux%ux%u,block=%u", s->device, what, name,
+                        grid[0], grid[1], grid[2], block);
     return KMUX_OK;
 }

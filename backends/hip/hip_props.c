@@ -6,7 +6,10 @@
  * The architecture name ("gfx942") is read from the KFD topology the ROCm runtime itself reads
  * (/sys/class/kfd/kfd/topology/nodes/<n>/properties: gfx_target_version 90402, matched to the
  * device by PCI location), else from hipDeviceAttributeGcnArch (942), else from the compute
- * capability (major 9, minor 4).
+ * capability (major 9, minor 4). The target id's feature suffix (gfx942:sramecc+:xnack-) is not
+ * appended: HIP reports it only in hipDeviceProp_t.gcnArchName (layout differs between ROCm 5
+ * and 6), and the xnack mode is the process's, which neither hipDeviceGetAttribute nor the KFD
+ * topology tells.
  *
  * Peak FLOP/s = rate per compute unit per clock (table below) x compute units x peak engine
  * clock. Rates are dense (no sparsity), from AMD's ROCm documentation, tables "Peak-performance
@@ -22,6 +25,7 @@
 #define _DEFAULT_SOURCE
 #include <dirent.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,12 +163,16 @@ kmux_status kmux_hip_device_props(void *state, int device, kmux_device_props *pr
         int bits = attr(st, ord, KMUX_HIP_ATTR_MEMORY_BUS_WIDTH);
         props->mem_bandwidth_gbps = 2.0 * mclk * 1e3 * (bits / 8.0) / 1e9;
     }
-    /* dtype_support: what kmux_matmul_plan_create accepts on this device (rocBLAS: f64, f32,
-     * f16, bf16), nothing without rocBLAS; fp8 (FNUZ on gfx942, OCP on gfx950) once a GEMM for it
-     * runs here. The architecture's fp8 family is in the capability rows and the messages. */
+    /* dtype_support: what kmux_matmul_plan_create accepts on this device: the own GEMM kernel
+     * runs f64, f32, f16, bf16, i8 (into i32) and the fp8 formats of the architecture's family
+     * (FNUZ on gfx942, OCP on gfx950, none elsewhere) */
     unsigned char *ds = props->dtype_support;
-    if (kmux_hip_rocblas_available(st))
-        ds[KMUX_F64] = ds[KMUX_F32] = ds[KMUX_F16] = ds[KMUX_BF16] = 1;
+    ds[KMUX_F64] = ds[KMUX_F32] = ds[KMUX_F16] = ds[KMUX_BF16] = ds[KMUX_I8] = ds[KMUX_I32] = 1;
+    {
+        int fam = kmux_hip_fp8_family(d->arch);
+        if (fam == 'F') ds[KMUX_F8_E4M3_FNUZ] = ds[KMUX_F8_E5M2_FNUZ] = 1;
+        if (fam == 'O') ds[KMUX_F8_E4M3] = ds[KMUX_F8_E5M2] = 1;
+    }
     kmux_hip_arch_rates r;
     if (kmux_hip_arch_rates_get(d->arch, &r))
         for (int t = 0; t < KMUX_DTYPE_COUNT; t++)
@@ -186,8 +194,9 @@ static int arch_runs(const char *arch, kmux_dtype t) {
  * architecture computes in; limits are those of 32-bit indexing in kernels/gpu.
  */
 kmux_status kmux_hip_device_caps(void *state, int device, kmux_device_caps *caps) {
-    const kmux_hip_state *st = state;
-    const char *arch = st->devices[device].arch;
+    kmux_hip_state *st = state;
+    kmux_hip_device *dev = &st->devices[device];
+    const char *arch = dev->arch;
     int n = 0;
     const kmux_type_combination *rows = kmux_rules_matmul_table(&n);
     kmux_op_caps *m = &caps->matmul;
@@ -217,5 +226,21 @@ kmux_status kmux_hip_device_caps(void *state, int device, kmux_device_caps *caps
         c->type_rows = conv_rows;
     }
     caps->amp_dtypes = kmux_hip_amp_dtypes();
+    /* fp8 honesty (ABI 2.3, written only where the core's struct has the fields): the fp8 family
+     * the architecture lacks is refused by the core naming the one it has */
+    if (caps->struct_size >=
+        offsetof(kmux_device_caps, dtype_instead_note) + sizeof caps->dtype_instead_note) {
+        int fam = kmux_hip_fp8_family(arch);
+        if (fam == 'F' || fam == 'O') {
+            const int fnuz = fam == 'F';
+            const kmux_dtype e4 = fnuz ? KMUX_F8_E4M3 : KMUX_F8_E4M3_FNUZ;
+            const kmux_dtype e5 = fnuz ? KMUX_F8_E5M2 : KMUX_F8_E5M2_FNUZ;
+            caps->dtype_instead[e4] = (uint8_t)(fnuz ? KMUX_F8_E4M3_FNUZ : KMUX_F8_E4M3);
+            caps->dtype_instead[e5] = (uint8_t)(fnuz ? KMUX_F8_E5M2_FNUZ : KMUX_F8_E5M2);
+            snprintf(dev->fp8_note, sizeof dev->fp8_note, "%s, %s fp8 only", arch,
+                     fnuz ? "FNUZ" : "OCP");
+            caps->dtype_instead_note = dev->fp8_note;
+        }
+    }
     return KMUX_OK;
 }

@@ -16,21 +16,13 @@
  */
 #include <stdio.h>
 
+#include "kmux_gpu_conv_params.h"
 #include "kmux_gpu_kernels.h"
 #include "kmux_gpu_tile.cuh"
 
 namespace {
 
-struct conv_params {
-    int64_t n, c, h, w, k, r, s, p, q, cg, kg, groups;
-    int64_t sh, sw, pt, pl, dh, dw;
-    int nhwc;
-    const void *x, *wt, *y; /* inputs of the direction (the output's pointer is `out`) */
-    void *out;
-    kmux_dtype out_type;
-    double alpha, beta;
-    int skip, read_out;
-};
+typedef kmux_gpu_conv_params conv_params; /* kmux_gpu_conv_params.h: shared with module launches */
 
 KMUX_DEV int64_t x_at(const conv_params &p, int64_t n, int64_t c, int64_t h, int64_t w) {
     return p.nhwc ? ((n * p.h + h) * p.w + w) * p.c + c : ((n * p.c + c) * p.h + h) * p.w + w;
@@ -235,30 +227,7 @@ extern "C" int kmux_gpu_conv2d(void *stream, const kmux_conv2d_desc *d, const km
     if (tile < 0 || tile >= KMUX_GPU_TILE_COUNT) return (int)KMUX_GPU_ERROR_INVALID_VALUE;
     if (max_grid_yz <= 0 || max_grid_yz > KMUX_GPU_MAX_GRID_YZ) max_grid_yz = KMUX_GPU_MAX_GRID_YZ;
     conv_params p;
-    p.n = d->n, p.c = d->c, p.h = d->h, p.w = d->w, p.k = d->k, p.r = d->r, p.s = d->s;
-    p.groups = d->groups, p.cg = d->c / d->groups, p.kg = d->k / d->groups;
-    p.sh = d->stride_h, p.sw = d->stride_w, p.pt = d->pad_top, p.pl = d->pad_left;
-    p.dh = d->dilation_h, p.dw = d->dilation_w;
-    p.p = (d->h + d->pad_top + d->pad_bottom - ((d->r - 1) * d->dilation_h + 1)) / d->stride_h + 1;
-    p.q = (d->w + d->pad_left + d->pad_right - ((d->s - 1) * d->dilation_w + 1)) / d->stride_w + 1;
-    p.nhwc = d->layout == KMUX_NHWC;
-    p.x = a->x, p.wt = a->w, p.y = a->y;
-    switch (d->direction) {
-    case KMUX_CONV_FWD:
-        p.out = a->y, p.out_type = d->y_type;
-        break;
-    case KMUX_CONV_BWD_DATA:
-        p.out = a->x, p.out_type = d->x_type;
-        break;
-    default:
-        p.out = a->w, p.out_type = d->w_type;
-        break;
-    }
-    const int f64 = d->compute_type == KMUX_COMPUTE_F64;
-    p.alpha = f64 ? *(const double *)a->alpha : (double)*(const float *)a->alpha;
-    p.beta = f64 ? *(const double *)a->beta : (double)*(const float *)a->beta;
-    p.skip = p.alpha == 0.0;
-    p.read_out = p.beta != 0.0;
+    kmux_gpu_conv_params_fill(&p, d, a);
     if (d->x_type != d->w_type || d->x_type != d->y_type) return (int)KMUX_GPU_ERROR_INVALID_VALUE;
     switch (d->x_type) {
     case KMUX_F64:

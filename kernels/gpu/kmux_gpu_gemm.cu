@@ -15,25 +15,13 @@
  */
 #include <stdio.h>
 
+#include "kmux_gpu_gemm_params.h"
 #include "kmux_gpu_kernels.h"
 #include "kmux_gpu_tile.cuh"
 
 namespace {
 
-struct gemm_params {
-    int64_t m, n, k, batch;
-    const void *A, *B;
-    void *C;
-    const void *bias;
-    int64_t a_si, a_sp, b_sp, b_sj, c_si, c_sj; /* element strides of op(A), op(B), C */
-    int64_t sa, sb, sc;                         /* batch strides */
-    kmux_dtype c_type, bias_type;
-    int act; /* 0, KMUX_EPILOGUE_RELU, KMUX_EPILOGUE_GELU */
-    int has_bias, skip_ab, read_c, int_plain;
-    double alpha, beta; /* the host scalars, exactly */
-    const float *a_scale, *b_scale, *d_scale;
-    float *amax;
-};
+typedef kmux_gpu_gemm_params gemm_params; /* kmux_gpu_gemm_params.h: shared with module launches */
 
 /* Element i of dtype T decoded to the accumulation type. */
 template <int T, typename Acc> KMUX_DEV Acc load_acc(const void *p, int64_t i) {
@@ -224,12 +212,6 @@ int launch(kmux_gpu_stream_t st, const gemm_params &p, kmux_dtype at, kmux_dtype
     }
 }
 
-double host_scalar(const void *s, kmux_compute_type ct) {
-    if (ct == KMUX_COMPUTE_F64) return *(const double *)s;
-    if (ct == KMUX_COMPUTE_I32) return (double)*(const int32_t *)s;
-    return (double)*(const float *)s;
-}
-
 const char *acc_name(kmux_dtype a) {
     return a == KMUX_F64 ? "f64" : a == KMUX_I8 ? "i32" : "f32";
 }
@@ -283,34 +265,7 @@ extern "C" int kmux_gpu_gemm(void *stream, const kmux_matmul_desc *d, const kmux
         kmux_gpu_error_t e = kmux_gpu_memset_async(a->amax_d, 0, sizeof(float), st);
         if (e != KMUX_GPU_SUCCESS) return (int)e;
     }
-    const int row = d->order == KMUX_ROW_MAJOR;
-    const int ta = d->transa != KMUX_NO_TRANS, tb = d->transb != KMUX_NO_TRANS;
     gemm_params p;
-    p.m = d->m, p.n = d->n, p.k = d->k, p.batch = d->batch_count;
-    p.A = a->A, p.B = a->B, p.C = a->C, p.bias = a->bias;
-    /* op(A)(i, p): row-major A(r, c) = A[r * lda + c], column-major A[r + c * lda] */
-    const int a_rows_unit = row == ta; /* consecutive i are consecutive in memory */
-    p.a_si = a_rows_unit ? 1 : d->lda;
-    p.a_sp = a_rows_unit ? d->lda : 1;
-    const int b_cols_unit = row != tb; /* consecutive j are consecutive in memory */
-    p.b_sj = b_cols_unit ? 1 : d->ldb;
-    p.b_sp = b_cols_unit ? d->ldb : 1;
-    p.c_si = row ? d->ldc : 1;
-    p.c_sj = row ? 1 : d->ldc;
-    p.sa = d->stride_a, p.sb = d->stride_b, p.sc = d->stride_c;
-    p.c_type = d->c_type;
-    p.bias_type = d->bias_type;
-    p.has_bias = (d->epilogue & KMUX_EPILOGUE_BIAS) != 0;
-    p.act = (d->epilogue & KMUX_EPILOGUE_RELU)   ? KMUX_EPILOGUE_RELU
-            : (d->epilogue & KMUX_EPILOGUE_GELU) ? KMUX_EPILOGUE_GELU
-                                                 : 0;
-    p.alpha = host_scalar(a->alpha, d->compute_type);
-    p.beta = host_scalar(a->beta, d->compute_type);
-    p.skip_ab = d->k == 0 || p.alpha == 0.0;
-    p.read_c = p.beta != 0.0;
-    p.a_scale = a->a_scale, p.b_scale = a->b_scale, p.d_scale = a->d_scale;
-    p.amax = a->amax_d;
-    p.int_plain = d->compute_type == KMUX_COMPUTE_I32 && d->epilogue == KMUX_EPILOGUE_NONE &&
-                  !a->a_scale && !a->b_scale && !a->d_scale && !a->amax_d;
+    kmux_gpu_gemm_params_fill(&p, d, a);
     return launch(st, p, d->a_type, d->b_type, tile, max_grid_yz);
 }

@@ -30,6 +30,14 @@
  *
  * Environment:
  *   KMUX_CONFORMANCE_FULL=1        larger sweep (bigger shapes, every implementation of a plan)
+ *   KMUX_CONFORMANCE_SHAPES=small  reduced sweep for a device that runs in the host emulation of
+ *                                  the GPU execution model (the fake HIP runtime, tests/fake_hip):
+ *                                  fewer shapes per layout, but still every order and transpose,
+ *                                  padded leading dimensions, batches (one dtype row beyond 65535
+ *                                  matrices), degenerate alpha/beta/k, every epilogue and bias
+ *                                  type, every dtype row, sizes off the tile, every convolution
+ *                                  direction, layout, stride, dilation, group and padding case;
+ *                                  the same comparisons and tolerances (ignored with _FULL)
  *   KMUX_CONFORMANCE_DEVICES=a,b   only these device ids (ref always runs, as the oracle)
  *   KMUX_CONFORMANCE_CASE=N        only case number N of each test (as printed on failure)
  */
@@ -54,6 +62,8 @@
 
 /** KMUX_CONFORMANCE_FULL is set (and not "0"). */
 int cf_full(void);
+/** KMUX_CONFORMANCE_SHAPES=small is set and KMUX_CONFORMANCE_FULL is not. */
+int cf_small(void);
 /** Case filter: -1 = every case, else only that case number (KMUX_CONFORMANCE_CASE). */
 long cf_only_case(void);
 /** Implementations walked per plan with kmux_plan_next_impl. */

@@ -14,6 +14,11 @@ int cf_full(void) {
     return e && e[0] && strcmp(e, "0") != 0;
 }
 
+int cf_small(void) {
+    const char *e = getenv("KMUX_CONFORMANCE_SHAPES");
+    return !cf_full() && e && strcmp(e, "small") == 0;
+}
+
 long cf_only_case(void) {
     const char *e = getenv("KMUX_CONFORMANCE_CASE");
     return e && e[0] ? strtol(e, NULL, 10) : -1;

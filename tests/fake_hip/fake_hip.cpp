@@ -145,6 +145,8 @@ struct registrar {
     registrar() {
         fake_hip::register_cast();
         fake_hip::register_amp();
+        fake_hip::register_gemm();
+        fake_hip::register_conv();
     }
 } registrar_instance;
 

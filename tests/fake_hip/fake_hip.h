@@ -30,6 +30,8 @@ void add_kernel(const void *address, runner run);
 /** Kernel registrations of each emulated source (fake_hip_kernels_*.cpp). */
 void register_cast();
 void register_amp();
+void register_gemm();
+void register_conv();
 
 template <typename... A> constexpr size_t arity(void (*)(A...)) {
     return sizeof...(A);

@@ -9,6 +9,7 @@
  * what the core promises to keep from backends: a problem beyond these limits, an empty or
  * k == 0 problem, alpha == 0, or an unaligned pointer.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,14 @@ static kmux_status s_caps(void *state, int device, kmux_device_caps *caps) {
     c->max_dim = 1000;
     c->layouts = 1u << KMUX_NCHW;
     c->type_rows = row_bit(cv, n, KMUX_F32, KMUX_F32, KMUX_COMPUTE_F32);
+    /* ABI 2.3: an OCP-fp8 device (as NVIDIA sm_89+ or AMD gfx950) names OCP for FNUZ requests;
+     * written only when the core's struct has the fields */
+    if (caps->struct_size >=
+        offsetof(kmux_device_caps, dtype_instead_note) + sizeof caps->dtype_instead_note) {
+        caps->dtype_instead[KMUX_F8_E4M3_FNUZ] = KMUX_F8_E4M3;
+        caps->dtype_instead[KMUX_F8_E5M2_FNUZ] = KMUX_F8_E5M2;
+        caps->dtype_instead_note = "test device, OCP fp8 only";
+    }
     return KMUX_OK;
 }
 

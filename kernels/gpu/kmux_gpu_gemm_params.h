@@ -1,0 +1,70 @@
+/*
+ * kmux_gpu_gemm_params.h - the argument struct of kmux_gpu_gemm.cu's gemm_kernel and the host
+ * logic that fills it (a launch description), shared by host C and device code so that a module
+ * launch (the HIP plugin: hipModuleLaunchKernel with the struct by value in kernelParams) and the
+ * <<<>>> launcher of kmux_gpu_gemm.cu agree on the layout and the values. C11 and C++17.
+ */
+#ifndef KMUX_GPU_GEMM_PARAMS_H
+#define KMUX_GPU_GEMM_PARAMS_H
+
+#include <stdint.h>
+
+#include "kmux.h"
+
+/** Arguments of gemm_kernel (the semantics are those of kmux_gpu_gemm.cu). */
+typedef struct kmux_gpu_gemm_params {
+    int64_t m, n, k, batch;
+    const void *A, *B;
+    void *C;
+    const void *bias;
+    int64_t a_si, a_sp, b_sp, b_sj, c_si, c_sj; /* element strides of op(A), op(B), C */
+    int64_t sa, sb, sc;                         /* batch strides */
+    kmux_dtype c_type, bias_type;
+    int act; /* 0, KMUX_EPILOGUE_RELU, KMUX_EPILOGUE_GELU */
+    int has_bias, skip_ab, read_c, int_plain;
+    double alpha, beta; /* the host scalars, exactly */
+    const float *a_scale, *b_scale, *d_scale;
+    float *amax;
+} kmux_gpu_gemm_params;
+
+static inline double kmux_gpu_host_scalar(const void *s, kmux_compute_type ct) {
+    if (ct == KMUX_COMPUTE_F64) return *(const double *)s;
+    if (ct == KMUX_COMPUTE_I32) return (double)*(const int32_t *)s;
+    return (double)*(const float *)s;
+}
+
+/** Fills *p for description d and arguments a (kmux_gpu_gemm does exactly this before it
+ *  launches; the HIP plugin calls it for its module launch). */
+static inline void kmux_gpu_gemm_params_fill(kmux_gpu_gemm_params *p, const kmux_matmul_desc *d,
+                                             const kmux_matmul_args *a) {
+    const int row = d->order == KMUX_ROW_MAJOR;
+    const int ta = d->transa != KMUX_NO_TRANS, tb = d->transb != KMUX_NO_TRANS;
+    p->m = d->m, p->n = d->n, p->k = d->k, p->batch = d->batch_count;
+    p->A = a->A, p->B = a->B, p->C = a->C, p->bias = a->bias;
+    /* op(A)(i, p): row-major A(r, c) = A[r * lda + c], column-major A[r + c * lda] */
+    const int a_rows_unit = row == ta; /* consecutive i are consecutive in memory */
+    p->a_si = a_rows_unit ? 1 : d->lda;
+    p->a_sp = a_rows_unit ? d->lda : 1;
+    const int b_cols_unit = row != tb; /* consecutive j are consecutive in memory */
+    p->b_sj = b_cols_unit ? 1 : d->ldb;
+    p->b_sp = b_cols_unit ? d->ldb : 1;
+    p->c_si = row ? d->ldc : 1;
+    p->c_sj = row ? 1 : d->ldc;
+    p->sa = d->stride_a, p->sb = d->stride_b, p->sc = d->stride_c;
+    p->c_type = d->c_type;
+    p->bias_type = d->bias_type;
+    p->has_bias = (d->epilogue & KMUX_EPILOGUE_BIAS) != 0;
+    p->act = (d->epilogue & KMUX_EPILOGUE_RELU)   ? KMUX_EPILOGUE_RELU
+             : (d->epilogue & KMUX_EPILOGUE_GELU) ? KMUX_EPILOGUE_GELU
+                                                  : 0;
+    p->alpha = kmux_gpu_host_scalar(a->alpha, d->compute_type);
+    p->beta = kmux_gpu_host_scalar(a->beta, d->compute_type);
+    p->skip_ab = d->k == 0 || p->alpha == 0.0;
+    p->read_c = p->beta != 0.0;
+    p->a_scale = a->a_scale, p->b_scale = a->b_scale, p->d_scale = a->d_scale;
+    p->amax = a->amax_d;
+    p->int_plain = d->compute_type == KMUX_COMPUTE_I32 && d->epilogue == KMUX_EPILOGUE_NONE &&
+                   !a->a_scale && !a->b_scale && !a->d_scale && !a->amax_d;
+}
+
+#endif
