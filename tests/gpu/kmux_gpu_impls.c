@@ -189,6 +189,18 @@ static void walk(const char *label, kmux_plan *gplan, kmux_plan *rplan, const te
     free(want), free(got);
 }
 
+/* After the plans were made on ref (rst) and the GPU (gst): the walk, or why not. */
+static void compare(const char *label, kmux_status rst, kmux_status gst, kmux_plan *rp,
+                    kmux_plan *gp, const tensors *t, int is_conv, kmux_compute_type ct, double beta,
+                    int lib_refuses) {
+    if (rst != KMUX_OK)
+        printf("SKIP %s: ref refuses it (%s)\n", label, kmux_last_error());
+    else if (gst != KMUX_OK)
+        verdict(label, 0, "no plan on the GPU: %s", kmux_last_error());
+    else
+        walk(label, gp, rp, t, is_conv, ct, 1.0, beta, lib_refuses);
+}
+
 /* ---- GEMM ------------------------------------------------------------------------------- */
 
 static int gemm_case(const kmux_type_combination *row, int variant) {
@@ -227,14 +239,13 @@ static int gemm_case(const kmux_type_combination *row, int variant) {
              kmux_compute_type_name(d.compute_type),
              variant == 0 ? "row NT bias+relu" : "col TN batch3 beta1");
     kmux_plan *gp = NULL, *rp = NULL;
-    if (s == KMUX_OK && kmux_matmul_plan_create(ref, &d, NULL, &rp) != KMUX_OK) {
-        printf("SKIP %s: ref refuses it (%s)\n", label, kmux_last_error());
-    } else if (s == KMUX_OK && kmux_matmul_plan_create(gpu, &d, NULL, &gp) != KMUX_OK) {
-        verdict(label, 0, "no plan on the GPU: %s", kmux_last_error());
-    } else if (s == KMUX_OK) {
+    if (s == KMUX_OK) {
+        kmux_status rst = kmux_matmul_plan_create(ref, &d, NULL, &rp);
+        kmux_status gst = rst == KMUX_OK ? kmux_matmul_plan_create(gpu, &d, NULL, &gp) : rst;
         const int fnuz = strstr(kmux_dtype_name(d.a_type), "fnuz") != NULL;
         const int e5e5 = d.a_type == KMUX_F8_E5M2 && d.b_type == KMUX_F8_E5M2;
-        walk(label, gp, rp, &t, 0, d.compute_type, 1.0, variant == 0 ? 0.0 : 1.0, fnuz || e5e5);
+        compare(label, rst, gst, rp, gp, &t, 0, d.compute_type, variant == 0 ? 0.0 : 1.0,
+                fnuz || e5e5);
     }
     kmux_plan_destroy(gp);
     kmux_plan_destroy(rp);
@@ -292,12 +303,10 @@ static int conv_case(kmux_dtype type, int layout, int dir, int shape) {
                                          : "bwd_weights",
              shapes[shape]);
     kmux_plan *gp = NULL, *rp = NULL;
-    if (s == KMUX_OK && kmux_conv2d_plan_create(ref, &d, NULL, &rp) != KMUX_OK) {
-        printf("SKIP %s: ref refuses it (%s)\n", label, kmux_last_error());
-    } else if (s == KMUX_OK && kmux_conv2d_plan_create(gpu, &d, NULL, &gp) != KMUX_OK) {
-        verdict(label, 0, "no plan on the GPU: %s", kmux_last_error());
-    } else if (s == KMUX_OK) {
-        walk(label, gp, rp, &t, 1, d.compute_type, 1.0, 0.0, shape == 0);
+    if (s == KMUX_OK) {
+        kmux_status rst = kmux_conv2d_plan_create(ref, &d, NULL, &rp);
+        kmux_status gst = rst == KMUX_OK ? kmux_conv2d_plan_create(gpu, &d, NULL, &gp) : rst;
+        compare(label, rst, gst, rp, gp, &t, 1, d.compute_type, 0.0, shape == 0);
     }
     kmux_plan_destroy(gp);
     kmux_plan_destroy(rp);
