@@ -259,6 +259,7 @@ static int conv_run(kmux_device *dev, kmux_stream *st, const conv_case *c, const
         char impl[160];
         if (cf_check_plan_info(&info, c->d.compute_type, impl, sizeof impl, tag, id, desc))
             result = -1;
+        if (!cf_impl_wanted(nimpl, info.impl)) goto advance;
         CF_DEV(cf_reupload(st, to, &db[o]));
         kmux_conv2d_args args = KMUX_CONV2D_ARGS_INIT;
         args.alpha = &alpha;
@@ -282,7 +283,8 @@ static int conv_run(kmux_device *dev, kmux_stream *st, const conv_case *c, const
         if (nimpl == 0 && out)
             for (int64_t e = 0; e < to->span; e++)
                 out[e] = tu_get(to->type, got + to->front, e);
-        if (nimpl + 1 >= cf_max_impls()) break;
+    advance:
+        if (nimpl + 1 >= cf_walk_limit()) break;
         s = kmux_plan_next_impl(plan);
         if (s == KMUX_ERR_LAST_IMPL) break;
         if (s != KMUX_OK) {

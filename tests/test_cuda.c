@@ -290,9 +290,9 @@ Test(cuda, device_props) {
     cr_expect(strstr(p.library_version, "cuBLASLt") && strstr(p.library_version, "cuDNN"), "%s",
               p.library_version);
     cr_expect(p.dtype_support[KMUX_F32] && p.dtype_support[KMUX_F16] && p.dtype_support[KMUX_BF16]);
-    cr_expect_eq(p.dtype_support[KMUX_F8_E4M3], sm >= 89);
-    cr_expect_eq(p.dtype_support[KMUX_F8_E4M3_FNUZ], 0);
-    cr_expect_eq(p.dtype_support[KMUX_F8_E5M2_FNUZ], 0);
+    /* every fp8 format: cuBLASLt's OCP kernels from sm_89, kmux's own GEMM kernel everywhere */
+    cr_expect(p.dtype_support[KMUX_F8_E4M3] && p.dtype_support[KMUX_F8_E5M2]);
+    cr_expect(p.dtype_support[KMUX_F8_E4M3_FNUZ] && p.dtype_support[KMUX_F8_E5M2_FNUZ]);
     if (sm == 80 || sm == 86 || sm == 89 || sm == 90) {
         cr_expect_gt(p.peak_flops[KMUX_F32], 1e12);
         cr_expect_geq(p.peak_flops[KMUX_BF16], 2 * p.peak_flops[KMUX_F32]);
@@ -489,24 +489,27 @@ Test(cuda, gemm_fp8_scales_amax_layouts) {
                 expect_same(&c, got, want, info.impl);
                 free(got), free(want), mm_free(&c);
             }
-    /* e4m3 x e5m2 is supported; e5m2 x e5m2 is not (cuBLASLt), and says why */
-    mm_case c = mm_make(KMUX_ROW_MAJOR, KMUX_NO_TRANS, KMUX_TRANS, 16, 16, 32, KMUX_F8_E5M2,
-                        KMUX_BF16, KMUX_COMPUTE_F32, 0, 1);
-    kmux_plan *plan = NULL;
-    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(dev, &c.d, NULL, &plan));
-    cr_expect(strstr(kmux_last_error(), "e5m2") != NULL, "%s", kmux_last_error());
-    mm_free(&c);
     TU_OK(kmux_context_destroy(ctx));
 }
 
-Test(cuda, fnuz_fp8_unsupported) {
+/* What cuBLASLt refuses - e5m2 x e5m2, the FNUZ formats (AMD's) - runs on kmux's own GEMM
+ * kernel, which is then the plan's default, and matches ref. */
+Test(cuda, fp8_cublaslt_refuses_runs_on_the_own_kernel) {
     kmux_context *ctx = tu_context();
-    kmux_device *dev = cuda_or_skip(ctx);
-    kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
-    d.m = d.n = d.k = 16, d.lda = d.ldb = d.ldc = 16;
-    d.a_type = d.b_type = KMUX_F8_E4M3_FNUZ, d.c_type = KMUX_BF16;
-    kmux_plan *plan = NULL;
-    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(dev, &d, NULL, &plan));
+    kmux_device *dev = cuda_or_skip(ctx), *ref = ref_dev(ctx);
+    const kmux_dtype types[] = {KMUX_F8_E5M2, KMUX_F8_E4M3_FNUZ, KMUX_F8_E5M2_FNUZ};
+    for (int t = 0; t < 3; t++) {
+        mm_case c = mm_make(KMUX_ROW_MAJOR, KMUX_NO_TRANS, KMUX_TRANS, 16, 16, 32, types[t],
+                            KMUX_BF16, KMUX_COMPUTE_F32, 0, 1 + (uint64_t)t);
+        c.alpha = &one, c.beta = &minus_half;
+        void *got, *want;
+        kmux_plan_info info;
+        TU_OK(mm_both(dev, ref, &c, &got, &want, &info));
+        cr_expect(strncmp(info.impl, "kmux-gpu:gemm:", 14) == 0, "%s: impl %s",
+                  kmux_dtype_name(types[t]), info.impl);
+        expect_same(&c, got, want, info.impl);
+        free(got), free(want), mm_free(&c);
+    }
     TU_OK(kmux_context_destroy(ctx));
 }
 
@@ -767,8 +770,10 @@ Test(cuda, conv_every_direction_and_layout) {
     TU_OK(kmux_context_destroy(ctx));
 }
 
-/* Asymmetric padding runs through a zero-padded copy (cuDNN has one padding per axis). */
-Test(cuda, conv_asymmetric_padding_padded_copy) {
+/* Asymmetric padding runs on kmux's own implicit-GEMM kernel by default; cuDNN (one padding per
+ * axis) runs it through a zero-padded copy, a further implementation of the same plan
+ * (kmux_gpu_checks impls_conv runs that one too). */
+Test(cuda, conv_asymmetric_padding_own_kernel_then_padded_copy) {
     kmux_context *ctx = tu_context();
     kmux_device *dev = cuda_or_skip(ctx), *ref = ref_dev(ctx);
     const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
@@ -780,7 +785,17 @@ Test(cuda, conv_asymmetric_padding_padded_copy) {
         void *got = cv_run(dev, &c, 1.0f, 0.5f, &n1, &info);
         void *want = cv_run(ref, &c, 1.0f, 0.5f, &n2, NULL);
         cr_assert_eq(n1, n2);
-        cr_expect(strstr(info.impl, "+pad") != NULL, "impl %s", info.impl);
+        cr_expect(strncmp(info.impl, "kmux-gpu:conv2d:", 16) == 0, "impl %s", info.impl);
+        kmux_plan *plan = NULL;
+        TU_OK(kmux_conv2d_plan_create(dev, &c.d, NULL, &plan));
+        int padded = 0;
+        do {
+            kmux_plan_info pi;
+            TU_OK(kmux_plan_info_get(plan, &pi));
+            padded += strstr(pi.impl, "+pad") != NULL;
+        } while (kmux_plan_next_impl(plan) == KMUX_OK);
+        TU_OK(kmux_plan_destroy(plan));
+        cr_expect(padded > 0, "no cuDNN implementation through the padded copy");
         for (size_t i = 0; i < n1; i++) /* integer data: exact */
             if (tu_get(KMUX_F32, got, (int64_t)i) != tu_get(KMUX_F32, want, (int64_t)i))
                 cr_assert_fail("asymmetric conv dir %d: out[%zu] = %g, ref %g (%s)", (int)dirs[di],

@@ -4,7 +4,9 @@
  * of the plugin got wrong (see the test names): the fallback keyed by alignment class, the fp8
  * layout rules, the workspace cap after packing, the honest F32_FAST_BF16 name, the device guard
  * that must not create a context on GPU 0, the post-kernel arguments of an i8 -> i32 GEMM with
- * d_scale/amax, the padded copy of an asymmetric convolution, and the device's type rows.
+ * d_scale/amax, the padded copy of an asymmetric convolution, and the device's type rows; and
+ * where kmux's own GEMM/convolution kernels are offered and become the default
+ * (cuda_impl_order.c).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include <criterion/criterion.h>
 
 #include "cuda_host_logic.h"
+#include "cuda_impl_order.h"
 
 /* ---- alignment ---------------------------------------------------------------------------- */
 
@@ -362,4 +365,110 @@ Test(cuda_host, asymmetric_padding_copy_nchw) {
 
 Test(cuda_host, asymmetric_padding_copy_nhwc) {
     check_padding(KMUX_NHWC);
+}
+
+/* ---- kmux's own kernels beside cuBLASLt and cuDNN (cuda_impl_order.c) --------------------- */
+
+/* Every row of the GEMM type table runs on the own kernel (FNUZ fp8 on NVIDIA included, which
+ * cuBLASLt refuses), and at least every row cuBLASLt refuses on an sm_90 device does. */
+Test(cuda_host, own_gemm_covers_every_type_row) {
+    int n = 0;
+    cr_assert_eq(kmux_matmul_type_combination_count(&n), KMUX_OK);
+    cr_assert(n > 10, "the matmul table has %d rows", n);
+    int refused_by_lt = 0;
+    for (int i = 0; i < n; i++) {
+        kmux_type_combination row = {.struct_size = sizeof row};
+        cr_assert_eq(kmux_matmul_type_combination_get(i, &row), KMUX_OK);
+        kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
+        d.a_type = row.a_type, d.b_type = row.b_type, d.c_type = row.c_type;
+        d.compute_type = row.compute_type;
+        cr_expect(kmux_cuda_own_gemm_runs(&d), "row %d (%d x %d -> %d) not on the own kernel", i,
+                  (int)d.a_type, (int)d.b_type, (int)d.c_type);
+        refused_by_lt +=
+            !kmux_cuda_matmul_row_runs(d.a_type, d.b_type, d.c_type, d.compute_type, 90);
+    }
+    cr_expect(refused_by_lt >= 12, "FNUZ rows and e5m2 x e5m2 are cuBLASLt's refusals (%d)",
+              refused_by_lt);
+    kmux_matmul_desc mixed = KMUX_MATMUL_DESC_INIT;
+    mixed.a_type = KMUX_F8_E4M3, mixed.b_type = KMUX_F8_E4M3_FNUZ;
+    cr_expect(!kmux_cuda_own_gemm_runs(&mixed), "OCP x FNUZ is no row of the table");
+    mixed.a_type = KMUX_F16, mixed.b_type = KMUX_BF16;
+    cr_expect(!kmux_cuda_own_gemm_runs(&mixed));
+}
+
+Test(cuda_host, own_conv_runs_one_dtype_of_four) {
+    kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
+    const kmux_dtype ok[] = {KMUX_F64, KMUX_F32, KMUX_F16, KMUX_BF16};
+    for (int i = 0; i < 4; i++) {
+        d.x_type = d.w_type = d.y_type = ok[i];
+        cr_expect(kmux_cuda_own_conv_runs(&d));
+    }
+    d.y_type = KMUX_F32;
+    d.x_type = d.w_type = KMUX_F16;
+    cr_expect(!kmux_cuda_own_conv_runs(&d), "mixed conv types");
+    d.x_type = d.w_type = d.y_type = KMUX_F8_E4M3;
+    cr_expect(!kmux_cuda_own_conv_runs(&d));
+}
+
+/* The default (index 0) is the library's where it runs the problem as given, the own kernel's
+ * where the library refuses it or needs a workaround. */
+Test(cuda_host, own_kernel_is_the_default_where_the_library_refuses) {
+    cr_expect_eq(kmux_cuda_order_of(5, 1, 1), KMUX_CUDA_ORDER_LIB_FIRST);
+    cr_expect_eq(kmux_cuda_order_of(5, 0, 1), KMUX_CUDA_ORDER_OWN_FIRST,
+                 "asymmetric padding: cuDNN only through the padded copy");
+    cr_expect_eq(kmux_cuda_order_of(0, 1, 1), KMUX_CUDA_ORDER_OWN_ONLY,
+                 "no cuBLASLt candidate (FNUZ, e5m2 x e5m2, a cap)");
+    cr_expect_eq(kmux_cuda_order_of(3, 1, 0), KMUX_CUDA_ORDER_LIB_ONLY);
+    cr_expect_eq(kmux_cuda_order_of(0, 0, 0), KMUX_CUDA_ORDER_NONE);
+}
+
+Test(cuda_host, own_tiles_start_with_the_preferred_one) {
+    int t[8];
+    cr_assert_eq(kmux_cuda_own_tiles(1, 2, t), 2);
+    cr_expect(t[0] == 1 && t[1] == 0);
+    cr_assert_eq(kmux_cuda_own_tiles(0, 3, t), 3);
+    cr_expect(t[0] == 0 && t[1] == 1 && t[2] == 2);
+    cr_assert_eq(kmux_cuda_own_tiles(7, 2, t), 2, "an unknown preference falls back to tile 0");
+    cr_expect(t[0] == 0 && t[1] == 1);
+    cr_expect_eq(kmux_cuda_own_tiles(0, 0, t), 0);
+}
+
+/* A call no cuBLASLt implementation serves (pick_impl -1: alignment, a missing configuration)
+ * runs the own kernel instead of failing; an own implementation asked for runs as asked. */
+Test(cuda_host, a_call_cublaslt_cannot_serve_runs_the_own_kernel) {
+    const kmux_cuda_impl_key keys[5] = {
+        {0, 16}, {0, 4}, {1, 16}, {KMUX_CUDA_CFG_OWN, 1}, {KMUX_CUDA_CFG_OWN, 1}};
+    cr_expect_eq(kmux_cuda_run_choice(keys, 5, 0, 1), 1, "cuBLASLt's alignment fallback");
+    cr_expect_eq(kmux_cuda_run_choice(keys, 5, 0, -1), 3, "no cuBLASLt fallback: own kernel");
+    cr_expect_eq(kmux_cuda_run_choice(keys, 5, 4, -1), 4, "the own tile asked for");
+    cr_expect_eq(kmux_cuda_run_choice(keys, 3, 0, -1), -1, "no own kernel: refused");
+    /* kmux_cuda_pick_impl never hands out an own implementation */
+    cr_expect_eq(kmux_cuda_pick_impl(keys, 5, 3, 0, 256), 0);
+}
+
+Test(cuda_host, own_kernel_reports_what_it_accumulates_in) {
+    cr_expect_eq(kmux_cuda_own_effective(KMUX_COMPUTE_F64), KMUX_COMPUTE_F64);
+    cr_expect_eq(kmux_cuda_own_effective(KMUX_COMPUTE_I32), KMUX_COMPUTE_I32);
+    cr_expect_eq(kmux_cuda_own_effective(KMUX_COMPUTE_F32_FAST_TF32), KMUX_COMPUTE_F32);
+    cr_expect_eq(kmux_cuda_own_effective(KMUX_COMPUTE_F16), KMUX_COMPUTE_F32);
+}
+
+/* The implicit GEMM's m x n decides the tile: FWD N*P*Q x K/g, BWD_DATA N*H*W x C/g,
+ * BWD_WEIGHTS K/g x C/g*R*S; asymmetric padding enters P and Q. */
+Test(cuda_host, conv_gemm_sizes_of_each_direction) {
+    kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
+    d.n = 2, d.c = 6, d.h = 9, d.w = 8, d.k = 4, d.r = 3, d.s = 3, d.groups = 2;
+    d.pad_top = 0, d.pad_bottom = 2, d.pad_left = 1, d.pad_right = 0, d.stride_h = 2;
+    d.x_type = d.w_type = d.y_type = KMUX_F32;
+    int64_t m, n;
+    d.direction = KMUX_CONV_FWD;
+    kmux_cuda_conv_gemm_mn(&d, &m, &n);
+    /* P = (9 + 2 - 3) / 2 + 1 = 5, Q = (8 + 1 - 3) / 1 + 1 = 7 */
+    cr_expect(m == 2 * 5 * 7 && n == 2, "fwd m %lld n %lld", (long long)m, (long long)n);
+    d.direction = KMUX_CONV_BWD_DATA;
+    kmux_cuda_conv_gemm_mn(&d, &m, &n);
+    cr_expect(m == 2 * 9 * 8 && n == 3, "bwd_data m %lld n %lld", (long long)m, (long long)n);
+    d.direction = KMUX_CONV_BWD_WEIGHTS;
+    kmux_cuda_conv_gemm_mn(&d, &m, &n);
+    cr_expect(m == 2 && n == 3 * 9, "bwd_weights m %lld n %lld", (long long)m, (long long)n);
 }

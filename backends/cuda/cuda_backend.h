@@ -6,8 +6,9 @@
  * error -> kmux_status + message), cuda_runtime.c (memory, streams and their workspace,
  * events), cuda_guard.c (device selection), cuda_matmul*.c and cuda_lt_types.c (cuBLASLt, see
  * cuda_matmul.h), cuda_conv.c and cuda_conv_pad.c (cuDNN), cuda_amp.c (mixed-precision slots on
- * kernels/gpu), cuda_kernels.cu (the backend's own small kernels: GEMM post-processing and byte
- * packing), cuda_host_logic.c (pure decisions, tested without a GPU).
+ * kernels/gpu), cuda_own.c (kmux's own GEMM and convolution kernels of kernels/gpu as plan
+ * implementations), cuda_host_logic.c and cuda_impl_order.c (pure decisions, tested without a
+ * GPU).
  *
  * Device selection: the CUDA runtime's "current device" is per-thread state that belongs to the
  * caller. Every entry point that needs a device switches to it with kmux_cuda_enter and switches
@@ -223,6 +224,18 @@ kmux_status kmux_cuda_conv2d_execute(void *state, const void *plan, int impl, vo
                                      const kmux_conv2d_args *args);
 kmux_status kmux_cuda_conv_plan_info(void *state, const void *plan, int impl, kmux_plan_info *info);
 void kmux_cuda_conv_plan_destroy(void *state, void *plan);
+
+/* ---- cuda_own.c: kmux's own kernels (kernels/gpu) as plan implementations ---------------- */
+
+/** Runs kmux_gpu_gemm (tile `tile`) for d and a on cs; `name` (the implementation's) goes into
+ *  an error message. Returns KMUX_OK or the mapped launch error. */
+kmux_status kmux_cuda_own_gemm(kmux_cuda_state *st, int device, const kmux_cuda_stream *cs,
+                               const kmux_matmul_desc *d, const kmux_matmul_args *a, int tile,
+                               const char *name);
+/** Runs kmux_gpu_conv2d likewise. */
+kmux_status kmux_cuda_own_conv(kmux_cuda_state *st, int device, const kmux_cuda_stream *cs,
+                               const kmux_conv2d_desc *d, const kmux_conv2d_args *a, int tile,
+                               const char *name);
 
 /* ---- cuda_amp.c -------------------------------------------------------------------------- */
 

@@ -6,14 +6,25 @@
  *   cuBLASLt's heuristics are documented for. Pointers: any element-aligned pointer (operands
  *   under 16 bytes run the plan's fallback candidates, see cuda_matmul.h).
  * - convolution (cuDNN's legacy descriptors): every size is an int and a tensor has fewer than
- *   2^31 elements. Asymmetric padding runs through a padded copy (cuda_conv_pad.c).
- * Which legal type rows run is kmux_cuda_{matmul,conv}_row_runs (cuda_host_logic.c).
+ *   2^31 elements. Asymmetric padding runs on kmux's own kernel, or on cuDNN through a padded
+ *   copy (cuda_conv_pad.c).
+ * Which legal type rows run: those of cuBLASLt / cuDNN (kmux_cuda_{matmul,conv}_row_runs,
+ * cuda_host_logic.c) and those of kmux's own kernels (kernels/gpu: every row of both tables).
  */
 #include <limits.h>
 
 #include "cuda_backend.h"
 #include "cuda_host_logic.h"
+#include "cuda_impl_order.h"
+#include "kmux_gpu_gemm_params.h"
 #include "dispatch/common/kmux_type_rules.h"
+
+/* kmux's own convolution kernel on a row of the conv table (x = w = y). */
+static int own_conv_row(kmux_dtype t) {
+    kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
+    d.x_type = d.w_type = d.y_type = t;
+    return kmux_cuda_own_conv_runs(&d);
+}
 
 kmux_status kmux_cuda_device_caps(void *state, int device, kmux_device_caps *caps) {
     const kmux_cuda_state *st = state;
@@ -30,12 +41,14 @@ kmux_status kmux_cuda_device_caps(void *state, int device, kmux_device_caps *cap
     m->epilogues = KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_GELU;
     for (int i = 0; i < n && i < 64; i++)
         if (kmux_cuda_matmul_row_runs(rows[i].a_type, rows[i].b_type, rows[i].c_type,
-                                      rows[i].compute_type, sm))
+                                      rows[i].compute_type, sm) ||
+            kmux_gpu_gemm_pair_runs(rows[i].a_type, rows[i].b_type))
             m->type_rows |= UINT64_C(1) << i;
     rows = kmux_rules_conv_table(&n);
     uint64_t conv_rows = 0;
     for (int i = 0; i < n && i < 64; i++)
-        if (kmux_cuda_conv_row_runs(rows[i].a_type, rows[i].compute_type))
+        if (kmux_cuda_conv_row_runs(rows[i].a_type, rows[i].compute_type) ||
+            own_conv_row(rows[i].a_type))
             conv_rows |= UINT64_C(1) << i;
     for (int dir = 0; dir < 3; dir++) {
         kmux_op_caps *c = &caps->conv2d[dir];

@@ -21,6 +21,11 @@
  * implementation name is cuDNN's algorithm name plus the math mode ("+pad" through the copy).
  * Each implementation has its own convolution descriptor (with its math mode), so the plan is
  * immutable after creation and runs concurrently on several streams.
+ *
+ * kmux's own implicit-GEMM kernel (kernels/gpu/kmux_gpu_conv.cu) is an implementation too, once
+ * per tile ("kmux-gpu:conv2d:fwd:nchw:f32:acc=f32:tile=64x64x16/4x4"): after cuDNN's algorithms,
+ * first (the default) for asymmetric padding, which it runs directly (cuDNN only through the
+ * padded copy), and alone where cuDNN offers no algorithm (cuda_impl_order.h).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -29,15 +34,19 @@
 
 #include "cuda_backend.h"
 #include "cuda_conv_pad.h"
+#include "cuda_impl_order.h"
+#include "kmux_gpu_kernels.h"
 
+/* One implementation: a cuDNN algorithm (tile -1) or kmux's own kernel with tile `tile`. */
 typedef struct conv_impl {
+    int tile;
     cudnnConvolutionDescriptor_t cd; /* with this implementation's math mode */
     int algo;
     size_t ws;
     cudnnMathType_t math;
     int deterministic;
     kmux_compute_type effective;
-    char name[96];
+    char name[128];
 } conv_impl;
 
 typedef struct conv_plan {
@@ -48,7 +57,7 @@ typedef struct conv_plan {
     cudnnConvolutionDescriptor_t cd; /* for the heuristics; copied per implementation */
     kmux_cuda_conv_pad pad;
     int n_impl;
-    conv_impl impl[KMUX_CUDA_MAX_CONV_ALGOS];
+    conv_impl impl[KMUX_CUDA_MAX_CONV_ALGOS + KMUX_GPU_TILE_COUNT];
 } conv_plan;
 
 static const char *algo_name(kmux_conv_direction dir, int a) {
@@ -201,6 +210,43 @@ static cudnnStatus_t heuristics(cudnnHandle_t h, const conv_plan *p, ranked *out
 
 #define RANKED_MAX 8 /* >= every *_ALGO_COUNT */
 
+/* Adds kmux's own implicit-GEMM kernel once per tile (the preferred tile first): after cuDNN's
+ * algorithms where cuDNN runs the problem as given, before them with asymmetric padding (cuDNN
+ * only through the padded copy), alone where cuDNN offers nothing (why says why). */
+static kmux_status add_own(kmux_cuda_state *st, conv_plan *p, int own, const char *why) {
+    const kmux_conv2d_desc *d = &p->d;
+    kmux_cuda_impl_order order = kmux_cuda_order_of(p->n_impl, !p->pad.needed, own);
+    if (order == KMUX_CUDA_ORDER_NONE) return conv_unsupported(st, p->hdr.device, d, why);
+    if (order == KMUX_CUDA_ORDER_LIB_ONLY) return KMUX_OK;
+    if (order == KMUX_CUDA_ORDER_OWN_ONLY && st->host->verbose >= 2)
+        st->host->trace(2, "cuda,conv_plan,cuda:%d,no cuDNN implementation (%s): kmux-gpu",
+                        p->hdr.device, why);
+    /* the tile kmux_gpu_pick_tile prefers for the implicit GEMM's m x n */
+    int64_t m, n;
+    kmux_cuda_conv_gemm_mn(d, &m, &n);
+    int tiles[8];
+    int nt = kmux_cuda_own_tiles(kmux_gpu_pick_tile(st->devices[p->hdr.device].sm, m, n),
+                                 KMUX_GPU_TILE_COUNT, tiles);
+    conv_impl own_impl[8];
+    for (int i = 0; i < nt; i++) {
+        conv_impl *im = &own_impl[i];
+        memset(im, 0, sizeof *im);
+        im->tile = tiles[i];
+        im->deterministic = 1; /* a fixed accumulation order, no atomics */
+        im->effective = kmux_cuda_own_effective(d->compute_type);
+        if (kmux_gpu_conv2d_name(d, tiles[i], im->name, sizeof im->name) != 0)
+            return kmux_cuda_error(st, KMUX_ERR_INTERNAL,
+                                   "kmux_conv2d_plan_create: no name for kmux-gpu tile %d",
+                                   tiles[i]);
+    }
+    if (order == KMUX_CUDA_ORDER_OWN_FIRST) /* cuDNN's after them */
+        memmove(&p->impl[nt], &p->impl[0], sizeof p->impl[0] * (size_t)p->n_impl);
+    int at = order == KMUX_CUDA_ORDER_OWN_FIRST ? 0 : p->n_impl;
+    memcpy(&p->impl[at], own_impl, sizeof own_impl[0] * (size_t)nt);
+    p->n_impl += nt;
+    return KMUX_OK;
+}
+
 kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_conv2d_desc *desc,
                                          const kmux_plan_prefs *prefs, void **plan,
                                          int *impl_count) {
@@ -214,10 +260,8 @@ kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_con
         kmux_conv2d_out_dim(d->w, d->pad_left, d->pad_right, d->s, d->dilation_w, d->stride_w);
     kmux_cuda_conv_pad pad;
     kmux_cuda_conv_pad_plan(d, kmux_common_dtype_size(d->x_type), &pad);
-    if (pad.needed && (pad.elements > INT_MAX || pad.hp > INT_MAX || pad.wp > INT_MAX))
-        return conv_unsupported(st, device, d,
-                                "the zero-padded copy for asymmetric padding would have 2^31 "
-                                "elements or more (cuDNN's limit)");
+    const int own = kmux_cuda_own_conv_runs(d);
+    char why[256] = ""; /* why cuDNN offers nothing */
     /* cuDNN sees the padded input with padding 0 when the padding is asymmetric */
     const int64_t hx = pad.needed ? pad.hp : d->h, wx = pad.needed ? pad.wp : d->w;
     const int64_t ph = pad.needed ? 0 : d->pad_top, pw = pad.needed ? 0 : d->pad_left;
@@ -258,6 +302,13 @@ kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_con
     p->hdr.device = device;
     p->d = *d;
     p->pad = pad;
+    kmux_status s = KMUX_OK;
+    if (pad.needed && (pad.elements > INT_MAX || pad.hp > INT_MAX || pad.wp > INT_MAX)) {
+        snprintf(why, sizeof why,
+                 "the zero-padded copy for asymmetric padding would have 2^31 elements or more "
+                 "(cuDNN's limit)");
+        goto own_impls;
+    }
     cudnnTensorFormat_t fmt = d->layout == KMUX_NHWC ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     cudnnStatus_t cs;
     const char *what = "creating descriptors";
@@ -288,18 +339,15 @@ kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_con
     /* the padded copy comes out of the same cap */
     size_t pad_bytes = pad.needed ? pad.bytes : 0;
     if (pref_cap != SIZE_MAX && pad_bytes > cap) {
-        char why[160];
         snprintf(why, sizeof why,
                  "the zero-padded copy for asymmetric padding needs %zu bytes of workspace, "
                  "prefs->max_workspace_bytes is %zu",
                  pad_bytes, cap);
-        kmux_status us = conv_unsupported(st, device, d, why);
-        conv_free(p);
-        return us;
+        goto own_impls;
     }
     if (pref_cap != SIZE_MAX) cap -= pad_bytes;
     kmux_cuda_guard g;
-    kmux_status s = kmux_cuda_enter(st, device, "kmux_conv2d_plan_create", &g);
+    s = kmux_cuda_enter(st, device, "kmux_conv2d_plan_create", &g);
     if (s != KMUX_OK) {
         conv_free(p);
         return s;
@@ -341,6 +389,7 @@ kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_con
             continue;
         }
         conv_impl *im = &p->impl[p->n_impl++];
+        im->tile = -1;
         im->cd = icd;
         im->algo = r[i].algo;
         im->ws = bytes;
@@ -360,16 +409,16 @@ kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_con
         conv_free(p);
         return s;
     }
-    if (p->n_impl == 0) {
-        char why[256];
+    if (p->n_impl == 0)
         snprintf(why, sizeof why,
                  "no cuDNN %zu algorithm qualifies (%d ranked; %d over the %zu-byte workspace cap, "
-                 "%d not "
-                 "deterministic, %d FFT/Winograd excluded at this precision)",
+                 "%d not deterministic, %d FFT/Winograd excluded at this precision)",
                  cudnnGetVersion(), got, rejected_cap, cap, rejected_det, rejected_transform);
-        kmux_status us = conv_unsupported(st, device, d, why);
+own_impls:
+    s = add_own(st, p, own, why);
+    if (s != KMUX_OK) {
         conv_free(p);
-        return us;
+        return s;
     }
     if (st->host->verbose >= 2)
         st->host->trace(2, "cuda,conv_plan,cuda:%d,%d candidates,first %s", device, p->n_impl,
@@ -392,6 +441,8 @@ kmux_status kmux_cuda_conv2d_execute(void *state, const void *plan, int impl, vo
     kmux_cuda_stream *cs = stream;
     if (impl < 0 || impl >= p->n_impl) impl = 0;
     const conv_impl *im = &p->impl[impl];
+    if (im->tile >= 0)
+        return kmux_cuda_own_conv(st, p->hdr.device, cs, &p->d, args, im->tile, im->name);
     const kmux_cuda_conv_pad *pad = &p->pad;
     kmux_cuda_guard g;
     kmux_status s = kmux_cuda_enter(st, p->hdr.device, "kmux_conv2d_execute", &g);
@@ -445,7 +496,9 @@ kmux_status kmux_cuda_conv_plan_info(void *state, const void *plan, int impl,
     const conv_impl *im = &p->impl[impl];
     info->impl = im->name;
     info->effective_compute = im->effective;
-    info->workspace_bytes = p->pad.needed ? kmux_cuda_align_up(im->ws, 256) + p->pad.bytes : im->ws;
+    info->workspace_bytes = im->tile >= 0   ? 0
+                            : p->pad.needed ? kmux_cuda_align_up(im->ws, 256) + p->pad.bytes
+                                            : im->ws;
     info->deterministic = im->deterministic;
     return KMUX_OK;
 }

@@ -26,17 +26,24 @@
  * requested one when the call's pointers meet its alignment promise and its configuration fits
  * the call, and otherwise the implementation keyed by (configuration, alignment class), tracing
  * the substitution at KMUX_VERBOSE=2.
+ *
+ * After the cuBLASLt implementations come kmux's own GEMM kernel (kernels/gpu/kmux_gpu_gemm.cu),
+ * one implementation per tile, the preferred tile first ("kmux-gpu:gemm:...:tile=64x64x16/4x4"):
+ * the only ones where cuBLASLt offers nothing (FNUZ fp8, fp8 before sm_89, e5m2 x e5m2, a
+ * workspace cap), and what a call runs when no cuBLASLt implementation of the plan serves it
+ * (cuda_impl_order.h).
  */
 #ifndef KMUX_CUDA_MATMUL_H
 #define KMUX_CUDA_MATMUL_H
 
 #include "cuda_backend.h"
 #include "cuda_host_logic.h"
+#include "cuda_impl_order.h"
 #include "cuda_kernels.h"
 
 /** Most implementations of one matmul plan: primary candidates and fallbacks of both
- *  configurations. */
-#define KMUX_CUDA_MAX_IMPLS (2 * (KMUX_CUDA_MAX_ALGOS + 4))
+ *  configurations, and kmux's own GEMM kernel once per tile. */
+#define KMUX_CUDA_MAX_IMPLS (2 * (KMUX_CUDA_MAX_ALGOS + 4) + KMUX_GPU_TILE_COUNT)
 /** Primary candidates kept for configuration 1 (it runs only where configuration 0 cannot). */
 #define KMUX_CUDA_ALT_ALGOS 2
 
@@ -76,7 +83,10 @@ typedef struct lt_config {
     cublasLtMatrixLayoutOpaque_t la, lb, lc, ld;
 } lt_config;
 
+/** One implementation: a cuBLASLt algorithm, or kmux's own GEMM kernel (key cfg
+ *  KMUX_CUDA_CFG_OWN) with tile `tile`. */
 typedef struct lt_impl {
+    int tile; /* own kernel only */
     cublasLtMatmulAlgo_t algo;
     size_t ws; /* cuBLASLt workspace this algorithm needs */
     kmux_compute_type effective;

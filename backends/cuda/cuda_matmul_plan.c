@@ -198,6 +198,38 @@ static kmux_status build_config(kmux_cuda_state *st, matmul_plan *p, int cfg, in
     return KMUX_OK;
 }
 
+static kmux_status build_lt(kmux_cuda_state *st, matmul_plan *p, size_t cap, int user_cap,
+                            char *why, size_t why_size);
+
+/* Appends kmux's own GEMM kernel once per tile, the preferred tile first, after the cuBLASLt
+ * implementations (or alone where cuBLASLt offers none: why says why). */
+static kmux_status add_own(kmux_cuda_state *st, matmul_plan *p, int own, const char *why) {
+    const kmux_matmul_desc *d = &p->d;
+    kmux_cuda_impl_order order = kmux_cuda_order_of(p->n_impl, 1, own);
+    if (order == KMUX_CUDA_ORDER_NONE) return unsupported(st, p->hdr.device, d, why);
+    if (order == KMUX_CUDA_ORDER_LIB_ONLY) return KMUX_OK;
+    if (order == KMUX_CUDA_ORDER_OWN_ONLY && st->host->verbose >= 2)
+        st->host->trace(2, "cuda,matmul_plan,cuda:%d,no cuBLASLt implementation (%s): kmux-gpu",
+                        p->hdr.device, why);
+    int tiles[8];
+    int nt = kmux_cuda_own_tiles(kmux_gpu_pick_tile(st->devices[p->hdr.device].sm, d->m, d->n),
+                                 KMUX_GPU_TILE_COUNT, tiles);
+    for (int i = 0; i < nt && p->n_impl < KMUX_CUDA_MAX_IMPLS; i++) {
+        lt_impl *im = &p->impl[p->n_impl];
+        memset(im, 0, sizeof *im);
+        im->tile = tiles[i];
+        im->effective = kmux_cuda_own_effective(d->compute_type);
+        if (kmux_gpu_gemm_name(d, tiles[i], im->name, sizeof im->name) != 0)
+            return kmux_cuda_error(st, KMUX_ERR_INTERNAL,
+                                   "kmux_matmul_plan_create: no name for kmux-gpu tile %d",
+                                   tiles[i]);
+        p->key[p->n_impl].cfg = KMUX_CUDA_CFG_OWN;
+        p->key[p->n_impl].align = 1;
+        p->n_impl++;
+    }
+    return KMUX_OK;
+}
+
 kmux_status kmux_cuda_matmul_plan_create(void *state, int device, const kmux_matmul_desc *desc,
                                          const kmux_plan_prefs *prefs, void **plan,
                                          int *impl_count) {
@@ -205,14 +237,15 @@ kmux_status kmux_cuda_matmul_plan_create(void *state, int device, const kmux_mat
     const kmux_cuda_device *dv = &st->devices[device];
     const kmux_matmul_desc *d = desc;
 
-    if (!kmux_cuda_matmul_row_runs(d->a_type, d->b_type, d->c_type, d->compute_type, dv->sm))
-        return unsupported(st, device, d,
-                           kmux_dtype_is_fnuz(d->a_type) || kmux_dtype_is_fnuz(d->b_type)
-                               ? "the FNUZ fp8 formats are AMD's (gfx942); NVIDIA GPUs have OCP "
-                                 "e4m3/e5m2 only"
-                           : dv->sm < 89 ? "fp8 GEMM needs sm_89 (Ada) or newer"
-                                         : "cuBLASLt has no e5m2 x e5m2 kernel (use e4m3 for "
-                                           "one operand)");
+    const int own = kmux_cuda_own_gemm_runs(d);
+    const int lt_row =
+        kmux_cuda_matmul_row_runs(d->a_type, d->b_type, d->c_type, d->compute_type, dv->sm);
+    const char *lt_why = kmux_dtype_is_fnuz(d->a_type) || kmux_dtype_is_fnuz(d->b_type)
+                             ? "the FNUZ fp8 formats are AMD's (gfx942); cuBLASLt has OCP "
+                               "e4m3/e5m2 only"
+                         : dv->sm < 89 ? "cuBLASLt's fp8 GEMM needs sm_89 (Ada) or newer"
+                                       : "cuBLASLt has no e5m2 x e5m2 kernel";
+    if (!lt_row && !own) return unsupported(st, device, d, lt_why);
 
     matmul_plan *p = calloc(1, sizeof *p);
     if (!p)
@@ -243,28 +276,53 @@ kmux_status kmux_cuda_matmul_plan_create(void *state, int device, const kmux_mat
     int user_cap = pref_cap != SIZE_MAX;
     size_t cap = user_cap ? pref_cap : dv->default_workspace;
 
-    kmux_cuda_guard g;
-    kmux_status s = kmux_cuda_enter(st, device, "kmux_matmul_plan_create", &g);
+    char why[256] = "";
+    kmux_status s = KMUX_OK;
+    if (lt_row) {
+        s = build_lt(st, p, cap, user_cap, why, sizeof why);
+        if (s == KMUX_ERR_UNSUPPORTED && own) { /* cuBLASLt refused a layout: the own kernel */
+            s = KMUX_OK;
+            snprintf(why, sizeof why, "cuBLASLt refused the problem");
+        }
+    } else {
+        snprintf(why, sizeof why, "%s", lt_why);
+    }
+    if (s == KMUX_OK) s = add_own(st, p, own, why);
     if (s != KMUX_OK) {
         free(p);
         return s;
     }
+    if (st->host->verbose >= 2)
+        st->host->trace(2, "cuda,matmul_plan,cuda:%d,%d implementations,%d configurations,first %s",
+                        device, p->n_impl, p->n_cfg, p->impl[0].name);
+    *plan = p;
+    *impl_count = p->n_impl;
+    return KMUX_OK;
+}
+
+/* The cuBLASLt implementations of configurations 0 and 1. KMUX_OK with none (reason in why)
+ * when cuBLASLt offers none; an error already reported otherwise. */
+static kmux_status build_lt(kmux_cuda_state *st, matmul_plan *p, size_t cap, int user_cap,
+                            char *why, size_t why_size) {
+    const kmux_matmul_desc *d = &p->d;
+    const int device = p->hdr.device;
+    kmux_cuda_guard g;
+    kmux_status s = kmux_cuda_enter(st, device, "kmux_matmul_plan_create", &g);
+    if (s != KMUX_OK) return s;
     s = kmux_cuda_lt_handle(st, device, &p->lt);
-    char why[256] = "";
     int found = 0;
     if (s == KMUX_OK) {
         p->cfg[0].post_epi = (d->epilogue & KMUX_EPILOGUE_BIAS) && !p->swapped;
         kmux_cuda_choose_compute(d->compute_type, 1, &p->cfg[0]);
-        s = build_config(st, p, 0, 0, KMUX_CUDA_MAX_ALGOS, cap, user_cap, &found, why, sizeof why);
-        if (s == KMUX_OK && found == 0) s = unsupported(st, device, d, why);
+        s = build_config(st, p, 0, 0, KMUX_CUDA_MAX_ALGOS, cap, user_cap, &found, why, why_size);
     }
-    p->n_cfg = 1;
+    p->n_cfg = found > 0 ? 1 : 0;
     /* configuration 1: through the f32 temporary, where configuration 0 writes C directly and
      * a call may need it (d_scale/amax_d with f16/bf16 D; fp8 with C or bias under 16 bytes) */
     int narrow = d->c_type == KMUX_F16 || d->c_type == KMUX_BF16;
     int want_alt =
         !p->cfg[0].use_temp && ((narrow && d->compute_type != KMUX_COMPUTE_F16) || p->fp8);
-    if (s == KMUX_OK && want_alt) {
+    if (s == KMUX_OK && found > 0 && want_alt) {
         lt_config *c1 = &p->cfg[1];
         *c1 = p->cfg[0];
         c1->post_epi = d->epilogue != 0;
@@ -278,16 +336,7 @@ kmux_status kmux_cuda_matmul_plan_create(void *state, int device, const kmux_mat
                             device, why1);
     }
     kmux_cuda_leave(&g);
-    if (s != KMUX_OK) {
-        free(p);
-        return s;
-    }
-    if (st->host->verbose >= 2)
-        st->host->trace(2, "cuda,matmul_plan,cuda:%d,%d implementations,%d configurations,first %s",
-                        device, p->n_impl, p->n_cfg, p->impl[0].name);
-    *plan = p;
-    *impl_count = p->n_impl;
-    return KMUX_OK;
+    return s;
 }
 
 kmux_status kmux_cuda_matmul_plan_info(void *state, const void *plan, int impl,
@@ -298,14 +347,15 @@ kmux_status kmux_cuda_matmul_plan_info(void *state, const void *plan, int impl,
     const lt_impl *im = &p->impl[impl];
     info->impl = im->name;
     info->effective_compute = im->effective;
-    if (p->empty || p->k_zero) {
-        info->workspace_bytes = 0;
+    if (p->empty || p->k_zero || p->key[impl].cfg == KMUX_CUDA_CFG_OWN) {
+        info->workspace_bytes = 0; /* kmux's own kernel: none */
     } else {
         const lt_config *c = &p->cfg[p->key[impl].cfg];
         info->workspace_bytes =
             kmux_cuda_align_up(im->ws, 256) + c->pack_a_bytes + c->pack_b_bytes + c->temp_bytes;
     }
-    /* cuBLASLt: bit-wise reproducible run to run on one GPU model with one workspace size */
+    /* cuBLASLt: bit-wise reproducible run to run on one GPU model with one workspace size; the
+     * own kernel: a fixed accumulation order, amax by atomicMax (order independent) */
     info->deterministic = 1;
     return KMUX_OK;
 }

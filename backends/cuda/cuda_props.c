@@ -144,8 +144,11 @@ kmux_status kmux_cuda_device_props(void *state, int device, kmux_device_props *p
     unsigned char *ds = props->dtype_support;
     ds[KMUX_F64] = ds[KMUX_F32] = ds[KMUX_F16] = ds[KMUX_I8] = ds[KMUX_I32] = 1;
     ds[KMUX_BF16] = sm >= 80;
-    ds[KMUX_F8_E4M3] = ds[KMUX_F8_E5M2] = sm >= 89;    /* cuBLASLt fp8 kernels: Ada and newer */
-    ds[KMUX_F8_E4M3_FNUZ] = ds[KMUX_F8_E5M2_FNUZ] = 0; /* AMD formats, never on NVIDIA */
+    /* what kmux_matmul_plan_create accepts: cuBLASLt's fp8 kernels (OCP, Ada and newer), and
+     * kmux's own GEMM kernel (kernels/gpu), which decodes every fp8 format in software (the
+     * FNUZ ones, AMD's, and OCP before sm_89) */
+    ds[KMUX_F8_E4M3] = ds[KMUX_F8_E5M2] = 1;
+    ds[KMUX_F8_E4M3_FNUZ] = ds[KMUX_F8_E5M2_FNUZ] = 1;
 
     kmux_cuda_arch_rates r;
     int geforce = strstr(p.name, "GeForce") != NULL || strstr(p.name, "TITAN") != NULL;

@@ -48,14 +48,21 @@ static inline KMUX_DTYPE_HD double kmux_amax_history_max(double acc, float entry
     return v > acc ? v : acc;
 }
 
+/** kmux_fp8_scale_from_amax with fmax, the largest finite value of the fp8 format, given (a GPU
+ *  kernel receives it from the host's dtype table). */
+static inline KMUX_DTYPE_HD float kmux_fp8_scale_from_fmax(float old_scale, double amax,
+                                                           double fmax, float margin) {
+    if (!isfinite(amax) || !(amax > 0.0)) return old_scale;
+    float s = (float)(fmax / amax / exp2((double)margin));
+    return isinf(s) ? 3.402823466e38f : s;
+}
+
 /** The new fp8 scale for amax (the max of the history) and margin, or the old scale when amax is
  *  NaN, infinite or not > 0. fmax is the largest finite value of fp8_type (dtype table). */
 static inline KMUX_DTYPE_HD float kmux_fp8_scale_from_amax(float old_scale, double amax,
                                                            kmux_dtype fp8_type, float margin) {
-    if (!isfinite(amax) || !(amax > 0.0)) return old_scale;
-    double fmax = kmux_dtype_desc_of(fp8_type).max_finite;
-    float s = (float)(fmax / amax / exp2((double)margin));
-    return isinf(s) ? 3.402823466e38f : s;
+    return kmux_fp8_scale_from_fmax(old_scale, amax, kmux_dtype_desc_of(fp8_type).max_finite,
+                                    margin);
 }
 
 #ifdef __cplusplus

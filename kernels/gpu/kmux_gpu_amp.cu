@@ -3,6 +3,7 @@
  * kmux_gpu_fp8_scale_update (see kmux_gpu_kernels.h), one source for CUDA and HIP. The scalar
  * updates run as single-thread kernels so that scale, tracker and flags never leave the device.
  */
+#include "kmux_amp_rules.h"
 #include "kmux_gpu_formats.cuh"
 #include "kmux_gpu_kernels.h"
 
@@ -36,39 +37,22 @@ __global__ void __launch_bounds__(KMUX_GPU_BLOCK)
     if (bad) *found_inf = 1.0f;
 }
 
-/* torch._amp_update_scale_: products in double, rounded to f32; == against the interval. */
+/* torch._amp_update_scale_ (kmux_amp_rules.h's kmux_loss_scale_step, as ref and the CPUs). */
 __global__ void loss_scale_kernel(float *scale, int32_t *growth_tracker, const float *found_inf,
                                   double growth_factor, double backoff_factor,
                                   int64_t growth_interval) {
-    if (*found_inf != 0.0f) { /* NaN counts as found */
-        *scale = (float)((double)*scale * backoff_factor);
-        *growth_tracker = 0;
-        return;
-    }
-    int64_t successful = (int64_t)*growth_tracker + 1;
-    if (successful == growth_interval) {
-        float grown = (float)((double)*scale * growth_factor);
-        if (isfinite(grown)) *scale = grown;
-        *growth_tracker = 0;
-    } else {
-        *growth_tracker = successful > 2147483647 ? 2147483647 : (int32_t)successful;
-    }
+    kmux_loss_scale_step(scale, growth_tracker, *found_inf, growth_factor, backoff_factor,
+                         growth_interval);
 }
 
-/* Transformer Engine delayed scaling: NaN in the history keeps the scale (torch.max propagates
- * NaN); the quotient is formed in f64 and rounded once; beyond the f32 range -> FLT_MAX. */
+/* Transformer Engine delayed scaling (kmux_amp_rules.h): the history's max, NaN sticking, then
+ * the scale rule with the format's largest finite value fmax from the host. */
 __global__ void fp8_scale_kernel(const float *history, int64_t len, double fmax, double margin,
                                  float *scale) {
-    double amax = -1.0;
-    for (int64_t i = 0; i < len; i++) {
-        double v = (double)history[i];
-        if (v != v) return;
-        if (v > amax) amax = v;
-    }
-    if (!(amax > 0.0) || isinf(amax)) return;
-    float s = (float)(fmax / amax / exp2(margin));
-    if (isinf(s)) s = 3.402823466e38f;
-    *scale = s;
+    double amax = -INFINITY;
+    for (int64_t i = 0; i < len; i++)
+        amax = kmux_amax_history_max(amax, history[i]);
+    *scale = kmux_fp8_scale_from_fmax(*scale, amax, fmax, (float)margin); /* margin: a float */
 }
 
 unsigned blocks_for(int64_t n) {

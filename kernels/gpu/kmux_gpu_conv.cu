@@ -159,30 +159,27 @@ __global__ void __launch_bounds__(256) conv_kernel(conv_params p) {
     }
 }
 
-template <int T, typename Acc, int D, int BM, int BN, int BK, int TM, int TN>
-int launch_tile(kmux_gpu_stream_t st, const conv_params &p, int max_yz) {
-    int64_t gm, gn, gk;
-    gemm_dims<D>(p, gm, gn, gk);
-    const int64_t gx = (gm + BM - 1) / BM, gy = (gn + BN - 1) / BN;
-    if (gx > 2147483647) return (int)KMUX_GPU_ERROR_INVALID_VALUE;
-    dim3 grid((unsigned)gx, (unsigned)(gy < max_yz ? gy : max_yz),
-              (unsigned)(p.groups < max_yz ? p.groups : max_yz));
-    const unsigned threads = kmux_gpu_tile<BM, BN, BK, TM, TN>::THREADS;
-    KMUX_GPU_LAUNCH(grid, threads, st, conv_kernel<T, Acc, D, BM, BN, BK, TM, TN>)(p);
-    return (int)kmux_gpu_get_last_error();
-}
+/* The launch of conv_kernel<T, Acc, D, tile> (kmux_gpu_tile_dispatch picks the tile). */
+template <int T, typename Acc, int D> struct conv_launch {
+    kmux_gpu_stream_t st;
+    const conv_params &p;
+    int max_yz;
+    template <int BM, int BN, int BK, int TM, int TN> int launch() const {
+        int64_t gm, gn, gk;
+        gemm_dims<D>(p, gm, gn, gk);
+        if (gm == 0 || gn == 0 || p.groups == 0) return 0; /* an empty output */
+        dim3 grid;
+        if (!kmux_gpu_tile_grid<BM, BN>(gm, gn, p.groups, max_yz, grid))
+            return (int)KMUX_GPU_ERROR_INVALID_VALUE;
+        const unsigned threads = kmux_gpu_tile<BM, BN, BK, TM, TN>::THREADS;
+        KMUX_GPU_LAUNCH(grid, threads, st, conv_kernel<T, Acc, D, BM, BN, BK, TM, TN>)(p);
+        return (int)kmux_gpu_get_last_error();
+    }
+};
 
 template <int T, typename Acc, int D>
 int launch_dir(kmux_gpu_stream_t st, const conv_params &p, int tile, int max_yz) {
-    switch (tile) {
-#define KMUX_TILE_CASE_(id, bm, bn, bk, tm, tn)                                                    \
-    case id:                                                                                       \
-        return launch_tile<T, Acc, D, bm, bn, bk, tm, tn>(st, p, max_yz);
-        KMUX_GPU_TILES(KMUX_TILE_CASE_)
-#undef KMUX_TILE_CASE_
-    default:
-        return (int)KMUX_GPU_ERROR_INVALID_VALUE;
-    }
+    return kmux_gpu_tile_dispatch(tile, conv_launch<T, Acc, D>{st, p, max_yz});
 }
 
 template <int T, typename Acc>
@@ -207,17 +204,11 @@ const char *dir_name(kmux_conv_direction d) {
 } // namespace
 
 extern "C" int kmux_gpu_conv2d_name(const kmux_conv2d_desc *d, int tile, char *buf, size_t size) {
-    static const int shapes[][5] = {
-#define KMUX_TILE_ROW_(id, bm, bn, bk, tm, tn) {bm, bn, bk, tm, tn},
-        KMUX_GPU_TILES(KMUX_TILE_ROW_)
-#undef KMUX_TILE_ROW_
-    };
-    if (tile < 0 || tile >= KMUX_GPU_TILE_COUNT) return -1;
-    const int *s = shapes[tile];
-    int r = snprintf(buf, size, "kmux-gpu:conv2d:%s:%s:%s:acc=%s:tile=%dx%dx%d/%dx%d",
-                     dir_name(d->direction), d->layout == KMUX_NHWC ? "nhwc" : "nchw",
-                     kmux_dtype_desc_of(d->x_type).name, d->x_type == KMUX_F64 ? "f64" : "f32",
-                     s[0], s[1], s[2], s[3], s[4]);
+    char t[48];
+    if (!kmux_gpu_tile_label(tile, t, sizeof t)) return -1;
+    int r = snprintf(buf, size, "kmux-gpu:conv2d:%s:%s:%s:acc=%s:tile=%s", dir_name(d->direction),
+                     d->layout == KMUX_NHWC ? "nhwc" : "nchw", kmux_dtype_desc_of(d->x_type).name,
+                     d->x_type == KMUX_F64 ? "f64" : "f32", t);
     return r < 0 || (size_t)r >= size ? -1 : 0;
 }
 

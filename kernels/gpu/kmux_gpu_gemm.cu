@@ -138,28 +138,24 @@ __global__ void __launch_bounds__(256) gemm_kernel(gemm_params p) {
     if (p.amax) kmux_gpu_block_max_to(amax_bits, p.amax);
 }
 
-template <int AT, int BT, typename Acc, int BM, int BN, int BK, int TM, int TN>
-int launch_tile(kmux_gpu_stream_t st, const gemm_params &p, int max_yz) {
-    const int64_t gx = (p.m + BM - 1) / BM, gy = (p.n + BN - 1) / BN;
-    if (gx > 2147483647) return (int)KMUX_GPU_ERROR_INVALID_VALUE;
-    dim3 grid((unsigned)gx, (unsigned)(gy < max_yz ? gy : max_yz),
-              (unsigned)(p.batch < max_yz ? p.batch : max_yz));
-    const unsigned threads = kmux_gpu_tile<BM, BN, BK, TM, TN>::THREADS;
-    KMUX_GPU_LAUNCH(grid, threads, st, gemm_kernel<AT, BT, Acc, BM, BN, BK, TM, TN>)(p);
-    return (int)kmux_gpu_get_last_error();
-}
+/* The launch of gemm_kernel<AT, BT, Acc, tile> (kmux_gpu_tile_dispatch picks the tile). */
+template <int AT, int BT, typename Acc> struct gemm_launch {
+    kmux_gpu_stream_t st;
+    const gemm_params &p;
+    int max_yz;
+    template <int BM, int BN, int BK, int TM, int TN> int launch() const {
+        dim3 grid;
+        if (!kmux_gpu_tile_grid<BM, BN>(p.m, p.n, p.batch, max_yz, grid))
+            return (int)KMUX_GPU_ERROR_INVALID_VALUE;
+        const unsigned threads = kmux_gpu_tile<BM, BN, BK, TM, TN>::THREADS;
+        KMUX_GPU_LAUNCH(grid, threads, st, gemm_kernel<AT, BT, Acc, BM, BN, BK, TM, TN>)(p);
+        return (int)kmux_gpu_get_last_error();
+    }
+};
 
 template <int AT, int BT, typename Acc>
 int launch_types(kmux_gpu_stream_t st, const gemm_params &p, int tile, int max_yz) {
-    switch (tile) {
-#define KMUX_TILE_CASE_(id, bm, bn, bk, tm, tn)                                                    \
-    case id:                                                                                       \
-        return launch_tile<AT, BT, Acc, bm, bn, bk, tm, tn>(st, p, max_yz);
-        KMUX_GPU_TILES(KMUX_TILE_CASE_)
-#undef KMUX_TILE_CASE_
-    default:
-        return (int)KMUX_GPU_ERROR_INVALID_VALUE;
-    }
+    return kmux_gpu_tile_dispatch(tile, gemm_launch<AT, BT, Acc>{st, p, max_yz});
 }
 
 /* B of A's fp8 family only (the type table never mixes OCP and FNUZ): no kernel is compiled for
@@ -180,10 +176,8 @@ int launch_fp8_b(kmux_gpu_stream_t st, const gemm_params &p, kmux_dtype bt, int 
 
 int launch(kmux_gpu_stream_t st, const gemm_params &p, kmux_dtype at, kmux_dtype bt, int tile,
            int max_yz) {
-    if (kmux_dtype_is_fp8(at) && kmux_dtype_is_fp8(bt)) {
-        /* one fp8 family per GEMM (the type table): OCP with OCP, FNUZ with FNUZ */
-        if (kmux_dtype_is_fnuz(at) != kmux_dtype_is_fnuz(bt))
-            return (int)KMUX_GPU_ERROR_INVALID_VALUE;
+    if (!kmux_gpu_gemm_pair_runs(at, bt)) return (int)KMUX_GPU_ERROR_INVALID_VALUE;
+    if (kmux_dtype_is_fp8(at)) { /* one fp8 family per GEMM (the type table) */
         switch (at) {
         case KMUX_F8_E4M3:
             return launch_fp8_b<KMUX_F8_E4M3>(st, p, bt, tile, max_yz);
@@ -195,7 +189,6 @@ int launch(kmux_gpu_stream_t st, const gemm_params &p, kmux_dtype at, kmux_dtype
             return launch_fp8_b<KMUX_F8_E5M2_FNUZ>(st, p, bt, tile, max_yz);
         }
     }
-    if (at != bt) return (int)KMUX_GPU_ERROR_INVALID_VALUE;
     switch (at) {
     case KMUX_F64:
         return launch_types<KMUX_F64, KMUX_F64, double>(st, p, tile, max_yz);
@@ -216,23 +209,6 @@ const char *acc_name(kmux_dtype a) {
     return a == KMUX_F64 ? "f64" : a == KMUX_I8 ? "i32" : "f32";
 }
 
-struct tile_shape {
-    int bm, bn, bk, tm, tn;
-};
-
-int tile_of(int tile, tile_shape *s) {
-    switch (tile) {
-#define KMUX_TILE_SHAPE_(id, bm, bn, bk, tm, tn)                                                   \
-    case id:                                                                                       \
-        *s = tile_shape{bm, bn, bk, tm, tn};                                                       \
-        return 1;
-        KMUX_GPU_TILES(KMUX_TILE_SHAPE_)
-#undef KMUX_TILE_SHAPE_
-    default:
-        return 0;
-    }
-}
-
 } // namespace
 
 extern "C" int kmux_gpu_tile_count(void) {
@@ -245,20 +221,18 @@ extern "C" int kmux_gpu_pick_tile(int arch, int64_t m, int64_t n) {
 }
 
 extern "C" int kmux_gpu_gemm_name(const kmux_matmul_desc *d, int tile, char *buf, size_t size) {
-    tile_shape s;
-    if (!tile_of(tile, &s)) return -1;
-    int r = snprintf(buf, size, "kmux-gpu:gemm:%s*%s->%s:acc=%s:tile=%dx%dx%d/%dx%d",
+    char t[48];
+    if (!kmux_gpu_tile_label(tile, t, sizeof t)) return -1;
+    int r = snprintf(buf, size, "kmux-gpu:gemm:%s*%s->%s:acc=%s:tile=%s",
                      kmux_dtype_desc_of(d->a_type).name, kmux_dtype_desc_of(d->b_type).name,
-                     kmux_dtype_desc_of(d->c_type).name, acc_name(d->a_type), s.bm, s.bn, s.bk,
-                     s.tm, s.tn);
+                     kmux_dtype_desc_of(d->c_type).name, acc_name(d->a_type), t);
     return r < 0 || (size_t)r >= size ? -1 : 0;
 }
 
 extern "C" int kmux_gpu_gemm(void *stream, const kmux_matmul_desc *d, const kmux_matmul_args *a,
                              int tile, int max_grid_yz) {
     kmux_gpu_stream_t st = (kmux_gpu_stream_t)stream;
-    tile_shape shape;
-    if (!tile_of(tile, &shape)) return (int)KMUX_GPU_ERROR_INVALID_VALUE;
+    if (tile < 0 || tile >= KMUX_GPU_TILE_COUNT) return (int)KMUX_GPU_ERROR_INVALID_VALUE;
     if (max_grid_yz <= 0 || max_grid_yz > KMUX_GPU_MAX_GRID_YZ) max_grid_yz = KMUX_GPU_MAX_GRID_YZ;
     if (d->m == 0 || d->n == 0 || d->batch_count == 0) return 0; /* nothing, as kmux.h says */
     if (a->amax_d) { /* the kernel merges into *amax_d with atomicMax: start from +0 */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "kmux.h"
+#include "kmux_dtype_desc.h"
 
 /** Arguments of gemm_kernel (the semantics are those of kmux_gpu_gemm.cu). */
 typedef struct kmux_gpu_gemm_params {
@@ -26,6 +27,17 @@ typedef struct kmux_gpu_gemm_params {
     const float *a_scale, *b_scale, *d_scale;
     float *amax;
 } kmux_gpu_gemm_params;
+
+/** 1 when gemm_kernel is instantiated for inputs (a, b): equal types among f64, f32, f16, bf16
+ *  and i8, or two fp8 formats of one family (OCP with OCP, FNUZ with FNUZ), as the type table
+ *  allows (kmux_gpu_gemm.cu's launch() has exactly these cases). Any output type of the table. */
+static inline int kmux_gpu_gemm_pair_runs(kmux_dtype a, kmux_dtype b) {
+    if (kmux_dtype_is_fp8(a) || kmux_dtype_is_fp8(b))
+        return kmux_dtype_is_fp8(a) && kmux_dtype_is_fp8(b) &&
+               kmux_dtype_is_fnuz(a) == kmux_dtype_is_fnuz(b);
+    return a == b &&
+           (a == KMUX_F64 || a == KMUX_F32 || a == KMUX_F16 || a == KMUX_BF16 || a == KMUX_I8);
+}
 
 static inline double kmux_gpu_host_scalar(const void *s, kmux_compute_type ct) {
     if (ct == KMUX_COMPUTE_F64) return *(const double *)s;

@@ -10,6 +10,8 @@
 #ifndef KMUX_GPU_TILE_CUH
 #define KMUX_GPU_TILE_CUH
 
+#include <stdio.h>
+
 #include "kmux_gpu_formats.cuh"
 
 /* Multiply-add in the accumulation type: f32 and f64 fused (one rounding per step on every
@@ -86,5 +88,47 @@ template <int BM, int BN, int BK, int TM, int TN> struct kmux_gpu_tile {
 #define KMUX_GPU_TILES(X)                                                                          \
     X(0, 64, 64, 16, 4, 4)                                                                         \
     X(1, 32, 32, 8, 2, 2)
+
+/* ---- host side of the tiled launchers (kmux_gpu_gemm.cu, kmux_gpu_conv.cu) ---- */
+
+/* f.template launch<BM, BN, BK, TM, TN>() for tile index `tile` of KMUX_GPU_TILES: the one switch
+ * from a run-time tile to the template instantiation; invalid value for an unknown tile. */
+template <class F> inline int kmux_gpu_tile_dispatch(int tile, const F &f) {
+    switch (tile) {
+#define KMUX_GPU_TILE_CASE_(id, bm, bn, bk, tm, tn)                                                \
+    case id:                                                                                       \
+        return f.template launch<bm, bn, bk, tm, tn>();
+        KMUX_GPU_TILES(KMUX_GPU_TILE_CASE_)
+#undef KMUX_GPU_TILE_CASE_
+    default:
+        return (int)KMUX_GPU_ERROR_INVALID_VALUE;
+    }
+}
+
+/* Grid of a tiled kernel: x = tiles of the m output rows, y = tiles of the n columns, z = the
+ * layers (batch matrices, groups); y and z capped at max_yz, the kernels loop beyond. false when
+ * m needs more row tiles than a grid's x dimension holds (2^31 - 1). */
+template <int BM, int BN>
+inline bool kmux_gpu_tile_grid(int64_t m, int64_t n, int64_t layers, int max_yz, dim3 &grid) {
+    const int64_t gx = (m + BM - 1) / BM, gy = (n + BN - 1) / BN;
+    if (gx > 2147483647) return false;
+    grid = dim3((unsigned)gx, (unsigned)(gy < max_yz ? gy : max_yz),
+                (unsigned)(layers < max_yz ? layers : max_yz));
+    return true;
+}
+
+/* "64x64x16/4x4" (BMxBNxBK/TMxTN) of tile `tile` into buf; false for an unknown tile or a buffer
+ * too small. The implementation names of kmux_gpu_gemm_name and kmux_gpu_conv2d_name end so. */
+inline bool kmux_gpu_tile_label(int tile, char *buf, size_t size) {
+    static const int shapes[][5] = {
+#define KMUX_GPU_TILE_ROW_(id, bm, bn, bk, tm, tn) {bm, bn, bk, tm, tn},
+        KMUX_GPU_TILES(KMUX_GPU_TILE_ROW_)
+#undef KMUX_GPU_TILE_ROW_
+    };
+    if (tile < 0 || tile >= (int)(sizeof shapes / sizeof shapes[0])) return false;
+    const int *s = shapes[tile];
+    const int r = snprintf(buf, size, "%dx%dx%d/%dx%d", s[0], s[1], s[2], s[3], s[4]);
+    return r >= 0 && (size_t)r < size;
+}
 
 #endif

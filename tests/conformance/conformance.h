@@ -66,8 +66,17 @@ int cf_full(void);
 int cf_small(void);
 /** Case filter: -1 = every case, else only that case number (KMUX_CONFORMANCE_CASE). */
 long cf_only_case(void);
-/** Implementations walked per plan with kmux_plan_next_impl. */
+/** Implementations executed per plan, walked with kmux_plan_next_impl: the first 4 (64 with
+ *  KMUX_CONFORMANCE_FULL). */
 int cf_max_impls(void);
+/** How far a plan's implementations are walked: cf_max_impls(), or 64 when
+ *  KMUX_CONFORMANCE_IMPLS is set. */
+int cf_walk_limit(void);
+/** Whether implementation `index` (0: the plan's default) named `name` is executed: the first
+ *  cf_max_impls() ones, and beyond them those whose name contains one of the comma-separated
+ *  substrings of KMUX_CONFORMANCE_IMPLS (tests/gpu/run.sh: "kmux-gpu:", kmux's own GPU kernels
+ *  after cuBLASLt's and cuDNN's candidates). */
+int cf_impl_wanted(int index, const char *name);
 
 typedef struct cf_stats {
     long failures; /* reported through cf_fail */

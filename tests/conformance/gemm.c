@@ -314,7 +314,7 @@ int cf_gemm_run(kmux_device *dev, kmux_stream *st, const cf_gemm_case *c, const 
     cf_scalar alpha = cf_make_scalar(c->compute, c->alpha);
     cf_scalar beta = cf_make_scalar(c->compute, c->beta);
 
-    int nimpl = 0;
+    int nimpl = 0, walked = 0; /* executed, walked */
     for (;;) {
         char impl[160];
         snprintf(impl, sizeof impl, "%s",
@@ -338,6 +338,7 @@ int cf_gemm_run(kmux_device *dev, kmux_stream *st, const cf_gemm_case *c, const 
             CF_DEV(kmux_plan_info_get(plan, &info));
             if (cf_check_plan_info(&info, c->compute, impl, sizeof impl, tag, id, desc))
                 result = -1;
+            if (!cf_impl_wanted(walked, info.impl)) goto advance;
             kmux_matmul_args args = KMUX_MATMUL_ARGS_INIT;
             args.alpha = &alpha;
             args.beta = &beta;
@@ -430,7 +431,9 @@ int cf_gemm_run(kmux_device *dev, kmux_stream *st, const cf_gemm_case *c, const 
             if (out_amax) *out_amax = amax;
         }
         nimpl++;
-        if (c->entry != CF_ENTRY_PLAN || nimpl >= cf_max_impls()) break;
+    advance:
+        walked++;
+        if (c->entry != CF_ENTRY_PLAN || walked >= cf_walk_limit()) break;
         s = kmux_plan_next_impl(plan);
         if (s == KMUX_ERR_LAST_IMPL) break;
         if (s != KMUX_OK) {

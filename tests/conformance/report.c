@@ -28,6 +28,33 @@ int cf_max_impls(void) {
     return cf_full() ? 64 : 4;
 }
 
+static const char *impl_patterns(void) {
+    const char *e = getenv("KMUX_CONFORMANCE_IMPLS");
+    return e && e[0] ? e : NULL;
+}
+
+int cf_walk_limit(void) {
+    return impl_patterns() ? 64 : cf_max_impls();
+}
+
+int cf_impl_wanted(int index, const char *name) {
+    if (index < cf_max_impls()) return 1;
+    const char *pat = impl_patterns();
+    for (const char *p = pat; p && *p && name;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char one[128];
+        if (len > 0 && len < sizeof one) {
+            memcpy(one, p, len);
+            one[len] = 0;
+            if (strstr(name, one)) return 1;
+        }
+        if (!end) break;
+        p = end + 1;
+    }
+    return 0;
+}
+
 void cf_fail(const char *fmt, ...) {
     char msg[CF_MSG];
     va_list ap;

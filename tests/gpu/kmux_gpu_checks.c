@@ -15,6 +15,10 @@
  *   conv_asym    convolutions with asymmetric padding, all three directions, NCHW and NHWC
  *   bf16x9_name  F32_FAST_BF16: the implementation name says emulation only when the effective
  *                compute type is F32_FAST_BF16
+ *   impls_gemm   every row of the GEMM type table, every implementation of each plan (cuBLASLt's
+ *   impls_conv   and kmux's own kernels "kmux-gpu:..."), and every convolution direction, layout,
+ *                group and padding case on every implementation (cuDNN's and kmux's own), each
+ *                against ref, one table line per implementation (kmux_gpu_impls.c)
  * Integer-valued inputs wherever the result must be exact. Prints one line per check
  * ("PASS name: ...", "FAIL name: ...") and exits 0 when all passed, 1 otherwise, 77 when there
  * is no usable cuda:0, 2 when the reference backend itself fails.
@@ -28,28 +32,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kmux.h"
+#include "gpu_checks.h"
 
-static kmux_context *ctx;
-static kmux_device *gpu, *ref;
-static kmux_stream *gs, *rs;
+kmux_context *ctx;
+kmux_device *gpu, *ref;
+kmux_stream *gs, *rs;
 static int failures;
 
-#define TRY(call)                                                                                  \
-    do {                                                                                           \
-        kmux_status s_ = (call);                                                                   \
-        if (s_ != KMUX_OK) {                                                                       \
-            fprintf(stderr, "  %s: %s (%s)\n", #call, kmux_status_str(s_), kmux_last_error());     \
-            return s_;                                                                             \
-        }                                                                                          \
-    } while (0)
-
-static void verdict(const char *name, int ok, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static void verdict(const char *name, int ok, const char *fmt, ...) {
+void verdict(const char *name, int ok, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     printf("%s %s: ", ok ? "PASS" : "FAIL", name);
@@ -103,14 +93,8 @@ static uint8_t int_to_e4m3(int v) {
 
 /* ---- device buffers ---- */
 
-typedef struct buf {
-    kmux_device *dev;
-    void *base;
-    size_t bytes;
-} buf;
-
-static kmux_status up(kmux_device *dev, kmux_stream *s, const void *host, size_t bytes,
-                      size_t offset, buf *b, void **ptr) {
+kmux_status up(kmux_device *dev, kmux_stream *s, const void *host, size_t bytes, size_t offset,
+               buf *b, void **ptr) {
     b->dev = dev;
     b->bytes = bytes + offset + 256;
     TRY(kmux_malloc(dev, b->bytes, &b->base));
@@ -119,11 +103,11 @@ static kmux_status up(kmux_device *dev, kmux_stream *s, const void *host, size_t
     if (host) TRY(kmux_memcpy(s, *ptr, host, bytes, KMUX_MEMCPY_HOST_TO_DEVICE));
     return kmux_stream_synchronize(s);
 }
-static void drop(buf *b) {
+void drop(buf *b) {
     if (b->base) kmux_free(b->dev, b->base);
     b->base = NULL;
 }
-static kmux_status down(kmux_stream *s, void *host, const void *dev, size_t bytes) {
+kmux_status down(kmux_stream *s, void *host, const void *dev, size_t bytes) {
     TRY(kmux_memcpy(s, host, dev, bytes, KMUX_MEMCPY_DEVICE_TO_HOST));
     return kmux_stream_synchronize(s);
 }
@@ -525,9 +509,10 @@ int main(int argc, char **argv) {
     static const struct {
         const char *name;
         int (*fn)(void);
-    } checks[] = {{"precision", check_precision}, {"i8_dscale", check_i8_dscale},
-                  {"unaligned", check_unaligned}, {"fp8_pad", check_fp8_pad},
-                  {"conv_asym", check_conv_asym}, {"bf16x9_name", check_bf16x9_name}};
+    } checks[] = {{"precision", check_precision},   {"i8_dscale", check_i8_dscale},
+                  {"unaligned", check_unaligned},   {"fp8_pad", check_fp8_pad},
+                  {"conv_asym", check_conv_asym},   {"bf16x9_name", check_bf16x9_name},
+                  {"impls_gemm", check_impls_gemm}, {"impls_conv", check_impls_conv}};
     int rc = 0;
     for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
         if (only && strcmp(only, checks[i].name)) continue;

@@ -10,13 +10,17 @@
 #      tests/gpu/bundle_deps.sh fills (KMUX_GPU_DEPS);
 #   3. kmux_gpu_checks: the CUDA backend's GPU-only checks against ref (precision strict f32 vs
 #      TF32 at K = 16384, i8 d_scale/amax, unaligned operands and bias, fp8 with K and N not
-#      multiples of 16, asymmetric convolution padding, honest bf16x9 names);
+#      multiples of 16, asymmetric convolution padding, honest bf16x9 names), and every
+#      implementation of each plan - cuBLASLt's, cuDNN's and kmux's own GEMM and convolution
+#      kernels (kernels/gpu, "kmux-gpu:...") - on every GEMM type row and convolution case, one
+#      table line per implementation (impls_gemm, impls_conv; summarised in checks-impls.txt);
 #   4. kmux-bench on cuda:0 over tests/gpu/cases.batch -> kmux.jsonl, then torch_bench.py on the
 #      same problems -> torch.jsonl (both append and flush every record: a timeout loses nothing);
 #      every record carries the GPU name, driver, clocks (machine label), library versions and
 #      the git commit;
 #   5. ctest -R 'cuda|conformance' with the GPU present (test_cuda, test_cuda_host and the
-#      conformance suites, which then run on cuda:0), with whatever time is left;
+#      conformance suites, which then run on cuda:0: the first 4 implementations of each plan and
+#      every kmux-gpu one beyond them, KMUX_CONFORMANCE_IMPLS=kmux-gpu:), with the time left;
 #   6. `kmux-bench report kmux.jsonl torch.jsonl` (the side-by-side table), printed LAST.
 # A part that cannot run (no Criterion, no jansson, no PyTorch) is reported loudly and makes the
 # exit status non-zero; the other parts still run.
@@ -51,7 +55,7 @@ for a in "$@"; do
     case "$a" in
     --build-only) build_only=1 ;;
     --quick) quick=1 ;;
-    -h | --help) sed -n '2,43p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,46p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $a (see --help)"; exit 3 ;;
     *) build="$a" ;;
     esac
@@ -184,7 +188,10 @@ t=$(stage 330 60)
 say "kmux_gpu_checks (up to ${t}s)"
 timeout "$t" "$build/bin/kmux_gpu_checks" >"$log/checks.log" 2>&1
 rc=$?
-grep -E "^(PASS|FAIL|SKIP)" "$log/checks.log" | sed 's/^/  /'
+grep -E "^(PASS|FAIL|SKIP)" "$log/checks.log" | grep -vE "^PASS impls_" | sed 's/^/  /'
+# the implementation table (one line per implementation of every plan), and how many ran
+grep -E "^  impls_" "$log/checks.log" >"$log/checks-impls.txt" || true
+say "implementations run against ref: $(grep -c ' ok ' "$log/checks-impls.txt") ok, $(grep -cE ' (WRONG|FAILED) ' "$log/checks-impls.txt") wrong or failed, $(grep -c 'kmux-gpu:' "$log/checks-impls.txt") of them kmux-gpu (table: $log/checks-impls.txt)"
 case $rc in
 0) checks_status="PASS" ;;
 77)
@@ -256,7 +263,7 @@ if [ "$tests_built" = 1 ]; then
     say "ctest (up to ${t}s)"
     # the tests that run on cuda:0 (test_cuda*, the conformance suites); kmux_gpu_checks ran
     # above, and the dry-run test of this script is for machines without a GPU
-    (cd "$build" && timeout "$t" ctest --output-on-failure -j "$(((jobs + 1) / 2))" --timeout 300 \
+    (cd "$build" && KMUX_CONFORMANCE_IMPLS=kmux-gpu: timeout "$t" ctest --output-on-failure -j "$(((jobs + 1) / 2))" --timeout 300 \
         -R 'cuda|conformance' -E '^(cuda_gpu_checks|cuda_run_sh_no_gpu)$') >"$log/ctest.log" 2>&1
     rc=$?
     summary=$(grep -E "tests passed|tests failed" "$log/ctest.log" | tail -n 1)
