@@ -200,6 +200,10 @@ static kmux_status make_plan(auto_state *st, int is_matmul, const void *desc,
             last = r;
             continue;
         }
+        if (s->counted) { /* a part of the caller's cpu:auto plan, not a plan of its own */
+            s->counted = 0;
+            KMUX_LIVE_ADD(d->ctx, live_plans, -1);
+        }
         p->first[p->nsub] = p->count;
         p->sub[p->nsub++] = s;
         for (int k = 0; k < s->impl_count && p->count < AUTO_MAX_IMPLS; k++) {

@@ -149,7 +149,7 @@ kmux_status kmux_context_destroy(kmux_context *ctx) {
     add_live(live, sizeof live, __atomic_load_n(&ctx->live_streams, __ATOMIC_RELAXED), "stream");
     add_live(live, sizeof live, __atomic_load_n(&ctx->live_events, __ATOMIC_RELAXED), "event");
     add_live(live, sizeof live, __atomic_load_n(&ctx->live_allocs, __ATOMIC_RELAXED),
-             "kmux_malloc block");
+             "memory block"); /* kmux_malloc and kmux_host_malloc */
     if (live[0])
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "kmux_context_destroy: %s of this context still alive (destroy or "

@@ -64,11 +64,14 @@ kmux_status kmux_host_malloc(kmux_device *dev, size_t bytes, void **ptr) {
     if (!dev || !ptr)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_host_malloc: %s is NULL",
                               !dev ? "dev" : "ptr");
+    CHECK_HANDLE("kmux_host_malloc", "dev", dev, KMUX_HANDLE_DEVICE);
     *ptr = NULL;
     if (bytes == 0) return KMUX_OK;
-    if (has_host_slots(OPS(dev)))
-        return checked(OPS(dev)->host_alloc(STATE(dev), dev->index, bytes, ptr), "kmux_host_malloc",
-                       dev);
+    if (has_host_slots(OPS(dev))) {
+        kmux_status st = OPS(dev)->host_alloc(STATE(dev), dev->index, bytes, ptr);
+        if (st == KMUX_OK) KMUX_LIVE_ADD(dev->ctx, live_allocs, 1);
+        return checked(st, "kmux_host_malloc", dev);
+    }
     if (!dev->props.is_host) return host_unsupported("kmux_host_malloc", dev);
     if (bytes > SIZE_MAX - 63)
         return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_host_malloc: bytes = %zu is too large",
@@ -78,17 +81,23 @@ kmux_status kmux_host_malloc(kmux_device *dev, size_t bytes, void **ptr) {
         return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_host_malloc: out of memory (%zu bytes)",
                               bytes);
     *ptr = p;
+    KMUX_LIVE_ADD(dev->ctx, live_allocs, 1);
     return KMUX_OK;
 }
 
 kmux_status kmux_host_free(kmux_device *dev, void *ptr) {
     kmux_clear_error();
     if (!dev) return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_host_free: dev is NULL");
+    CHECK_HANDLE("kmux_host_free", "dev", dev, KMUX_HANDLE_DEVICE);
     if (!ptr) return KMUX_OK;
-    if (has_host_slots(OPS(dev)))
-        return checked(OPS(dev)->host_free(STATE(dev), dev->index, ptr), "kmux_host_free", dev);
+    if (has_host_slots(OPS(dev))) {
+        kmux_status st = OPS(dev)->host_free(STATE(dev), dev->index, ptr);
+        if (st == KMUX_OK) KMUX_LIVE_ADD(dev->ctx, live_allocs, -1);
+        return checked(st, "kmux_host_free", dev);
+    }
     if (!dev->props.is_host) return host_unsupported("kmux_host_free", dev);
     free(ptr);
+    KMUX_LIVE_ADD(dev->ctx, live_allocs, -1);
     return KMUX_OK;
 }
 

@@ -243,10 +243,10 @@ KMUX_API kmux_status kmux_context_create(const kmux_context_options *opt, kmux_c
 
 /** Destroys a context, its cached plans and its backends (its kmux_device handles go with it).
  *  Plans, streams and events created from it must have been destroyed first and memory from
- *  kmux_malloc freed: while any is alive it destroys nothing and returns
+ *  kmux_malloc and kmux_host_malloc freed: while any is alive it destroys nothing and returns
  *  KMUX_ERR_INVALID_ARGUMENT with a message that counts them by kind ("1 plan, 2 streams, 1
- *  kmux_malloc block of this context still alive"); destroy them and call it again. NULL is a
- *  no-op. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT also for a destroyed or foreign ctx (see
+ *  memory block of this context still alive"); destroy them and call it again. NULL is a no-op.
+ *  Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT also for a destroyed or foreign ctx (see
  *  "Handles" above). */
 KMUX_API kmux_status kmux_context_destroy(kmux_context *ctx);
 

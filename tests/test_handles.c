@@ -129,7 +129,7 @@ Test(handles, context_destroy_with_live_objects_destroys_nothing) {
     TU_OK(kmux_event_create(dev, &e));
     TU_OK(kmux_malloc(dev, 64, &mem));
     kmux_plan *p = small_plan(dev);
-    expect_msg(kmux_context_destroy(ctx), "1 plan, 2 streams, 1 event, 1 kmux_malloc block",
+    expect_msg(kmux_context_destroy(ctx), "1 plan, 2 streams, 1 event, 1 memory block",
                "nothing was destroyed");
     /* still usable */
     float A[4] = {1, 2, 3, 4}, C[4] = {0}, one = 1, zero = 0;
@@ -140,8 +140,37 @@ Test(handles, context_destroy_with_live_objects_destroys_nothing) {
     TU_OK(kmux_stream_destroy(s1));
     TU_OK(kmux_stream_destroy(s2));
     TU_OK(kmux_event_destroy(e));
-    expect_msg(kmux_context_destroy(ctx), "1 kmux_malloc block", NULL);
+    expect_msg(kmux_context_destroy(ctx), "1 memory block", NULL);
     TU_OK(kmux_free(dev, mem));
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+Test(handles, host_blocks_count_as_live_and_a_destroyed_device_is_refused) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = ref_of(ctx);
+    void *h = NULL;
+    TU_OK(kmux_host_malloc(dev, 64, &h));
+    expect_msg(kmux_context_destroy(ctx), "1 memory block", "nothing was destroyed");
+    TU_OK(kmux_host_free(dev, h));
+    TU_OK(kmux_context_destroy(ctx));
+    /* the device went with its context */
+    expect_msg(kmux_host_malloc(dev, 64, &h), "kmux_host_malloc", "dev");
+    expect_msg(kmux_host_free(dev, h), "kmux_host_free", "dev");
+}
+
+Test(handles, a_cpu_auto_conv_plan_counts_once) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = NULL;
+    if (kmux_device_find(ctx, "cpu:auto", &dev) != KMUX_OK) {
+        TU_OK(kmux_context_destroy(ctx));
+        cr_skip_test("no cpu:auto device here");
+    }
+    kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
+    d.n = 1, d.c = 2, d.h = d.w = 4, d.k = 2, d.r = d.s = 3;
+    kmux_plan *p = NULL;
+    TU_OK(kmux_conv2d_plan_create(dev, &d, NULL, &p));
+    expect_msg(kmux_context_destroy(ctx), "1 plan of this context", NULL);
+    TU_OK(kmux_plan_destroy(p));
     TU_OK(kmux_context_destroy(ctx));
 }
 

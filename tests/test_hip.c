@@ -723,3 +723,35 @@ Test(hip_fake, gfx90a_computes_no_fp8) {
     TU_OK(kmux_stream_destroy(s));
     kmux_context_destroy(ctx);
 }
+
+/* The own kernels accumulate in strict f32 whatever fast f32 mode was asked: plan_info says so
+ * (f64 and i32 as asked). */
+Test(hip_fake, own_kernels_report_the_compute_type_they_run) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    static const kmux_compute_type asked[] = {KMUX_COMPUTE_F32_FAST_TF32, KMUX_COMPUTE_F32};
+    for (size_t i = 0; i < sizeof asked / sizeof asked[0]; i++) {
+        kmux_matmul_desc md = KMUX_MATMUL_DESC_INIT;
+        md.m = md.n = md.k = 8;
+        md.lda = md.ldb = md.ldc = 8;
+        md.compute_type = asked[i];
+        kmux_plan *plan = NULL;
+        TU_OK(kmux_matmul_plan_create(dev, &md, NULL, &plan));
+        kmux_plan_info info;
+        TU_OK(kmux_plan_info_get(plan, &info));
+        cr_expect_eq(info.effective_compute, KMUX_COMPUTE_F32, "matmul %s: effective %s",
+                     kmux_compute_type_name(asked[i]),
+                     kmux_compute_type_name(info.effective_compute));
+        TU_OK(kmux_plan_destroy(plan));
+        kmux_conv2d_desc cd = KMUX_CONV2D_DESC_INIT;
+        cd.n = 1, cd.c = 2, cd.h = cd.w = 4, cd.k = 2, cd.r = cd.s = 3;
+        cd.compute_type = asked[i];
+        TU_OK(kmux_conv2d_plan_create(dev, &cd, NULL, &plan));
+        TU_OK(kmux_plan_info_get(plan, &info));
+        cr_expect_eq(info.effective_compute, KMUX_COMPUTE_F32, "conv %s: effective %s",
+                     kmux_compute_type_name(asked[i]),
+                     kmux_compute_type_name(info.effective_compute));
+        TU_OK(kmux_plan_destroy(plan));
+    }
+    TU_OK(kmux_context_destroy(ctx));
+}

@@ -528,3 +528,16 @@ void kmux_cpu_model_peaks(kmux_device_props *p, int num_threads, const char *ker
         p->peak_flops[fp8[i]] = f32; /* converted, then the f32 kernels */
     if (kernels & KMUX_CPU_KERNELS_INT8) p->peak_flops[KMUX_I8] = r.i8 * hz;
 }
+
+size_t kmux_cpu_available_bytes(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    unsigned long long kib = 0;
+    char line[256];
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f))
+        found = sscanf(line, "MemAvailable: %llu kB", &kib) == 1;
+    if (f) fclose(f);
+    if (found) return kib > SIZE_MAX / 1024 ? SIZE_MAX : (size_t)kib * 1024;
+    long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0;
+}

@@ -89,6 +89,11 @@ void kmux_cpu_rates_for(const char *vendor, int family, int model, int stepping,
  *  capped by the cgroup v2 cpu.max (or v1 cfs) quota rounded up. >= 1. */
 int kmux_cpu_usable_cores(void);
 
+/** Host memory available now, in bytes: /proc/meminfo's MemAvailable (free memory plus the
+ *  page cache and buffers the kernel can reclaim), else free pages (sysconf _SC_AVPHYS_PAGES);
+ *  0 when neither is known. */
+size_t kmux_cpu_available_bytes(void);
+
 /** The host's clock in MHz: KMUX_CPU_CLOCK_MHZ, else the cached measurement of this machine and
  *  boot, else measured now (and cached when two measurements agree within 3%). source (may be
  *  NULL) receives "measured", "cached" or "KMUX_CPU_CLOCK_MHZ". Measured once per process. */

@@ -32,7 +32,7 @@ void kmux_cuda_conv_gemm_mn(const kmux_conv2d_desc *d, int64_t *m, int64_t *n) {
 }
 
 kmux_compute_type kmux_cuda_own_effective(kmux_compute_type ct) {
-    return ct == KMUX_COMPUTE_F64 || ct == KMUX_COMPUTE_I32 ? ct : KMUX_COMPUTE_F32;
+    return kmux_gpu_own_effective_compute(ct);
 }
 
 kmux_cuda_impl_order kmux_cuda_order_of(int lib_count, int lib_native, int own_runs) {

@@ -15,6 +15,7 @@
 #include "hip_backend.h"
 #include "hip_kernel_names.h"
 #include "kmux_gpu_conv_params.h"
+#include "kmux_gpu_gemm_params.h"
 
 #define CONV_THREADS 256
 #define MAX_GRID_YZ 65535
@@ -101,7 +102,7 @@ static kmux_status conv_plan_info(void *state, const void *plan, int impl, kmux_
     (void)state, (void)impl;
     const hip_conv_plan *p = plan;
     info->impl = p->name;
-    info->effective_compute = p->d.compute_type;
+    info->effective_compute = kmux_gpu_own_effective_compute(p->d.compute_type);
     info->workspace_bytes = 0;
     info->deterministic = 1; /* fixed-order accumulation, no atomics */
     return KMUX_OK;

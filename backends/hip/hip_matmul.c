@@ -27,6 +27,7 @@
 
 #include "dispatch/common/kmux_dtype_desc.h"
 #include "hip_backend.h"
+#include "kmux_gpu_gemm_params.h"
 
 enum { IMPL_OWN = 0, IMPL_ROCBLAS = 1 };
 
@@ -252,6 +253,7 @@ kmux_status kmux_hip_matmul_plan_info(void *state, const void *plan, int impl,
         /* strict accumulation in f64 / f32 / i32 in a fixed order, amax by atomicMax (order
          * independent): bitwise reproducible */
         info->impl = p->own_name;
+        info->effective_compute = kmux_gpu_own_effective_compute(p->d.compute_type);
         info->deterministic = 1;
         return KMUX_OK;
     }

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static const char *runtime_name(unsigned rt) {
     switch (rt) {
@@ -197,11 +196,8 @@ static size_t workspace_cap(const kmux_plan_prefs *prefs, size_t tensor_bytes, i
     if (!*is_default) return prefs->max_workspace_bytes;
     size_t cap = tensor_bytes > SIZE_MAX / 16 ? SIZE_MAX : 16 * tensor_bytes;
     if (cap < ((size_t)64 << 20)) cap = (size_t)64 << 20;
-    long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page > 0) {
-        size_t half = (size_t)pages / 2 * (size_t)page;
-        if (half < cap) cap = half;
-    }
+    size_t avail = kmux_cpu_available_bytes(); /* MemAvailable: free RAM alone misses the cache */
+    if (avail > 0 && avail / 2 < cap) cap = avail / 2;
     return cap;
 }
 

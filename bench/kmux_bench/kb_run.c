@@ -10,6 +10,7 @@
 
 #include "kb_util.h"
 #include "kb_values.h"
+#include "cpu_model.h"
 
 /* Guard band before and after the output: 4 KiB keeps the output's alignment on every device. */
 #define KB_GUARD_BYTES 4096
@@ -387,13 +388,7 @@ static void run_rounds(runner *u, int n, const shared *sh) {
 static double host_available_bytes(void) {
     const char *hook = getenv("KMUX_BENCH_AVAILABLE_MIB");
     if (hook && *hook) return strtod(hook, NULL) * 1048576.0;
-    FILE *f = fopen("/proc/meminfo", "r");
-    double kib = 0;
-    char line[256];
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %lf kB", &kib) == 1) break;
-    if (f) fclose(f);
-    return kib * 1024.0;
+    return (double)kmux_cpu_available_bytes();
 }
 
 double kb_problem_host_bytes(const kb_problem *p, const kb_run_opts *o, int host_devices) {

@@ -28,6 +28,13 @@ typedef struct kmux_gpu_gemm_params {
     float *amax;
 } kmux_gpu_gemm_params;
 
+/** The compute type kmux's own GEMM and convolution kernels really run for a requested one (as
+ *  kmux_plan_info.effective_compute reports it): f64 and i32 as asked, strict f32 for the rest
+ *  (the fast f32 modes and f16 accumulation are not used by these kernels). */
+static inline kmux_compute_type kmux_gpu_own_effective_compute(kmux_compute_type ct) {
+    return ct == KMUX_COMPUTE_F64 || ct == KMUX_COMPUTE_I32 ? ct : KMUX_COMPUTE_F32;
+}
+
 /** 1 when gemm_kernel is instantiated for inputs (a, b): equal types among f64, f32, f16, bf16
  *  and i8, or two fp8 formats of one family (OCP with OCP, FNUZ with FNUZ), as the type table
  *  allows (kmux_gpu_gemm.cu's launch() has exactly these cases). Any output type of the table. */
