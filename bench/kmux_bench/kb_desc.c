@@ -79,6 +79,11 @@ static int resolve_axis(const char *axis, int64_t i, int64_t k, int64_t s, int64
         return 0;
     }
     int64_t end = kb_conv_pad_end(*o, i, k, s, *p, d);
+    if (*p > KB_DESC_VALUE_MAX || end > KB_DESC_VALUE_MAX) { /* a padding derived from o */
+        snprintf(err, err_cap, "o%s%lld with s%s%lld needs a padding above %lld along %s", axis,
+                 (long long)*o, axis, (long long)s, (long long)KB_DESC_VALUE_MAX, axis);
+        return 0;
+    }
     int64_t eff = (k - 1) * (d + 1) + 1;
     if ((i + *p + end - eff) / s + 1 != *o || i + *p + end < eff) {
         snprintf(err, err_cap, "o%s%lld is inconsistent with i%s%lld k%s%lld s%s%lld p%s%lld", axis,
