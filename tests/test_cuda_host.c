@@ -16,6 +16,7 @@
 
 #include "cuda_host_logic.h"
 #include "cuda_impl_order.h"
+#include "kmux_gpu_gemm_params.h"
 
 /* ---- alignment ---------------------------------------------------------------------------- */
 
@@ -447,10 +448,10 @@ Test(cuda_host, a_call_cublaslt_cannot_serve_runs_the_own_kernel) {
 }
 
 Test(cuda_host, own_kernel_reports_what_it_accumulates_in) {
-    cr_expect_eq(kmux_cuda_own_effective(KMUX_COMPUTE_F64), KMUX_COMPUTE_F64);
-    cr_expect_eq(kmux_cuda_own_effective(KMUX_COMPUTE_I32), KMUX_COMPUTE_I32);
-    cr_expect_eq(kmux_cuda_own_effective(KMUX_COMPUTE_F32_FAST_TF32), KMUX_COMPUTE_F32);
-    cr_expect_eq(kmux_cuda_own_effective(KMUX_COMPUTE_F16), KMUX_COMPUTE_F32);
+    cr_expect_eq(kmux_gpu_own_effective_compute(KMUX_COMPUTE_F64), KMUX_COMPUTE_F64);
+    cr_expect_eq(kmux_gpu_own_effective_compute(KMUX_COMPUTE_I32), KMUX_COMPUTE_I32);
+    cr_expect_eq(kmux_gpu_own_effective_compute(KMUX_COMPUTE_F32_FAST_TF32), KMUX_COMPUTE_F32);
+    cr_expect_eq(kmux_gpu_own_effective_compute(KMUX_COMPUTE_F16), KMUX_COMPUTE_F32);
 }
 
 /* The implicit GEMM's m x n decides the tile: FWD N*P*Q x K/g, BWD_DATA N*H*W x C/g,

@@ -35,6 +35,7 @@
 #include "cuda_backend.h"
 #include "cuda_conv_pad.h"
 #include "cuda_impl_order.h"
+#include "kmux_gpu_gemm_params.h"
 #include "kmux_gpu_kernels.h"
 
 /* One implementation: a cuDNN algorithm (tile -1) or kmux's own kernel with tile `tile`. */
@@ -233,7 +234,7 @@ static kmux_status add_own(kmux_cuda_state *st, conv_plan *p, int own, const cha
         memset(im, 0, sizeof *im);
         im->tile = tiles[i];
         im->deterministic = 1; /* a fixed accumulation order, no atomics */
-        im->effective = kmux_cuda_own_effective(d->compute_type);
+        im->effective = kmux_gpu_own_effective_compute(d->compute_type);
         if (kmux_gpu_conv2d_name(d, tiles[i], im->name, sizeof im->name) != 0)
             return kmux_cuda_error(st, KMUX_ERR_INTERNAL,
                                    "kmux_conv2d_plan_create: no name for kmux-gpu tile %d",

@@ -31,10 +31,6 @@ void kmux_cuda_conv_gemm_mn(const kmux_conv2d_desc *d, int64_t *m, int64_t *n) {
     kmux_gpu_conv_gemm_dims(&q, d->direction, m, n, &k);
 }
 
-kmux_compute_type kmux_cuda_own_effective(kmux_compute_type ct) {
-    return kmux_gpu_own_effective_compute(ct);
-}
-
 kmux_cuda_impl_order kmux_cuda_order_of(int lib_count, int lib_native, int own_runs) {
     if (lib_count <= 0) return own_runs ? KMUX_CUDA_ORDER_OWN_ONLY : KMUX_CUDA_ORDER_NONE;
     if (!own_runs) return KMUX_CUDA_ORDER_LIB_ONLY;

@@ -29,10 +29,6 @@ int kmux_cuda_own_gemm_runs(const kmux_matmul_desc *d);
  *  bf16 (every direction, layout, stride, dilation, group count and padding). */
 int kmux_cuda_own_conv_runs(const kmux_conv2d_desc *d);
 
-/** What kmux's own kernels accumulate in for compute type ct: f64 for F64, i32 for I32, strict
- *  f32 otherwise (the FAST types and F16 only ever gain precision). */
-kmux_compute_type kmux_cuda_own_effective(kmux_compute_type ct);
-
 /** Order of a plan's implementations. */
 typedef enum kmux_cuda_impl_order {
     KMUX_CUDA_ORDER_NONE = 0,      /**< neither runs it: the plan is refused */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cuda_matmul.h"
+#include "kmux_gpu_gemm_params.h"
 #include "dispatch/common/kmux_dtype_desc.h"
 
 static kmux_status unsupported(const kmux_cuda_state *st, int device, const kmux_matmul_desc *d,
@@ -218,7 +219,7 @@ static kmux_status add_own(kmux_cuda_state *st, matmul_plan *p, int own, const c
         lt_impl *im = &p->impl[p->n_impl];
         memset(im, 0, sizeof *im);
         im->tile = tiles[i];
-        im->effective = kmux_cuda_own_effective(d->compute_type);
+        im->effective = kmux_gpu_own_effective_compute(d->compute_type);
         if (kmux_gpu_gemm_name(d, tiles[i], im->name, sizeof im->name) != 0)
             return kmux_cuda_error(st, KMUX_ERR_INTERNAL,
                                    "kmux_matmul_plan_create: no name for kmux-gpu tile %d",

@@ -201,7 +201,7 @@ static size_t workspace_cap(const kmux_plan_prefs *prefs, size_t tensor_bytes, i
     return cap;
 }
 
-static size_t conv_tensor_bytes(const kmux_conv2d_desc *d) {
+size_t kmux_dnn_conv_tensor_bytes(const kmux_conv2d_desc *d) {
     int64_t p =
         kmux_conv2d_out_dim(d->h, d->pad_top, d->pad_bottom, d->r, d->dilation_h, d->stride_h);
     int64_t q =
@@ -261,7 +261,7 @@ static kmux_status dnn_conv2d_create(void *state, int device, const kmux_conv2d_
     kmux_status ks = kmux_dnn_conv2d_build(state, desc, prefs, list, &n);
     kmux_dnn_plan_set *set = NULL;
     int is_default = 0;
-    size_t cap = workspace_cap(prefs, conv_tensor_bytes(desc), &is_default);
+    size_t cap = workspace_cap(prefs, kmux_dnn_conv_tensor_bytes(desc), &is_default);
     if (ks == KMUX_OK)
         ks = kmux_dnn_set_make(state, "kmux_conv2d_plan_create", KMUX_DNN_CONV2D, list, n, cap,
                                is_default, kmux_dnn_conv2d_destroy, &set);

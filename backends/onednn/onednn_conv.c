@@ -251,10 +251,7 @@ static kmux_status create_unsupported(kmux_dnn_state *st, const kmux_conv2d_desc
  * of copies, where the per-call cost would start to show). work_bytes: the whole-batch copies. */
 static int64_t cvt_chunk(const kmux_dnn_conv_plan *p, size_t work_bytes) {
     const kmux_conv2d_desc *d = &p->d;
-    size_t es = kmux_common_dtype_size(d->x_type);
-    size_t tensors = (size_t)(d->n * d->c * d->h * d->w + d->k * (d->c / d->groups) * d->r * d->s +
-                              d->n * d->k * p->p * p->q) *
-                     es;
+    size_t tensors = kmux_dnn_conv_tensor_bytes(d);
     size_t budget = tensors / 2 > ((size_t)4 << 20) ? tensors / 2 : ((size_t)4 << 20);
     if (work_bytes <= budget || d->n == 1) return d->n;
     size_t per_image = work_bytes / (size_t)d->n + 1;

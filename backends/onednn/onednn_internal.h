@@ -183,6 +183,9 @@ void kmux_dnn_matmul_destroy(kmux_dnn_plan *plan);
 
 /* ---- convolution (onednn_conv.c) ------------------------------------------------------------ */
 
+/** Bytes of a convolution's x, w and y (SIZE_MAX when that overflows; onednn_backend.c). */
+size_t kmux_dnn_conv_tensor_bytes(const kmux_conv2d_desc *d);
+
 /** Every implementation of a convolution: f32; bf16/f16 natively where oneDNN has kernels, else
  *  with prefs->allow_emulation in f32 ("+cvt"). */
 kmux_status kmux_dnn_conv2d_build(kmux_dnn_state *st, const kmux_conv2d_desc *desc,
