@@ -193,16 +193,12 @@ static kmux_status make_plan(auto_state *st, int is_matmul, const void *desc,
         kmux_status r =
             is_matmul
                 ? kmux_matmul_plan_create_unchecked(d, (const kmux_matmul_desc *)desc, &sp, &s)
-                : kmux_conv2d_plan_create(d, (const kmux_conv2d_desc *)desc, &sp, &s);
+                : kmux_conv2d_plan_create_unchecked(d, (const kmux_conv2d_desc *)desc, &sp, &s);
         if (r != KMUX_OK) {
             size_t n = strlen(why);
             snprintf(why + n, sizeof why - n, "%s%s", n ? "; " : "", kmux_last_error());
             last = r;
             continue;
-        }
-        if (s->counted) { /* a part of the caller's cpu:auto plan, not a plan of its own */
-            s->counted = 0;
-            KMUX_LIVE_ADD(d->ctx, live_plans, -1);
         }
         p->first[p->nsub] = p->count;
         p->sub[p->nsub++] = s;

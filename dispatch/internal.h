@@ -172,8 +172,13 @@ void kmux_plan_cache_release(kmux_plan_cache *cache, kmux_plan *plan);
 
 /* ---- plan.c ---- */
 
-/** Creates a matmul plan without validation (the caller validated desc). */
+/** Creates a matmul plan without validation (the caller validated desc). The plan is not
+ *  counted as the caller's (ctx->live_plans): the core's own plans (the plan cache, cpu:auto's
+ *  sub-plans) are made this way. */
 kmux_status kmux_matmul_plan_create_unchecked(kmux_device *dev, const kmux_matmul_desc *desc,
+                                              const kmux_plan_prefs *prefs, kmux_plan **plan);
+/** The same for a convolution plan (desc resolved and validated by the caller). */
+kmux_status kmux_conv2d_plan_create_unchecked(kmux_device *dev, const kmux_conv2d_desc *desc,
                                               const kmux_plan_prefs *prefs, kmux_plan **plan);
 /** Destroys any plan, cached or not. */
 void kmux_plan_free(kmux_plan *plan);

@@ -272,19 +272,12 @@ kmux_status kmux_conv2d_output_dims(const kmux_conv2d_desc *desc, int64_t *p, in
     return kmux_validate_conv_desc("kmux_conv2d_output_dims", &d, p, q);
 }
 
-kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d_desc *desc,
-                                    const kmux_plan_prefs *prefs, kmux_plan **plan) {
-    kmux_clear_error();
+kmux_status kmux_conv2d_plan_create_unchecked(kmux_device *dev, const kmux_conv2d_desc *desc,
+                                              const kmux_plan_prefs *prefs, kmux_plan **plan) {
     const char *fn = "kmux_conv2d_plan_create";
-    kmux_plan_prefs pr;
-    kmux_conv2d_desc cd;
-    kmux_status st = check_create(fn, dev, desc, plan, prefs, &pr);
-    if (st == KMUX_OK) st = kmux_resolve_conv_desc(fn, desc, &cd);
-    if (st == KMUX_OK) st = kmux_validate_conv_desc(fn, &cd, NULL, NULL);
-    if (st != KMUX_OK) return st;
-    desc = &cd;
     const kmux_backend_ops *o = OPS(dev);
-    st = kmux_caps_check_conv(fn, dev, desc, &pr);
+    kmux_plan_prefs pr = resolve_prefs(prefs);
+    kmux_status st = kmux_caps_check_conv(fn, dev, desc, &pr);
     if (st != KMUX_OK) return st;
     kmux_plan *pl = NULL;
     st = plan_new(dev, KMUX_PLAN_CONV2D, &pl);
@@ -307,10 +300,26 @@ kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d_desc *de
         kmux_plan_info_get(pl, &info);
         kmux_trace_conv(2, "create", dev, info.impl, desc, now_ms() - t0, NULL);
     }
-    pl->counted = 1;
-    KMUX_LIVE_ADD(dev->ctx, live_plans, 1);
     *plan = pl;
     return KMUX_OK;
+}
+
+kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d_desc *desc,
+                                    const kmux_plan_prefs *prefs, kmux_plan **plan) {
+    kmux_clear_error();
+    const char *fn = "kmux_conv2d_plan_create";
+    kmux_plan_prefs pr;
+    kmux_conv2d_desc cd;
+    kmux_status st = check_create(fn, dev, desc, plan, prefs, &pr);
+    if (st == KMUX_OK) st = kmux_resolve_conv_desc(fn, desc, &cd);
+    if (st == KMUX_OK) st = kmux_validate_conv_desc(fn, &cd, NULL, NULL);
+    if (st != KMUX_OK) return st;
+    st = kmux_conv2d_plan_create_unchecked(dev, &cd, &pr, plan);
+    if (st == KMUX_OK) {
+        (*plan)->counted = 1;
+        KMUX_LIVE_ADD(dev->ctx, live_plans, 1);
+    }
+    return st;
 }
 
 /* alpha == 0: the output becomes beta * output and the inputs are not read, as for GEMM (so NaN

@@ -581,3 +581,31 @@ Test(openblas, conv_nhwc_tap_runs) {
                            sizeof impl);
             }
 }
+
+/* NCHW where stride_w = 1 and stride_h * W = Q: runs of whole output rows are lowered as one copy,
+ * their out-of-image columns zeroed after (im2col_panel.c). The runs end at the plane's last
+ * element (right padding), start before its first (top-left padding), use dilation, and a
+ * stride_h of 2 with W = Q / 2. */
+Test(openblas, conv_nchw_row_runs) {
+    TU_NEED_DEVICE(g);
+    const tu_conv_geom geoms[] = {
+        /* n  c  h  w  k  r  s  g  sh sw pt pb pl pr dh dw */
+        {2, 3, 8, 8, 4, 3, 3, 1, 1, 1, 2, 2, 2, 2, 2, 2}, /* dilated "same" */
+        {2, 3, 6, 5, 4, 3, 3, 1, 1, 1, 0, 2, 0, 2, 1, 1}, /* padding only right and below */
+        {2, 2, 7, 3, 3, 2, 1, 1, 2, 1, 1, 1, 1, 2, 1, 1}, /* stride_h 2, Q = 2 W */
+        {3, 4, 5, 4, 2, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1}, /* groups */
+    };
+    const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
+    kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
+    for (size_t i = 0; i < sizeof geoms / sizeof geoms[0]; i++)
+        for (int di = 0; di < 3; di++)
+            for (int small = 0; small < 2; small++) {
+                char impl[96];
+                /* small: panels of 16 pixels, which start inside output rows */
+                const tu_conv_geom *cc = &geoms[i];
+                prefs.max_workspace_bytes =
+                    small ? (size_t)(cc->c / cc->groups * cc->r * cc->s) * 4 * 16 + 64 : SIZE_MAX;
+                check_conv_prefs(cc, dirs[di], KMUX_NCHW, KMUX_F32, &prefs, 0, impl, sizeof impl);
+                cr_expect_str_eq(impl, "openblas:im2col+sgemm");
+            }
+}

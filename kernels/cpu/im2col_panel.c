@@ -6,10 +6,14 @@
  * numbering: kmux_cpu_kernels.h).
  *
  * Threads: im2col splits the panel's rows (NCHW: filter taps; NHWC: pixels), col2im splits the
- * CHANNELS, so that no two threads add into the same element of x (taps of neighbouring pixels
- * overlap); each element receives its additions in the same order for any thread count.
+ * CHANNELS (NCHW; NHWC runs on one thread, see kmux_cpu_col2im_panel_f32), so that no two threads
+ * add into the same element of x (taps of neighbouring pixels overlap); each element receives its
+ * additions in the same order for any thread count.
  */
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "cast_internal.h"
 #include "kmux_cpu_kernels.h"
@@ -25,7 +29,7 @@ typedef struct panel_job {
     const float *xs; /* im2col source */
     float *xd;       /* col2im destination */
     float *col;      /* im2col destination */
-    const float *cs; /* col2im source */
+    float *cw;       /* col2im source (NCHW zeroes its out-of-image columns) */
 } panel_job;
 
 /* Half-open range [*lo, *hi) of output columns qi whose input column qi*stride + off is in
@@ -40,43 +44,138 @@ static void valid_q(int64_t q, int64_t w, int64_t stride, int64_t off, int64_t *
     *hi = b;
 }
 
-/* NCHW: rows [t0, t1) of the panel (tap index (ci*r + ri)*s + si), every pixel j0..j1. */
+/* Position of panel pixel j: image n, output row pi, output column qi. The loops below walk the
+ * pixels of a panel by output row with this cursor instead of dividing per row (64-bit divisions
+ * were most of im2col's time for 56-pixel rows). */
+typedef struct pix_cursor {
+    int64_t n, pi, qi;
+} pix_cursor;
+
+static pix_cursor cursor_at(int64_t j, int64_t p, int64_t q) {
+    const int64_t pix = j % (p * q);
+    return (pix_cursor){.n = j / (p * q), .pi = pix / q, .qi = pix % q};
+}
+
+/* the cursor after the rest of the current output row */
+static void cursor_next_row(pix_cursor *c, int64_t p) {
+    c->qi = 0;
+    if (++c->pi == p) {
+        c->pi = 0;
+        c->n++;
+    }
+}
+
+/* dst[i] = src[i * stride] for i < n. Unit stride is a copy; stride 2 (ResNet's downsampling
+ * layers) takes the even lanes of two loads with SSE2, which every x86-64 has: -O3 leaves that loop
+ * scalar. A vector reads src[2i .. 2i+7], so the last 4 elements run in the scalar loop, which
+ * keeps every read inside src[0 .. 2n-2]. */
+static void gather_row(float *restrict dst, const float *restrict src, int64_t n, int64_t stride) {
+    int64_t i = 0;
+    if (stride == 1) {
+        for (; i < n; i++)
+            dst[i] = src[i];
+        return;
+    }
+#if defined(__SSE2__)
+    if (stride == 2)
+        for (; i + 4 < n; i += 4) {
+            const __m128 a = _mm_loadu_ps(src + 2 * i), b = _mm_loadu_ps(src + 2 * i + 4);
+            _mm_storeu_ps(dst + i, _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
+        }
+#endif
+    for (; i < n; i++)
+        dst[i] = src[i * stride];
+}
+
+/* dst[i * stride] += src[i] for i < n (the adjoint of gather_row). Stride 2 with SSE2 adds
+ * (src[i], +0, src[i+1], +0) to dst[2i .. 2i+3]: the odd lanes are neighbouring pixels of the same
+ * plane row, and adding +0 leaves them as they are (col2im's x holds no -0, see
+ * kmux_cpu_col2im_panel_f32); the last 4 elements stay scalar, inside dst[0 .. 2n-2]. */
+static void scatter_add_row(float *restrict dst, const float *restrict src, int64_t n,
+                            int64_t stride) {
+    int64_t i = 0;
+    if (stride == 1) {
+        for (; i < n; i++)
+            dst[i] += src[i];
+        return;
+    }
+#if defined(__SSE2__)
+    if (stride == 2) {
+        const __m128 zero = _mm_setzero_ps();
+        for (; i + 4 < n; i += 4) {
+            const __m128 v = _mm_loadu_ps(src + i);
+            float *o = dst + 2 * i;
+            _mm_storeu_ps(o, _mm_add_ps(_mm_loadu_ps(o), _mm_unpacklo_ps(v, zero)));
+            _mm_storeu_ps(o + 4, _mm_add_ps(_mm_loadu_ps(o + 4), _mm_unpackhi_ps(v, zero)));
+        }
+    }
+#endif
+    for (; i < n; i++)
+        dst[i * stride] += src[i];
+}
+
+static void zero_row(float *dst, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = 0.0f;
+}
+
+/* NCHW: rows [t0, t1) of the panel (tap index (ci*r + ri)*s + si), every pixel j0..j1.
+ * Where stride_w = 1 and stride_h * w = q (a "same" convolution of stride 1), consecutive output
+ * rows read consecutive input rows, so a run of whole rows is ONE copy, its out-of-image columns
+ * (|off_w| per row at most) zeroed after: 14-56-pixel rows made the per-row work dominate. */
 static void im2col_nchw_rows(void *ctx, int64_t t0, int64_t t1, int tid) {
     (void)tid;
     const panel_job *jb = ctx;
     const kmux_conv2d_desc *d = jb->d;
-    const int64_t cg = d->c / d->groups, pq = jb->p * jb->q, q = jb->q, hw = d->h * d->w;
-    const int64_t nj = jb->j1 - jb->j0, img = d->c * hw;
+    const int64_t cg = d->c / d->groups, p = jb->p, q = jb->q, hw = d->h * d->w;
+    const int64_t nj = jb->j1 - jb->j0, img = d->c * hw, sw = d->stride_w;
+    const int merge = sw == 1 && d->stride_h * d->w == q;
+    const pix_cursor start = cursor_at(jb->j0, p, q);
     for (int64_t t = t0; t < t1; t++) {
         const int64_t ci = t / (d->r * d->s), ri = t / d->s % d->r, si = t % d->s;
         const int64_t off_w = si * d->dilation_w - d->pad_left;
         int64_t v0, v1;
-        valid_q(q, d->w, d->stride_w, off_w, &v0, &v1);
+        valid_q(q, d->w, sw, off_w, &v0, &v1);
         float *row = jb->col + t * nj;
-        for (int64_t j = jb->j0; j < jb->j1;) {
-            const int64_t n = j / pq, pix = j % pq, pi = pix / q, qa = pix % q;
-            const int64_t qb = qa + (jb->j1 - j) < q ? qa + (jb->j1 - j) : q;
-            float *dst = row + (j - jb->j0) - qa; /* dst[qi] is pixel (pi, qi) */
-            const float *plane = jb->xs + n * img + (jb->g * cg + ci) * hw;
-            const int64_t hi = pi * d->stride_h - d->pad_top + ri * d->dilation_h;
-            if (hi < 0 || hi >= d->h || v0 == v1) {
-                memset(dst + qa, 0, (size_t)(qb - qa) * sizeof(float));
-            } else {
-                const int64_t a = v0 > qa ? v0 : qa, b = v1 < qb ? v1 : qb;
-                const int64_t base = hi * d->w + off_w;
-                if (a >= b) {
-                    memset(dst + qa, 0, (size_t)(qb - qa) * sizeof(float));
-                } else {
-                    memset(dst + qa, 0, (size_t)(a - qa) * sizeof(float));
-                    if (d->stride_w == 1)
-                        memcpy(dst + a, plane + (base + a), (size_t)(b - a) * sizeof(float));
-                    else
-                        for (int64_t qi = a; qi < b; qi++)
-                            dst[qi] = plane[base + qi * d->stride_w];
-                    memset(dst + b, 0, (size_t)(qb - b) * sizeof(float));
-                }
+        pix_cursor c = start;
+        for (int64_t o = 0; o < nj;) {
+            const float *plane = jb->xs + c.n * img + (jb->g * cg + ci) * hw;
+            const int64_t hi = c.pi * d->stride_h - d->pad_top + ri * d->dilation_h;
+            const int inside = hi >= 0 && hi < d->h;
+            int64_t k = 0; /* whole rows to copy at once */
+            if (merge && inside && c.qi == 0) {
+                k = (nj - o) / q;
+                if (k > p - c.pi) k = p - c.pi;
+                if (k > (d->h - 1 - hi) / d->stride_h + 1) k = (d->h - 1 - hi) / d->stride_h + 1;
             }
-            j += qb - qa;
+            if (k >= 2) {
+                /* elements [e0, e1) of the run lie in the plane; the others are in out-of-image
+                 * columns, zeroed below with the rest of those columns */
+                const int64_t s0 = hi * d->w + off_w;
+                const int64_t e0 = s0 < 0 ? -s0 : 0, e1 = s0 + k * q > hw ? hw - s0 : k * q;
+                float *dst = row + o;
+                if (e1 > e0) memcpy(dst + e0, plane + s0 + e0, (size_t)(e1 - e0) * sizeof(float));
+                for (int64_t i = 0; i < k; i++) {
+                    zero_row(dst + i * q, v0);
+                    zero_row(dst + i * q + v1, q - v1);
+                }
+                o += k * q;
+                c.pi += k - 1;
+                cursor_next_row(&c, p);
+                continue;
+            }
+            const int64_t qa = c.qi, qb = qa + (nj - o) < q ? qa + (nj - o) : q;
+            const int64_t lo = v0 > qa ? v0 : qa, up = v1 < qb ? v1 : qb;
+            float *dst = row + o - qa; /* dst[qi] is pixel (pi, qi) */
+            o += qb - qa;
+            cursor_next_row(&c, p);
+            if (!inside || lo >= up) {
+                zero_row(dst + qa, qb - qa);
+                continue;
+            }
+            zero_row(dst + qa, lo - qa);
+            gather_row(dst + lo, plane + hi * d->w + off_w + lo * sw, up - lo, sw);
+            zero_row(dst + up, qb - up);
         }
     }
 }
@@ -137,40 +236,62 @@ static void im2col_nhwc_rows(void *ctx, int64_t a, int64_t b, int tid) {
     }
 }
 
-/* NCHW: channels [c0, c1) of the group, every tap and pixel of the panel. */
+/* NCHW: channels [c0, c1) of the group, every tap and pixel of the panel. Where runs of whole
+ * output rows map to one run of the plane (im2col_nchw_rows), the panel's out-of-image columns
+ * are zeroed first and the run is ONE addition loop: the zeros land on neighbouring pixels of
+ * the plane, and x + (+0) == x for every x that can be there (dx was prescaled by "+ 0.0f", so it
+ * holds no -0, and sums never make one), so every element still gets exactly its taps, in the
+ * same order. The panel is the plugin's workspace, free to overwrite. */
 static void col2im_nchw_chans(void *ctx, int64_t c0, int64_t c1, int tid) {
     (void)tid;
     const panel_job *jb = ctx;
     const kmux_conv2d_desc *d = jb->d;
-    const int64_t cg = d->c / d->groups, pq = jb->p * jb->q, q = jb->q, hw = d->h * d->w;
-    const int64_t nj = jb->j1 - jb->j0, img = d->c * hw;
+    const int64_t cg = d->c / d->groups, p = jb->p, q = jb->q, hw = d->h * d->w;
+    const int64_t nj = jb->j1 - jb->j0, img = d->c * hw, sw = d->stride_w;
+    const int merge = sw == 1 && d->stride_h * d->w == q;
+    const pix_cursor start = cursor_at(jb->j0, p, q);
     for (int64_t ci = c0; ci < c1; ci++)
         for (int64_t ri = 0; ri < d->r; ri++)
             for (int64_t si = 0; si < d->s; si++) {
                 const int64_t t = (ci * d->r + ri) * d->s + si;
                 const int64_t off_w = si * d->dilation_w - d->pad_left;
                 int64_t v0, v1;
-                valid_q(q, d->w, d->stride_w, off_w, &v0, &v1);
-                const float *row = jb->cs + t * nj;
-                for (int64_t j = jb->j0; j < jb->j1;) {
-                    const int64_t n = j / pq, pix = j % pq, pi = pix / q, qa = pix % q;
-                    const int64_t qb = qa + (jb->j1 - j) < q ? qa + (jb->j1 - j) : q;
-                    const float *src = row + (j - jb->j0) - qa; /* src[qi]: pixel (pi, qi) */
-                    const int64_t hi = pi * d->stride_h - d->pad_top + ri * d->dilation_h;
-                    j += qb - qa;
-                    if (hi < 0 || hi >= d->h) continue;
-                    const int64_t lo = v0 > qa ? v0 : qa, up = v1 < qb ? v1 : qb;
-                    float *plane = jb->xd + n * img + (jb->g * cg + ci) * hw;
-                    const int64_t base = hi * d->w + off_w;
-                    if (d->stride_w == 1) { /* unit stride: a loop the compiler vectorises */
-                        float *dst = plane + (base + lo);
-                        const float *from = src + lo;
-                        for (int64_t e = 0; e < up - lo; e++)
-                            dst[e] += from[e];
-                    } else {
-                        for (int64_t qi = lo; qi < up; qi++)
-                            plane[base + qi * d->stride_w] += src[qi];
+                valid_q(q, d->w, sw, off_w, &v0, &v1);
+                float *row = jb->cw + t * nj;
+                pix_cursor c = start;
+                for (int64_t o = 0; o < nj;) {
+                    float *plane = jb->xd + c.n * img + (jb->g * cg + ci) * hw;
+                    const int64_t hi = c.pi * d->stride_h - d->pad_top + ri * d->dilation_h;
+                    const int inside = hi >= 0 && hi < d->h;
+                    int64_t k = 0; /* whole rows to add at once */
+                    if (merge && inside && c.qi == 0) {
+                        k = (nj - o) / q;
+                        if (k > p - c.pi) k = p - c.pi;
+                        if (k > (d->h - 1 - hi) / d->stride_h + 1)
+                            k = (d->h - 1 - hi) / d->stride_h + 1;
                     }
+                    if (k >= 2) {
+                        const int64_t s0 = hi * d->w + off_w;
+                        const int64_t e0 = s0 < 0 ? -s0 : 0, e1 = s0 + k * q > hw ? hw - s0 : k * q;
+                        float *src = row + o;
+                        for (int64_t i = 0; i < k; i++) {
+                            zero_row(src + i * q, v0);
+                            zero_row(src + i * q + v1, q - v1);
+                        }
+                        if (e1 > e0) scatter_add_row(plane + s0 + e0, src + e0, e1 - e0, 1);
+                        o += k * q;
+                        c.pi += k - 1;
+                        cursor_next_row(&c, p);
+                        continue;
+                    }
+                    const int64_t qa = c.qi, qb = qa + (nj - o) < q ? qa + (nj - o) : q;
+                    const float *src = row + o - qa; /* src[qi]: pixel (pi, qi) */
+                    o += qb - qa;
+                    cursor_next_row(&c, p);
+                    if (!inside) continue;
+                    const int64_t lo = v0 > qa ? v0 : qa, up = v1 < qb ? v1 : qb;
+                    if (lo >= up) continue;
+                    scatter_add_row(plane + hi * d->w + off_w + lo * sw, src + lo, up - lo, sw);
                 }
             }
 }
@@ -186,7 +307,7 @@ static void col2im_nhwc_chans(void *ctx, int64_t c0, int64_t c1, int tid) {
     for (int64_t j = jb->j0; j < jb->j1; j++) {
         const int64_t pix = j % pq, pi = pix / jb->q, qi = pix % jb->q;
         float *x = jb->xd + j / pq * img + jb->g * cg;
-        const float *src = jb->cs + (j - jb->j0) * rsc;
+        const float *src = jb->cw + (j - jb->j0) * rsc;
         for (int64_t ri = 0; ri < d->r; ri++) {
             const int64_t hi = pi * d->stride_h - d->pad_top + ri * d->dilation_h;
             if (hi < 0 || hi >= d->h) continue;
@@ -195,8 +316,7 @@ static void col2im_nhwc_chans(void *ctx, int64_t c0, int64_t c1, int tid) {
                 taps_inside(d, qi, &s0, &s1);
                 const float *t = src + (ri * d->s + s0) * cg;
                 float *dst = x + (hi * d->w + qi * d->stride_w - d->pad_left + s0) * d->c;
-                for (int64_t e = 0; e < (s1 - s0) * cg; e++)
-                    dst[e] += t[e];
+                scatter_add_row(dst, t, (s1 - s0) * cg, 1);
                 continue;
             }
             for (int64_t si = 0; si < d->s; si++) {
@@ -204,8 +324,7 @@ static void col2im_nhwc_chans(void *ctx, int64_t c0, int64_t c1, int tid) {
                 if (wi < 0 || wi >= d->w) continue;
                 const float *t = src + (ri * d->s + si) * cg;
                 float *dst = x + (hi * d->w + wi) * d->c;
-                for (int64_t ci = c0; ci < c1; ci++)
-                    dst[ci] += t[ci];
+                scatter_add_row(dst + c0, t + c0, c1 - c0, 1);
             }
         }
     }
@@ -222,12 +341,14 @@ void kmux_cpu_im2col_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, 
 }
 
 void kmux_cpu_col2im_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
-                               const float *col, int64_t j0, int64_t j1, float *x, int threads) {
-    panel_job jb = {.d = d, .p = p, .q = q, .g = g, .j0 = j0, .j1 = j1, .xd = x, .cs = col};
+                               float *col, int64_t j0, int64_t j1, float *x, int threads) {
+    panel_job jb = {.d = d, .p = p, .q = q, .g = g, .j0 = j0, .j1 = j1, .xd = x, .cw = col};
     const int64_t cg = d->c / d->groups, per_chan = d->r * d->s * (j1 - j0);
-    /* NHWC: ranges of 8 channels keep each thread's additions vectorisable; fewer than 16
-     * channels run on one thread, in runs of s * C floats (nhwc_runs) */
+    /* NHWC runs on one thread: split by channels, each thread walks every pixel and tap for a
+     * part of each run, which measured slower than one thread on 2 cores for C = 3..256 (the
+     * additions are bound by memory, not by arithmetic); one thread also adds in runs of s * C
+     * floats (nhwc_runs). */
     const int nhwc = d->layout == KMUX_NHWC;
-    kmux_cast_parallel_for(cg, per_chan, nhwc && cg < 16 ? 1 : threads, nhwc ? 8 : 1,
+    kmux_cast_parallel_for(cg, per_chan, nhwc ? 1 : threads, nhwc ? 8 : 1,
                            nhwc ? col2im_nhwc_chans : col2im_nchw_chans, &jb);
 }
