@@ -3,8 +3,9 @@
  * per problem, direct OpenBLAS, direct oneDNN, PyTorch (when python3 can import torch), kmux on
  * cpu:openblas, on cpu:onednn and on the routing device cpu:auto (when present), with the ratios
  * kmux/direct and auto/best. Contestants run interleaved (A B C ..., A B C ...) after one warm-up
- * each; the figure is the median rate. Outputs of every contestant are compared with each other
- * once before timing; a contestant that disagrees is printed as "BAD".
+ * each; a sample is a pause (settle), one untimed call and a warm loop of >= 10 ms of calls
+ * (sample_calls); the figure is the median rate. Outputs of every contestant are compared with
+ * each other once before timing; a contestant that disagrees is printed as "BAD".
  *
  * Rows: the issue's table (bf16 and i8 GEMM 1024^3, f32 GEMM 2048^3, the 3x3 convolution mb32
  * ic64 56^2 in both layouts) and a 20-problem mix of kmux-bench's default workload, DeepBench GEMM
@@ -19,7 +20,8 @@
  * OPENBLAS_NUM_THREADS, OMP_NUM_THREADS as the caller sets them).
  *
  * Usage: bench_cpu_direct [--quick] [--rows=issue|mix|all] [--budget=SECONDS_PER_PROBLEM]
- *                         [--settle-ms=MS]   (pause before each timed run, default 20; see settle)
+ *                         [--settle-ms=MS]   (pause before each sample; default: OpenBLAS's
+ *                                             worker spin period + 20 ms, see settle)
  *   --quick: one tiny GEMM and one tiny convolution, 3 repetitions (the ctest smoke test).
  */
 #define _GNU_SOURCE
@@ -31,6 +33,9 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include "kmux.h"
 
@@ -208,7 +213,8 @@ typedef struct contestant {
     kmux_plan *plan;
     kmux_stream *stream;
     char impl[96];
-    double t[MAX_REPS];
+    int calls;          /* calls per timed sample (sample_calls) */
+    double t[MAX_REPS]; /* seconds per call, one per sample */
 #ifdef KMUX_BENCH_HAVE_DNNL
     dnnl_primitive_t prim;
     dnnl_stream_t ds;
@@ -398,13 +404,51 @@ static int run(bench *b, int ci) {
     }
 }
 
-/* A pause before each timed run. After every oneDNN call libgomp's workers spin-wait for the
- * next parallel region (GOMP_SPINCOUNT, ~5-8 ms of CPU measured on the 2-core VM), taking a core
- * from whatever runs next: an OpenBLAS call right after a oneDNN one loses that share (this is
- * what made cpu:openblas look 9% slower than cblas_sgemm in bench_overhead, whose kmux
- * cpu:openblas always followed the oneDNN matmul). Sleeping past the spin period gives every
- * contestant an idle machine to start on. */
-static double g_settle_ms = 20;
+/* Calls per timed sample: enough to last SAMPLE_MIN_S. A sample of one call of a problem that
+ * takes 0.1 ms measured the wake-up of the library's idle worker threads (and, on a VM, of the
+ * idle second vCPU) after settle(): 7 ms for oneDNN's 512x16x512 GEMM, which runs in 0.12 ms
+ * warm (kmux-bench). Each sample is therefore one untimed call after the pause, then `calls`
+ * timed calls, as benchdnn and kmux-bench time warm loops. */
+#define SAMPLE_MIN_S 0.01
+
+static int sample_calls(double t_call) {
+    if (t_call <= 0) return 1;
+    double n = SAMPLE_MIN_S / t_call;
+    return n < 1 ? 1 : n > 1000 ? 1000 : (int)n + 1;
+}
+
+/* A pause before each timed run, so that every contestant starts on an idle machine.
+ * - After every oneDNN call libgomp's workers spin-wait for the next parallel region
+ *   (GOMP_SPINCOUNT, ~5-8 ms of CPU measured on the 2-core VM), taking a core from whatever runs
+ *   next (this made cpu:openblas look 9% slower than cblas_sgemm in bench_overhead).
+ * - After every OpenBLAS call its workers spin (sched_yield) for 2^OPENBLAS_THREAD_TIMEOUT cycles
+ *   of the time-stamp counter (default 2^28, ~0.1 s) before they sleep. A oneDNN call in that
+ *   window ran 2-3x slower on 2 cores (1760x64x1760: 24 GFLOP/s after OpenBLAS, 74 alone), and a
+ *   20 ms pause did not cover it. The pause is therefore that spin period plus 20 ms
+ *   (openblas_spin_ms), unless --settle-ms says otherwise.
+ * Processes that use both libraries (cpu:auto, or cpu:openblas next to cpu:onednn) meet the same
+ * slowdown; README "Performance notes" gives the remedy (OPENBLAS_THREAD_TIMEOUT). */
+static double g_settle_ms = -1; /* -1: openblas_spin_ms() + 20 */
+
+/* OpenBLAS's spin period in ms: 2^OPENBLAS_THREAD_TIMEOUT (4..30, default 28) counter ticks, the
+ * tick rate measured against CLOCK_MONOTONIC over 20 ms (x86: rdtsc); 1 GHz assumed elsewhere. */
+static double openblas_spin_ms(void) {
+    int e = 28;
+    const char *env = getenv("OPENBLAS_THREAD_TIMEOUT");
+    if (env && atoi(env) > 0) e = atoi(env) < 4 ? 4 : atoi(env) > 30 ? 30 : atoi(env);
+    double hz = 1e9;
+#if defined(__x86_64__) || defined(__i386__)
+    struct timespec a, b, pause = {0, 20 * 1000 * 1000};
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    const unsigned long long c0 = __rdtsc();
+    nanosleep(&pause, NULL);
+    const unsigned long long c1 = __rdtsc();
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    const double dt = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+    if (dt > 0 && c1 > c0) hz = (double)(c1 - c0) / dt;
+#endif
+    return ldexp(1.0, e) / hz * 1e3;
+}
 
 static void settle(void) {
     if (g_settle_ms <= 0) return;
@@ -538,7 +582,9 @@ static void bench_problem(const problem *p, double budget, int reps_max, double 
             c->why = "failed";
             continue;
         }
-        t_round += now_s() - t0;
+        const double t_call = now_s() - t0;
+        c->calls = sample_calls(t_call);
+        t_round += t_call * (c->calls + 1) + g_settle_ms * 1e-3;
     }
     for (int i = C_KOB; i <= C_KAUTO && !ref; i++)
         if (b.c[i].ok) ref = &b.c[i];
@@ -559,9 +605,11 @@ static void bench_problem(const problem *p, double budget, int reps_max, double 
             contestant *c = &b.c[i];
             if (!c->ok) continue;
             settle();
+            run(&b, i); /* wakes the library's threads; not timed */
             double t0 = now_s();
-            run(&b, i);
-            c->t[r] = now_s() - t0;
+            for (int k = 0; k < c->calls; k++)
+                run(&b, i);
+            c->t[r] = (now_s() - t0) / c->calls;
         }
     double ops = problem_ops(p), rate[NCONT] = {0};
     for (int i = 0; i < NCONT; i++)
@@ -628,6 +676,7 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
+    if (g_settle_ms < 0) g_settle_ms = openblas_spin_ms() + 20;
     problem rows[64];
     int n = 0;
     if (quick) {
@@ -661,9 +710,10 @@ int main(int argc, char **argv) {
     machine m0, m1;
     machine_read(&m0);
     int have_torch = !quick && torch_measure(rows, n);
-    printf("bench_cpu_direct: CPU %s, %ld cores; kmux %s; load average before %.2f; KMUX_TUNE=%s\n",
+    printf("bench_cpu_direct: CPU %s, %ld cores; kmux %s; load average before %.2f; KMUX_TUNE=%s; "
+           "pause before each sample %.0f ms\n",
            model, sysconf(_SC_NPROCESSORS_ONLN), kmux_version(), m0.load1,
-           getenv("KMUX_TUNE") ? getenv("KMUX_TUNE") : "(unset)");
+           getenv("KMUX_TUNE") ? getenv("KMUX_TUNE") : "(unset)", g_settle_ms);
     printf("GFLOP/s (GOP/s for i8), medians of interleaved repetitions; ratios: k:openblas / "
            "OpenBLAS, k:onednn / oneDNN, k:auto / best direct (PyTorch %s)\n",
            have_torch ? "included, run in its own process" : "not importable: left out");
@@ -680,7 +730,11 @@ int main(int argc, char **argv) {
     double foreign = (m1.busy_s - m0.busy_s) - (m1.own_s - m0.own_s);
     double foreign_frac = wall > 0 ? foreign / (wall * (double)cores) : 0;
     double steal_frac = wall > 0 ? (m1.steal_s - m0.steal_s) / (wall * (double)cores) : 0;
-    int noisy = m0.load1 > 0.5 || foreign_frac > 0.05 || steal_frac > 0.02;
+    /* The verdict rests on what was measured during the run: other processes' CPU time and steal.
+     * The load average before is printed only: it decays over minutes, so it stayed above 0.5 for
+     * a minute after any earlier run and condemned runs during which nothing else ran (0% other
+     * CPU time, 0.1% steal). */
+    int noisy = foreign_frac > 0.05 || steal_frac > 0.02;
     printf("machine: load average before %.2f after %.2f; other processes used %.0f%% of the CPU "
            "time, steal %.1f%%, over %.0f s\n",
            m0.load1, m1.load1, 100 * foreign_frac, 100 * steal_frac, wall);
