@@ -3,9 +3,10 @@
  * per problem, direct OpenBLAS, direct oneDNN, PyTorch (when python3 can import torch), kmux on
  * cpu:openblas, on cpu:onednn and on the routing device cpu:auto (when present), with the ratios
  * kmux/direct and auto/best. Contestants run interleaved (A B C ..., A B C ...) after one warm-up
- * each; a sample is a pause (settle), one untimed call and a warm loop of >= 10 ms of calls
- * (sample_calls); the figure is the median rate. Outputs of every contestant are compared with
- * each other once before timing; a contestant that disagrees is printed as "BAD".
+ * each; a sample is a pause (settle), then for calls under 10 ms one untimed call and a warm
+ * loop of >= 10 ms of calls (sample_calls); the figure is the median rate. Outputs of every
+ * contestant are compared with each other once before timing; a contestant that disagrees is
+ * printed as "BAD".
  *
  * Rows: the issue's table (bf16 and i8 GEMM 1024^3, f32 GEMM 2048^3, the 3x3 convolution mb32
  * ic64 56^2 in both layouts) and a 20-problem mix of kmux-bench's default workload, DeepBench GEMM
@@ -21,7 +22,8 @@
  *
  * Usage: bench_cpu_direct [--quick] [--rows=issue|mix|all] [--budget=SECONDS_PER_PROBLEM]
  *                         [--settle-ms=MS]   (pause before each sample; default: OpenBLAS's
- *                                             worker spin period + 20 ms, see settle)
+ *                                             worker spin period + 20 ms before contestants that
+ *                                             may run oneDNN, 20 ms before the others; see settle)
  *   --quick: one tiny GEMM and one tiny convolution, 3 repetitions (the ctest smoke test).
  */
 #define _GNU_SOURCE
@@ -214,6 +216,7 @@ typedef struct contestant {
     kmux_stream *stream;
     char impl[96];
     int calls;          /* calls per timed sample (sample_calls) */
+    int warm;           /* an untimed call before each sample */
     double t[MAX_REPS]; /* seconds per call, one per sample */
 #ifdef KMUX_BENCH_HAVE_DNNL
     dnnl_primitive_t prim;
@@ -407,8 +410,8 @@ static int run(bench *b, int ci) {
 /* Calls per timed sample: enough to last SAMPLE_MIN_S. A sample of one call of a problem that
  * takes 0.1 ms measured the wake-up of the library's idle worker threads (and, on a VM, of the
  * idle second vCPU) after settle(): 7 ms for oneDNN's 512x16x512 GEMM, which runs in 0.12 ms
- * warm (kmux-bench). Each sample is therefore one untimed call after the pause, then `calls`
- * timed calls, as benchdnn and kmux-bench time warm loops. */
+ * warm (kmux-bench). Each sample of a call shorter than SAMPLE_MIN_S is therefore one untimed
+ * call after the pause, then `calls` timed calls, as benchdnn and kmux-bench time warm loops. */
 #define SAMPLE_MIN_S 0.01
 
 static int sample_calls(double t_call) {
@@ -424,11 +427,14 @@ static int sample_calls(double t_call) {
  * - After every OpenBLAS call its workers spin (sched_yield) for 2^OPENBLAS_THREAD_TIMEOUT cycles
  *   of the time-stamp counter (default 2^28, ~0.1 s) before they sleep. A oneDNN call in that
  *   window ran 2-3x slower on 2 cores (1760x64x1760: 24 GFLOP/s after OpenBLAS, 74 alone), and a
- *   20 ms pause did not cover it. The pause is therefore that spin period plus 20 ms
- *   (openblas_spin_ms), unless --settle-ms says otherwise.
+ *   20 ms pause did not cover it. The pause before a contestant that may run oneDNN is therefore
+ *   that spin period plus 20 ms (openblas_spin_ms), 20 ms before the others, unless --settle-ms
+ *   sets one pause for all.
  * Processes that use both libraries (cpu:auto, or cpu:openblas next to cpu:onednn) meet the same
  * slowdown; README "Performance notes" gives the remedy (OPENBLAS_THREAD_TIMEOUT). */
-static double g_settle_ms = -1; /* -1: openblas_spin_ms() + 20 */
+static double g_settle_ms = -1; /* -1: openblas_spin_ms() + 20 before contestants that may run
+                                   oneDNN, 20 before the others (--settle-ms: that, before all) */
+static double g_settle_short_ms = 20;
 
 /* OpenBLAS's spin period in ms: 2^OPENBLAS_THREAD_TIMEOUT (4..30, default 28) counter ticks, the
  * tick rate measured against CLOCK_MONOTONIC over 20 ms (x86: rdtsc); 1 GHz assumed elsewhere. */
@@ -450,9 +456,16 @@ static double openblas_spin_ms(void) {
     return ldexp(1.0, e) / hz * 1e3;
 }
 
-static void settle(void) {
-    if (g_settle_ms <= 0) return;
-    struct timespec ts = {(time_t)(g_settle_ms / 1000), (long)(fmod(g_settle_ms, 1000.0) * 1e6)};
+/* The pause before contestant i: the long one only where oneDNN may run next (after OpenBLAS's
+ * spin); OpenBLAS itself only waits out libgomp's few-ms spin. */
+static double settle_ms(int i) {
+    return i == C_ONEDNN || i == C_KDNN || i == C_KAUTO ? g_settle_ms : g_settle_short_ms;
+}
+
+static void settle(int i) {
+    const double ms = settle_ms(i);
+    if (ms <= 0) return;
+    struct timespec ts = {(time_t)(ms / 1000), (long)(fmod(ms, 1000.0) * 1e6)};
     nanosleep(&ts, NULL);
 }
 
@@ -584,7 +597,10 @@ static void bench_problem(const problem *p, double budget, int reps_max, double 
         }
         const double t_call = now_s() - t0;
         c->calls = sample_calls(t_call);
-        t_round += t_call * (c->calls + 1) + g_settle_ms * 1e-3;
+        /* the untimed call only where a call is short against a sample: a long call (oneDNN's
+         * ref:any NHWC convolution takes ~100 s) is not distorted by a wake-up */
+        c->warm = t_call < SAMPLE_MIN_S;
+        t_round += t_call * (c->calls + c->warm) + settle_ms(i) * 1e-3;
     }
     for (int i = C_KOB; i <= C_KAUTO && !ref; i++)
         if (b.c[i].ok) ref = &b.c[i];
@@ -604,8 +620,8 @@ static void bench_problem(const problem *p, double budget, int reps_max, double 
         for (int i = 0; i < NCONT; i++) {
             contestant *c = &b.c[i];
             if (!c->ok) continue;
-            settle();
-            run(&b, i); /* wakes the library's threads; not timed */
+            settle(i);
+            if (c->warm) run(&b, i); /* wakes the library's threads; not timed */
             double t0 = now_s();
             for (int k = 0; k < c->calls; k++)
                 run(&b, i);
@@ -667,7 +683,7 @@ int main(int argc, char **argv) {
         else if (!strncmp(argv[i], "--budget=", 9) && atof(argv[i] + 9) > 0)
             budget = atof(argv[i] + 9);
         else if (!strncmp(argv[i], "--settle-ms=", 12) && atof(argv[i] + 12) >= 0)
-            g_settle_ms = atof(argv[i] + 12);
+            g_settle_ms = g_settle_short_ms = atof(argv[i] + 12);
         else {
             fprintf(stderr,
                     "usage: %s [--quick] [--rows=issue|mix|all] [--budget=SECONDS_PER_PROBLEM] "
@@ -711,9 +727,9 @@ int main(int argc, char **argv) {
     machine_read(&m0);
     int have_torch = !quick && torch_measure(rows, n);
     printf("bench_cpu_direct: CPU %s, %ld cores; kmux %s; load average before %.2f; KMUX_TUNE=%s; "
-           "pause before each sample %.0f ms\n",
+           "pause before each sample %.0f ms (%.0f ms before OpenBLAS-only contestants)\n",
            model, sysconf(_SC_NPROCESSORS_ONLN), kmux_version(), m0.load1,
-           getenv("KMUX_TUNE") ? getenv("KMUX_TUNE") : "(unset)", g_settle_ms);
+           getenv("KMUX_TUNE") ? getenv("KMUX_TUNE") : "(unset)", g_settle_ms, g_settle_short_ms);
     printf("GFLOP/s (GOP/s for i8), medians of interleaved repetitions; ratios: k:openblas / "
            "OpenBLAS, k:onednn / oneDNN, k:auto / best direct (PyTorch %s)\n",
            have_torch ? "included, run in its own process" : "not importable: left out");
