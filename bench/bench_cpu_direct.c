@@ -407,11 +407,12 @@ static int run(bench *b, int ci) {
     }
 }
 
-/* Calls per timed sample: enough to last SAMPLE_MIN_S. A sample of one call of a problem that
- * takes 0.1 ms measured the wake-up of the library's idle worker threads (and, on a VM, of the
- * idle second vCPU) after settle(): 7 ms for oneDNN's 512x16x512 GEMM, which runs in 0.12 ms
- * warm (kmux-bench). Each sample of a call shorter than SAMPLE_MIN_S is therefore one untimed
- * call after the pause, then `calls` timed calls, as benchdnn and kmux-bench time warm loops. */
+/* Calls per timed sample: enough to last SAMPLE_MIN_S. A single call of 0.1 ms right after the
+ * pause also times waking the library's sleeping worker threads, and its timer resolution is
+ * coarse against it; so, as benchdnn and kmux-bench time warm loops, each sample of a call
+ * shorter than SAMPLE_MIN_S is one untimed call after the pause, then `calls` timed calls. (The
+ * 7 ms that oneDNN's 512x16x512 GEMM showed here, 0.12 ms in kmux-bench, came from OpenBLAS's
+ * spinning workers, see settle, not from the sample length.) */
 #define SAMPLE_MIN_S 0.01
 
 static int sample_calls(double t_call) {
