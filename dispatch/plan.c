@@ -87,6 +87,25 @@ void kmux_plan_free(kmux_plan *plan) {
     kmux_handle_release(plan);
 }
 
+/* A created plan: it starts at its tuned implementation (tune.c) and is traced (KMUX_VERBOSE=2). */
+static void plan_finish(kmux_plan *pl, const kmux_plan_prefs *prefs, double t0) {
+    if (kmux_tune_enabled(prefs)) kmux_tune_plan(pl, prefs);
+    if (kmux_verbose_level() < 2) return;
+    kmux_plan_info info;
+    kmux_plan_info_get(pl, &info);
+    if (pl->kind == KMUX_PLAN_MATMUL)
+        kmux_trace_matmul(2, "create", pl->dev, info.impl, &pl->desc.matmul, now_ms() - t0, NULL);
+    else
+        kmux_trace_conv(2, "create", pl->dev, info.impl, &pl->desc.conv, now_ms() - t0, NULL);
+}
+
+/* A plan the caller made through the public API: counted in ctx->live_plans until it is freed
+ * (the core's own plans, made by the _unchecked functions, are not). */
+static void count_as_callers(kmux_plan *pl) {
+    pl->counted = 1;
+    KMUX_LIVE_ADD(pl->dev->ctx, live_plans, 1);
+}
+
 /* A backend's impl_count must be >= 1; anything else is a plugin bug, reported as such. */
 static kmux_status check_impl_count(const char *fn, const kmux_device *dev, int count) {
     if (count >= 1) return KMUX_OK;
@@ -124,12 +143,7 @@ kmux_status kmux_matmul_plan_create_unchecked(kmux_device *dev, const kmux_matmu
         kmux_plan_free(pl);
         return st;
     }
-    if (kmux_tune_enabled(&p)) kmux_tune_plan(pl, &p);
-    if (kmux_verbose_level() >= 2) {
-        kmux_plan_info info;
-        kmux_plan_info_get(pl, &info);
-        kmux_trace_matmul(2, "create", dev, info.impl, desc, now_ms() - t0, NULL);
-    }
+    plan_finish(pl, &p, t0);
     *plan = pl;
     return KMUX_OK;
 }
@@ -145,10 +159,7 @@ kmux_status kmux_matmul_plan_create(kmux_device *dev, const kmux_matmul_desc *de
     if (st == KMUX_OK) st = kmux_validate_matmul_desc(fn, &d);
     if (st != KMUX_OK) return st;
     st = kmux_matmul_plan_create_unchecked(dev, &d, &pr, plan);
-    if (st == KMUX_OK) {
-        (*plan)->counted = 1;
-        KMUX_LIVE_ADD(dev->ctx, live_plans, 1);
-    }
+    if (st == KMUX_OK) count_as_callers(*plan);
     return st;
 }
 
@@ -294,12 +305,7 @@ kmux_status kmux_conv2d_plan_create_unchecked(kmux_device *dev, const kmux_conv2
         kmux_plan_free(pl);
         return st;
     }
-    if (kmux_tune_enabled(&pr)) kmux_tune_plan(pl, &pr);
-    if (kmux_verbose_level() >= 2) {
-        kmux_plan_info info;
-        kmux_plan_info_get(pl, &info);
-        kmux_trace_conv(2, "create", dev, info.impl, desc, now_ms() - t0, NULL);
-    }
+    plan_finish(pl, &pr, t0);
     *plan = pl;
     return KMUX_OK;
 }
@@ -315,10 +321,7 @@ kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d_desc *de
     if (st == KMUX_OK) st = kmux_validate_conv_desc(fn, &cd, NULL, NULL);
     if (st != KMUX_OK) return st;
     st = kmux_conv2d_plan_create_unchecked(dev, &cd, &pr, plan);
-    if (st == KMUX_OK) {
-        (*plan)->counted = 1;
-        KMUX_LIVE_ADD(dev->ctx, live_plans, 1);
-    }
+    if (st == KMUX_OK) count_as_callers(*plan);
     return st;
 }
 

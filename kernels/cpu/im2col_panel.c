@@ -119,17 +119,55 @@ static void zero_row(float *dst, int64_t n) {
         dst[i] = 0.0f;
 }
 
-/* NCHW: rows [t0, t1) of the panel (tap index (ci*r + ri)*s + si), every pixel j0..j1.
- * Where stride_w = 1 and stride_h * w = q (a "same" convolution of stride 1), consecutive output
- * rows read consecutive input rows, so a run of whole rows is ONE copy, its out-of-image columns
- * (|off_w| per row at most) zeroed after: 14-56-pixel rows made the per-row work dominate. */
+/* NCHW, stride_w = 1 and stride_h * w = q (a "same" convolution of stride 1): consecutive output
+ * rows read consecutive input rows, so k >= 2 whole output rows from the cursor on are ONE run of
+ * the plane. Panel entries [e0, e1) of the run's k * q lie in the plane, entry e at plane index
+ * s0 + e; the others are in out-of-image columns. */
+typedef struct row_run {
+    int64_t k, s0, e0, e1;
+} row_run;
+
+/* The run at cursor c (panel offset o, input row hi, tap column offset off_w); 0 when there is
+ * none of at least 2 rows. */
+static int whole_rows(const panel_job *jb, pix_cursor c, int64_t o, int64_t hi, int64_t off_w,
+                      row_run *run) {
+    const kmux_conv2d_desc *d = jb->d;
+    const int64_t q = jb->q, hw = d->h * d->w;
+    if (d->stride_w != 1 || d->stride_h * d->w != q || c.qi != 0 || hi < 0 || hi >= d->h) return 0;
+    int64_t k = (jb->j1 - jb->j0 - o) / q;
+    if (k > jb->p - c.pi) k = jb->p - c.pi;
+    if (k > (d->h - 1 - hi) / d->stride_h + 1) k = (d->h - 1 - hi) / d->stride_h + 1;
+    if (k < 2) return 0;
+    run->k = k;
+    run->s0 = hi * d->w + off_w;
+    run->e0 = run->s0 < 0 ? -run->s0 : 0;
+    run->e1 = run->s0 + k * q > hw ? hw - run->s0 : k * q;
+    return 1;
+}
+
+/* zeroes the out-of-image columns [0, v0) and [v1, q) of k panel rows of q entries */
+static void zero_outside(float *rows, int64_t k, int64_t q, int64_t v0, int64_t v1) {
+    for (int64_t i = 0; i < k; i++) {
+        zero_row(rows + i * q, v0);
+        zero_row(rows + i * q + v1, q - v1);
+    }
+}
+
+/* the cursor after k whole rows */
+static void cursor_skip_rows(pix_cursor *c, int64_t k, int64_t p) {
+    c->pi += k - 1;
+    cursor_next_row(c, p);
+}
+
+/* NCHW: rows [t0, t1) of the panel (tap index (ci*r + ri)*s + si), every pixel j0..j1. A run of
+ * whole rows (row_run) is ONE copy, its out-of-image columns (|off_w| per row at most) zeroed
+ * after: 14-56-pixel rows made the per-row work dominate. */
 static void im2col_nchw_rows(void *ctx, int64_t t0, int64_t t1, int tid) {
     (void)tid;
     const panel_job *jb = ctx;
     const kmux_conv2d_desc *d = jb->d;
     const int64_t cg = d->c / d->groups, p = jb->p, q = jb->q, hw = d->h * d->w;
     const int64_t nj = jb->j1 - jb->j0, img = d->c * hw, sw = d->stride_w;
-    const int merge = sw == 1 && d->stride_h * d->w == q;
     const pix_cursor start = cursor_at(jb->j0, p, q);
     for (int64_t t = t0; t < t1; t++) {
         const int64_t ci = t / (d->r * d->s), ri = t / d->s % d->r, si = t % d->s;
@@ -142,26 +180,16 @@ static void im2col_nchw_rows(void *ctx, int64_t t0, int64_t t1, int tid) {
             const float *plane = jb->xs + c.n * img + (jb->g * cg + ci) * hw;
             const int64_t hi = c.pi * d->stride_h - d->pad_top + ri * d->dilation_h;
             const int inside = hi >= 0 && hi < d->h;
-            int64_t k = 0; /* whole rows to copy at once */
-            if (merge && inside && c.qi == 0) {
-                k = (nj - o) / q;
-                if (k > p - c.pi) k = p - c.pi;
-                if (k > (d->h - 1 - hi) / d->stride_h + 1) k = (d->h - 1 - hi) / d->stride_h + 1;
-            }
-            if (k >= 2) {
-                /* elements [e0, e1) of the run lie in the plane; the others are in out-of-image
-                 * columns, zeroed below with the rest of those columns */
-                const int64_t s0 = hi * d->w + off_w;
-                const int64_t e0 = s0 < 0 ? -s0 : 0, e1 = s0 + k * q > hw ? hw - s0 : k * q;
+            row_run run;
+            if (whole_rows(jb, c, o, hi, off_w, &run)) {
+                /* the in-plane part copied, the out-of-image columns zeroed */
                 float *dst = row + o;
-                if (e1 > e0) memcpy(dst + e0, plane + s0 + e0, (size_t)(e1 - e0) * sizeof(float));
-                for (int64_t i = 0; i < k; i++) {
-                    zero_row(dst + i * q, v0);
-                    zero_row(dst + i * q + v1, q - v1);
-                }
-                o += k * q;
-                c.pi += k - 1;
-                cursor_next_row(&c, p);
+                if (run.e1 > run.e0)
+                    memcpy(dst + run.e0, plane + run.s0 + run.e0,
+                           (size_t)(run.e1 - run.e0) * sizeof(float));
+                zero_outside(dst, run.k, q, v0, v1);
+                o += run.k * q;
+                cursor_skip_rows(&c, run.k, p);
                 continue;
             }
             const int64_t qa = c.qi, qb = qa + (nj - o) < q ? qa + (nj - o) : q;
@@ -236,8 +264,8 @@ static void im2col_nhwc_rows(void *ctx, int64_t a, int64_t b, int tid) {
     }
 }
 
-/* NCHW: channels [c0, c1) of the group, every tap and pixel of the panel. Where runs of whole
- * output rows map to one run of the plane (im2col_nchw_rows), the panel's out-of-image columns
+/* NCHW: channels [c0, c1) of the group, every tap and pixel of the panel. In a run of whole rows
+ * (row_run), the panel's out-of-image columns
  * are zeroed first and the run is ONE addition loop: the zeros land on neighbouring pixels of
  * the plane, and x + (+0) == x for every x that can be there (dx was prescaled by "+ 0.0f", so it
  * holds no -0, and sums never make one), so every element still gets exactly its taps, in the
@@ -248,7 +276,6 @@ static void col2im_nchw_chans(void *ctx, int64_t c0, int64_t c1, int tid) {
     const kmux_conv2d_desc *d = jb->d;
     const int64_t cg = d->c / d->groups, p = jb->p, q = jb->q, hw = d->h * d->w;
     const int64_t nj = jb->j1 - jb->j0, img = d->c * hw, sw = d->stride_w;
-    const int merge = sw == 1 && d->stride_h * d->w == q;
     const pix_cursor start = cursor_at(jb->j0, p, q);
     for (int64_t ci = c0; ci < c1; ci++)
         for (int64_t ri = 0; ri < d->r; ri++)
@@ -263,25 +290,15 @@ static void col2im_nchw_chans(void *ctx, int64_t c0, int64_t c1, int tid) {
                     float *plane = jb->xd + c.n * img + (jb->g * cg + ci) * hw;
                     const int64_t hi = c.pi * d->stride_h - d->pad_top + ri * d->dilation_h;
                     const int inside = hi >= 0 && hi < d->h;
-                    int64_t k = 0; /* whole rows to add at once */
-                    if (merge && inside && c.qi == 0) {
-                        k = (nj - o) / q;
-                        if (k > p - c.pi) k = p - c.pi;
-                        if (k > (d->h - 1 - hi) / d->stride_h + 1)
-                            k = (d->h - 1 - hi) / d->stride_h + 1;
-                    }
-                    if (k >= 2) {
-                        const int64_t s0 = hi * d->w + off_w;
-                        const int64_t e0 = s0 < 0 ? -s0 : 0, e1 = s0 + k * q > hw ? hw - s0 : k * q;
+                    row_run run;
+                    if (whole_rows(jb, c, o, hi, off_w, &run)) {
                         float *src = row + o;
-                        for (int64_t i = 0; i < k; i++) {
-                            zero_row(src + i * q, v0);
-                            zero_row(src + i * q + v1, q - v1);
-                        }
-                        if (e1 > e0) scatter_add_row(plane + s0 + e0, src + e0, e1 - e0, 1);
-                        o += k * q;
-                        c.pi += k - 1;
-                        cursor_next_row(&c, p);
+                        zero_outside(src, run.k, q, v0, v1);
+                        if (run.e1 > run.e0)
+                            scatter_add_row(plane + run.s0 + run.e0, src + run.e0, run.e1 - run.e0,
+                                            1);
+                        o += run.k * q;
+                        cursor_skip_rows(&c, run.k, p);
                         continue;
                     }
                     const int64_t qa = c.qi, qb = qa + (nj - o) < q ? qa + (nj - o) : q;
