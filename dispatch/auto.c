@@ -13,11 +13,18 @@
  * Capabilities are the union of the devices routed to (the strictest pointer alignment); a
  * problem one device cannot run is simply not planned on it.
  */
+#define _POSIX_C_SOURCE 200809L
 #include "auto.h"
 
+#include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include "backends/cpu_common/cpu_runtime.h"
 
@@ -287,4 +294,47 @@ static const kmux_backend_ops a_ops = {
 
 const kmux_backend_ops *kmux_auto_backend_ops(void) {
     return &a_ops;
+}
+
+/* ---- tuning ------------------------------------------------------------------------------ */
+
+/* Ticks per second of the counter OpenBLAS's workers spin against (x86: the time-stamp counter,
+ * measured against CLOCK_MONOTONIC over 5 ms once per process; 1 GHz elsewhere). */
+static double g_tick_hz;
+static pthread_once_t g_tick_once = PTHREAD_ONCE_INIT;
+
+static void measure_tick_hz(void) {
+    g_tick_hz = 1e9;
+#if defined(__x86_64__) || defined(__i386__)
+    struct timespec a, b, pause = {0, 5 * 1000 * 1000};
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    const unsigned long long c0 = __rdtsc();
+    nanosleep(&pause, NULL);
+    const unsigned long long c1 = __rdtsc();
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    const double dt = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+    if (dt > 0 && c1 > c0) g_tick_hz = (double)(c1 - c0) / dt;
+#endif
+}
+
+double kmux_auto_spinning_impls(const kmux_plan *pl, int *first, int *end) {
+    *first = *end = 0;
+    /* the loader copies the table: its matmul ops pointer says whose plan this is */
+    if (pl->dev->backend->ops->matmul != &a_matmul_ops || !pl->native) return 0;
+    const auto_plan *p = pl->native;
+    for (int i = 0; i < p->nsub; i++) {
+        const kmux_device *d = p->sub[i]->dev;
+        /* OpenBLAS's pthreads server spins; its OpenMP and sequential builds do not */
+        if (strcmp(d->props.id, "cpu:openblas") || !strstr(d->props.library_version, "pthread"))
+            continue;
+        *first = p->first[i];
+        *end = i + 1 < p->nsub ? p->first[i + 1] : p->count;
+        /* 2^OPENBLAS_THREAD_TIMEOUT ticks (4..30, default 28, as OpenBLAS reads it), + 20 ms */
+        int e = 28;
+        const char *env = getenv("OPENBLAS_THREAD_TIMEOUT");
+        if (env && atoi(env) > 0) e = atoi(env) < 4 ? 4 : atoi(env) > 30 ? 30 : atoi(env);
+        pthread_once(&g_tick_once, measure_tick_hz);
+        return ldexp(1.0, e) / g_tick_hz * 1e3 + 20.0;
+    }
+    return 0;
 }

@@ -4,29 +4,30 @@
  * this machine, these library versions and this problem, else a measurement made here once.
  *
  * The measurement runs every implementation on scratch operands of the plan's real shape (bytes
- * 0x3f: finite, moderate values in every dtype): one warm-up run, then at least one timed run and
- * more until KMUX_TUNE_REPS runs or the per-implementation share of the budget is spent; the
- * minimum of the timed runs counts. The whole measurement stops starting new implementations once
- * KMUX_TUNE_BUDGET_MS (default 200 ms) has passed, so the cost of tuning is bounded by the budget
- * plus one run of the slowest implementation started. oneDNN's reference kernels ("...:ref...") are
- * never timed beyond the default: they are orders of magnitude slower and would only burn the
- * budget.
+ * 0x3f: finite, moderate values in every dtype): a warm-up round (each implementation once, in
+ * order), then timed rounds in serpentine order until KMUX_TUNE_BUDGET_MS (default 200 ms) has
+ * passed (see measure); a sample is >= 1 ms of calls and the minimum sample counts. The warm-up
+ * round stops starting new implementations once the budget has passed, and no round starts after
+ * it, so the cost of tuning is bounded by the budget plus one round. oneDNN's reference kernels
+ * ("...:ref...") are never timed beyond the default: they are orders of magnitude slower and
+ * would only burn the budget.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "tune.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "auto.h"
 #include "dispatch/common/kmux_dtype_desc.h"
 #include "validate.h"
 #include "verbose.h"
 
 #define OPS(dev) ((dev)->backend->ops)
 #define STATE(dev) ((dev)->backend->state)
-#define KMUX_TUNE_REPS 5
 #define KMUX_TUNE_MAX_IMPLS 16
 #define KMUX_TUNE_MAX_BYTES ((size_t)1 << 30) /* scratch operands beyond this: no tuning */
 
@@ -197,7 +198,100 @@ static const char *impl_name(kmux_plan *pl, int impl, kmux_plan_info *info) {
     return st == KMUX_OK ? info->impl : "?";
 }
 
-/* Times the implementations; the index of the fastest (0 when nothing could be timed). */
+/* Calls per sample: enough for SAMPLE_MIN_MS, so that a 0.1 ms call is not timed alone
+ * (timer and thread wake-up noise); at most SAMPLE_MAX_CALLS. */
+#define SAMPLE_MIN_MS 1.0
+#define SAMPLE_MAX_CALLS 64
+#define MAX_ROUNDS 16
+/* After two timed rounds, an implementation slower than this factor times the best so far is
+ * not timed again: it cannot win, and the budget goes to the close contenders. */
+#define PRUNE_FACTOR 1.5
+
+typedef struct tune_cand {
+    int alive, calls;
+    double best; /* ms per call, the minimum over its samples (the warm-up run until timed) */
+} tune_cand;
+
+/* One sample of implementation i: cd->calls runs, ms per run; < 0 on failure. */
+static double sample(kmux_plan *pl, void *stream, int i, const tune_cand *cd, tune_bufs *b) {
+    double sum = 0;
+    for (int k = 0; k < cd->calls; k++) {
+        double t = run_once(pl, stream, i, b);
+        if (t < 0) return -1;
+        sum += t;
+    }
+    return sum / cd->calls;
+}
+
+/* Times implementations [lo, hi) within budget ms into cd[] (see measure). */
+static void measure_range(kmux_plan *pl, void *stream, tune_bufs *b, int lo, int hi, double budget,
+                          tune_cand *cd) {
+    kmux_device *dev = pl->dev;
+    const double t_start = now_ms();
+    kmux_plan_info info;
+    for (int i = lo; i < hi; i++) {
+        const char *name = impl_name(pl, i, &info);
+        if (i > lo && now_ms() - t_start > budget) {
+            kmux_trace(2, "tune,%s,budget of %.0f ms spent: %s and later not timed", dev->props.id,
+                       budget, name);
+            break;
+        }
+        if (i > 0 && strstr(name, ":ref")) continue;
+        double t = run_once(pl, stream, i, b);
+        if (t < 0) {
+            kmux_trace(2, "tune,%s,%s failed: %s", dev->props.id, name, kmux_last_error());
+            continue;
+        }
+        cd[i].alive = 1;
+        cd[i].best = t;
+        cd[i].calls = t >= SAMPLE_MIN_MS                     ? 1
+                      : t * SAMPLE_MAX_CALLS < SAMPLE_MIN_MS ? SAMPLE_MAX_CALLS
+                                                             : (int)(SAMPLE_MIN_MS / t) + 1;
+    }
+    int rounds = 0;
+    for (; rounds < MAX_ROUNDS && now_ms() - t_start < budget; rounds++) {
+        for (int j = lo; j < hi; j++) {
+            const int i = rounds % 2 ? hi - 1 - (j - lo) : j;
+            if (!cd[i].alive) continue;
+            double t = sample(pl, stream, i, &cd[i], b);
+            if (t < 0) {
+                kmux_trace(2, "tune,%s,%s failed: %s", dev->props.id, impl_name(pl, i, &info),
+                           kmux_last_error());
+                cd[i].alive = 0;
+                cd[i].best = -1;
+            } else if (rounds == 0 || t < cd[i].best) {
+                cd[i].best = t; /* round 0 replaces the warm-up run and its one-time costs */
+            }
+        }
+        if (rounds >= 1) {
+            double lead = -1;
+            for (int i = lo; i < hi; i++)
+                if (cd[i].alive && (lead < 0 || cd[i].best < lead)) lead = cd[i].best;
+            for (int i = lo; i < hi; i++)
+                if (cd[i].alive && cd[i].best > PRUNE_FACTOR * lead) cd[i].alive = 0;
+        }
+    }
+    kmux_trace(2, "tune,%s,implementations %d..%d: %d timed rounds in %.1f ms", dev->props.id, lo,
+               hi - 1, rounds, now_ms() - t_start);
+}
+
+static void pause_ms(double ms) {
+    struct timespec ts = {(time_t)(ms / 1000), (long)(fmod(ms, 1000.0) * 1e6)};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+/* Times the implementations; the index of the fastest (0 when nothing could be timed).
+ *
+ * Warm-up round: each implementation runs once in order (primitive caches, JIT, page faults); it
+ * sets the calls per sample. Then timed rounds in serpentine order (0 1 .. n-1, n-1 .. 1 0, ...,
+ * as kmux-bench's rounds) until the budget is spent, so that a machine that slows down for a while
+ * slows every implementation, not only the ones timed in that while. The minimum sample counts.
+ *
+ * On cpu:auto, OpenBLAS's implementations are timed first, on their own, and oneDNN's after a
+ * pause (kmux_auto_spinning_impls): OpenBLAS's workers spin for ~0.1 s after every call and slow a
+ * oneDNN call in that window 2-3x on 2 cores (README "Performance note"), which made oneDNN lose
+ * verdicts it wins alone (1760x64x1760: 10.6 ms timed after OpenBLAS, 4.4 ms alone). */
 static int measure(kmux_plan *pl, double *best_ms) {
     kmux_device *dev = pl->dev;
     tune_bufs b;
@@ -213,38 +307,34 @@ static int measure(kmux_plan *pl, double *best_ms) {
         free_bufs(dev, &b);
         return 0;
     }
-    const double budget = budget_ms(), t_start = now_ms();
-    int count = pl->impl_count < KMUX_TUNE_MAX_IMPLS ? pl->impl_count : KMUX_TUNE_MAX_IMPLS;
-    double share = budget / count;
+    const double budget = budget_ms();
+    const int count = pl->impl_count < KMUX_TUNE_MAX_IMPLS ? pl->impl_count : KMUX_TUNE_MAX_IMPLS;
+    tune_cand cd[KMUX_TUNE_MAX_IMPLS];
+    memset(cd, 0, sizeof cd);
+    int lo = 0, hi = 0;
+    const double pause = kmux_auto_spinning_impls(pl, &lo, &hi);
+    if (hi > count) hi = count;
+    if (pause > 0 && lo > 0 && lo < hi) {
+        /* [lo, hi): the spinning library's implementations, then the pause, then the others
+         * ([0, lo), oneDNN's); the budget is shared by implementation count */
+        measure_range(pl, stream, &b, lo, hi, budget * (hi - lo) / count, cd);
+        kmux_trace(2, "tune,%s,pause of %.0f ms for OpenBLAS's spinning workers", dev->props.id,
+                   pause);
+        pause_ms(pause);
+        measure_range(pl, stream, &b, 0, lo, budget * lo / count, cd);
+        if (hi < count) measure_range(pl, stream, &b, hi, count, budget * (count - hi) / count, cd);
+    } else {
+        measure_range(pl, stream, &b, 0, count, budget, cd);
+    }
     int best = 0;
     double best_t = -1;
+    kmux_plan_info info;
     for (int i = 0; i < count; i++) {
-        kmux_plan_info info;
-        const char *name = impl_name(pl, i, &info);
-        if (i > 0 && now_ms() - t_start > budget) {
-            kmux_trace(2, "tune,%s,budget of %.0f ms spent: %s and later not timed", dev->props.id,
-                       budget, name);
-            break;
-        }
-        if (i > 0 && strstr(name, ":ref")) continue;
-        double t = run_once(pl, stream, i, &b); /* warm-up (primitive caches, pages) */
-        if (t < 0) {
-            kmux_trace(2, "tune,%s,%s failed: %s", dev->props.id, name, kmux_last_error());
-            continue;
-        }
-        /* the warm-up pays one-time costs (JIT, page faults): it counts only when it alone
-         * took the whole budget */
-        double spent = t, reps_min = t;
-        int timed = 0;
-        for (int r = 0; r < KMUX_TUNE_REPS && (r == 0 ? t < budget : spent < share); r++) {
-            double tr = run_once(pl, stream, i, &b);
-            if (tr < 0) break;
-            spent += tr;
-            if (!timed++ || tr < reps_min) reps_min = tr;
-        }
-        kmux_trace(2, "tune,%s,impl %d,%s,%.4f ms", dev->props.id, i, name, reps_min);
-        if (best_t < 0 || reps_min < best_t) {
-            best_t = reps_min;
+        if (cd[i].best <= 0) continue;
+        kmux_trace(2, "tune,%s,impl %d,%s,%.4f ms", dev->props.id, i, impl_name(pl, i, &info),
+                   cd[i].best);
+        if (best_t < 0 || cd[i].best < best_t) {
+            best_t = cd[i].best;
             best = i;
         }
     }

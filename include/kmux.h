@@ -568,9 +568,10 @@ typedef struct kmux_plan_prefs {
  *    machine (CPU model, cores), kmux version, backend and library versions, device, thread
  *    count, the exact problem and these prefs; on a hit the plan starts at the cached
  *    implementation without timing. On a miss, plan creation runs every implementation on
- *    scratch operands of the real shape (one warm-up, then up to 5 runs within its share of the
- *    budget; the minimum counts), stops starting new ones after KMUX_TUNE_BUDGET_MS
- *    milliseconds (default 200), skips oneDNN reference kernels, and appends the verdict to the
+ *    scratch operands of the real shape (a warm-up round, then timed rounds in serpentine order,
+ *    0 1 .. n-1, n-1 .. 0, ..., of >= 1 ms samples; the minimum sample counts) until
+ *    KMUX_TUNE_BUDGET_MS milliseconds (default 200) have passed, so creation costs at most about
+ *    the budget plus one round; it skips oneDNN reference kernels and appends the verdict to the
  *    cache. Tuning never makes plan creation fail: a corrupt or unwritable cache file, or an
  *    implementation that fails, only costs the measurement (KMUX_VERBOSE=2 says why).
  *  Results do not depend on the choice beyond what the implementations already differ by

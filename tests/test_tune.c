@@ -123,6 +123,21 @@ Test(tune, verdict_is_stored_and_reused_without_timing, .init = set_cache, .fini
     TU_OK(kmux_context_destroy(ctx));
 }
 
+/* The measurement itself: with one implementation ten times slower per call (the test plugin
+ * sleeps), the verdict is the other one, whichever index it has. */
+Test(tune, faster_implementation_wins, .init = set_cache, .fini = drop_cache) {
+    kmux_device *dev = NULL;
+    kmux_context *ctx = small_context(0, &dev);
+    for (int slow = 0; slow < 2; slow++) {
+        setenv("KMUX_TEST_SMALL_DELAY_US", slow == 0 ? "3000,300" : "300,3000", 1);
+        unlink(g_cache); /* no verdict from the previous pass */
+        cr_expect_eq(start_index(dev, KMUX_TUNE_ON), 1 - slow, "implementation %d sleeps 3 ms",
+                     slow);
+    }
+    unsetenv("KMUX_TEST_SMALL_DELAY_US");
+    TU_OK(kmux_context_destroy(ctx));
+}
+
 Test(tune, cached_index_is_the_one_that_runs, .init = set_cache, .fini = drop_cache) {
     kmux_device *dev = NULL;
     kmux_context *ctx = small_context(0, &dev);

@@ -9,11 +9,13 @@
  * what the core promises to keep from backends: a problem beyond these limits, an empty or
  * k == 0 problem, alpha == 0, or an unaligned pointer.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backends/cpu_common/cpu_runtime.h"
 #include "dispatch/common/cpu_finish.h"
@@ -129,11 +131,22 @@ static int64_t s_at(kmux_order o, int64_t r, int64_t c, int64_t ld) {
     return o == KMUX_ROW_MAJOR ? r * ld + c : r + c * ld;
 }
 
+/* KMUX_TEST_SMALL_DELAY_US="D0,D1": implementation i sleeps Di microseconds per call, so that
+ * the tuner's choice is known (tests/test_tune.c). */
+static void test_delay(int impl) {
+    const char *e = getenv("KMUX_TEST_SMALL_DELAY_US");
+    long us[2] = {0, 0};
+    if (!e || sscanf(e, "%ld,%ld", &us[0], &us[1]) != 2 || us[impl & 1] <= 0) return;
+    struct timespec ts = {us[impl & 1] / 1000000, (us[impl & 1] % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
 /* Naive product into a double accumulator, then the shared CPU finish. Implementation 1 sums
  * in reverse order (the same exact results for the small integers the tests use). */
 static kmux_status s_mm_exec(void *state, const void *plan, int impl, void *stream,
                              const kmux_matmul_args *a) {
     const kmux_matmul_desc *d = plan;
+    test_delay(impl);
     if (*(const float *)a->alpha == 0.0f) return broken(state, "alpha == 0");
     const void *ptrs[] = {a->A, a->B, a->C, a->bias};
     for (int i = 0; i < 4; i++)
