@@ -44,10 +44,8 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
 
+#include "dispatch/common/kmux_openblas_spin.h"
 #include "kmux.h"
 
 #ifdef KMUX_BENCH_HAVE_OPENBLAS
@@ -550,33 +548,13 @@ static int sample_calls(double t_call) {
  *   of the time-stamp counter (default 2^28, ~0.1 s) before they sleep. A oneDNN call in that
  *   window ran 2-3x slower on 2 cores (1760x64x1760: 24 GFLOP/s after OpenBLAS, 74 alone), and a
  *   20 ms pause did not cover it. The pause before a contestant that may run oneDNN is therefore
- *   that spin period plus 20 ms (openblas_spin_ms), 20 ms before the others, unless --settle-ms
- *   sets one pause for all.
- * Processes that use both libraries (cpu:auto, or cpu:openblas next to cpu:onednn) meet the same
- * slowdown; README "Performance notes" gives the remedy (OPENBLAS_THREAD_TIMEOUT). */
-static double g_settle_ms = -1; /* -1: openblas_spin_ms() + 20 before contestants that may run
+ *   that spin period plus 20 ms (kmux_openblas_spin_ms), 20 ms before the others, unless
+ * --settle-ms sets one pause for all. Processes that use both libraries (cpu:auto, or cpu:openblas
+ * next to cpu:onednn) meet the same slowdown; README "Performance notes" gives the remedy
+ * (OPENBLAS_THREAD_TIMEOUT). */
+static double g_settle_ms = -1; /* -1: kmux_openblas_spin_ms() + 20 before contestants that may run
                                    oneDNN, 20 before the others (--settle-ms: that, before all) */
 static double g_settle_short_ms = 20;
-
-/* OpenBLAS's spin period in ms: 2^OPENBLAS_THREAD_TIMEOUT (4..30, default 28) counter ticks, the
- * tick rate measured against CLOCK_MONOTONIC over 20 ms (x86: rdtsc); 1 GHz assumed elsewhere. */
-static double openblas_spin_ms(void) {
-    int e = 28;
-    const char *env = getenv("OPENBLAS_THREAD_TIMEOUT");
-    if (env && atoi(env) > 0) e = atoi(env) < 4 ? 4 : atoi(env) > 30 ? 30 : atoi(env);
-    double hz = 1e9;
-#if defined(__x86_64__) || defined(__i386__)
-    struct timespec a, b, pause = {0, 20 * 1000 * 1000};
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    const unsigned long long c0 = __rdtsc();
-    nanosleep(&pause, NULL);
-    const unsigned long long c1 = __rdtsc();
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    const double dt = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
-    if (dt > 0 && c1 > c0) hz = (double)(c1 - c0) / dt;
-#endif
-    return ldexp(1.0, e) / hz * 1e3;
-}
 
 /* The pause before contestant i: the long one only where oneDNN may run next (after OpenBLAS's
  * spin); OpenBLAS itself only waits out libgomp's few-ms spin. */
@@ -851,7 +829,7 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if (g_settle_ms < 0) g_settle_ms = openblas_spin_ms() + 20;
+    if (g_settle_ms < 0) g_settle_ms = kmux_openblas_spin_ms(20.0) + 20;
     problem rows[64];
     int n = 0;
     if (quick) {

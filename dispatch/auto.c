@@ -16,17 +16,13 @@
 #define _POSIX_C_SOURCE 200809L
 #include "auto.h"
 
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
 
 #include "backends/cpu_common/cpu_runtime.h"
+#include "dispatch/common/kmux_openblas_spin.h"
 
 #define AUTO_MAX_SUBS 2
 #define AUTO_MAX_IMPLS 32
@@ -298,23 +294,12 @@ const kmux_backend_ops *kmux_auto_backend_ops(void) {
 
 /* ---- tuning ------------------------------------------------------------------------------ */
 
-/* Ticks per second of the counter OpenBLAS's workers spin against (x86: the time-stamp counter,
- * measured against CLOCK_MONOTONIC over 5 ms once per process; 1 GHz elsewhere). */
-static double g_tick_hz;
-static pthread_once_t g_tick_once = PTHREAD_ONCE_INIT;
+/* The spin period is measured once per process (a 5 ms sleep). */
+static double g_spin_ms;
+static pthread_once_t g_spin_once = PTHREAD_ONCE_INIT;
 
-static void measure_tick_hz(void) {
-    g_tick_hz = 1e9;
-#if defined(__x86_64__) || defined(__i386__)
-    struct timespec a, b, pause = {0, 5 * 1000 * 1000};
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    const unsigned long long c0 = __rdtsc();
-    nanosleep(&pause, NULL);
-    const unsigned long long c1 = __rdtsc();
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    const double dt = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
-    if (dt > 0 && c1 > c0) g_tick_hz = (double)(c1 - c0) / dt;
-#endif
+static void measure_spin(void) {
+    g_spin_ms = kmux_openblas_spin_ms(5.0);
 }
 
 double kmux_auto_spinning_impls(const kmux_plan *pl, int *first, int *end) {
@@ -329,12 +314,8 @@ double kmux_auto_spinning_impls(const kmux_plan *pl, int *first, int *end) {
             continue;
         *first = p->first[i];
         *end = i + 1 < p->nsub ? p->first[i + 1] : p->count;
-        /* 2^OPENBLAS_THREAD_TIMEOUT ticks (4..30, default 28, as OpenBLAS reads it), + 20 ms */
-        int e = 28;
-        const char *env = getenv("OPENBLAS_THREAD_TIMEOUT");
-        if (env && atoi(env) > 0) e = atoi(env) < 4 ? 4 : atoi(env) > 30 ? 30 : atoi(env);
-        pthread_once(&g_tick_once, measure_tick_hz);
-        return ldexp(1.0, e) / g_tick_hz * 1e3 + 20.0;
+        pthread_once(&g_spin_once, measure_spin);
+        return g_spin_ms + 20.0;
     }
     return 0;
 }

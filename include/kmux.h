@@ -571,8 +571,10 @@ typedef struct kmux_plan_prefs {
  *    scratch operands of the real shape (a warm-up round, then timed rounds in serpentine order,
  *    0 1 .. n-1, n-1 .. 0, ..., of >= 1 ms samples; the minimum sample counts) until
  *    KMUX_TUNE_BUDGET_MS milliseconds (default 200) have passed, so creation costs at most about
- *    the budget plus one round; it skips oneDNN reference kernels and appends the verdict to the
- *    cache. Tuning never makes plan creation fail: a corrupt or unwritable cache file, or an
+ *    the budget plus one round; on cpu:auto, OpenBLAS's implementations are timed first and
+ *    oneDNN's after a pause of OpenBLAS's worker spin period (~0.15 s, README "Performance
+ *    note"), which adds to the cost. It skips oneDNN reference kernels and appends the verdict
+ *    to the cache. Tuning never makes plan creation fail: a corrupt or unwritable cache file, or an
  *    implementation that fails, only costs the measurement (KMUX_VERBOSE=2 says why).
  *  Results do not depend on the choice beyond what the implementations already differ by
  *  (kmux_plan_info tells which one runs); kmux_plan_next_impl continues from the chosen index.

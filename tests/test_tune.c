@@ -305,3 +305,71 @@ Test(tune, onednn_bf16_tuned_plan_is_correct, .init = set_cache, .fini = drop_ca
     TU_OK(kmux_plan_destroy(plan));
     TU_OK(kmux_context_destroy(ctx));
 }
+
+/* cpu:auto with OpenBLAS's pthreads server: OpenBLAS's implementations are timed first, then a
+ * pause of its workers' spin period, then oneDNN's (tune.c, measure); the trace says so in that
+ * order, and the tuned plan computes the right product. */
+Test(tune, auto_times_openblas_first_then_pauses, .init = set_cache, .fini = drop_cache) {
+    kmux_context_options o = KMUX_CONTEXT_OPTIONS_INIT;
+    o.verbose = 2;
+    kmux_context *ctx = NULL;
+    TU_OK(kmux_context_create(&o, &ctx));
+    kmux_device *dev = NULL, *ob = NULL, *dnn = NULL;
+    if (kmux_device_find(ctx, "cpu:auto", &dev) != KMUX_OK ||
+        kmux_device_find(ctx, "cpu:openblas", &ob) != KMUX_OK ||
+        kmux_device_find(ctx, "cpu:onednn", &dnn) != KMUX_OK) {
+        TU_OK(kmux_context_destroy(ctx));
+        cr_skip_test("cpu:auto needs both cpu:onednn and cpu:openblas");
+    }
+    kmux_device_props props;
+    TU_OK(kmux_device_props_get(ob, &props));
+    const int spins = strstr(props.library_version, "pthread") != NULL;
+    enum { M = 24, N = 16, K = 32 };
+    kmux_matmul_desc d = f32_desc(M, N, K);
+    kmux_plan_prefs p = KMUX_PLAN_PREFS_INIT;
+    p.tune = KMUX_TUNE_ON;
+    char err_path[] = "/tmp/kmux-test-tune-XXXXXX"; /* the cache's folder does not exist yet */
+    fflush(stderr);
+    int saved = dup(2), fd = mkstemp(err_path);
+    cr_assert(fd >= 0 && saved >= 0);
+    dup2(fd, 2);
+    kmux_plan *plan = NULL;
+    kmux_status st = kmux_matmul_plan_create(dev, &d, &p, &plan);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(fd);
+    close(saved);
+    TU_OK(st);
+    char text[65536];
+    read_file(err_path, text, sizeof text);
+    unlink(err_path);
+    const char *pause = strstr(text, "pause of"), *ob_first = strstr(text, "implementations 1..");
+    const char *dnn_after = strstr(text, "implementations 0..0");
+    if (spins) {
+        cr_expect(pause && ob_first && dnn_after && ob_first < pause && pause < dnn_after,
+                  "want OpenBLAS timed, the pause, then oneDNN: %s", text);
+    } else {
+        cr_expect_null(pause, "no pause without OpenBLAS's pthreads server: %s", text);
+    }
+    float A[M * K], B[K * N], C[M * N], one = 1.0f, zero = 0.0f;
+    for (int i = 0; i < M * K; i++)
+        A[i] = (float)(i % 5 - 2);
+    for (int i = 0; i < K * N; i++)
+        B[i] = (float)(i % 3 - 1);
+    kmux_matmul_args a = KMUX_MATMUL_ARGS_INIT;
+    a.alpha = &one, a.beta = &zero, a.A = A, a.B = B, a.C = C;
+    kmux_stream *s = NULL;
+    TU_OK(kmux_stream_create(dev, &s));
+    TU_OK(kmux_matmul_execute(plan, s, &a));
+    TU_OK(kmux_stream_synchronize(s));
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            float want = 0;
+            for (int l = 0; l < K; l++)
+                want += A[i * K + l] * B[l * N + j];
+            cr_expect_eq(C[i * N + j], want, "C[%d][%d]", i, j);
+        }
+    TU_OK(kmux_stream_destroy(s));
+    TU_OK(kmux_plan_destroy(plan));
+    TU_OK(kmux_context_destroy(ctx));
+}
