@@ -413,8 +413,8 @@ static void dnnl_setup(bench *b, int ci) {
         c->args[i] = (dnnl_exec_arg_t){arg[i], use};
         if (i == 2) c->ok = 1;
     }
-    /* the scratchpad, allocated once as kmux does (user mode): oneDNN's default allocates it in
-     * every call, which made this 0.12 ms GEMM take 2-5 ms a call after a pause here */
+    /* the scratchpad, allocated once as kmux does (user mode), so that both pay the same per
+     * call (the default, library-managed mode may allocate it per execution) */
     const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
     if (c->ok && dnnl_memory_create(&c->scratch, smd, g_engine, DNNL_MEMORY_ALLOCATE)) c->ok = 0;
     c->args[3] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, c->scratch};
@@ -549,9 +549,9 @@ static int sample_calls(double t_call) {
  *   window ran 2-3x slower on 2 cores (1760x64x1760: 24 GFLOP/s after OpenBLAS, 74 alone), and a
  *   20 ms pause did not cover it. The pause before a contestant that may run oneDNN is therefore
  *   that spin period plus 20 ms (kmux_openblas_spin_ms), 20 ms before the others, unless
- * --settle-ms sets one pause for all. Processes that use both libraries (cpu:auto, or cpu:openblas
- * next to cpu:onednn) meet the same slowdown; README "Performance notes" gives the remedy
- * (OPENBLAS_THREAD_TIMEOUT). */
+ *   --settle-ms sets one pause for all.
+ * Processes that use both libraries (cpu:auto, or cpu:openblas next to cpu:onednn) meet the same
+ * slowdown; README "Performance note" gives the remedy (OPENBLAS_THREAD_TIMEOUT). */
 static double g_settle_ms = -1; /* -1: kmux_openblas_spin_ms() + 20 before contestants that may run
                                    oneDNN, 20 before the others (--settle-ms: that, before all) */
 static double g_settle_short_ms = 20;
