@@ -43,6 +43,9 @@ Test(bench_desc_limits, values_that_would_overflow_are_rejected) {
     /* found by fuzz_desc: an output size with a huge stride derives a padding above the limit,
      * which printed back would not parse */
     fails("g32mb2ic64ih56iw28oc64ow28kh3kw1sh2sw1024110202dw0", "needs a padding above");
+    /* found by fuzz_desc (stop 21): the reverse, a padding under the limit derives an output size
+     * above it (oh2049020418), which printed back would not parse either */
+    fails("mb2ic64ih56iw220oc64kh3kw1sw102ph1024510202pw2dh20dw8", "oh2049020418 (from ih56");
 }
 
 static void round_trip(const char *desc, const char *name) {

@@ -78,6 +78,12 @@ static int resolve_axis(const char *axis, int64_t i, int64_t k, int64_t s, int64
                  axis, (long long)k);
         return 0;
     }
+    if (*o > KB_DESC_VALUE_MAX) { /* derived from a large padding: the printed form must parse */
+        snprintf(err, err_cap, "o%s%lld (from i%s%lld p%s%lld) is above %lld along %s", axis,
+                 (long long)*o, axis, (long long)i, axis, (long long)*p,
+                 (long long)KB_DESC_VALUE_MAX, axis);
+        return 0;
+    }
     int64_t end = kb_conv_pad_end(*o, i, k, s, *p, d);
     if (*p > KB_DESC_VALUE_MAX || end > KB_DESC_VALUE_MAX) { /* a padding derived from o */
         snprintf(err, err_cap, "o%s%lld with s%s%lld needs a padding above %lld along %s", axis,
