@@ -16,13 +16,11 @@
 #define _POSIX_C_SOURCE 200809L
 #include "auto.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/cpu_common/cpu_runtime.h"
-#include "dispatch/common/kmux_openblas_spin.h"
 
 #define AUTO_MAX_SUBS 2
 #define AUTO_MAX_IMPLS 32
@@ -138,6 +136,7 @@ static kmux_status a_caps(void *state, int device, kmux_device_caps *caps) {
             caps_union(&caps->conv2d[k], &d->caps.conv2d[k]);
         caps->amp_dtypes =
             caps->amp_dtypes ? caps->amp_dtypes & d->caps.amp_dtypes : d->caps.amp_dtypes;
+        if (d->caps.settle_ms > caps->settle_ms) caps->settle_ms = d->caps.settle_ms;
     }
     return KMUX_OK;
 }
@@ -294,28 +293,9 @@ const kmux_backend_ops *kmux_auto_backend_ops(void) {
 
 /* ---- tuning ------------------------------------------------------------------------------ */
 
-/* The spin period is measured once per process (a 5 ms sleep). */
-static double g_spin_ms;
-static pthread_once_t g_spin_once = PTHREAD_ONCE_INIT;
-
-static void measure_spin(void) {
-    g_spin_ms = kmux_openblas_spin_ms(5.0);
-}
-
-double kmux_auto_spinning_impls(const kmux_plan *pl, int *first, int *end) {
-    *first = *end = 0;
+const kmux_device *kmux_auto_impl_device(const kmux_plan *pl, int impl) {
     /* the loader copies the table: its matmul ops pointer says whose plan this is */
-    if (pl->dev->backend->ops->matmul != &a_matmul_ops || !pl->native) return 0;
-    const auto_plan *p = pl->native;
-    for (int i = 0; i < p->nsub; i++) {
-        const kmux_device *d = p->sub[i]->dev;
-        /* OpenBLAS's pthreads server spins; its OpenMP and sequential builds do not */
-        if (strcmp(d->props.id, "cpu:openblas") || !strstr(d->props.library_version, "pthread"))
-            continue;
-        *first = p->first[i];
-        *end = i + 1 < p->nsub ? p->first[i + 1] : p->count;
-        pthread_once(&g_spin_once, measure_spin);
-        return g_spin_ms + 20.0;
-    }
-    return 0;
+    if (pl->dev->backend->ops->matmul != &a_matmul_ops || !pl->native) return pl->dev;
+    int local = 0;
+    return locate(pl->native, impl, &local)->dev;
 }

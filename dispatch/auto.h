@@ -14,12 +14,10 @@ const kmux_backend_ops *kmux_auto_backend_ops(void);
 /** The context the next init of the auto backend (in this thread) belongs to. */
 void kmux_auto_prepare(kmux_context *ctx);
 
-/** For the tuner (tune.c): when plan pl is a cpu:auto plan with implementations on OpenBLAS
- *  built with its pthreads server, whose workers keep spinning for 2^OPENBLAS_THREAD_TIMEOUT
- *  time-stamp-counter ticks (default 2^28, ~0.1 s) after every call and slow another library's
- *  call in that window (README "Performance note"): sets [*first, *end) to those
- *  implementations and returns the pause in ms after which the workers sleep (that period
- *  + 20 ms). Returns 0 (and an empty range) for any other plan. */
-double kmux_auto_spinning_impls(const kmux_plan *pl, int *first, int *end);
+/** The device implementation impl (0 <= impl < pl->impl_count) of plan pl runs on: for a
+ *  cpu:auto plan, the routed device whose sub-plan it is (cpu:onednn, cpu:openblas); for any
+ *  other plan, pl->dev. For the tuner (tune.c), which waits out a device's settle_ms
+ *  (kmux_device_caps) before it times another device's implementations. */
+const kmux_device *kmux_auto_impl_device(const kmux_plan *pl, int impl);
 
 #endif

@@ -288,10 +288,11 @@ static void pause_ms(double ms) {
  * as kmux-bench's rounds) until the budget is spent, so that a machine that slows down for a while
  * slows every implementation, not only the ones timed in that while. The minimum sample counts.
  *
- * On cpu:auto, OpenBLAS's implementations are timed first, on their own, and oneDNN's after a
- * pause (kmux_auto_spinning_impls): OpenBLAS's workers spin for ~0.1 s after every call and slow a
+ * Implementations on a device whose workers keep running after a call (kmux_device_caps
+ * settle_ms, reported by cpu:openblas with its pthreads server) are timed first, and the others
+ * after a pause of that long: OpenBLAS's workers spin for ~0.1 s after every call and slowed a
  * oneDNN call in that window 2-3x on 2 cores (README "Performance note"), which made oneDNN lose
- * verdicts it wins alone (1760x64x1760: 10.6 ms timed after OpenBLAS, 4.4 ms alone). */
+ * verdicts on cpu:auto it wins alone (1760x64x1760: 10.6 ms timed after OpenBLAS, 4.4 ms alone). */
 static int measure(kmux_plan *pl, double *best_ms) {
     kmux_device *dev = pl->dev;
     tune_bufs b;
@@ -311,20 +312,27 @@ static int measure(kmux_plan *pl, double *best_ms) {
     const int count = pl->impl_count < KMUX_TUNE_MAX_IMPLS ? pl->impl_count : KMUX_TUNE_MAX_IMPLS;
     tune_cand cd[KMUX_TUNE_MAX_IMPLS];
     memset(cd, 0, sizeof cd);
-    int lo = 0, hi = 0;
-    const double pause = kmux_auto_spinning_impls(pl, &lo, &hi);
-    if (hi > count) hi = count;
-    if (pause > 0 && lo > 0 && lo < hi) {
-        /* [lo, hi): the spinning library's implementations, then the pause, then the others
-         * ([0, lo), oneDNN's); the budget is shared by implementation count */
-        measure_range(pl, stream, &b, lo, hi, budget * (hi - lo) / count, cd);
-        kmux_trace(2, "tune,%s,pause of %.0f ms for OpenBLAS's spinning workers", dev->props.id,
-                   pause);
-        pause_ms(pause);
-        measure_range(pl, stream, &b, 0, lo, budget * lo / count, cd);
-        if (hi < count) measure_range(pl, stream, &b, hi, count, budget * (count - hi) / count, cd);
-    } else {
-        measure_range(pl, stream, &b, 0, count, budget, cd);
+    /* runs of consecutive implementations on one device (a cpu:auto plan has one per routed
+     * device); the settling ones first, then the others, the budget shared by count */
+    int run_lo[KMUX_TUNE_MAX_IMPLS], run_hi[KMUX_TUNE_MAX_IMPLS], runs = 0;
+    for (int i = 0; i < count; i++) {
+        if (i == 0 || kmux_auto_impl_device(pl, i) != kmux_auto_impl_device(pl, i - 1))
+            run_lo[runs++] = i;
+        run_hi[runs - 1] = i + 1;
+    }
+    for (int pass = 0, timed = 0; pass < 2; pass++) {
+        for (int r = 0; r < runs; r++) {
+            const double settle = kmux_auto_impl_device(pl, run_lo[r])->caps.settle_ms;
+            if ((settle > 0) != (pass == 0)) continue;
+            measure_range(pl, stream, &b, run_lo[r], run_hi[r],
+                          budget * (run_hi[r] - run_lo[r]) / count, cd);
+            timed += run_hi[r] - run_lo[r];
+            if (settle > 0 && timed < count) {
+                kmux_trace(2, "tune,%s,pause of %.0f ms for %s's workers to settle", dev->props.id,
+                           settle, kmux_auto_impl_device(pl, run_lo[r])->props.id);
+                pause_ms(settle);
+            }
+        }
     }
     int best = 0;
     double best_t = -1;

@@ -26,8 +26,8 @@
  *   implementation index, device_caps, matmul_degenerate. v1 plugins are rejected with a reason.
  * - ABI 2.1 appended device_diag; ABI 2.2 appended host_alloc / host_free (page-locked host
  *   memory); ABI 2.3 appended dtype_instead / dtype_instead_note to kmux_device_caps (the dtype
- *   a device runs in place of one it does not). Slots appended at the end are optional: NULL or
- *   beyond struct_size = absent.
+ *   a device runs in place of one it does not); ABI 2.4 appended settle_ms to kmux_device_caps.
+ *   Slots appended at the end are optional: NULL or beyond struct_size = absent.
  * - Backends never print to stdout, never abort; host->trace (stderr) is for KMUX_VERBOSE >= 2.
  */
 #ifndef KMUX_BACKEND_H
@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define KMUX_BACKEND_ABI_MAJOR 2
-#define KMUX_BACKEND_ABI_MINOR 3
+#define KMUX_BACKEND_ABI_MINOR 4
 #define KMUX_BACKEND_ENTRY_SYMBOL "kmux_backend_entry"
 
 /** Services the core offers to a plugin (valid for the lifetime of the backend instance). */
@@ -109,6 +109,13 @@ typedef struct kmux_device_caps {
     /** Why, in a few words, shown in that message ("gfx942, FNUZ fp8 only"); NULL: none. Static
      *  or backend-state storage (lives as long as the backend instance). */
     const char *dtype_instead_note;
+    /* ---- ABI minor 4 (written only when struct_size covers it, as minor 3) ---- */
+    /** Milliseconds the device's worker threads keep running on the CPU cores after a call has
+     *  returned (OpenBLAS's pthreads server spins for 2^OPENBLAS_THREAD_TIMEOUT cycles before its
+     *  workers sleep); 0: they stop with the call. Another library's call in that window competes
+     *  for the cores, so the tuner (dispatch/tune.c) times this device's implementations first
+     *  and waits this long before it times another device's. */
+    double settle_ms;
 } kmux_device_caps;
 
 /* ---- plan slots per kind (ABI v2) ----

@@ -306,9 +306,11 @@ Test(tune, onednn_bf16_tuned_plan_is_correct, .init = set_cache, .fini = drop_ca
     TU_OK(kmux_context_destroy(ctx));
 }
 
-/* cpu:auto with OpenBLAS's pthreads server: OpenBLAS's implementations are timed first, then a
- * pause of its workers' spin period, then oneDNN's (tune.c, measure); the trace says so in that
- * order, and the tuned plan computes the right product. */
+/* cpu:auto with OpenBLAS's pthreads server: cpu:openblas reports its workers' spin period as
+ * settle_ms (kmux_device_caps), so OpenBLAS's implementations are timed first, then a pause, then
+ * oneDNN's (tune.c, measure); the trace says so in that order, and the tuned plan computes the
+ * right product. Whether OpenBLAS spins is read here from its displayed threading, a different
+ * path from the backend's openblas_get_parallel(). */
 Test(tune, auto_times_openblas_first_then_pauses, .init = set_cache, .fini = drop_cache) {
     kmux_context_options o = KMUX_CONTEXT_OPTIONS_INIT;
     o.verbose = 2;
@@ -348,6 +350,8 @@ Test(tune, auto_times_openblas_first_then_pauses, .init = set_cache, .fini = dro
     if (spins) {
         cr_expect(pause && ob_first && dnn_after && ob_first < pause && pause < dnn_after,
                   "want OpenBLAS timed, the pause, then oneDNN: %s", text);
+        const char *who = pause ? strstr(pause, "ms for cpu:openblas's workers") : NULL;
+        cr_expect(who && who < dnn_after, "want the pause to name cpu:openblas: %s", text);
     } else {
         cr_expect_null(pause, "no pause without OpenBLAS's pthreads server: %s", text);
     }

@@ -276,6 +276,8 @@ static kmux_status choose_impl(kmux_dnn_state *st, kmux_dnn_conv_plan *p,
     int narrow = d->x_type != KMUX_F32;
     char why[192];
     p->cvt = 0;
+    p->blocked = 0;
+    p->next[0] = 1; /* every path below builds position 0 of the first list; conv_next goes on */
     dnnl_status_t s = impl_build(st, p, 0, kmux_dnn_dtype(d->x_type), &p->impl);
     if (s == dnnl_success &&
         !(narrow && strncmp(p->impl.name, "ref", 3) == 0 && prefs->allow_emulation))
@@ -361,7 +363,6 @@ kmux_status kmux_dnn_conv2d_build(kmux_dnn_state *st, const kmux_conv2d_desc *de
     p->q = kmux_conv2d_out_dim(d->w, d->pad_left, d->pad_right, d->s, d->dilation_w, d->stride_w);
     p->nb = d->n;
     p->out = d->direction == KMUX_CONV_FWD ? T_Y : d->direction == KMUX_CONV_BWD_DATA ? T_X : T_W;
-    p->next[0] = 1; /* choose_impl builds position 0 of the first list */
     p->ended[1] = d->layout != KMUX_NHWC;
     kmux_dnn_pool_init(&p->base);
     kmux_dnn_threads th;

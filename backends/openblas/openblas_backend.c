@@ -4,12 +4,16 @@
  * Memory, streams, events and the mixed-precision slots are the shared CPU ones
  * (backends/cpu_common).
  */
+#define _POSIX_C_SOURCE 200809L /* nanosleep, clock_gettime (kmux_openblas_spin.h) */
 #include "openblas_internal.h"
 
+#include "dispatch/common/kmux_openblas_spin.h"
 #include "dispatch/common/kmux_type_rules.h"
 #include "cpu_model.h"
 
 #include <cblas.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +152,23 @@ static uint64_t rows_where(const kmux_type_combination *rows, int n,
     return bits;
 }
 
+/* The spin period is measured once per process (a 5 ms sleep; the counter's rate is a property of
+ * the machine, OPENBLAS_THREAD_TIMEOUT is read by OpenBLAS once, at load). */
+static double g_spin_ms;
+static pthread_once_t g_spin_once = PTHREAD_ONCE_INIT;
+
+static void measure_spin(void) {
+    g_spin_ms = kmux_openblas_spin_ms(5.0);
+}
+
+/* Only the pthreads server spins (the OpenMP and sequential builds do not), and only when it has
+ * workers; + 20 ms for the last worker to notice. */
+static double settle_ms(const kmux_ob_state *st) {
+    if (openblas_get_parallel() != 1 || st->hdr.num_threads < 2) return 0;
+    pthread_once(&g_spin_once, measure_spin);
+    return g_spin_ms + 20.0;
+}
+
 /* OpenBLAS's CBLAS takes int (blasint of the LP64 build): every size and leading dimension, and
  * every convolution GEMM dimension (bounded by the tensor sizes), must fit in 2^31 - 1. */
 static kmux_status ob_device_caps(void *state, int device, kmux_device_caps *caps) {
@@ -175,6 +196,8 @@ static kmux_status ob_device_caps(void *state, int device, kmux_device_caps *cap
     caps->amp_dtypes = (1u << KMUX_F64) | (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16) |
                        (1u << KMUX_F8_E4M3) | (1u << KMUX_F8_E5M2) | (1u << KMUX_F8_E4M3_FNUZ) |
                        (1u << KMUX_F8_E5M2_FNUZ);
+    if (caps->struct_size >= offsetof(kmux_device_caps, settle_ms) + sizeof caps->settle_ms)
+        caps->settle_ms = settle_ms(state);
     return KMUX_OK;
 }
 
