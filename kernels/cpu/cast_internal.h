@@ -71,6 +71,11 @@ typedef void (*kmux_cast_range_fn)(void *ctx, int64_t begin, int64_t end, int ti
  *  KMUX_CAST_MAX_THREADS). Every range runs inside kmux_cast_fp_enter/leave. */
 int kmux_cast_parallel_for(int64_t n, int64_t unit, int threads, int64_t align,
                            kmux_cast_range_fn fn, void *ctx);
+/** kmux_cast_parallel_for with its own threshold: serial when n * unit < min_work (>= 2). The
+ *  helper threads are kept off the calling thread's CPU where the OS allows it (Linux, more than
+ *  one CPU in the process's affinity mask): the caller runs a range too. */
+int kmux_parallel_for_from(int64_t n, int64_t unit, int threads, int64_t align, int64_t min_work,
+                           kmux_cast_range_fn fn, void *ctx);
 
 /* ---- ISA-specific kernels (cast_avx2.c); call only when kmux_cpu_has_avx2_fma() and
  *      kmux_cpu_has_f16c() -------------------------------------------------------------------- */

@@ -18,11 +18,14 @@
 #include "cast_internal.h"
 #include "kmux_cpu_kernels.h"
 
-/* Threads: a panel is split only from KMUX_CAST_PARALLEL_MIN elements on (kmux_cast_parallel_for).
- * Measured on the 2-core development VM, splitting smaller panels (0.5-2 MiB) made the
- * convolution slower, not faster: each split creates a thread (~20-40 us), and OpenBLAS's
- * workers still spin for a while after every sgemm, so the new thread first competes with them.
- */
+/* Threads: a panel is split from PANEL_PARALLEL_MIN elements (1 MiB of f32) on. Each split creates
+ * its threads (~20-40 us), which the lowering of a 1 MiB panel repays twice over. Measured on the
+ * 2-core EPYC VM (bench_ob_conv, 31 interleaved repetitions each): the 0.45-0.9 million-element
+ * panels of ResNet-50's res3a_2b and res4a_2b in NCHW ran 5-10% faster split than on one thread,
+ * once the helper threads were kept off the caller's core (kmux_parallel_for_from); before, they
+ * ran slower split. */
+#define PANEL_PARALLEL_MIN ((int64_t)1 << 18)
+
 typedef struct panel_job {
     const kmux_conv2d_desc *d;
     int64_t p, q, g, j0, j1;
@@ -54,6 +57,17 @@ typedef struct pix_cursor {
 static pix_cursor cursor_at(int64_t j, int64_t p, int64_t q) {
     const int64_t pix = j % (p * q);
     return (pix_cursor){.n = j / (p * q), .pi = pix / q, .qi = pix % q};
+}
+
+/* the cursor after one pixel (NHWC walks the panel pixel by pixel) */
+static void cursor_next_pixel(pix_cursor *c, int64_t p, int64_t q) {
+    if (++c->qi == q) {
+        c->qi = 0;
+        if (++c->pi == p) {
+            c->pi = 0;
+            c->n++;
+        }
+    }
 }
 
 /* the cursor after the rest of the current output row */
@@ -117,6 +131,23 @@ static void scatter_add_row(float *restrict dst, const float *restrict src, int6
 static void zero_row(float *dst, int64_t n) {
     for (int64_t i = 0; i < n; i++)
         dst[i] = 0.0f;
+}
+
+/* dst[i] = src[i] for i < n. NHWC rows of a few channels copy s * C floats per pixel and filter
+ * row (21 for ResNet's 7x7 layer on 3 channels, 1.4 million copies per 4 images): below 64
+ * floats the copy is inline, 4 floats a step, instead of a call to memcpy. */
+static void copy_row(float *restrict dst, const float *restrict src, int64_t n) {
+    if (n >= 64) {
+        memcpy(dst, src, (size_t)n * sizeof(float));
+        return;
+    }
+    int64_t i = 0;
+#if defined(__SSE2__)
+    for (; i + 4 <= n; i += 4)
+        _mm_storeu_ps(dst + i, _mm_loadu_ps(src + i));
+#endif
+    for (; i < n; i++)
+        dst[i] = src[i];
 }
 
 /* NCHW, stride_w = 1 and stride_h * w = q (a "same" convolution of stride 1): consecutive output
@@ -223,18 +254,45 @@ static void taps_inside(const kmux_conv2d_desc *d, int64_t qi, int64_t *s0, int6
     if (*s1 < *s0) *s1 = *s0;
 }
 
+/* [*lo, *hi): the output columns whose s taps (dilation 1) all lie inside the image, where NHWC
+ * copies (adds) one run of s * C floats per filter row with no edge work. For ResNet-50's 7x7
+ * layer on 3 channels (4 images, one thread, 2-core EPYC VM) this took im2col from 7.2 to 4.6 ms
+ * and col2im from 6.2 to 4.1 ms. */
+static void interior_q(const kmux_conv2d_desc *d, int64_t q, int64_t *lo, int64_t *hi) {
+    const int64_t sw = d->stride_w, pl = d->pad_left, last = d->w + pl - d->s;
+    *lo = pl > 0 ? (pl + sw - 1) / sw : 0;
+    *hi = last < 0 ? 0 : last / sw + 1;
+    if (*hi > q) *hi = q;
+    if (*lo > *hi) *lo = *hi;
+}
+
 /* NHWC: pixels [a, b) of the panel (offsets from j0), every tap. */
 static void im2col_nhwc_rows(void *ctx, int64_t a, int64_t b, int tid) {
     (void)tid;
     const panel_job *jb = ctx;
     const kmux_conv2d_desc *d = jb->d;
-    const int64_t cg = d->c / d->groups, rsc = d->r * d->s * cg, pq = jb->p * jb->q;
+    const int64_t cg = d->c / d->groups, rsc = d->r * d->s * cg;
     const int64_t img = d->c * d->h * d->w;
     const int runs = nhwc_runs(d);
-    for (int64_t o = a; o < b; o++) {
-        const int64_t j = jb->j0 + o, pix = j % pq, pi = pix / jb->q, qi = pix % jb->q;
-        const float *x = jb->xs + j / pq * img;
+    const int64_t sw = d->stride_w, pl = d->pad_left, sc = d->s * cg;
+    int64_t q_lo, q_hi;
+    interior_q(d, jb->q, &q_lo, &q_hi);
+    pix_cursor c = cursor_at(jb->j0 + a, jb->p, jb->q);
+    for (int64_t o = a; o < b; o++, cursor_next_pixel(&c, jb->p, jb->q)) {
+        const int64_t pi = c.pi, qi = c.qi;
+        const float *x = jb->xs + c.n * img;
         float *dst = jb->col + o * rsc;
+        if (runs && qi >= q_lo && qi < q_hi) { /* interior column: one copy per filter row */
+            const float *src = x + (qi * sw - pl) * d->c;
+            for (int64_t ri = 0; ri < d->r; ri++, dst += sc) {
+                const int64_t hi = pi * d->stride_h - d->pad_top + ri * d->dilation_h;
+                if (hi >= 0 && hi < d->h)
+                    copy_row(dst, src + hi * d->w * d->c, sc);
+                else
+                    zero_row(dst, sc);
+            }
+            continue;
+        }
         for (int64_t ri = 0; ri < d->r; ri++) {
             const int64_t hi = pi * d->stride_h - d->pad_top + ri * d->dilation_h;
             float *t = dst + ri * d->s * cg;
@@ -243,11 +301,9 @@ static void im2col_nhwc_rows(void *ctx, int64_t a, int64_t b, int tid) {
                 taps_inside(d, qi, &s0, &s1);
                 if (hi < 0 || hi >= d->h) s1 = s0;
                 const int64_t w0 = qi * d->stride_w - d->pad_left + s0;
-                memset(t, 0, (size_t)(s0 * cg) * sizeof(float));
-                if (s1 > s0)
-                    memcpy(t + s0 * cg, x + (hi * d->w + w0) * d->c,
-                           (size_t)((s1 - s0) * cg) * sizeof(float));
-                memset(t + s1 * cg, 0, (size_t)((d->s - s1) * cg) * sizeof(float));
+                zero_row(t, s0 * cg);
+                copy_row(t + s0 * cg, x + (hi * d->w + w0) * d->c, (s1 - s0) * cg);
+                zero_row(t + s1 * cg, (d->s - s1) * cg);
                 continue;
             }
             for (int64_t si = 0; si < d->s; si++, t += cg) {
@@ -256,9 +312,9 @@ static void im2col_nhwc_rows(void *ctx, int64_t a, int64_t b, int tid) {
                 if (cg == 1) /* depthwise: no library call per element */
                     *t = inside ? x[(hi * d->w + wi) * d->c + jb->g] : 0.0f;
                 else if (inside)
-                    memcpy(t, x + (hi * d->w + wi) * d->c + jb->g * cg, (size_t)cg * sizeof(float));
+                    copy_row(t, x + (hi * d->w + wi) * d->c + jb->g * cg, cg);
                 else
-                    memset(t, 0, (size_t)cg * sizeof(float));
+                    zero_row(t, cg);
             }
         }
     }
@@ -318,13 +374,26 @@ static void col2im_nhwc_chans(void *ctx, int64_t c0, int64_t c1, int tid) {
     (void)tid;
     const panel_job *jb = ctx;
     const kmux_conv2d_desc *d = jb->d;
-    const int64_t cg = d->c / d->groups, rsc = d->r * d->s * cg, pq = jb->p * jb->q;
+    const int64_t cg = d->c / d->groups, rsc = d->r * d->s * cg;
     const int64_t img = d->c * d->h * d->w;
     const int whole = nhwc_runs(d) && c0 == 0 && c1 == cg;
-    for (int64_t j = jb->j0; j < jb->j1; j++) {
-        const int64_t pix = j % pq, pi = pix / jb->q, qi = pix % jb->q;
-        float *x = jb->xd + j / pq * img + jb->g * cg;
+    int64_t q_lo, q_hi;
+    interior_q(d, jb->q, &q_lo, &q_hi);
+    const int64_t sc = d->s * cg;
+    pix_cursor c = cursor_at(jb->j0, jb->p, jb->q);
+    for (int64_t j = jb->j0; j < jb->j1; j++, cursor_next_pixel(&c, jb->p, jb->q)) {
+        const int64_t pi = c.pi, qi = c.qi;
+        float *x = jb->xd + c.n * img + jb->g * cg;
         const float *src = jb->cw + (j - jb->j0) * rsc;
+        if (whole && qi >= q_lo && qi < q_hi) { /* interior column: one run per filter row */
+            float *xq = x + (qi * d->stride_w - d->pad_left) * d->c;
+            for (int64_t ri = 0; ri < d->r; ri++) {
+                const int64_t hi = pi * d->stride_h - d->pad_top + ri * d->dilation_h;
+                if (hi >= 0 && hi < d->h)
+                    scatter_add_row(xq + hi * d->w * d->c, src + ri * sc, sc, 1);
+            }
+            continue;
+        }
         for (int64_t ri = 0; ri < d->r; ri++) {
             const int64_t hi = pi * d->stride_h - d->pad_top + ri * d->dilation_h;
             if (hi < 0 || hi >= d->h) continue;
@@ -352,9 +421,11 @@ void kmux_cpu_im2col_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, 
     panel_job jb = {.d = d, .p = p, .q = q, .g = g, .j0 = j0, .j1 = j1, .xs = x, .col = col};
     const int64_t taps = d->c / d->groups * d->r * d->s;
     if (d->layout == KMUX_NHWC)
-        kmux_cast_parallel_for(j1 - j0, taps, threads, 1, im2col_nhwc_rows, &jb);
+        kmux_parallel_for_from(j1 - j0, taps, threads, 1, PANEL_PARALLEL_MIN, im2col_nhwc_rows,
+                               &jb);
     else
-        kmux_cast_parallel_for(taps, (j1 - j0), threads, 1, im2col_nchw_rows, &jb);
+        kmux_parallel_for_from(taps, (j1 - j0), threads, 1, PANEL_PARALLEL_MIN, im2col_nchw_rows,
+                               &jb);
 }
 
 void kmux_cpu_col2im_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
@@ -363,9 +434,10 @@ void kmux_cpu_col2im_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, 
     const int64_t cg = d->c / d->groups, per_chan = d->r * d->s * (j1 - j0);
     /* NHWC runs on one thread: split by channels, each thread walks every pixel and tap for a
      * part of each run, which measured slower than one thread on 2 cores for C = 3..256 (the
-     * additions are bound by memory, not by arithmetic); one thread also adds in runs of s * C
-     * floats (nhwc_runs). */
+     * additions are bound by memory, not by arithmetic), and no faster (0.95-1.03x) with the
+     * helper kept off the caller's core; one thread also adds in runs of s * C floats
+     * (nhwc_runs). */
     const int nhwc = d->layout == KMUX_NHWC;
-    kmux_cast_parallel_for(cg, per_chan, nhwc ? 1 : threads, nhwc ? 8 : 1,
+    kmux_parallel_for_from(cg, per_chan, nhwc ? 1 : threads, nhwc ? 8 : 1, PANEL_PARALLEL_MIN,
                            nhwc ? col2im_nhwc_chans : col2im_nchw_chans, &jb);
 }
