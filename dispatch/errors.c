@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "kmux_git_commit.h" /* generated at build time (cmake/KmuxGitCommit.cmake) */
 #include "verbose.h"
 
 static _Thread_local char tls_message[1024];
