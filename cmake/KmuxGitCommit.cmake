@@ -2,11 +2,17 @@
 # kmux_version() and every benchmark record name the commit the library was built from, not the
 # one it was configured at: writes OUT (a header defining KMUX_GIT_COMMIT, "<12-hex>[-dirty]" or
 # "unknown" outside a git checkout) only when its content changes, so an unchanged commit
-# rebuilds nothing. "-dirty": tracked files differ from that commit.
+# rebuilds nothing. "-dirty": tracked files differ from that commit. "unknown" too when SRC is
+# not the top of its checkout (kmux vendored into another repository).
 execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY "${SRC}"
                 OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET
                 RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0 OR NOT commit)
+# kmux vendored inside another project's checkout: that commit is not kmux's
+execute_process(COMMAND git rev-parse --show-toplevel WORKING_DIRECTORY "${SRC}"
+                OUTPUT_VARIABLE top OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+get_filename_component(top "${top}" REALPATH)
+get_filename_component(src "${SRC}" REALPATH)
+if(NOT rc EQUAL 0 OR NOT commit OR NOT top STREQUAL src)
   set(commit "unknown")
 else()
   execute_process(COMMAND git diff --quiet HEAD -- WORKING_DIRECTORY "${SRC}"
