@@ -4,18 +4,23 @@
 # "unknown" outside a git checkout) only when its content changes, so an unchanged commit
 # rebuilds nothing. "-dirty": tracked files differ from that commit. "unknown" too when SRC is
 # not the top of its checkout (kmux vendored into another repository).
-execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY "${SRC}"
+# read-only: never take git's index lock (a "git diff" may refresh the index otherwise)
+set(ENV{GIT_OPTIONAL_LOCKS} 0)
+if(NOT GIT)
+  set(GIT git)
+endif()
+execute_process(COMMAND "${GIT}" rev-parse --short=12 HEAD WORKING_DIRECTORY "${SRC}"
                 OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET
                 RESULT_VARIABLE rc)
 # kmux vendored inside another project's checkout: that commit is not kmux's
-execute_process(COMMAND git rev-parse --show-toplevel WORKING_DIRECTORY "${SRC}"
+execute_process(COMMAND "${GIT}" rev-parse --show-toplevel WORKING_DIRECTORY "${SRC}"
                 OUTPUT_VARIABLE top OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
 get_filename_component(top "${top}" REALPATH)
 get_filename_component(src "${SRC}" REALPATH)
 if(NOT rc EQUAL 0 OR NOT commit OR NOT top STREQUAL src)
   set(commit "unknown")
 else()
-  execute_process(COMMAND git diff --quiet HEAD -- WORKING_DIRECTORY "${SRC}"
+  execute_process(COMMAND "${GIT}" diff --quiet HEAD -- WORKING_DIRECTORY "${SRC}"
                   RESULT_VARIABLE dirty OUTPUT_QUIET ERROR_QUIET)
   if(dirty EQUAL 1)
     string(APPEND commit "-dirty")

@@ -312,12 +312,17 @@ static int measure(kmux_plan *pl, double *best_ms) {
     const int count = pl->impl_count < KMUX_TUNE_MAX_IMPLS ? pl->impl_count : KMUX_TUNE_MAX_IMPLS;
     tune_cand cd[KMUX_TUNE_MAX_IMPLS];
     memset(cd, 0, sizeof cd);
-    /* runs of consecutive implementations on one device (a cpu:auto plan has one per routed
-     * device); the settling ones first, then the others, the budget shared by count */
+    /* Runs of consecutive implementations: one per settling device (a cpu:auto plan has one run
+     * per routed device), while neighbours that do not settle stay in one run, so that they are
+     * timed in one rotation and pruned against one leader. The settling runs are timed first,
+     * each followed by its pause when anything is left, then the others; the budget is shared by
+     * implementation count. */
     int run_lo[KMUX_TUNE_MAX_IMPLS], run_hi[KMUX_TUNE_MAX_IMPLS], runs = 0;
     for (int i = 0; i < count; i++) {
-        if (i == 0 || kmux_auto_impl_device(pl, i) != kmux_auto_impl_device(pl, i - 1))
-            run_lo[runs++] = i;
+        const kmux_device *d = kmux_auto_impl_device(pl, i), *prev = NULL;
+        if (i > 0) prev = kmux_auto_impl_device(pl, i - 1);
+        const int calm = d->caps.settle_ms <= 0, prev_calm = prev && prev->caps.settle_ms <= 0;
+        if (i == 0 || (d != prev && !(calm && prev_calm))) run_lo[runs++] = i;
         run_hi[runs - 1] = i + 1;
     }
     for (int pass = 0, timed = 0; pass < 2; pass++) {

@@ -571,15 +571,15 @@ typedef struct kmux_plan_prefs {
  *    scratch operands of the real shape (a warm-up round, then timed rounds in serpentine order,
  *    0 1 .. n-1, n-1 .. 0, ..., of >= 1 ms samples; the minimum sample counts) until
  *    KMUX_TUNE_BUDGET_MS milliseconds (default 200) have passed, so creation costs at most about
- *    the budget plus one round; on cpu:auto, the implementations of a device whose worker
- *    threads keep spinning after a call (cpu:openblas with OpenBLAS's pthreads server: its spin
- *    period, ~0.15 s, README "Performance note") are timed first and the others after a pause
- *    of that long, which adds to the cost. It skips oneDNN reference kernels and appends the
- * verdict to the cache. Tuning never makes plan creation fail: a corrupt or unwritable cache file,
- * or an implementation that fails, only costs the measurement (KMUX_VERBOSE=2 says why). Results do
- * not depend on the choice beyond what the implementations already differ by (kmux_plan_info tells
- * which one runs); kmux_plan_next_impl continues from the chosen index. GPU devices are not tuned.
- */
+ *    the budget plus one round; on cpu:auto, the implementations of a device whose workers
+ *    keep spinning after a call (cpu:openblas with OpenBLAS's pthreads server, ~0.15 s, README
+ *    "Performance note") are timed first and the others after a pause of that long, which adds
+ *    to the cost. It skips oneDNN reference kernels and appends the verdict to the cache.
+ *    Tuning never makes plan creation fail: a corrupt or unwritable cache file, or an
+ *    implementation that fails, only costs the measurement (KMUX_VERBOSE=2 says why).
+ *  Results do not depend on the choice beyond what the implementations already differ by
+ *  (kmux_plan_info tells which one runs); kmux_plan_next_impl continues from the chosen index.
+ *  GPU devices are not tuned. */
 typedef enum kmux_tune { KMUX_TUNE_DEFAULT = 0, KMUX_TUNE_OFF = 1, KMUX_TUNE_ON = 2 } kmux_tune;
 
 #define KMUX_PLAN_PREFS_INIT                                                                       \

@@ -548,18 +548,24 @@ Test(openblas, conv_many_panels) {
         }
 }
 
-/* Panels big enough to be lowered and scattered on several threads (>= 2^20 elements). */
+/* Panels big enough to be lowered and scattered on several threads (>= 2^18 elements,
+ * kernels/cpu/im2col_panel.c); the second geometry's 460800 lie between 2^18 and 2^20. */
 Test(openblas, conv_threaded_panels) {
     TU_NEED_DEVICE(g);
-    /* n  c   h   w   k  r  s  g  sh sw pt pb pl pr dh dw: 64*3*3 x 48*48 = 1327104 elements */
-    const tu_conv_geom c = {2, 64, 48, 48, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    const tu_conv_geom geoms[] = {
+        /* n  c   h   w   k  r  s  g  sh sw pt pb pl pr dh dw: 64*3*3 x 48*48 = 1327104 elements */
+        {2, 64, 48, 48, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+        {1, 32, 40, 40, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* 32*3*3 x 40*40 = 460800 */
+    };
     const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
-    for (int di = 0; di < 3; di++)
-        for (int l = 0; l < 2; l++) {
-            char impl[96];
-            check_conv(&c, dirs[di], l ? KMUX_NHWC : KMUX_NCHW, KMUX_F32, 0, impl, sizeof impl);
-            cr_expect_str_eq(impl, "openblas:im2col+sgemm");
-        }
+    for (size_t i = 0; i < sizeof geoms / sizeof geoms[0]; i++)
+        for (int di = 0; di < 3; di++)
+            for (int l = 0; l < 2; l++) {
+                char impl[96];
+                check_conv(&geoms[i], dirs[di], l ? KMUX_NHWC : KMUX_NCHW, KMUX_F32, 0, impl,
+                           sizeof impl);
+                cr_expect_str_eq(impl, "openblas:im2col+sgemm");
+            }
 }
 
 /* One group and dilation 1: NHWC lowers and scatters each filter row's taps as one run; the

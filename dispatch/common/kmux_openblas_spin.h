@@ -1,7 +1,8 @@
 /*
  * kmux_openblas_spin.h - THE period OpenBLAS's pthreads workers keep spinning after each call
- * before they sleep, for cpu:auto's tuner (dispatch/auto.c) and bench_cpu_direct: both must wait
- * it out before timing oneDNN fairly (README "Performance note").
+ * before they sleep, for the OpenBLAS plugin (its devices' settle_ms, which the tuner waits out
+ * before it times another device's implementations, dispatch/tune.c) and bench_cpu_direct (which
+ * waits it out before it times oneDNN): README "Performance note".
  *
  * OpenBLAS's blas_server spins until 2^OPENBLAS_THREAD_TIMEOUT ticks of its cycle counter have
  * passed (the variable is clamped to 4..30 and defaults to 28, as OpenBLAS reads it); on x86 the

@@ -72,8 +72,10 @@ typedef void (*kmux_cast_range_fn)(void *ctx, int64_t begin, int64_t end, int ti
 int kmux_cast_parallel_for(int64_t n, int64_t unit, int threads, int64_t align,
                            kmux_cast_range_fn fn, void *ctx);
 /** kmux_cast_parallel_for with its own threshold: serial when n * unit < min_work (>= 2). The
- *  helper threads are kept off the calling thread's CPU where the OS allows it (Linux, more than
- *  one CPU in the process's affinity mask): the caller runs a range too. */
+ *  helper threads are also kept off the CPU the caller runs on at the call, where the OS allows
+ *  it (glibc on Linux, more than one CPU in the calling thread's affinity mask): the caller runs
+ *  a range too (used by the im2col/col2im panels, where it was measured; the conversion kernels'
+ *  kmux_cast_parallel_for does not pin). */
 int kmux_parallel_for_from(int64_t n, int64_t unit, int threads, int64_t align, int64_t min_work,
                            kmux_cast_range_fn fn, void *ctx);
 

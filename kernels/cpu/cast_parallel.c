@@ -2,11 +2,9 @@
  * cast_parallel.c - the floating-point environment guard and the parallel-for of the conversion
  * and mixed-precision kernels.
  */
-#if defined(__linux__)
-#define _GNU_SOURCE /* sched_getcpu, CPU_SET, pthread_attr_setaffinity_np */
-#include <sched.h>
-#endif
+#define _GNU_SOURCE /* glibc: sched_getcpu, CPU_SET, pthread_attr_setaffinity_np */
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 
 #include "cast_internal.h"
@@ -57,13 +55,14 @@ static void *worker_main(void *arg) {
 }
 
 /* Attributes that keep the helper threads off the caller's CPU (the caller runs range 0 itself);
- * 0 when there is no such choice (one CPU allowed, or not Linux). Measured on the 2-core EPYC VM:
- * right after an OpenBLAS call, OpenBLAS's worker spins on the other core, and a new helper
- * thread was often placed on the caller's core, so a split im2col ran barely faster than one
+ * 0 when there is no such choice (one CPU allowed, or not glibc on Linux). The caller's CPU is read
+ * once: a caller that migrates later may share a core with a helper again. Measured on the 2-core
+ * EPYC VM: right after an OpenBLAS call, OpenBLAS's worker spins on the other core, and a new
+ * helper thread was often placed on the caller's core, so a split im2col ran barely faster than one
  * thread (1.2x); kept off the caller's core it ran 1.8x faster, and the OpenBLAS convolution
  * 5-14% faster (bench_ob_conv). */
 static int helper_attr(pthread_attr_t *attr) {
-#if defined(__linux__)
+#if defined(__linux__) && defined(__GLIBC__) /* musl and Bionic lack the attribute call */
     cpu_set_t set;
     const int me = sched_getcpu();
     if (me < 0 || sched_getaffinity(0, sizeof set, &set) != 0 || !CPU_ISSET(me, &set) ||
@@ -82,13 +81,21 @@ static int helper_attr(pthread_attr_t *attr) {
 #endif
 }
 
+static int parallel_for(int64_t n, int64_t unit, int threads, int64_t align, int64_t min_work,
+                        int pin, kmux_cast_range_fn fn, void *ctx);
+
 int kmux_cast_parallel_for(int64_t n, int64_t unit, int threads, int64_t align,
                            kmux_cast_range_fn fn, void *ctx) {
-    return kmux_parallel_for_from(n, unit, threads, align, KMUX_CAST_PARALLEL_MIN, fn, ctx);
+    return parallel_for(n, unit, threads, align, KMUX_CAST_PARALLEL_MIN, 0, fn, ctx);
 }
 
 int kmux_parallel_for_from(int64_t n, int64_t unit, int threads, int64_t align, int64_t min_work,
                            kmux_cast_range_fn fn, void *ctx) {
+    return parallel_for(n, unit, threads, align, min_work, 1, fn, ctx);
+}
+
+static int parallel_for(int64_t n, int64_t unit, int threads, int64_t align, int64_t min_work,
+                        int pin, kmux_cast_range_fn fn, void *ctx) {
     if (align < 1) align = 1;
     if (min_work < 2) min_work = 2;
     int64_t nw = threads;
@@ -116,7 +123,7 @@ int kmux_parallel_for_from(int64_t n, int64_t unit, int threads, int64_t align, 
      * its range run here instead, so the result never depends on thread creation succeeding. */
     int started[KMUX_CAST_MAX_THREADS] = {0};
     pthread_attr_t attr;
-    const int pinned = helper_attr(&attr);
+    const int pinned = pin && nw > 1 && helper_attr(&attr);
     for (int64_t i = 1; i < nw; i++)
         started[i] = pthread_create(&w[i].thread, pinned ? &attr : NULL, worker_main, &w[i]) == 0;
     if (pinned) pthread_attr_destroy(&attr);
