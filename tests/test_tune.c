@@ -378,3 +378,42 @@ Test(tune, auto_times_openblas_first_then_pauses, .init = set_cache, .fini = dro
     TU_OK(kmux_plan_destroy(plan));
     TU_OK(kmux_context_destroy(ctx));
 }
+
+/* With OPENBLAS_THREAD_TIMEOUT=4 OpenBLAS's workers sleep at once (settle_ms 0): cpu:auto times
+ * oneDNN's and OpenBLAS's implementations in ONE rotation, with no pause (tune.c, measure). */
+Test(tune, auto_without_spin_times_one_rotation, .init = set_cache, .fini = drop_cache) {
+    setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1); /* before OpenBLAS loads (context creation) */
+    kmux_context_options o = KMUX_CONTEXT_OPTIONS_INIT;
+    o.verbose = 2;
+    kmux_context *ctx = NULL;
+    TU_OK(kmux_context_create(&o, &ctx));
+    kmux_device *dev = NULL, *ob = NULL, *dnn = NULL;
+    if (kmux_device_find(ctx, "cpu:auto", &dev) != KMUX_OK ||
+        kmux_device_find(ctx, "cpu:openblas", &ob) != KMUX_OK ||
+        kmux_device_find(ctx, "cpu:onednn", &dnn) != KMUX_OK) {
+        TU_OK(kmux_context_destroy(ctx));
+        cr_skip_test("cpu:auto needs both cpu:onednn and cpu:openblas");
+    }
+    kmux_matmul_desc d = f32_desc(24, 16, 32);
+    kmux_plan_prefs p = KMUX_PLAN_PREFS_INIT;
+    p.tune = KMUX_TUNE_ON;
+    char err_path[] = "/tmp/kmux-test-tune-XXXXXX";
+    fflush(stderr);
+    int saved = dup(2), fd = mkstemp(err_path);
+    cr_assert(fd >= 0 && saved >= 0);
+    dup2(fd, 2);
+    kmux_plan *plan = NULL;
+    kmux_status st = kmux_matmul_plan_create(dev, &d, &p, &plan);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(fd);
+    close(saved);
+    TU_OK(st);
+    char text[65536];
+    read_file(err_path, text, sizeof text);
+    unlink(err_path);
+    cr_expect_null(strstr(text, "pause of"), "no pause when nothing spins: %s", text);
+    cr_expect_not_null(strstr(text, "implementations 0..1"), "want one rotation of both: %s", text);
+    TU_OK(kmux_plan_destroy(plan));
+    TU_OK(kmux_context_destroy(ctx));
+}
