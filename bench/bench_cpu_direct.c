@@ -548,11 +548,11 @@ static int sample_calls(double t_call) {
  *   of the time-stamp counter (default 2^28, ~0.1 s) before they sleep. A oneDNN call in that
  *   window ran 2-3x slower on 2 cores (1760x64x1760: 24 GFLOP/s after OpenBLAS, 74 alone), and a
  *   20 ms pause did not cover it. The pause before a contestant that may run oneDNN is therefore
- *   that spin period plus 20 ms (kmux_openblas_spin_ms), 20 ms before the others, unless
+ *   that spin period plus 20 ms (kmux_openblas_settle_ms), 20 ms before the others, unless
  *   --settle-ms sets one pause for all.
  * Processes that use both libraries (cpu:auto, or cpu:openblas next to cpu:onednn) meet the same
  * slowdown; README "Performance note" gives the remedy (OPENBLAS_THREAD_TIMEOUT). */
-static double g_settle_ms = -1; /* -1: kmux_openblas_spin_ms() + 20 before contestants that may run
+static double g_settle_ms = -1; /* -1: kmux_openblas_settle_ms() before contestants that may run
                                    oneDNN, 20 before the others (--settle-ms: that, before all) */
 static double g_settle_short_ms = 20;
 
@@ -829,7 +829,7 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if (g_settle_ms < 0) g_settle_ms = kmux_openblas_spin_ms(20.0) + 20;
+    if (g_settle_ms < 0) g_settle_ms = fmax(kmux_openblas_settle_ms(20.0), g_settle_short_ms);
     problem rows[64];
     int n = 0;
     if (quick) {

@@ -469,17 +469,23 @@ static const tu_conv_geom tu_conv_geoms[] = {
     {1, 2, 4, 9, 3, 2, 5, 1, 3, 2, 0, 2, 4, 1, 1, 2},  /* stride > filter, big left pad */
 };
 
-Test(openblas, conv_exact_every_direction_and_layout) {
-    TU_NEED_DEVICE(g);
+/* Every geometry in every direction and both layouts, exact (check_conv), on implementation 0,
+ * which must be the im2col one. */
+static void check_im2col_geoms(const tu_conv_geom *geoms, size_t n) {
     const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
-    for (size_t i = 0; i < sizeof tu_conv_geoms / sizeof tu_conv_geoms[0]; i++)
+    for (size_t i = 0; i < n; i++)
         for (int di = 0; di < 3; di++)
             for (int l = 0; l < 2; l++) {
                 char impl[96];
-                check_conv(&tu_conv_geoms[i], dirs[di], l ? KMUX_NHWC : KMUX_NCHW, KMUX_F32, 0,
-                           impl, sizeof impl);
+                check_conv(&geoms[i], dirs[di], l ? KMUX_NHWC : KMUX_NCHW, KMUX_F32, 0, impl,
+                           sizeof impl);
                 cr_expect_str_eq(impl, "openblas:im2col+sgemm");
             }
+}
+
+Test(openblas, conv_exact_every_direction_and_layout) {
+    TU_NEED_DEVICE(g);
+    check_im2col_geoms(tu_conv_geoms, sizeof tu_conv_geoms / sizeof tu_conv_geoms[0]);
 }
 
 /* 1x1 stride-1 unpadded: the direct sgemm first, im2col+sgemm as the next implementation. */
@@ -557,15 +563,7 @@ Test(openblas, conv_threaded_panels) {
         {2, 64, 48, 48, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
         {1, 32, 40, 40, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* 32*3*3 x 40*40 = 460800 */
     };
-    const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
-    for (size_t i = 0; i < sizeof geoms / sizeof geoms[0]; i++)
-        for (int di = 0; di < 3; di++)
-            for (int l = 0; l < 2; l++) {
-                char impl[96];
-                check_conv(&geoms[i], dirs[di], l ? KMUX_NHWC : KMUX_NCHW, KMUX_F32, 0, impl,
-                           sizeof impl);
-                cr_expect_str_eq(impl, "openblas:im2col+sgemm");
-            }
+    check_im2col_geoms(geoms, sizeof geoms / sizeof geoms[0]);
 }
 
 /* One group and dilation 1: NHWC lowers and scatters each filter row's taps as one run; the
@@ -578,14 +576,7 @@ Test(openblas, conv_nhwc_tap_runs) {
         {1, 3, 15, 15, 4, 7, 7, 1, 2, 2, 3, 3, 3, 3, 1, 1},
         {1, 2, 5, 4, 3, 2, 6, 1, 1, 1, 0, 1, 5, 4, 2, 1}, /* filter wider than the image */
     };
-    const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
-    for (size_t i = 0; i < sizeof geoms / sizeof geoms[0]; i++)
-        for (int di = 0; di < 3; di++)
-            for (int l = 0; l < 2; l++) {
-                char impl[96];
-                check_conv(&geoms[i], dirs[di], l ? KMUX_NHWC : KMUX_NCHW, KMUX_F32, 0, impl,
-                           sizeof impl);
-            }
+    check_im2col_geoms(geoms, sizeof geoms / sizeof geoms[0]);
 }
 
 /* NCHW where stride_w = 1 and stride_h * W = Q: runs of whole output rows are lowered as one copy,

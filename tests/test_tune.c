@@ -7,7 +7,6 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +86,31 @@ static void read_file(const char *path, char *buf, size_t size) {
     size_t n = fread(buf, 1, size - 1, f);
     buf[n] = '\0';
     fclose(f);
+}
+
+/* Standard error captured into a temporary file between begin_capture and end_capture, which
+ * restores it and reads what was written (KMUX_VERBOSE traces) into text. */
+typedef struct capture {
+    char path[32];
+    int saved, fd;
+} capture;
+
+static void begin_capture(capture *c) {
+    snprintf(c->path, sizeof c->path, "/tmp/kmux-test-tune-XXXXXX");
+    fflush(stderr);
+    c->saved = dup(2);
+    c->fd = mkstemp(c->path);
+    cr_assert(c->fd >= 0 && c->saved >= 0);
+    dup2(c->fd, 2);
+}
+
+static void end_capture(capture *c, char *text, size_t size) {
+    fflush(stderr);
+    dup2(c->saved, 2);
+    close(c->fd);
+    close(c->saved);
+    read_file(c->path, text, size);
+    unlink(c->path);
 }
 
 /* Rewrites the only line of the cache with implementation index idx and name name. */
@@ -199,20 +223,11 @@ Test(tune, corrupt_cache_is_skipped_with_a_trace, .init = set_cache, .fini = dro
     fclose(f);
     TU_OK(kmux_context_destroy(ctx));
     ctx = small_context(2, &dev);
-    char err_path[256];
-    snprintf(err_path, sizeof err_path, "%s.stderr", g_cache);
-    fflush(stderr);
-    int saved = dup(2), fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    cr_assert(fd >= 0 && saved >= 0);
-    dup2(fd, 2);
+    capture cap;
+    begin_capture(&cap);
     int idx = start_index(dev, KMUX_TUNE_ON);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(fd);
-    close(saved);
     char text[16384];
-    read_file(err_path, text, sizeof text);
-    unlink(err_path);
+    end_capture(&cap, text, sizeof text);
     cr_expect(idx == 0 || idx == 1);
     cr_expect(strstr(text, "tune-v1.txt:1: line ignored: fewer than 5 tab-separated fields"),
               "trace: %s", text);
@@ -306,46 +321,53 @@ Test(tune, onednn_bf16_tuned_plan_is_correct, .init = set_cache, .fini = drop_ca
     TU_OK(kmux_context_destroy(ctx));
 }
 
+/* A context tracing at level 2, with its cpu:auto device and cpu:openblas (skips the test when
+ * cpu:auto cannot route to both CPU libraries). */
+static kmux_context *auto_context(kmux_device **dev, kmux_device **ob) {
+    kmux_context_options o = KMUX_CONTEXT_OPTIONS_INIT;
+    o.verbose = 2;
+    kmux_context *ctx = NULL;
+    TU_OK(kmux_context_create(&o, &ctx));
+    kmux_device *dnn = NULL;
+    if (kmux_device_find(ctx, "cpu:auto", dev) != KMUX_OK ||
+        kmux_device_find(ctx, "cpu:openblas", ob) != KMUX_OK ||
+        kmux_device_find(ctx, "cpu:onednn", &dnn) != KMUX_OK) {
+        TU_OK(kmux_context_destroy(ctx));
+        cr_skip_test("cpu:auto needs both cpu:onednn and cpu:openblas");
+    }
+    return ctx;
+}
+
+/* A tuned plan of d on dev; the trace of its creation into text (captured in /tmp: the cache's
+ * folder does not exist yet). */
+static void tuned_plan_traced(kmux_device *dev, const kmux_matmul_desc *d, kmux_plan **plan,
+                              char *text, size_t size) {
+    kmux_plan_prefs p = KMUX_PLAN_PREFS_INIT;
+    p.tune = KMUX_TUNE_ON;
+    capture cap;
+    begin_capture(&cap);
+    kmux_status st = kmux_matmul_plan_create(dev, d, &p, plan);
+    end_capture(&cap, text, size);
+    TU_OK(st);
+}
+
 /* cpu:auto with OpenBLAS's pthreads server: cpu:openblas reports its workers' spin period as
  * settle_ms (kmux_device_caps), so OpenBLAS's implementations are timed first, then a pause, then
  * oneDNN's (tune.c, measure); the trace says so in that order, and the tuned plan computes the
  * right product. Whether OpenBLAS spins is read here from its displayed threading, a different
  * path from the backend's openblas_get_parallel(). */
 Test(tune, auto_times_openblas_first_then_pauses, .init = set_cache, .fini = drop_cache) {
-    kmux_context_options o = KMUX_CONTEXT_OPTIONS_INIT;
-    o.verbose = 2;
-    kmux_context *ctx = NULL;
-    TU_OK(kmux_context_create(&o, &ctx));
-    kmux_device *dev = NULL, *ob = NULL, *dnn = NULL;
-    if (kmux_device_find(ctx, "cpu:auto", &dev) != KMUX_OK ||
-        kmux_device_find(ctx, "cpu:openblas", &ob) != KMUX_OK ||
-        kmux_device_find(ctx, "cpu:onednn", &dnn) != KMUX_OK) {
-        TU_OK(kmux_context_destroy(ctx));
-        cr_skip_test("cpu:auto needs both cpu:onednn and cpu:openblas");
-    }
+    kmux_device *dev = NULL, *ob = NULL;
+    kmux_context *ctx = auto_context(&dev, &ob);
     kmux_device_props props;
     TU_OK(kmux_device_props_get(ob, &props));
     /* OpenBLAS's workers spin only with its pthreads server and more than one thread */
     const int spins = strstr(props.library_version, "pthread") != NULL && props.compute_units >= 2;
     enum { M = 24, N = 16, K = 32 };
     kmux_matmul_desc d = f32_desc(M, N, K);
-    kmux_plan_prefs p = KMUX_PLAN_PREFS_INIT;
-    p.tune = KMUX_TUNE_ON;
-    char err_path[] = "/tmp/kmux-test-tune-XXXXXX"; /* the cache's folder does not exist yet */
-    fflush(stderr);
-    int saved = dup(2), fd = mkstemp(err_path);
-    cr_assert(fd >= 0 && saved >= 0);
-    dup2(fd, 2);
     kmux_plan *plan = NULL;
-    kmux_status st = kmux_matmul_plan_create(dev, &d, &p, &plan);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(fd);
-    close(saved);
-    TU_OK(st);
     char text[65536];
-    read_file(err_path, text, sizeof text);
-    unlink(err_path);
+    tuned_plan_traced(dev, &d, &plan, text, sizeof text);
     const char *pause = strstr(text, "pause of"), *ob_first = strstr(text, "implementations 1..");
     const char *dnn_after = strstr(text, "implementations 0..0");
     if (spins) {
@@ -383,35 +405,12 @@ Test(tune, auto_times_openblas_first_then_pauses, .init = set_cache, .fini = dro
  * oneDNN's and OpenBLAS's implementations in ONE rotation, with no pause (tune.c, measure). */
 Test(tune, auto_without_spin_times_one_rotation, .init = set_cache, .fini = drop_cache) {
     setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1); /* before OpenBLAS loads (context creation) */
-    kmux_context_options o = KMUX_CONTEXT_OPTIONS_INIT;
-    o.verbose = 2;
-    kmux_context *ctx = NULL;
-    TU_OK(kmux_context_create(&o, &ctx));
-    kmux_device *dev = NULL, *ob = NULL, *dnn = NULL;
-    if (kmux_device_find(ctx, "cpu:auto", &dev) != KMUX_OK ||
-        kmux_device_find(ctx, "cpu:openblas", &ob) != KMUX_OK ||
-        kmux_device_find(ctx, "cpu:onednn", &dnn) != KMUX_OK) {
-        TU_OK(kmux_context_destroy(ctx));
-        cr_skip_test("cpu:auto needs both cpu:onednn and cpu:openblas");
-    }
+    kmux_device *dev = NULL, *ob = NULL;
+    kmux_context *ctx = auto_context(&dev, &ob);
     kmux_matmul_desc d = f32_desc(24, 16, 32);
-    kmux_plan_prefs p = KMUX_PLAN_PREFS_INIT;
-    p.tune = KMUX_TUNE_ON;
-    char err_path[] = "/tmp/kmux-test-tune-XXXXXX";
-    fflush(stderr);
-    int saved = dup(2), fd = mkstemp(err_path);
-    cr_assert(fd >= 0 && saved >= 0);
-    dup2(fd, 2);
     kmux_plan *plan = NULL;
-    kmux_status st = kmux_matmul_plan_create(dev, &d, &p, &plan);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(fd);
-    close(saved);
-    TU_OK(st);
     char text[65536];
-    read_file(err_path, text, sizeof text);
-    unlink(err_path);
+    tuned_plan_traced(dev, &d, &plan, text, sizeof text);
     cr_expect_null(strstr(text, "pause of"), "no pause when nothing spins: %s", text);
     cr_expect_not_null(strstr(text, "implementations 0..1"), "want one rotation of both: %s", text);
     TU_OK(kmux_plan_destroy(plan));

@@ -41,11 +41,11 @@ static void read_version(char *out, size_t size) {
 
 static const char *parallel_name(int mode) {
     switch (mode) {
-    case 0:
+    case OPENBLAS_SEQUENTIAL:
         return "sequential";
-    case 1:
+    case OPENBLAS_THREAD:
         return "pthread";
-    case 2:
+    case OPENBLAS_OPENMP:
         return "openmp";
     default:
         return "unknown threading";
@@ -156,22 +156,21 @@ static uint64_t rows_where(const kmux_type_combination *rows, int n,
  * (the counter's rate is taken from CLOCK_MONOTONIC around it, so a longer sleep adds little
  * accuracy); the rate is a property of the machine, and OpenBLAS reads OPENBLAS_THREAD_TIMEOUT
  * once, when it loads. */
-static double g_spin_ms;
-static pthread_once_t g_spin_once = PTHREAD_ONCE_INIT;
+static double g_settle_ms;
+static pthread_once_t g_settle_once = PTHREAD_ONCE_INIT;
 
-static void measure_spin(void) {
-    g_spin_ms = kmux_openblas_spin_ms(1.0);
+static void measure_settle(void) {
+    g_settle_ms = kmux_openblas_settle_ms(1.0);
 }
 
 /* Only the pthreads server spins (the OpenMP and sequential builds do not), and only when it has
- * workers; + 20 ms for the last worker to notice. A spin below 1 ms (OPENBLAS_THREAD_TIMEOUT=4,
- * README "Performance note") counts as none. The thread count is this context's: OpenBLAS's is
- * per process and the last context created sets it (ob_init), so a context of one thread next to
- * a later one of several reports 0 although the workers spin. */
+ * workers. The thread count is this context's: OpenBLAS's is per process and the last context
+ * created sets it (ob_init), so a context of one thread next to a later one of several reports 0
+ * although the workers spin. */
 static double settle_ms(const kmux_ob_state *st) {
-    if (openblas_get_parallel() != 1 || st->hdr.num_threads < 2) return 0;
-    pthread_once(&g_spin_once, measure_spin);
-    return g_spin_ms < 1.0 ? 0 : g_spin_ms + 20.0;
+    if (openblas_get_parallel() != OPENBLAS_THREAD || st->hdr.num_threads < 2) return 0;
+    pthread_once(&g_settle_once, measure_settle);
+    return g_settle_ms;
 }
 
 /* OpenBLAS's CBLAS takes int (blasint of the LP64 build): every size and leading dimension, and

@@ -42,4 +42,12 @@ static inline double kmux_openblas_spin_ms(double sleep_ms) {
     return ldexp(1.0, e) / hz * 1e3;
 }
 
+/** How long to wait after an OpenBLAS call before timing another library fairly, in ms: the spin
+ *  period (counter rate measured over sleep_ms) plus 20 ms for the last worker to notice; 0 when
+ *  the period is below 1 ms (OPENBLAS_THREAD_TIMEOUT=4: the workers sleep at once). */
+static inline double kmux_openblas_settle_ms(double sleep_ms) {
+    const double spin = kmux_openblas_spin_ms(sleep_ms);
+    return spin < 1.0 ? 0 : spin + 20.0;
+}
+
 #endif

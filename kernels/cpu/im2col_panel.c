@@ -20,10 +20,10 @@
 
 /* Threads: a panel is split from PANEL_PARALLEL_MIN elements (1 MiB of f32) on. Each split creates
  * its threads (~20-40 us), which the lowering of a 1 MiB panel repays twice over. Measured on the
- * 2-core EPYC VM (bench_ob_conv, 31 interleaved repetitions each): the 0.45-0.9 million-element
- * panels of ResNet-50's res3a_2b and res4a_2b in NCHW ran 5-10% faster split than on one thread,
- * once the helper threads were kept off the caller's core (kmux_parallel_for_from); before, they
- * ran slower split. */
+ * 2-core EPYC VM (bench_ob_conv-style, 41 interleaved repetitions, 4 runs): the 0.45-0.9
+ * million-element panels of ResNet-50's res3a_2b and res4a_2b in NCHW ran 2-14% faster split (15 of
+ * 16 pairs), once the helper threads were kept off the caller's core (kmux_parallel_for_from);
+ * before, they ran slower split. */
 #define PANEL_PARALLEL_MIN ((int64_t)1 << 18)
 
 typedef struct panel_job {
