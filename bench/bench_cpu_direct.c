@@ -67,6 +67,7 @@ typedef struct problem {
     const char *name, *origin;
     int conv;
     kmux_dtype ab, c; /* GEMM types; convolutions are f32 */
+    int full_range;   /* i8: values over all of [-128, 127] (else [-4, 4]) */
     int64_t m, n, k;
     int ta, tb;
     kmux_layout layout;
@@ -84,6 +85,9 @@ typedef struct problem {
 static const problem issue_rows[] = {
     GEMM("bf16 1024^3", "issue14", KMUX_BF16, KMUX_F32, 1024, 1024, 1024, 0, 0),
     GEMM("i8 1024^3 s8s8s32", "issue14", KMUX_I8, KMUX_I32, 1024, 1024, 1024, 0, 0),
+    /* kmux's exact i8 GEMM with oneDNN's s8 kernel out of bounds: the u8 copy and compensation */
+    {.name = "i8 1024^3 full range", .origin = "issue14", .ab = KMUX_I8, .c = KMUX_I32,
+     .full_range = 1, .m = 1024, .n = 1024, .k = 1024},
     GEMM("f32 2048^3", "issue14", KMUX_F32, KMUX_F32, 2048, 2048, 2048, 0, 0),
     CONV("conv3x3 mb32 nchw", "issue14", KMUX_NCHW, 32, 64, 56, 64, 3, 1, 1),
     CONV("conv3x3 mb32 nhwc", "issue14", KMUX_NHWC, 32, 64, 56, 64, 3, 1, 1),
@@ -198,7 +202,7 @@ static uint16_t to_bf16(float f) {
     return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
 }
 
-static void *fill(kmux_dtype t, size_t count) {
+static void *fill(kmux_dtype t, size_t count, int full_range) {
     size_t es = t == KMUX_BF16 ? 2 : t == KMUX_I8 ? 1 : 4;
     void *p = aligned_alloc(64, (count * es + 63) / 64 * 64);
     if (!p) return NULL;
@@ -206,6 +210,8 @@ static void *fill(kmux_dtype t, size_t count) {
         float v = rnd();
         if (t == KMUX_BF16)
             ((uint16_t *)p)[i] = to_bf16(v);
+        else if (t == KMUX_I8 && full_range)
+            ((int8_t *)p)[i] = (int8_t)lrintf(v * 127.5f - 0.5f);
         else if (t == KMUX_I8)
             ((int8_t *)p)[i] = (int8_t)lrintf(v * 4);
         else
@@ -654,17 +660,17 @@ static void bench_problem(const problem *p, double budget, int reps_max, double 
     size_t na, nb, nc;
     if (!p->conv) {
         na = (size_t)(p->m * p->k), nb = (size_t)(p->k * p->n), nc = (size_t)(p->m * p->n);
-        b.a = fill(p->ab, na);
-        b.b = fill(p->ab, nb);
+        b.a = fill(p->ab, na, p->full_range);
+        b.b = fill(p->ab, nb, p->full_range);
     } else {
         int64_t o = out_dim(p);
         na = (size_t)(p->mb * p->ic * p->ih * p->iw);
         nb = (size_t)(p->oc * p->ic * p->kh * p->kw);
         nc = (size_t)(p->mb * p->oc * o * o);
-        b.a = fill(KMUX_F32, na);
-        b.b = fill(KMUX_F32, nb);
-        b.col = fill(KMUX_F32, (size_t)(p->ic * p->kh * p->kw * o * o));
-        b.eqb = fill(KMUX_F32, (size_t)(p->mb * p->ic * p->kh * p->kw * o * o));
+        b.a = fill(KMUX_F32, na, 0);
+        b.b = fill(KMUX_F32, nb, 0);
+        b.col = fill(KMUX_F32, (size_t)(p->ic * p->kh * p->kw * o * o), 0);
+        b.eqb = fill(KMUX_F32, (size_t)(p->mb * p->ic * p->kh * p->kw * o * o), 0);
     }
     b.out_count = nc;
     for (int i = 0; i < NCONT; i++) {

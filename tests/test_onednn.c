@@ -292,23 +292,74 @@ Test(onednn, fast_compute_types_not_silently_lowered) {
 /* ---- GEMM: integer -----------------------------------------------------------------------------
  */
 
+/* Values up to 100 in magnitude: with k = 67 every column sum of |B| is far below the bound of
+ * oneDNN's own s8 x s8 kernel (onednn_matmul.h), with k = 2048 far above it (the u8 copy and the
+ * compensation pass run), so both paths meet every alpha/beta, order, padding and batch. */
 Test(onednn, i8_exact_vs_ref) {
     TU_NEED_DEVICE(g);
     static const double ab[][2] = {{1, 0}, {2, -1}, {1, 1}, {-3, 2}, {0, 3}};
+    static const int64_t ks[] = {67, 2048};
     for (int i = 0; i < 5; i++)
-        for (int o = 0; o < 2; o++) {
-            mm_case c = f32_case(o ? KMUX_COL_MAJOR : KMUX_ROW_MAJOR, KMUX_NO_TRANS,
-                                 o ? KMUX_TRANS : KMUX_NO_TRANS);
-            c.at = KMUX_I8;
-            c.ct = KMUX_I32;
-            c.ct_compute = KMUX_COMPUTE_I32;
-            c.k = 67;
-            c.pad = o;
-            c.alpha = ab[i][0];
-            c.beta = ab[i][1];
-            char impl[128];
-            TU_OK(check_matmul(&c, NULL, impl, sizeof impl));
-            cr_expect(strstr(impl, "+cvt") == NULL, "i8 must run natively: '%s'", impl);
+        for (int o = 0; o < 2; o++)
+            for (int kk = 0; kk < 2; kk++) {
+                mm_case c = f32_case(o ? KMUX_COL_MAJOR : KMUX_ROW_MAJOR, KMUX_NO_TRANS,
+                                     o ? KMUX_TRANS : KMUX_NO_TRANS);
+                c.at = KMUX_I8;
+                c.ct = KMUX_I32;
+                c.ct_compute = KMUX_COMPUTE_I32;
+                c.k = ks[kk];
+                c.pad = o;
+                c.batch = i % 2 ? 3 : 1;
+                c.bcast_b = i == 3;
+                c.alpha = ab[i][0];
+                c.beta = ab[i][1];
+                char impl[128];
+                TU_OK(check_matmul(&c, NULL, impl, sizeof impl));
+                cr_expect(strstr(impl, "+cvt") == NULL, "i8 must run natively: '%s'", impl);
+            }
+}
+
+/* Both sides of the bound under which oneDNN's own s8 x s8 kernel is used (255 * the largest
+ * column sum of |Q| <= 2^24, onednn_matmul.h). A = 127; the columns of B sum to the bound (the s8
+ * kernel runs; 255 * 65793 = 16777215) or, in the second call, one column to 132105, so that its
+ * result 127 * 132105 = 16777335 is odd and above 2^24: oneDNN 2.6.3's s8 kernel returns it
+ * rounded to f32 (measured: it rounds the final sum, not its intermediates, so the bound holds
+ * with room to spare), and only the u8 path gets it right. B untransposed and transposed (the
+ * two walks of the column sums). */
+Test(onednn, i8_s8_kernel_bound) {
+    TU_NEED_DEVICE(g);
+    enum { M = 3, N = 4, K = 2048 };
+    const int64_t at_bound = ((int64_t)1 << 24) / 255; /* 65793 */
+    static int8_t A[M * K], B[K * N];
+    int32_t C[M * N], R[M * N];
+    for (int64_t i = 0; i < M * K; i++)
+        A[i] = 127;
+    for (int beyond = 0; beyond < 2; beyond++)
+        for (int tb = 0; tb < 2; tb++) {
+            for (int64_t j = 0; j < N; j++) {
+                /* column sums: at the bound, at it, below it, and far beyond (or at it) */
+                int64_t sum = j == 3 && beyond ? 132105 : at_bound - (j == 2 ? 700 : 0);
+                for (int64_t l = 0; l < K; l++) {
+                    int8_t v = (int8_t)(sum / K + (l < sum % K ? 1 : 0));
+                    B[tb ? j * K + l : l * N + j] = v;
+                }
+            }
+            kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
+            d.transb = tb ? KMUX_TRANS : KMUX_NO_TRANS;
+            d.m = M, d.n = N, d.k = K;
+            d.lda = K, d.ldb = tb ? K : N, d.ldc = N;
+            d.a_type = d.b_type = KMUX_I8;
+            d.c_type = KMUX_I32;
+            d.compute_type = KMUX_COMPUTE_I32;
+            int32_t alpha = 1, beta = 0;
+            kmux_matmul_args a = KMUX_MATMUL_ARGS_INIT;
+            a.alpha = &alpha, a.beta = &beta, a.A = A, a.B = B, a.C = C;
+            TU_OK(tu_run_matmul(g.dev, &d, NULL, &a, 0, NULL, 0, NULL));
+            a.C = R;
+            TU_OK(tu_run_matmul(g.ref, &d, NULL, &a, 0, NULL, 0, NULL));
+            for (int i = 0; i < M * N; i++)
+                cr_assert_eq(C[i], R[i], "beyond %d, transb %d: C[%d] onednn %d, ref %d", beyond,
+                             tb, i, C[i], R[i]);
         }
 }
 
@@ -774,46 +825,61 @@ Test(onednn, conv_emulation_rule) {
     TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_conv2d_plan_create(g.dev, &d, NULL, &plan));
 }
 
-/* Every implementation oneDNN offers for a convolution gives the exact result. */
-Test(onednn, conv_next_impl_walk) {
-    TU_NEED_DEVICE(g);
+static int is_fallback_kernel(const char *impl) {
+    return strstr(impl, "gemm") != NULL || strstr(impl, "onednn:ref") != NULL;
+}
+
+/* Walks every implementation oneDNN offers for one convolution (16 channels, 7x7 images, r x r
+ * filter, "same" padding): each gives the exact result, both layout lists are there, and the
+ * default is the caller's layout unless oneDNN's first kernel for it is a GEMM-based or reference
+ * one (onednn_conv.c, layout_first). */
+static void walk_conv(kmux_conv_direction dir, kmux_layout layout, int64_t r) {
     kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
-    d.direction = KMUX_CONV_BWD_DATA;
-    d.layout = KMUX_NHWC;
+    d.direction = dir;
+    d.layout = layout;
     d.n = 2;
     d.c = 16;
     d.k = 16;
     d.h = d.w = 7;
-    d.r = d.s = 3;
-    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
-    int64_t nx = 2 * 16 * 49, nw = 16 * 16 * 9;
+    d.r = d.s = r;
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = r / 2;
+    int64_t nx = 2 * 16 * 49, nw = 16 * 16 * r * r;
     uint64_t seed = 11;
     float *x = tu_fill_ints(KMUX_F32, nx, 2, TU_DENSE, &seed),
           *w = tu_fill_ints(KMUX_F32, nw, 2, TU_DENSE, &seed);
-    float *y = tu_fill_ints(KMUX_F32, nx, 2, TU_ZERO_3_OF_4, &seed), *want = malloc((size_t)nx * 4);
+    float *y = tu_fill_ints(KMUX_F32, nx, 2, TU_ZERO_3_OF_4, &seed);
     float one = 1.0f, zero = 0.0f;
     kmux_conv2d_args a = KMUX_CONV2D_ARGS_INIT;
     a.alpha = &one;
     a.beta = &zero;
-    a.x = want;
+    a.x = x;
     a.w = w;
     a.y = y;
+    /* the tensor the direction writes: ref writes want, every implementation out */
+    void **slot = dir == KMUX_CONV_FWD ? &a.y : dir == KMUX_CONV_BWD_DATA ? &a.x : &a.w;
+    float *out = *slot;
+    int64_t nout = dir == KMUX_CONV_BWD_WEIGHTS ? nw : nx;
+    float *want = malloc((size_t)nout * 4);
+    *slot = want;
     TU_OK(tu_run_conv(g.ref, &d, NULL, &a, 0, NULL, 0));
-    a.x = x;
+    *slot = out;
     kmux_plan *plan = NULL;
     TU_OK(kmux_conv2d_plan_create(g.dev, &d, NULL, &plan));
     kmux_stream *st = NULL;
     TU_OK(kmux_stream_create(g.dev, &st));
-    int reordered = 0; /* NHWC: implementations on oneDNN's own activation layouts, not first */
+    int reordered = 0, plain = 0, default_reorders = 0;
+    char first_plain[128] = "";
     for (int walked = 0;; walked++) {
         kmux_plan_info info;
         TU_OK(kmux_plan_info_get(plan, &info));
         cr_expect_eq(info.impl_index, walked);
-        if (strstr(info.impl, "+reorder")) reordered++;
-        if (walked == 0) cr_expect_eq(reordered, 0, "the default %s reorders x", info.impl);
-        memset(x, 0xff, (size_t)nx * 4);
+        int re = strstr(info.impl, "+reorder") != NULL;
+        if (walked == 0) default_reorders = re;
+        if (!re && !plain++) snprintf(first_plain, sizeof first_plain, "%s", info.impl);
+        reordered += re;
+        memset(out, 0xff, (size_t)nout * 4);
         TU_OK(kmux_conv2d_execute(plan, st, &a));
-        tu_expect_equal(info.impl, "onednn", x, want, KMUX_F32, nx, 0.0, 4);
+        tu_expect_equal(info.impl, "onednn", out, want, KMUX_F32, nout, 0.0, 4);
         kmux_status s = kmux_plan_next_impl(plan);
         if (s == KMUX_ERR_LAST_IMPL) break;
         TU_OK(s);
@@ -821,12 +887,26 @@ Test(onednn, conv_next_impl_walk) {
     }
     /* every x86 oneDNN has a blocked (nChw8c/16c) kernel for 16 channels */
     cr_expect_gt(reordered, 0, "no +reorder implementation was listed");
+    if (plain)
+        cr_expect_eq(default_reorders, is_fallback_kernel(first_plain),
+                     "default %s +reorder, the caller's layout's first kernel is %s",
+                     default_reorders ? "is" : "is not", first_plain);
+    else
+        cr_expect(default_reorders, "no implementation on the caller's layout, yet no +reorder");
     TU_OK(kmux_stream_destroy(st));
     TU_OK(kmux_plan_destroy(plan));
     free(x);
     free(w);
     free(y);
     free(want);
+}
+
+Test(onednn, conv_next_impl_walk) {
+    TU_NEED_DEVICE(g);
+    walk_conv(KMUX_CONV_BWD_DATA, KMUX_NHWC, 3);
+    walk_conv(KMUX_CONV_FWD, KMUX_NCHW, 1);
+    walk_conv(KMUX_CONV_FWD, KMUX_NCHW, 3);
+    walk_conv(KMUX_CONV_BWD_WEIGHTS, KMUX_NCHW, 3);
 }
 
 /* A context with num_threads = 1 (oneDNN's OpenMP team is sized per call): same exact result,

@@ -10,12 +10,17 @@
  *   NHWC, plain nhwc/ohwi                           ref:any only: ~17 s (not usable)
  *   NHWC, format any everywhere                     fwd  6.1 ms  bwd_d  6.3 ms  bwd_w  6.4 ms
  *   NHWC, activations nhwc, filter any (brgconv/jit) fwd  5.4 ms  bwd_d  5.4 ms  bwd_w  5.7 ms
- * So NCHW plans let oneDNN choose every layout (format any) and reorder inside the plan; NHWC
- * plans keep the activations as given and let oneDNN choose the filter layout only by default,
- * and also list the implementations with every layout chosen ("+reorder", conv_next): on a 2-core
- * AVX2 EPYC (isa avx2) those were faster for 3x3 layers (mb32 ic64 56^2 forward: 72.6 against
- * 66.7 GFLOP/s) and slower for 1x1 ones, so which wins depends on CPU and shape: KMUX_TUNE
- * decides.
+ * Every plan has two lists of implementations (conv_next merges them): the activations x and y
+ * in the caller's layout with the filter layout left to oneDNN, and every layout left to oneDNN,
+ * x and y reordered inside each call ("+reorder"). Which wins depends on CPU and shape:
+ *   - 2-core AVX2 EPYC (isa avx2), NHWC: "+reorder" faster for 3x3 layers (mb32 ic64 56^2
+ *     forward: 72.6 against 66.7 GFLOP/s), slower for 1x1 ones;
+ *   - 2-core Zen 5 EPYC (isa avx512_core_bf16), NCHW, mb4 forward: oneDNN's brgconv_1x1 runs on
+ *     plain NCHW activations, 1.3-4x faster than with the reorders (res2a_1: 361 against 86
+ *     GFLOP/s); for 3x3 layers plain NCHW has only the im2col kernel gemm:jit, and "+reorder"
+ *     (brgconv on nChw16c) is 1.6x faster.
+ * Without tuning, the caller's layout comes first unless oneDNN's first kernel for it is a
+ * GEMM-based (im2col) or reference one: then "+reorder" does (layout_first). KMUX_TUNE measures.
  *
  * Types: f32; bf16/f16 natively where oneDNN has a non-reference kernel for this CPU, otherwise
  * (with prefs.allow_emulation) widened to f32 ("+cvt"). The primitive always writes f32, and
@@ -61,7 +66,7 @@ typedef struct kmux_dnn_conv_plan {
     int cvt;      /**< run in f32 on converted data */
     int64_t nb;   /**< images per primitive call (d.n, or a divisor of it on the "+cvt" path) */
     int out;      /**< T_Y, T_X or T_W: the tensor the direction writes */
-    int blocked;  /**< NHWC: x and y in oneDNN's chosen layout too, reordered in every call */
+    int blocked;  /**< x and y in oneDNN's chosen layout too, reordered in every call */
     int next[2];  /**< per layout choice (blocked 0/1): next position in oneDNN's list */
     int ended[2]; /**< per layout choice: its list is used up (or not offered) */
     conv_impl impl;
@@ -96,7 +101,7 @@ static dnnl_status_t user_md(const kmux_dnn_conv_plan *p, int i, dnnl_data_type_
  * comment) lets oneDNN choose. */
 static void op_md(const kmux_dnn_conv_plan *p, int i, const dnnl_memory_desc_t *user,
                   dnnl_memory_desc_t *md) {
-    int choose = p->d.layout == KMUX_NCHW || i == T_W || p->blocked;
+    int choose = i == T_W || p->blocked;
     *md = *user;
     if (choose)
         dnnl_memory_desc_init_by_tag(md, user->ndims, user->dims, user->data_type,
@@ -268,6 +273,38 @@ static int64_t cvt_chunk(const kmux_dnn_conv_plan *p, size_t work_bytes) {
     return best;
 }
 
+/* A GEMM-based (im2col + GEMM) or reference kernel: what oneDNN falls back to on a layout that
+ * has no direct kernel ("x64:gemm:jit", "gemm:jit", "ref:any"). */
+static int is_fallback_kernel(const char *name) {
+    return strstr(name, "gemm") != NULL || strncmp(name, "ref", 3) == 0;
+}
+
+/* Position 0 of the list that comes first (header comment): the caller's layout, unless its
+ * kernel is a fallback one and "+reorder" offers another; the list not chosen starts over at
+ * its position 0 in conv_next. */
+static dnnl_status_t layout_first(kmux_dnn_state *st, kmux_dnn_conv_plan *p,
+                                  dnnl_data_type_t dt) {
+    p->blocked = 0;
+    p->next[0] = 1;
+    p->next[1] = 0;
+    dnnl_status_t s = impl_build(st, p, 0, dt, &p->impl);
+    if (s != dnnl_success || !is_fallback_kernel(p->impl.name)) return s;
+    conv_impl plain = p->impl;
+    p->blocked = 1;
+    if (impl_build(st, p, 0, dt, &p->impl) == dnnl_success &&
+        !is_fallback_kernel(p->impl.name) &&
+        (p->impl.t[T_X].reorder || p->impl.t[T_Y].reorder)) {
+        impl_destroy(&plain);
+        p->next[0] = 0;
+        p->next[1] = 1;
+        return dnnl_success;
+    }
+    if (p->impl.prim) impl_destroy(&p->impl);
+    p->blocked = 0;
+    p->impl = plain;
+    return dnnl_success;
+}
+
 /* Native kernels first; "+cvt" when there are none (or only reference ones) and emulation is
  * allowed. */
 static kmux_status choose_impl(kmux_dnn_state *st, kmux_dnn_conv_plan *p,
@@ -276,9 +313,7 @@ static kmux_status choose_impl(kmux_dnn_state *st, kmux_dnn_conv_plan *p,
     int narrow = d->x_type != KMUX_F32;
     char why[192];
     p->cvt = 0;
-    p->blocked = 0;
-    p->next[0] = 1; /* every path below builds position 0 of the first list; conv_next goes on */
-    dnnl_status_t s = impl_build(st, p, 0, kmux_dnn_dtype(d->x_type), &p->impl);
+    dnnl_status_t s = layout_first(st, p, kmux_dnn_dtype(d->x_type));
     if (s == dnnl_success &&
         !(narrow && strncmp(p->impl.name, "ref", 3) == 0 && prefs->allow_emulation))
         return KMUX_OK;
@@ -292,7 +327,7 @@ static kmux_status choose_impl(kmux_dnn_state *st, kmux_dnn_conv_plan *p,
         return create_unsupported(st, d, why);
     }
     p->cvt = 1;
-    s = impl_build(st, p, 0, dnnl_f32, &p->impl);
+    s = layout_first(st, p, dnnl_f32);
     if (s != dnnl_success) return kmux_dnn_fail(st, FN, "f32 convolution primitive creation", s);
     int64_t nb = cvt_chunk(p, p->impl.work_bytes);
     if (nb == p->nb) return KMUX_OK;
@@ -308,12 +343,10 @@ static kmux_status choose_impl(kmux_dnn_state *st, kmux_dnn_conv_plan *p,
     return KMUX_OK;
 }
 
-/* The plan for the implementation after cur's, on the same path (native or "+cvt"). An NHWC
- * plan has two lists, merged alternately so that a tuning budget that runs out after two
- * implementations still sees the best of each: oneDNN's implementations with the activations
- * in NHWC, and those with x and y in oneDNN's chosen layouts too ("+reorder"; on the 2-core AVX2
- * EPYC the 3x3 ResNet-50 layers ran 10-15% faster that way, the 1x1 ones slower); a "+reorder"
- * one that chose NHWC anyway repeats one of the first list and is skipped. */
+/* The plan for the implementation after cur's, on the same path (native or "+cvt"). The two
+ * lists (header comment) are merged alternately so that a tuning budget that runs out after two
+ * implementations still sees the best of each; a "+reorder" one that chose the caller's layout
+ * anyway repeats one of the first list and is skipped. */
 static kmux_status conv_next(kmux_dnn_state *st, const kmux_dnn_conv_plan *cur,
                              kmux_dnn_conv_plan **out) {
     kmux_dnn_conv_plan *p = malloc(sizeof *p);
@@ -363,7 +396,6 @@ kmux_status kmux_dnn_conv2d_build(kmux_dnn_state *st, const kmux_conv2d_desc *de
     p->q = kmux_conv2d_out_dim(d->w, d->pad_left, d->pad_right, d->s, d->dilation_w, d->stride_w);
     p->nb = d->n;
     p->out = d->direction == KMUX_CONV_FWD ? T_Y : d->direction == KMUX_CONV_BWD_DATA ? T_X : T_W;
-    p->ended[1] = d->layout != KMUX_NHWC;
     kmux_dnn_pool_init(&p->base);
     kmux_dnn_threads th;
     kmux_dnn_threads_enter(st, &th);

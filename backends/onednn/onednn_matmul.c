@@ -423,6 +423,41 @@ static void add_beta_one_variant(kmux_dnn_state *st, kmux_dnn_mm_plan *p) {
     v->scratch = scratch;
 }
 
+/* I32 with VNNI or AMX: oneDNN's s8 x s8 primitive of the plan's kernel on the caller's P (see
+ * onednn_matmul.h), for the calls whose data keep it exact. Only brgemm kernels, whose VNNI/AMX
+ * dot products sum u8 x s8 in s32 without saturation; none when oneDNN offers another kernel for
+ * s8 or refuses the caller's strides. */
+static void add_s8_direct(kmux_dnn_state *st, kmux_dnn_mm_plan *p) {
+    p->prim_s8 = NULL;
+    p->scratch_s8 = 0;
+    if (!p->is_int || p->int_split || strncmp(p->prim_impl, "brg:", 4) != 0) return;
+    int nd = p->prim_batch > 1 ? 3 : 2;
+    dnnl_matmul_desc_t op;
+    dnnl_status_t s = operand_md(&p->P, nd, p->prim_batch, dnnl_s8, 0, &p->md_p_s8);
+    if (s == dnnl_success) s = dnnl_matmul_desc_init(&op, &p->md_p_s8, &p->md_q, NULL, &p->md_dst);
+    dnnl_primitive_attr_t attr = s == dnnl_success ? variant_attr(p, 1.0f, 0.0f, &s) : NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    if (attr) {
+        s = kmux_dnn_pd_create(&op, attr, st->engine, NULL, 0, p->prim_impl, &pd);
+        dnnl_primitive_attr_destroy(attr);
+    }
+    if (pd) {
+        p->scratch_s8 = kmux_dnn_pd_scratch(pd);
+        if (dnnl_primitive_create(&p->prim_s8, pd) != dnnl_success) p->prim_s8 = NULL;
+        dnnl_primitive_desc_destroy(pd);
+    }
+    if (!p->prim_s8) p->scratch_s8 = 0;
+    st->hdr.host->trace(2, "plan,onednn,matmul,%s,s8 x s8 kernel for bounded data: %s",
+                        p->base.impl, p->prim_s8 ? "yes" : "no");
+}
+
+/* Workspace of the plan: its own buffers and the larger scratchpad of its primitives. */
+static void set_workspace(kmux_dnn_mm_plan *p, size_t scratch) {
+    p->base.work_bytes = plan_workspace(p);
+    p->base.workspace_bytes =
+        p->base.work_bytes + (scratch > p->scratch_s8 ? scratch : p->scratch_s8);
+}
+
 /* The implementation after cur, as a new plan: the next one oneDNN offers for cur's path; after
  * the last one of a bf16/f16 plan that allows emulation, those of the other path (native kernels
  * after "+cvt", or "+cvt" after native ones; see native_narrow_first). KMUX_ERR_LAST_IMPL (no
@@ -433,6 +468,7 @@ static kmux_status mm_next(kmux_dnn_state *st, const kmux_dnn_mm_plan *cur,
     if (!p) return KMUX_ERR_OUT_OF_MEMORY;
     *p = *cur;
     kmux_dnn_pool_init(&p->base);
+    p->prim_s8 = NULL;
     p->nvariants = 0;
     memset(p->v, 0, sizeof p->v);
     dnnl_primitive_t prim = NULL;
@@ -463,10 +499,10 @@ static kmux_status mm_next(kmux_dnn_state *st, const kmux_dnn_mm_plan *cur,
     p->nvariants = 1;
     snprintf(p->prim_impl, sizeof p->prim_impl, "%s", impl);
     if (switched) p->alt_next = 0;
-    p->base.work_bytes = plan_workspace(p);
     p->base.impl_index = cur->base.impl_index + 1;
     set_impl_name(p);
-    p->base.workspace_bytes = p->base.work_bytes + scratch;
+    add_s8_direct(st, p);
+    set_workspace(p, scratch);
     *out = p;
     return KMUX_OK;
 }
@@ -498,9 +534,9 @@ kmux_status kmux_dnn_matmul_build(kmux_dnn_state *st, const kmux_matmul_desc *de
     p->v[0].prim = prim;
     p->v[0].scratch = scratch;
     p->nvariants = 1;
-    p->base.work_bytes = plan_workspace(p);
-    p->base.workspace_bytes = p->base.work_bytes + scratch;
     set_impl_name(p);
+    add_s8_direct(st, p);
+    set_workspace(p, scratch);
     /* Every implementation is prepared now: the plan never changes after creation. */
     int n = 1;
     list[0] = &p->base;
@@ -522,6 +558,7 @@ void kmux_dnn_matmul_destroy(kmux_dnn_plan *plan) {
     kmux_dnn_mm_plan *p = (kmux_dnn_mm_plan *)plan;
     for (int i = 0; i < p->nvariants; i++)
         dnnl_primitive_destroy(p->v[i].prim);
+    if (p->prim_s8) dnnl_primitive_destroy(p->prim_s8);
     kmux_dnn_pool_destroy(&p->base);
     free(p);
 }

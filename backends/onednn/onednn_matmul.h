@@ -20,6 +20,13 @@
  * (e.g. AVX2 CPUs) oneDNN multiplies with vpmaddubsw, whose s16 pair sums saturate for u8 values
  * above 127, so there the biased copy is split into 7-bit halves, P + 128 = 2h + l (h <= 127,
  * l <= 1), and two exact u8 x s8 matmuls give 2 (h Q) + (l Q) ("+u8x2" in the impl name).
+ * With VNNI (or AMX) the plan also keeps oneDNN's own s8 x s8 primitive on the caller's P, used
+ * for a call whose data bound every intermediate of it by 2^24, where f32 holds integers
+ * exactly: that kernel sums (P + 128) Q in s32 and adds -128 colsum(Q) in f32, so every value it
+ * forms is at most 255 * max_j sum_l |Q(l, j)| in magnitude. The column sums of Q that the
+ * compensation needs give that bound in the same pass; a call within it skips the u8 copy and
+ * the compensation pass (the two cost 10-25% of a 1024^3 GEMM, issue 14), one beyond it takes
+ * the u8 path. Both give the exact s32 sums; the implementation name is the kernel's.
  */
 #ifndef KMUX_ONEDNN_MATMUL_H
 #define KMUX_ONEDNN_MATMUL_H
@@ -53,7 +60,7 @@ typedef struct kmux_dnn_mm_operand {
 } kmux_dnn_mm_operand;
 
 /* memory slots of an execution context */
-enum { MM_MEM_P = 0, MM_MEM_Q, MM_MEM_DST, MM_MEM_BIAS, MM_MEM_SCALE };
+enum { MM_MEM_P = 0, MM_MEM_Q, MM_MEM_DST, MM_MEM_BIAS, MM_MEM_SCALE, MM_MEM_P_S8 };
 
 typedef struct kmux_dnn_mm_plan {
     kmux_dnn_plan base;
@@ -85,6 +92,11 @@ typedef struct kmux_dnn_mm_plan {
     size_t off_colsum;      /**< I32: workspace offset of the column sums of Q */
     int nvariants;
     kmux_dnn_mm_variant v[KMUX_DNN_MM_VARIANTS];
+    /* I32 with VNNI: oneDNN's s8 x s8 primitive of the same kernel on the caller's P, for calls
+     * whose data keep it exact (see the top of this file); NULL when there is none */
+    dnnl_primitive_t prim_s8;
+    size_t scratch_s8;
+    dnnl_memory_desc_t md_p_s8;
 } kmux_dnn_mm_plan;
 
 /** The primitive for (alpha, beta): one of the plan's prepared variants, or a primitive for this

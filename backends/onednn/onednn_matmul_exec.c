@@ -28,6 +28,7 @@ typedef struct mm_run {
     double alpha, beta; /* host scalars (float or int32 by compute type) */
     double ab_scale;    /* a_scale * b_scale, 1 when absent */
     size_t p_extra;     /* I32 split: bytes from the u8 copy of P to the half the primitive reads */
+    int s8_direct;      /* I32: oneDNN's s8 x s8 primitive on the caller's P (bounded data) */
 } mm_run;
 
 /* Element offset of (batch b, row i, column j) of the C view. */
@@ -42,73 +43,67 @@ static int32_t wrap_i32(uint64_t u) {
     return (int32_t)(w - 2147483648u) - INT32_MAX - 1;
 }
 
-/* I32: the exact s32 sums acc = W - 128 * colsum (the u8 bias of P taken out, modulo 2^32; with
- * the split, W = 2 (h Q) + (l Q)), into out: W itself, or C (same layout) when nothing follows. */
-static void int_sums(mm_run *r, const int32_t *w, const int32_t *w2, const int32_t *colsum,
-                     int32_t *out) {
+/* I32 split (no VNNI): the exact s32 sums acc = 2 (h Q) + (l Q) - 128 * colsum (the u8 bias of
+ * P taken out, modulo 2^32), into out: W itself, or C (same layout) when nothing follows. */
+static void split_sums(mm_run *r, const int32_t *w, const int32_t *w2, const int32_t *colsum,
+                       int32_t *out) {
     const kmux_dnn_mm_plan *p = r->p;
     for (int64_t b = 0; b < p->d.batch_count; b++) {
         const int32_t *cs = colsum + (p->Q.bstride == 0 ? 0 : b) * p->N;
         for (int64_t i = 0; i < p->M; i++)
             for (int64_t j = 0; j < p->N; j++) {
                 int64_t ci = c_at(p, b, i, j);
-                uint64_t sum = (uint64_t)(int64_t)w[ci]; /* (P + 128) Q, modulo 2^64 */
-                if (w2) sum = 2u * sum + (uint64_t)(int64_t)w2[ci];
+                uint64_t sum = 2u * (uint64_t)(int64_t)w[ci] + (uint64_t)(int64_t)w2[ci];
                 out[ci] = wrap_i32(sum - 128u * (uint64_t)(int64_t)cs[j]);
             }
     }
 }
 
-/* I32: the biased u8 copy of P (dense; with split, the halves h then l of P + 128 = 2h + l) and
- * the column sums of Q (per distinct batch). */
-static void prepare_int(mm_run *r, int32_t *colsum) {
+/* I32 with one u8 matmul: takes the u8 bias out of the s32 result (P + 128) Q in place. */
+static void sub_bias_comp(mm_run *r, int32_t *res, const int32_t *colsum) {
     const kmux_dnn_mm_plan *p = r->p;
-    const kmux_dnn_mm_operand *P = &p->P, *Q = &p->Q;
-    const int8_t *ps = P->from_a ? r->a->A : r->a->B;
+    for (int64_t b = 0; b < p->d.batch_count; b++)
+        kmux_cpu_s32_sub_bias_comp(p->M, p->N, res + c_at(p, b, 0, 0), p->ldr,
+                                   colsum + (p->Q.bstride == 0 ? 0 : b) * p->N, r->threads);
+}
+
+/* I32: the column sums of Q (per distinct batch); returns the largest column sum of |Q|. */
+static int64_t int_col_sums(mm_run *r, int32_t *colsum) {
+    const kmux_dnn_mm_plan *p = r->p;
+    const kmux_dnn_mm_operand *Q = &p->Q;
     const int8_t *qs = Q->from_a ? r->a->A : r->a->B;
+    int64_t most = 0;
+    for (int64_t b = 0; b < Q->distinct; b++) {
+        int64_t m = kmux_cpu_s8_col_sums(p->K, p->N, qs + b * Q->bstride, Q->ld, Q->trans,
+                                         colsum + b * p->N, r->threads);
+        if (m > most) most = m;
+    }
+    return most;
+}
+
+/* I32: the biased u8 copy of P (dense; with split, the halves h then l of P + 128 = 2h + l). */
+static void int_biased_copy(mm_run *r) {
+    const kmux_dnn_mm_plan *p = r->p;
+    const kmux_dnn_mm_operand *P = &p->P;
+    const int8_t *ps = P->from_a ? r->a->A : r->a->B;
     uint8_t *pu = (uint8_t *)r->ctx->work + P->cvt_offset;
     int64_t srows = P->trans ? P->cols : P->rows, scols = P->trans ? P->rows : P->cols;
     int64_t half = P->distinct * srows * scols;
-    for (int64_t b = 0; b < P->distinct; b++)
+    for (int64_t b = 0; b < P->distinct; b++) {
+        if (!p->int_split) {
+            kmux_cpu_s8_to_u8_biased(srows, scols, ps + b * P->bstride, P->ld,
+                                     pu + b * srows * scols, r->threads);
+            continue;
+        }
         for (int64_t i = 0; i < srows; i++) {
             const int8_t *row = ps + b * P->bstride + i * P->ld;
             uint8_t *out = pu + (b * srows + i) * scols;
-            if (!p->int_split) {
-                for (int64_t j = 0; j < scols; j++)
-                    out[j] = (uint8_t)(row[j] + 128);
-                continue;
-            }
             for (int64_t j = 0; j < scols; j++) {
                 unsigned v = (unsigned)(row[j] + 128);
                 out[j] = (uint8_t)(v >> 1);
                 out[half + j] = (uint8_t)(v & 1u);
             }
         }
-    /* Column sums modulo 2^32 (unsigned arithmetic wraps; the true sum, |sum| <= 128 K, is what
-     * wrap_i32 gives back). Row by row when Q is stored untransposed: the inner loop then runs
-     * along memory and vectorises, where a column walk strided by ld thrashed the cache (it cost
-     * more than the 1024^3 GEMM itself, issue 14). */
-    for (int64_t b = 0; b < Q->distinct; b++) {
-        uint32_t *cs = (uint32_t *)(colsum + b * p->N);
-        const int8_t *qb = qs + b * Q->bstride;
-        if (Q->trans) {
-            for (int64_t j = 0; j < p->N; j++) {
-                uint32_t sum = 0;
-                for (int64_t l = 0; l < p->K; l++)
-                    sum += (uint32_t)(int32_t)qb[j * Q->ld + l];
-                cs[j] = sum;
-            }
-        } else {
-            for (int64_t j = 0; j < p->N; j++)
-                cs[j] = 0;
-            for (int64_t l = 0; l < p->K; l++) {
-                const int8_t *row = qb + l * Q->ld;
-                for (int64_t j = 0; j < p->N; j++)
-                    cs[j] += (uint32_t)(int32_t)row[j];
-            }
-        }
-        for (int64_t j = 0; j < p->N; j++)
-            colsum[b * p->N + j] = wrap_i32(cs[j]);
     }
 }
 
@@ -150,14 +145,17 @@ static kmux_status run_primitive(mm_run *r, dnnl_primitive_t prim, void *dst, si
     char *ws = ctx->work;
     const char *pp = p->P.from_a ? r->a->A : r->a->B;
     const char *qp = p->Q.from_a ? r->a->A : r->a->B;
-    if (p->cvt || p->is_int) pp = ws + p->P.cvt_offset + r->p_extra;
+    if (p->cvt || (p->is_int && !r->s8_direct)) pp = ws + p->P.cvt_offset + r->p_extra;
     if (p->cvt) qp = ws + p->Q.cvt_offset;
     const void *bias = p->bias_cvt ? (const void *)(ws + p->off_bias) : r->a->bias;
     float scale = (float)(r->alpha * r->ab_scale);
     dnnl_exec_arg_t args[6];
     int n = 0;
     dnnl_memory_t m;
-    if (!(m = kmux_dnn_ctx_mem(r->st, ctx, MM_MEM_P, &p->md_p, (void *)pp, &ks))) return ks;
+    if (!(m = r->s8_direct
+                  ? kmux_dnn_ctx_mem(r->st, ctx, MM_MEM_P_S8, &p->md_p_s8, (void *)pp, &ks)
+                  : kmux_dnn_ctx_mem(r->st, ctx, MM_MEM_P, &p->md_p, (void *)pp, &ks)))
+        return ks;
     args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, m};
     if (!(m = kmux_dnn_ctx_mem(r->st, ctx, MM_MEM_Q, &p->md_q, (void *)qp, &ks))) return ks;
     args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, m};
@@ -175,7 +173,8 @@ static kmux_status run_primitive(mm_run *r, dnnl_primitive_t prim, void *dst, si
         args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_OUTPUT_SCALES, m};
     }
     if (ctx->scratch_mem) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, ctx->scratch_mem};
-    size_t p_step = operand_step(p, &p->P, p->cvt || p->is_int, p->is_int ? 1 : 0);
+    size_t p_step =
+        operand_step(p, &p->P, p->cvt || (p->is_int && !r->s8_direct), p->is_int ? 1 : 0);
     size_t q_step = operand_step(p, &p->Q, p->cvt, 0);
     for (int64_t l = 0; l < p->loop; l++) {
         if (l > 0) { /* loop over batches (see build_descs) */
@@ -263,6 +262,10 @@ static kmux_status exec_float(mm_run *r) {
     return ks;
 }
 
+/* The largest column sum of |Q| for which every value oneDNN's s8 x s8 kernel forms is an exact
+ * f32 integer: 255 * max_j sum_l |Q(l, j)| <= 2^24 (see onednn_matmul.h). */
+#define S8_KERNEL_ABS_COLSUM_MAX (((int64_t)1 << 24) / 255)
+
 static kmux_status exec_int(mm_run *r) {
     kmux_dnn_mm_plan *p = r->p;
     dnnl_primitive_t prim = NULL;
@@ -270,25 +273,39 @@ static kmux_status exec_int(mm_run *r) {
     int temporary = 0;
     kmux_status ks = kmux_dnn_mm_variant_get(r->st, p, 1.0f, 0.0f, &prim, &scratch, &temporary);
     if (ks != KMUX_OK) return ks;
+    if (p->scratch_s8 > scratch) scratch = p->scratch_s8;
     ks = kmux_dnn_ctx_acquire("kmux_matmul_execute", r->st, &p->base, scratch, &r->ctx);
     if (ks == KMUX_OK) {
         char *ws = r->ctx->work;
         int32_t *w = (int32_t *)(ws + p->off_w), *colsum = (int32_t *)(ws + p->off_colsum);
         int32_t *w2 = p->int_split ? (int32_t *)(ws + p->off_w2) : NULL;
-        prepare_int(r, colsum);
-        ks = run_primitive(r, prim, w, (size_t)p->bstride_r * sizeof(int32_t));
-        if (ks == KMUX_OK && w2) { /* the low halves l */
-            r->p_extra = (size_t)(p->P.distinct * p->P.rows * p->P.cols);
-            ks = run_primitive(r, prim, w2, (size_t)p->bstride_r * sizeof(int32_t));
-        }
         /* alpha = 1, beta = 0 and nothing after the GEMM (the common case): the sums go to C
          * directly, without the shared finish's second pass over C (issue 14) */
         const int direct = *(const int32_t *)r->a->alpha == 1 &&
                            *(const int32_t *)r->a->beta == 0 && !r->a->d_scale && !r->a->amax_d;
-        if (ks == KMUX_OK && direct) {
-            int_sums(r, w, w2, colsum, (int32_t *)r->a->C);
-        } else if (ks == KMUX_OK) {
-            int_sums(r, w, w2, colsum, w);
+        int32_t *res = direct && !w2 ? (int32_t *)r->a->C : w;
+        const int64_t abs_colsum_max = int_col_sums(r, colsum);
+        r->s8_direct = p->prim_s8 && abs_colsum_max <= S8_KERNEL_ABS_COLSUM_MAX;
+        if (p->prim_s8 && !r->s8_direct)
+            r->st->hdr.host->trace(2,
+                                   "exec,onednn,matmul,%s,u8 copy and compensation: a column sum "
+                                   "of |Q| is %lld above %lld",
+                                   p->base.impl, (long long)abs_colsum_max,
+                                   (long long)S8_KERNEL_ABS_COLSUM_MAX);
+        if (r->s8_direct) {
+            ks = run_primitive(r, p->prim_s8, res, (size_t)p->bstride_r * sizeof(int32_t));
+        } else {
+            int_biased_copy(r);
+            ks = run_primitive(r, prim, res, (size_t)p->bstride_r * sizeof(int32_t));
+            if (ks == KMUX_OK && w2) { /* the low halves l */
+                r->p_extra = (size_t)(p->P.distinct * p->P.rows * p->P.cols);
+                ks = run_primitive(r, prim, w2, (size_t)p->bstride_r * sizeof(int32_t));
+                if (ks == KMUX_OK) split_sums(r, w, w2, colsum, direct ? (int32_t *)r->a->C : w);
+            } else if (ks == KMUX_OK) {
+                sub_bias_comp(r, res, colsum);
+            }
+        }
+        if (ks == KMUX_OK && !direct) {
             const kmux_cpu_acc acc = {w, KMUX_I32, p->d.ldc, p->d.stride_c};
             kmux_cpu_finish(&p->d, r->a, &acc); /* alpha, beta, scales, amax_d, wrap-around */
         }
