@@ -282,8 +282,7 @@ static int is_fallback_kernel(const char *name) {
 /* Position 0 of the list that comes first (header comment): the caller's layout, unless its
  * kernel is a fallback one and "+reorder" offers another; the list not chosen starts over at
  * its position 0 in conv_next. */
-static dnnl_status_t layout_first(kmux_dnn_state *st, kmux_dnn_conv_plan *p,
-                                  dnnl_data_type_t dt) {
+static dnnl_status_t layout_first(kmux_dnn_state *st, kmux_dnn_conv_plan *p, dnnl_data_type_t dt) {
     p->blocked = 0;
     p->next[0] = 1;
     p->next[1] = 0;
@@ -291,8 +290,7 @@ static dnnl_status_t layout_first(kmux_dnn_state *st, kmux_dnn_conv_plan *p,
     if (s != dnnl_success || !is_fallback_kernel(p->impl.name)) return s;
     conv_impl plain = p->impl;
     p->blocked = 1;
-    if (impl_build(st, p, 0, dt, &p->impl) == dnnl_success &&
-        !is_fallback_kernel(p->impl.name) &&
+    if (impl_build(st, p, 0, dt, &p->impl) == dnnl_success && !is_fallback_kernel(p->impl.name) &&
         (p->impl.t[T_X].reorder || p->impl.t[T_Y].reorder)) {
         impl_destroy(&plain);
         p->next[0] = 0;

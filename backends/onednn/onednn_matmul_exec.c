@@ -152,9 +152,8 @@ static kmux_status run_primitive(mm_run *r, dnnl_primitive_t prim, void *dst, si
     dnnl_exec_arg_t args[6];
     int n = 0;
     dnnl_memory_t m;
-    if (!(m = r->s8_direct
-                  ? kmux_dnn_ctx_mem(r->st, ctx, MM_MEM_P_S8, &p->md_p_s8, (void *)pp, &ks)
-                  : kmux_dnn_ctx_mem(r->st, ctx, MM_MEM_P, &p->md_p, (void *)pp, &ks)))
+    if (!(m = r->s8_direct ? kmux_dnn_ctx_mem(r->st, ctx, MM_MEM_P_S8, &p->md_p_s8, (void *)pp, &ks)
+                           : kmux_dnn_ctx_mem(r->st, ctx, MM_MEM_P, &p->md_p, (void *)pp, &ks)))
         return ks;
     args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, m};
     if (!(m = kmux_dnn_ctx_mem(r->st, ctx, MM_MEM_Q, &p->md_q, (void *)qp, &ks))) return ks;
