@@ -15,12 +15,13 @@
  * x and y reordered inside each call ("+reorder"). Which wins depends on CPU and shape:
  *   - 2-core AVX2 EPYC (isa avx2), NHWC: "+reorder" faster for 3x3 layers (mb32 ic64 56^2
  *     forward: 72.6 against 66.7 GFLOP/s), slower for 1x1 ones;
- *   - 2-core Zen 5 EPYC (isa avx512_core_bf16), NCHW, mb4 forward: oneDNN's brgconv_1x1 runs on
- *     plain NCHW activations, 1.3-4x faster than with the reorders (res2a_1: 361 against 86
- *     GFLOP/s); for 3x3 layers plain NCHW has only the im2col kernel gemm:jit, and "+reorder"
- *     (brgconv on nChw16c) is 1.6x faster.
+ *   - 2-core Zen 5 EPYC (isa avx512_core_bf16), NCHW, mb4 forward: for 1x1 layers oneDNN's
+ *     gemm:jit on plain NCHW (one GEMM per image, no im2col) was 1.3-3.3x faster than
+ *     "+reorder" (brgconv_1x1 on nChw16c; res2a_1: 361 against 108 GFLOP/s); for 3x3 layers
+ *     gemm:jit needs an im2col copy, and "+reorder" (brgconv) was 1.6x faster.
  * Without tuning, the caller's layout comes first unless oneDNN's first kernel for it is a
- * GEMM-based (im2col) or reference one: then "+reorder" does (layout_first). KMUX_TUNE measures.
+ * reference one or an im2col-based one (is_fallback_kernel): then "+reorder" does
+ * (layout_first). KMUX_TUNE measures.
  *
  * Types: f32; bf16/f16 natively where oneDNN has a non-reference kernel for this CPU, otherwise
  * (with prefs.allow_emulation) widened to f32 ("+cvt"). The primitive always writes f32, and
@@ -273,10 +274,14 @@ static int64_t cvt_chunk(const kmux_dnn_conv_plan *p, size_t work_bytes) {
     return best;
 }
 
-/* A GEMM-based (im2col + GEMM) or reference kernel: what oneDNN falls back to on a layout that
- * has no direct kernel ("x64:gemm:jit", "gemm:jit", "ref:any"). */
-static int is_fallback_kernel(const char *name) {
-    return strstr(name, "gemm") != NULL || strncmp(name, "ref", 3) == 0;
+/* A kernel that makes the caller's layout the slower choice: a reference one, or a GEMM-based one
+ * ("x64:gemm:jit") where it needs an im2col copy per call (a filter larger than 1x1, or
+ * padding). A 1x1 unpadded convolution on plain NCHW is one GEMM per image, and gemm:jit on it
+ * beat "+reorder" (brgconv_1x1) on the Zen 5 EPYC: res2a_1 361 against 108 GFLOP/s, res5a_1
+ * (stride 2) 305 against 202. */
+static int is_fallback_kernel(const kmux_conv2d_desc *d, const char *name) {
+    int im2col = d->r > 1 || d->s > 1 || d->pad_top || d->pad_bottom || d->pad_left || d->pad_right;
+    return strncmp(name, "ref", 3) == 0 || (im2col && strstr(name, "gemm") != NULL);
 }
 
 /* Position 0 of the list that comes first (header comment): the caller's layout, unless its
@@ -287,10 +292,11 @@ static dnnl_status_t layout_first(kmux_dnn_state *st, kmux_dnn_conv_plan *p, dnn
     p->next[0] = 1;
     p->next[1] = 0;
     dnnl_status_t s = impl_build(st, p, 0, dt, &p->impl);
-    if (s != dnnl_success || !is_fallback_kernel(p->impl.name)) return s;
+    if (s != dnnl_success || !is_fallback_kernel(&p->d, p->impl.name)) return s;
     conv_impl plain = p->impl;
     p->blocked = 1;
-    if (impl_build(st, p, 0, dt, &p->impl) == dnnl_success && !is_fallback_kernel(p->impl.name) &&
+    if (impl_build(st, p, 0, dt, &p->impl) == dnnl_success &&
+        !is_fallback_kernel(&p->d, p->impl.name) &&
         (p->impl.t[T_X].reorder || p->impl.t[T_Y].reorder)) {
         impl_destroy(&plain);
         p->next[0] = 0;

@@ -19,6 +19,10 @@
 
 static const char FN[] = "kmux_matmul_execute";
 
+/* The largest column sum of |Q| for which every value oneDNN's s8 x s8 kernel forms is an exact
+ * f32 integer: 255 * max_j sum_l |Q(l, j)| <= 2^24 (see onednn_matmul.h). */
+#define S8_KERNEL_ABS_COLSUM_MAX (((int64_t)1 << 24) / 255)
+
 typedef struct mm_run {
     kmux_dnn_state *st;
     kmux_dnn_mm_plan *p;
@@ -79,6 +83,34 @@ static int64_t int_col_sums(mm_run *r, int32_t *colsum) {
         if (m > most) most = m;
     }
     return most;
+}
+
+/* I32: whether oneDNN's s8 x s8 kernel is exact for this call's Q (see onednn_matmul.h): first
+ * by the largest |Q| alone (k * max|Q| bounds every column sum: one cheap pass, enough for the
+ * small values of most data), else by the column sums themselves, which the u8 path needs anyway
+ * (then in colsum, and *have_sums set). */
+static int s8_kernel_exact(mm_run *r, int32_t *colsum, int *have_sums) {
+    const kmux_dnn_mm_plan *p = r->p;
+    const kmux_dnn_mm_operand *Q = &p->Q;
+    const int8_t *qs = Q->from_a ? r->a->A : r->a->B;
+    *have_sums = 0;
+    if (!p->prim_s8) return 0;
+    int most = 0;
+    for (int64_t b = 0; b < Q->distinct; b++) {
+        int m = kmux_cpu_s8_abs_max(Q->trans ? p->N : p->K, Q->trans ? p->K : p->N,
+                                    qs + b * Q->bstride, Q->ld);
+        if (m > most) most = m;
+    }
+    if (p->K * most <= S8_KERNEL_ABS_COLSUM_MAX) return 1;
+    *have_sums = 1;
+    const int64_t abs_colsum_max = int_col_sums(r, colsum);
+    if (abs_colsum_max <= S8_KERNEL_ABS_COLSUM_MAX) return 1;
+    r->st->hdr.host->trace(2,
+                           "exec,onednn,matmul,%s,u8 copy and compensation: a column sum of |Q| "
+                           "is %lld above %lld",
+                           p->base.impl, (long long)abs_colsum_max,
+                           (long long)S8_KERNEL_ABS_COLSUM_MAX);
+    return 0;
 }
 
 /* I32: the biased u8 copy of P (dense; with split, the halves h then l of P + 128 = 2h + l). */
@@ -261,10 +293,6 @@ static kmux_status exec_float(mm_run *r) {
     return ks;
 }
 
-/* The largest column sum of |Q| for which every value oneDNN's s8 x s8 kernel forms is an exact
- * f32 integer: 255 * max_j sum_l |Q(l, j)| <= 2^24 (see onednn_matmul.h). */
-#define S8_KERNEL_ABS_COLSUM_MAX (((int64_t)1 << 24) / 255)
-
 static kmux_status exec_int(mm_run *r) {
     kmux_dnn_mm_plan *p = r->p;
     dnnl_primitive_t prim = NULL;
@@ -283,17 +311,12 @@ static kmux_status exec_int(mm_run *r) {
         const int direct = *(const int32_t *)r->a->alpha == 1 &&
                            *(const int32_t *)r->a->beta == 0 && !r->a->d_scale && !r->a->amax_d;
         int32_t *res = direct && !w2 ? (int32_t *)r->a->C : w;
-        const int64_t abs_colsum_max = int_col_sums(r, colsum);
-        r->s8_direct = p->prim_s8 && abs_colsum_max <= S8_KERNEL_ABS_COLSUM_MAX;
-        if (p->prim_s8 && !r->s8_direct)
-            r->st->hdr.host->trace(2,
-                                   "exec,onednn,matmul,%s,u8 copy and compensation: a column sum "
-                                   "of |Q| is %lld above %lld",
-                                   p->base.impl, (long long)abs_colsum_max,
-                                   (long long)S8_KERNEL_ABS_COLSUM_MAX);
+        int have_sums = 0;
+        r->s8_direct = s8_kernel_exact(r, colsum, &have_sums);
         if (r->s8_direct) {
             ks = run_primitive(r, p->prim_s8, res, (size_t)p->bstride_r * sizeof(int32_t));
         } else {
+            if (!have_sums) int_col_sums(r, colsum);
             int_biased_copy(r);
             ks = run_primitive(r, prim, res, (size_t)p->bstride_r * sizeof(int32_t));
             if (ks == KMUX_OK && w2) { /* the low halves l */

@@ -1,8 +1,9 @@
 /*
  * int8_gemm.c - the passes around an exact s8 x s8 -> s32 GEMM that runs on u8 x s8 kernels
  * (oneDNN's brgemm with VNNI, see backends/onednn/onednn_matmul.h): the column sums of Q (for the
- * compensation, and the bound that says when oneDNN's own s8 x s8 kernel is exact), the biased
- * u8 copy P + 128, and the compensation C -= 128 * colsum(Q).
+ * compensation, and the bound that says when oneDNN's own s8 x s8 kernel is exact), the largest
+ * |Q| (a cheaper first test of that bound), the biased u8 copy P + 128, and the compensation
+ * C -= 128 * colsum(Q).
  *
  * All arithmetic on sums is unsigned modulo 2^32 (no signed overflow), as integer BLAS wraps.
  * The loops are written so that the compiler vectorises them (this file is built with -O3, see
@@ -80,6 +81,21 @@ int64_t kmux_cpu_s8_col_sums(int64_t k, int64_t n, const int8_t *q, int64_t ld, 
     for (int t = 0; t < parts; t++)
         if (c.abs_max[t] > best) best = c.abs_max[t];
     return best;
+}
+
+int kmux_cpu_s8_abs_max(int64_t rows, int64_t cols, const int8_t *src, int64_t ld) {
+    uint8_t most = 0;
+    for (int64_t i = 0; i < rows; i++) {
+        const int8_t *row = src + i * ld;
+        uint8_t m = 0;
+        for (int64_t j = 0; j < cols; j++) {
+            /* |v| as a byte: -128 gives 0x80, which is 128 read unsigned */
+            uint8_t a = (uint8_t)(row[j] < 0 ? -(unsigned)row[j] : (unsigned)row[j]);
+            m = a > m ? a : m;
+        }
+        most = m > most ? m : most;
+    }
+    return most;
 }
 
 typedef struct bias_job {

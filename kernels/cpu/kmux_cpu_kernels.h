@@ -50,6 +50,8 @@ int kmux_cpu_unscale_check_finite(int64_t n, void *x, kmux_dtype type, float inv
  *  max_j sum_l |Q(l, j)| (INT64_MAX when k >= 2^25, where it is not formed). */
 int64_t kmux_cpu_s8_col_sums(int64_t k, int64_t n, const int8_t *q, int64_t ld, int trans,
                              int32_t *sums, int threads);
+/** The largest |v| (0..128) of a rows x cols int8 matrix (row i at src + i * ld); one thread. */
+int kmux_cpu_s8_abs_max(int64_t rows, int64_t cols, const int8_t *src, int64_t ld);
 /** The u8 copy P + 128 of a rows x cols int8 matrix (row i at src + i * ld) into the dense
  *  rows x cols u8 matrix dst (leading dimension cols). */
 void kmux_cpu_s8_to_u8_biased(int64_t rows, int64_t cols, const int8_t *src, int64_t ld,
