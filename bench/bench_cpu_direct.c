@@ -8,9 +8,11 @@
  * contestant are compared with each other once before timing; a contestant that disagrees is
  * printed as "BAD".
  *
- * Rows: the issue's table (bf16 and i8 GEMM 1024^3, f32 GEMM 2048^3, the 3x3 convolution mb32
- * ic64 56^2 in both layouts) and a 20-problem mix of kmux-bench's default workload, DeepBench GEMM
- * training rows and ResNet-50 layers (bench/workloads/). For a convolution (forward):
+ * Rows: the issue's table (bf16 and i8 GEMM 1024^3, the i8 GEMM again with values over the whole
+ * s8 range, where kmux's exact cpu:onednn path pays for its compensation, f32 GEMM 2048^3, the
+ * 3x3 convolution mb32 ic64 56^2 in both layouts) and a 20-problem mix of kmux-bench's default
+ * workload, DeepBench GEMM training rows and ResNet-50 layers (bench/workloads/). For a convolution
+ * (forward):
  * - "OpenBLAS" is the convolution an OpenBLAS user writes: Caffe's im2col, then one sgemm per
  *   image (user_im2col);
  * - "sgemm=" is OpenBLAS's own sgemm on the equivalent GEMM of the whole batch (NCHW: M = oc,

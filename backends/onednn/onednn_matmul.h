@@ -22,11 +22,14 @@
  * l <= 1), and two exact u8 x s8 matmuls give 2 (h Q) + (l Q) ("+u8x2" in the impl name).
  * With VNNI (or AMX) the plan also keeps oneDNN's own s8 x s8 primitive on the caller's P, used
  * for a call whose data bound every intermediate of it by 2^24, where f32 holds integers
- * exactly: that kernel sums (P + 128) Q in s32 and adds -128 colsum(Q) in f32, so every value it
- * forms is at most 255 * max_j sum_l |Q(l, j)| in magnitude. The column sums of Q that the
- * compensation needs give that bound in the same pass; a call within it skips the u8 copy and
- * the compensation pass (the two cost 10-25% of a 1024^3 GEMM, issue 14), one beyond it takes
- * the u8 path. Both give the exact s32 sums; the implementation name is the kernel's.
+ * exactly: that kernel sums (P + 128) Q and adds -128 colsum(Q), so every value it forms is at
+ * most 255 * max_j sum_l |Q(l, j)| in magnitude, whichever of them it rounds to f32 (measured
+ * on oneDNN 2.6.3: only the final sum, so the bound has room to spare). Each call first tests
+ * K * max|Q| against it (one cheap pass over Q), then, when that fails, the column sums of Q that
+ * the u8 path needs anyway. A call within the bound skips the u8 copy and the compensation pass
+ * (the two cost 11-20% of a 1024^3 GEMM on a 2-core Zen 5, issue 14), one beyond it takes the u8
+ * path. Both give the exact s32 sums; the implementation name is the kernel's, and KMUX_VERBOSE=2
+ * traces each call that takes the u8 path.
  */
 #ifndef KMUX_ONEDNN_MATMUL_H
 #define KMUX_ONEDNN_MATMUL_H
