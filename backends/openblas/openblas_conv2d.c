@@ -18,9 +18,10 @@
  * still in cache, and for BWD_DATA the panel's columns are scattered back (col2im, threads on
  * disjoint channels) right after its sgemm. The workspace is one panel. In NHWC the output rows of
  * consecutive images are consecutive, so panels run across images, which keeps GEMMs large when P*Q
- * is small (late ResNet layers); NCHW panels stay inside one image. BWD_WEIGHTS sums the panels'
- * products into dW (beta applied by the first). Threads never oversubscribe: im2col/col2im and
- * sgemm alternate, each on the backend's thread count.
+ * is small (late ResNet layers); NCHW panels stay inside one image, or hold whole images when
+ * two or more fit (their outputs through a Kg x panel buffer, conv_panels_f32). BWD_WEIGHTS sums
+ * the panels' products into dW (beta applied by the first). Threads never oversubscribe:
+ * im2col/col2im and sgemm alternate, each on the backend's thread count.
  *
  * A 1x1 filter with stride 1 and no padding needs no im2col: the input IS the column matrix
  * (NCHW: x_g is Cg x HW; NHWC: x_g is (N*HW) x Cg with leading dimension C). Such plans offer
@@ -57,10 +58,11 @@ typedef struct cv_plan {
     kmux_ob_plan head; /* must be first */
     kmux_conv2d_desc d;
     int64_t p, q;
-    int cvt;    /* tensors are f16/bf16, widened to f32 copies */
-    int direct; /* this implementation skips im2col */
-    int64_t nj; /* pixels per panel (im2col) */
-    size_t ws_col, ws_x, ws_w, ws_y, max_ws;
+    int cvt;       /* tensors are f16/bf16, widened to f32 copies */
+    int direct;    /* this implementation skips im2col */
+    int64_t nj;    /* pixels per panel (im2col) */
+    int nchw_imgs; /* NCHW panels of whole images (nj = a multiple of P*Q), through ypan */
+    size_t ws_col, ws_ypan, ws_x, ws_w, ws_y, max_ws;
 } cv_plan;
 
 /* A plan: its implementations, all prepared at creation (1x1 plans: direct, then im2col). */
@@ -86,21 +88,46 @@ static kmux_status unsupported(kmux_ob_state *st, const kmux_conv2d_desc *d, con
 static int size_workspace(cv_plan *pl) {
     const kmux_conv2d_desc *d = &pl->d;
     const int64_t pq = pl->p * pl->q, crsg = d->c / d->groups * d->r * d->s;
+    const int64_t kg = d->k / d->groups;
     const size_t fixed = align64(pl->ws_x) + align64(pl->ws_y) + align64(pl->ws_w);
-    int64_t nj = 0;
+    int64_t nj = 0, imgs = 0;
     if (!pl->direct) {
         nj = (int64_t)(CV_PANEL_BYTES / ((size_t)crsg * sizeof(float)));
         if (nj < CV_PANEL_MIN_COLS) nj = CV_PANEL_MIN_COLS;
-        const int64_t limit = d->layout == KMUX_NCHW ? pq : d->n * pq;
+        /* NCHW: panels of whole images when one image has fewer than CV_PANEL_MIN_COLS pixels
+         * (late ResNet-50 layers: 14x14, 7x7), else panels inside one image. Measured on the
+         * 2-core Zen 5 (bench_ob_conv --mb=4, 3 runs): res4a_2b (14x14) NCHW 0.75-0.82 of the
+         * sgemm bar -> 0.85-0.92 in every direction; with 28x28 images (res3a) whole-image
+         * panels were slower (0.63-0.80 against 0.72-0.87): the panel leaves L2 and the copies
+         * through ypan cost more than the wider sgemm saves */
+        if (d->layout == KMUX_NCHW && pq < CV_PANEL_MIN_COLS)
+            imgs = nj / pq < d->n ? nj / pq : d->n;
+        if (imgs < 2) imgs = 0;
+        const int64_t limit = d->layout == KMUX_NCHW ? (imgs ? imgs * pq : pq) : d->n * pq;
         if (nj > limit) nj = limit;
-        /* a smaller panel when the workspace would not fit */
-        while (nj > 16 && fixed + align64((size_t)(nj * crsg) * sizeof(float)) > pl->max_ws)
-            nj /= 2;
+        /* a smaller panel when the workspace would not fit (NCHW: fewer images, then one) */
+        for (;;) {
+            size_t need = fixed + align64((size_t)(nj * crsg) * sizeof(float)) +
+                          (imgs ? align64((size_t)(kg * nj) * sizeof(float)) : 0);
+            if (nj <= 16 || need <= pl->max_ws) break;
+            if (imgs > 2) {
+                imgs /= 2;
+                nj = imgs * pq;
+            } else if (imgs) {
+                imgs = 0;
+                nj = nj / 2 < pq ? nj / 2 : pq;
+            } else {
+                nj /= 2;
+            }
+        }
     }
     const size_t col = (size_t)(nj * crsg) * sizeof(float);
-    const size_t total = fixed + align64(col);
+    const size_t ypan = imgs ? (size_t)(kg * nj) * sizeof(float) : 0;
+    const size_t total = fixed + align64(col) + align64(ypan);
     pl->nj = nj;
+    pl->nchw_imgs = imgs > 0;
     pl->ws_col = col;
+    pl->ws_ypan = ypan;
     pl->head.workspace_bytes = total;
     return total <= pl->max_ws || total == 0;
 }
@@ -227,12 +254,27 @@ static void conv_direct_f32(const cv_plan *pl, float alpha, float beta, float *x
     }
 }
 
+/* NCHW panels of whole images: the Kg x PQ blocks of group g of images [img0, img0 + nimg) of
+ * y (y_img apart, the group kg * PQ into each) to or from the dense Kg x (nimg * PQ) matrix ypan,
+ * whose columns are the panel's pixels in batch order. */
+static void ypan_copy(float *y, float *ypan, int64_t img0, int64_t nimg, int64_t g, int64_t kg,
+                      int64_t pq, int64_t y_img, int to_ypan) {
+    const int64_t ld = nimg * pq;
+    for (int64_t i = 0; i < nimg; i++)
+        for (int64_t k = 0; k < kg; k++) {
+            float *yr = y + (img0 + i) * y_img + (g * kg + k) * pq, *pr = ypan + k * ld + i * pq;
+            memcpy(to_ypan ? pr : yr, to_ypan ? yr : pr, (size_t)pq * sizeof(float));
+        }
+}
+
 /* im2col + sgemm, one panel of pl->nj output pixels at a time (see the top of the file). Pixel
- * j of the batch is pixel j % PQ of image j / PQ; NCHW panels stay inside one image (the
- * image's outputs are a Kg x PQ matrix), NHWC panels run across images (the batch's outputs are
- * one (N*PQ) x K matrix). */
+ * j of the batch is pixel j % PQ of image j / PQ. NCHW panels stay inside one image (the
+ * image's outputs are a Kg x PQ matrix) or, when P*Q is small, hold whole images whose outputs
+ * go through ypan (ypan_copy: the sgemm then has N = images * P*Q, as on the equivalent GEMM
+ * of the batch; res4a_2b's 14x14 images gave 256x196x2304 sgemm calls); NHWC panels run across
+ * images (the batch's outputs are one (N*PQ) x K matrix). */
 static void conv_panels_f32(const cv_plan *pl, float alpha, float beta, float *x, float *w,
-                            float *y, float *col, int threads) {
+                            float *y, float *col, float *ypan, int threads) {
     const kmux_conv2d_desc *d = &pl->d;
     const int nchw = d->layout == KMUX_NCHW;
     const int64_t cg = d->c / d->groups, kg = d->k / d->groups, pq = pl->p * pl->q;
@@ -247,20 +289,29 @@ static void conv_panels_f32(const cv_plan *pl, float alpha, float beta, float *x
         for (int64_t j0 = 0; j0 < total;) {
             int64_t j1 = j0 + pl->nj < total ? j0 + pl->nj : total;
             const int64_t img = j0 / pq, jl = j0 % pq; /* NCHW: image and its first pixel */
-            if (nchw && j1 > (img + 1) * pq) j1 = (img + 1) * pq;
+            if (nchw && !pl->nchw_imgs && j1 > (img + 1) * pq) j1 = (img + 1) * pq;
             const int64_t nj = j1 - j0;
             const float wbeta = j0 == 0 ? beta : 1.0f; /* BWD_WEIGHTS sums over all panels */
             if (d->direction != KMUX_CONV_BWD_DATA)
                 kmux_cpu_im2col_panel_f32(d, pl->p, pl->q, g, x, j0, j1, col, threads);
-            /* the panel's outputs (FWD) or output gradients (the backward directions) */
+            /* the panel's outputs (FWD) or output gradients (the backward directions): whole
+             * NCHW images through ypan, gathered first where the sgemm reads them */
             float *yp = nchw ? y + img * y_img + g * kg * pq + jl : y + j0 * d->k + g * kg;
-            const int64_t ldy = nchw ? pq : d->k;
+            int64_t ldy = nchw ? pq : d->k;
+            const int64_t nimg = nj / pq;
+            if (pl->nchw_imgs) {
+                if (d->direction != KMUX_CONV_FWD || beta != 0.0f)
+                    ypan_copy(y, ypan, img, nimg, g, kg, pq, y_img, 1);
+                yp = ypan;
+                ldy = nj;
+            }
             switch (d->direction) {
             case KMUX_CONV_FWD:
                 if (nchw)
                     sgemm_rm(N, N, kg, nj, crsg, alpha, wg, crsg, col, nj, beta, yp, ldy);
                 else
                     sgemm_rm(N, T, nj, kg, crsg, alpha, col, crsg, wg, crsg, beta, yp, ldy);
+                if (pl->nchw_imgs) ypan_copy(y, ypan, img, nimg, g, kg, pq, y_img, 0);
                 break;
             case KMUX_CONV_BWD_WEIGHTS:
                 if (nchw)
@@ -286,7 +337,8 @@ static void conv_f32(const cv_plan *pl, float alpha, float beta, float *x, float
     if (pl->direct)
         conv_direct_f32(pl, alpha, beta, x, w, y);
     else
-        conv_panels_f32(pl, alpha, beta, x, w, y, col, threads);
+        conv_panels_f32(pl, alpha, beta, x, w, y, col, (float *)((char *)col + align64(pl->ws_col)),
+                        threads);
 }
 
 kmux_status kmux_ob_conv2d_execute(void *state, const void *plan, int impl, void *stream,
@@ -314,7 +366,7 @@ kmux_status kmux_ob_conv2d_execute(void *state, const void *plan, int impl, void
 
     /* +cvt: f32 copies of the three tensors after the column workspace */
     const int threads = st->hdr.num_threads;
-    float *xf = (float *)(ws + align64(pl->ws_col));
+    float *xf = (float *)(ws + align64(pl->ws_col) + align64(pl->ws_ypan));
     float *wf = (float *)((char *)xf + align64(pl->ws_x));
     float *yf = (float *)((char *)wf + align64(pl->ws_w));
     const int64_t nx = (int64_t)(pl->ws_x / sizeof(float)),
