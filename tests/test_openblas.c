@@ -554,6 +554,30 @@ Test(openblas, conv_many_panels) {
         }
 }
 
+/* NCHW images of fewer than 384 pixels go into panels of whole images, their outputs through a
+ * buffer (openblas_conv2d.c): one panel for the batch, then a workspace for two images' panels
+ * (2 + 2 + 1 images for n = 5), with groups too, in every direction. */
+Test(openblas, conv_nchw_whole_image_panels) {
+    TU_NEED_DEVICE(g);
+    /* n  c  h  w  k  r  s  g  sh sw pt pb pl pr dh dw: P x Q = 6 x 7, C/g*R*S = 36 or 18 */
+    const tu_conv_geom geoms[] = {{5, 4, 6, 7, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+                                  {5, 4, 6, 7, 6, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1}};
+    /* two images: column panel 84 x 36 floats (12096 bytes) and output panel 5 x 84 floats
+     * (1680, aligned 1728); five would need 34496 */
+    const size_t two_images[] = {12096 + 1728 + 64, 6048 + 1344 + 64};
+    const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
+    kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
+    for (int i = 0; i < 2; i++)
+        for (int di = 0; di < 3; di++)
+            for (int small = 0; small < 2; small++) {
+                char impl[96];
+                prefs.max_workspace_bytes = small ? two_images[i] : (size_t)1 << 30;
+                check_conv_prefs(&geoms[i], dirs[di], KMUX_NCHW, KMUX_F32, &prefs, 0, impl,
+                                 sizeof impl);
+                cr_expect_str_eq(impl, "openblas:im2col+sgemm");
+            }
+}
+
 /* Panels big enough to be lowered and scattered on several threads (>= 2^18 elements,
  * kernels/cpu/im2col_panel.c); the second geometry's 460800 lie between 2^18 and 2^20. */
 Test(openblas, conv_threaded_panels) {
