@@ -7,8 +7,9 @@
  * 0x3f: finite, moderate values in every dtype): a warm-up round (each implementation once, in
  * order), then timed rounds in serpentine order until KMUX_TUNE_BUDGET_MS (default 200 ms) has
  * passed (see measure); a sample is >= 1 ms of calls and the minimum sample counts. The warm-up
- * round stops starting new implementations once the budget has passed, and no round starts after
- * it, so the cost of tuning is bounded by the budget plus one round. oneDNN's reference kernels
+ * round stops starting new implementations once the budget has passed, one timed round always
+ * follows it, and no round starts after the budget, so the cost of tuning is bounded by the
+ * budget plus two rounds. oneDNN's reference kernels
  * ("...:ref...") are never timed beyond the default: they are orders of magnitude slower and
  * would only burn the budget.
  */
@@ -248,8 +249,13 @@ static void measure_range(kmux_plan *pl, void *stream, tune_bufs *b, int lo, int
                       : t * SAMPLE_MAX_CALLS < SAMPLE_MIN_MS ? SAMPLE_MAX_CALLS
                                                              : (int)(SAMPLE_MIN_MS / t) + 1;
     }
+    /* at least one timed round: when the warm-up alone spends the budget (calls of tens of ms,
+     * a convolution of mb32 with 8 implementations), its runs carry each implementation's
+     * one-time costs (first touch of its workspace, tens of MB for the "+reorder" ones) and
+     * picked the wrong one (conv 3x3 mb32 ic64 56^2 NCHW: gemm:jit at 190 GFLOP/s over
+     * brgconv+reorder at 305, Zen 5 EPYC) */
     int rounds = 0;
-    for (; rounds < MAX_ROUNDS && now_ms() - t_start < budget; rounds++) {
+    for (; rounds < MAX_ROUNDS && (rounds == 0 || now_ms() - t_start < budget); rounds++) {
         for (int j = lo; j < hi; j++) {
             const int i = rounds % 2 ? hi - 1 - (j - lo) : j;
             if (!cd[i].alive) continue;

@@ -569,14 +569,14 @@ typedef struct kmux_plan_prefs {
  *    count, the exact problem and these prefs; on a hit the plan starts at the cached
  *    implementation without timing. On a miss, plan creation runs every implementation on
  *    scratch operands of the real shape (a warm-up round, then timed rounds in serpentine order,
- *    0 1 .. n-1, n-1 .. 0, ..., of >= 1 ms samples; the minimum sample counts) until
- *    KMUX_TUNE_BUDGET_MS milliseconds (default 200) have passed, so creation costs at most about
- *    the budget plus one round; on cpu:auto, the implementations of a device whose workers
- *    keep spinning after a call (cpu:openblas with OpenBLAS's pthreads server, ~0.15 s, README
- *    "Performance note") are timed first and the others after a pause of that long, which adds
- *    to the cost. It skips oneDNN reference kernels and appends the verdict to the cache.
- *    Tuning never makes plan creation fail: a corrupt or unwritable cache file, or an
- *    implementation that fails, only costs the measurement (KMUX_VERBOSE=2 says why).
+ *    0 1 .. n-1, n-1 .. 0, ..., of >= 1 ms samples; the minimum sample counts; at least one
+ *    timed round) until KMUX_TUNE_BUDGET_MS milliseconds (default 200) have passed, so creation
+ *    costs at most about the budget plus two rounds; on cpu:auto, the implementations of a
+ *    device whose workers keep spinning after a call (cpu:openblas with OpenBLAS's pthreads
+ *    server, ~0.15 s, README "Performance note") are timed first and the others after a pause
+ *    of that long, which adds to the cost. It skips oneDNN reference kernels and appends the
+ *    verdict to the cache. Tuning never makes plan creation fail: a corrupt or unwritable cache
+ *    file, or an implementation that fails, only costs the measurement (KMUX_VERBOSE=2 says why).
  *  Results do not depend on the choice beyond what the implementations already differ by
  *  (kmux_plan_info tells which one runs); kmux_plan_next_impl continues from the chosen index.
  *  GPU devices are not tuned. */
