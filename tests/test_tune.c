@@ -162,6 +162,22 @@ Test(tune, faster_implementation_wins, .init = set_cache, .fini = drop_cache) {
     TU_OK(kmux_context_destroy(ctx));
 }
 
+/* A warm-up round that spends the whole budget is followed by one timed round all the same:
+ * implementation 1 pays 60 ms on its first call (a one-time cost) and 1 ms after, implementation 0
+ * 5 ms a call; the budget of 20 ms is gone after the warm-up, where 0 looked faster. */
+Test(tune, one_timed_round_after_a_costly_warmup, .init = set_cache, .fini = drop_cache) {
+    kmux_device *dev = NULL;
+    kmux_context *ctx = small_context(0, &dev);
+    setenv("KMUX_TEST_SMALL_DELAY_US", "5000,1000", 1);
+    setenv("KMUX_TEST_SMALL_FIRST_US", "0,60000", 1);
+    setenv("KMUX_TUNE_BUDGET_MS", "20", 1);
+    cr_expect_eq(start_index(dev, KMUX_TUNE_ON), 1, "the one-time cost decided the verdict");
+    unsetenv("KMUX_TEST_SMALL_DELAY_US");
+    unsetenv("KMUX_TEST_SMALL_FIRST_US");
+    unsetenv("KMUX_TUNE_BUDGET_MS");
+    TU_OK(kmux_context_destroy(ctx));
+}
+
 Test(tune, cached_index_is_the_one_that_runs, .init = set_cache, .fini = drop_cache) {
     kmux_device *dev = NULL;
     kmux_context *ctx = small_context(0, &dev);

@@ -131,14 +131,23 @@ static int64_t s_at(kmux_order o, int64_t r, int64_t c, int64_t ld) {
     return o == KMUX_ROW_MAJOR ? r * ld + c : r + c * ld;
 }
 
-/* KMUX_TEST_SMALL_DELAY_US="D0,D1": implementation i sleeps Di microseconds per call, so that
- * the tuner's choice is known (tests/test_tune.c). */
-static void test_delay(int impl) {
-    const char *e = getenv("KMUX_TEST_SMALL_DELAY_US");
-    long us[2] = {0, 0};
-    if (!e || sscanf(e, "%ld,%ld", &us[0], &us[1]) != 2 || us[impl & 1] <= 0) return;
-    struct timespec ts = {us[impl & 1] / 1000000, (us[impl & 1] % 1000000) * 1000};
+static void sleep_us(long us) {
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
     nanosleep(&ts, NULL);
+}
+
+/* KMUX_TEST_SMALL_DELAY_US="D0,D1": implementation i sleeps Di microseconds per call, so that
+ * the tuner's choice is known (tests/test_tune.c); KMUX_TEST_SMALL_FIRST_US="F0,F1": Fi more on
+ * its first call in the process (a one-time cost, as a first touch of a workspace). */
+static void test_delay(int impl) {
+    static _Atomic int seen[2];
+    const char *e = getenv("KMUX_TEST_SMALL_DELAY_US"), *f = getenv("KMUX_TEST_SMALL_FIRST_US");
+    long us[2] = {0, 0}, first[2] = {0, 0};
+    if (f && sscanf(f, "%ld,%ld", &first[0], &first[1]) == 2 && !seen[impl & 1]++ &&
+        first[impl & 1] > 0)
+        sleep_us(first[impl & 1]);
+    if (!e || sscanf(e, "%ld,%ld", &us[0], &us[1]) != 2 || us[impl & 1] <= 0) return;
+    sleep_us(us[impl & 1]);
 }
 
 /* Naive product into a double accumulator, then the shared CPU finish. Implementation 1 sums
