@@ -12,6 +12,7 @@
 #include "onednn_matmul.h"
 
 #include <math.h>
+#include <omp.h>
 #include <string.h>
 
 #include "dispatch/common/cpu_finish.h"
@@ -63,12 +64,77 @@ static void split_sums(mm_run *r, const int32_t *w, const int32_t *w2, const int
     }
 }
 
+/* The I32 passes around the primitive (kernels/cpu/int8_gemm.c) run on oneDNN's OpenMP team,
+ * each thread on its own part: the team is awake right after a primitive, where new threads cost
+ * 20-40 us, as much as a pass over a 1024 x 1024 matrix (Zen 5 EPYC, 2 cores). The team has the
+ * size kmux_dnn_threads_enter set (1 in a fork() child, onednn_fork.c); passes below
+ * PASS_SPLIT_MIN elements stay on the calling thread. */
+#define PASS_SPLIT_MIN ((int64_t)1 << 16)
+
+/* [*lo, *hi): part t of nt of [0, n), on multiples of align */
+static void part(int64_t n, int64_t align, int t, int nt, int64_t *lo, int64_t *hi) {
+    int64_t units = (n + align - 1) / align;
+    *lo = units * t / nt * align;
+    *hi = units * (t + 1) / nt * align;
+    if (*lo > n) *lo = n;
+    if (*hi > n) *hi = n;
+}
+
+/* c(i, j) -= 128 * sums[j] over a rows x cols s32 matrix (rows split across the team) */
+static void team_sub_bias_comp(int64_t rows, int64_t cols, int32_t *c, int64_t ldc,
+                               const int32_t *sums) {
+#pragma omp parallel if (rows * cols >= PASS_SPLIT_MIN)
+    {
+        int64_t lo, hi;
+        part(rows, 1, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+        if (hi > lo) kmux_cpu_s32_sub_bias_comp(hi - lo, cols, c + lo * ldc, ldc, sums, 1);
+    }
+}
+
+/* column sums of a k x n int8 matrix (columns split across the team); the largest |column| sum */
+static int64_t team_col_sums(int64_t k, int64_t n, const int8_t *q, int64_t ld, int trans,
+                             int32_t *sums) {
+    int64_t most = 0;
+#pragma omp parallel if (k * n >= PASS_SPLIT_MIN) reduction(max : most)
+    {
+        int64_t lo, hi;
+        part(n, 64, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+        if (hi > lo)
+            most = kmux_cpu_s8_col_sums(k, hi - lo, q + (trans ? lo * ld : lo), ld, trans,
+                                        sums + lo, 1);
+    }
+    return most;
+}
+
+/* the largest |v| of a rows x cols int8 matrix (rows split across the team) */
+static int team_abs_max(int64_t rows, int64_t cols, const int8_t *src, int64_t ld) {
+    int most = 0;
+#pragma omp parallel if (rows * cols >= PASS_SPLIT_MIN) reduction(max : most)
+    {
+        int64_t lo, hi;
+        part(rows, 1, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+        if (hi > lo) most = kmux_cpu_s8_abs_max(hi - lo, cols, src + lo * ld, ld);
+    }
+    return most;
+}
+
+/* the u8 copy src + 128 of a rows x cols int8 matrix into dense dst (rows split) */
+static void team_biased_copy(int64_t rows, int64_t cols, const int8_t *src, int64_t ld,
+                             uint8_t *dst) {
+#pragma omp parallel if (rows * cols >= PASS_SPLIT_MIN)
+    {
+        int64_t lo, hi;
+        part(rows, 1, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+        if (hi > lo) kmux_cpu_s8_to_u8_biased(hi - lo, cols, src + lo * ld, ld, dst + lo * cols, 1);
+    }
+}
+
 /* I32 with one u8 matmul: takes the u8 bias out of the s32 result (P + 128) Q in place. */
 static void sub_bias_comp(mm_run *r, int32_t *res, const int32_t *colsum) {
     const kmux_dnn_mm_plan *p = r->p;
     for (int64_t b = 0; b < p->d.batch_count; b++)
-        kmux_cpu_s32_sub_bias_comp(p->M, p->N, res + c_at(p, b, 0, 0), p->ldr,
-                                   colsum + (p->Q.bstride == 0 ? 0 : b) * p->N, r->threads);
+        team_sub_bias_comp(p->M, p->N, res + c_at(p, b, 0, 0), p->ldr,
+                           colsum + (p->Q.bstride == 0 ? 0 : b) * p->N);
 }
 
 /* I32: the column sums of Q (per distinct batch); returns the largest column sum of |Q|. */
@@ -78,8 +144,8 @@ static int64_t int_col_sums(mm_run *r, int32_t *colsum) {
     const int8_t *qs = Q->from_a ? r->a->A : r->a->B;
     int64_t most = 0;
     for (int64_t b = 0; b < Q->distinct; b++) {
-        int64_t m = kmux_cpu_s8_col_sums(p->K, p->N, qs + b * Q->bstride, Q->ld, Q->trans,
-                                         colsum + b * p->N, r->threads);
+        int64_t m =
+            team_col_sums(p->K, p->N, qs + b * Q->bstride, Q->ld, Q->trans, colsum + b * p->N);
         if (m > most) most = m;
     }
     return most;
@@ -97,8 +163,8 @@ static int s8_kernel_exact(mm_run *r, int32_t *colsum, int *have_sums) {
     if (!p->prim_s8) return 0;
     int most = 0;
     for (int64_t b = 0; b < Q->distinct; b++) {
-        int m = kmux_cpu_s8_abs_max(Q->trans ? p->N : p->K, Q->trans ? p->K : p->N,
-                                    qs + b * Q->bstride, Q->ld);
+        int m = team_abs_max(Q->trans ? p->N : p->K, Q->trans ? p->K : p->N, qs + b * Q->bstride,
+                             Q->ld);
         if (m > most) most = m;
     }
     if (p->K * most <= S8_KERNEL_ABS_COLSUM_MAX) return 1;
@@ -123,8 +189,7 @@ static void int_biased_copy(mm_run *r) {
     int64_t half = P->distinct * srows * scols;
     for (int64_t b = 0; b < P->distinct; b++) {
         if (!p->int_split) {
-            kmux_cpu_s8_to_u8_biased(srows, scols, ps + b * P->bstride, P->ld,
-                                     pu + b * srows * scols, r->threads);
+            team_biased_copy(srows, scols, ps + b * P->bstride, P->ld, pu + b * srows * scols);
             continue;
         }
         for (int64_t i = 0; i < srows; i++) {
