@@ -406,6 +406,74 @@ Test(onednn, i8_large_sums_and_wraparound) {
     free(B);
 }
 
+/* One i8 GEMM on cpu:onednn of a context of its own with KMUX_VERBOSE=2, exact against ref;
+ * returns 1 when the call took the u8 path although the plan has oneDNN's s8 kernel (the trace
+ * says so), 0 when it ran that kernel, -1 when the plan has no s8 kernel (CPUs without VNNI, or a
+ * layout oneDNN runs on gemm:jit rather than brgemm, such as this column-major one here). */
+static int i8_path(kmux_order o, kmux_transpose tb, int64_t m, int64_t n, int64_t k, int range) {
+    kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
+    d.order = o;
+    d.transb = tb;
+    d.m = m, d.n = n, d.k = k;
+    d.a_type = d.b_type = KMUX_I8;
+    d.c_type = KMUX_I32;
+    d.compute_type = KMUX_COMPUTE_I32;
+    int64_t na, nb, nc;
+    tu_matmul_layout(&d, 0, 0, 0, &na, &nb, &nc); /* dense: oneDNN's brgemm takes it */
+    uint64_t seed = 77 + (uint64_t)(k + range);
+    void *A = tu_fill_ints(KMUX_I8, na, range, TU_DENSE, &seed);
+    void *B = tu_fill_ints(KMUX_I8, nb, range, TU_DENSE, &seed);
+    int32_t *C = calloc((size_t)nc, sizeof(int32_t)), *R = calloc((size_t)nc, sizeof(int32_t));
+    int32_t one = 1, zero = 0;
+    kmux_matmul_args a = KMUX_MATMUL_ARGS_INIT;
+    a.alpha = &one, a.beta = &zero, a.A = A, a.B = B, a.C = C;
+    kmux_context_options opt = KMUX_CONTEXT_OPTIONS_INIT;
+    opt.verbose = 2;
+    kmux_context *ctx = NULL;
+    kmux_device *dev = NULL;
+    TU_OK(kmux_context_create(&opt, &ctx));
+    TU_OK(kmux_device_find(ctx, "cpu:onednn", &dev));
+    static char text[1 << 16];
+    tu_capture cap;
+    tu_capture_begin(&cap);
+    kmux_status st = tu_run_matmul(dev, &d, NULL, &a, 0, NULL, 0, NULL);
+    tu_capture_end(&cap, text, sizeof text);
+    TU_OK(st);
+    TU_OK(kmux_context_destroy(ctx));
+    a.C = R;
+    TU_OK(tu_run_matmul(g.ref, &d, NULL, &a, 0, NULL, 0, NULL));
+    char what[96];
+    snprintf(what, sizeof what, "i8 %s m%lld n%lld k%lld range %d",
+             o == KMUX_ROW_MAJOR ? "row" : "col", (long long)m, (long long)n, (long long)k, range);
+    tu_expect_equal(what, "onednn", C, R, KMUX_I32, nc, 0.0, 4);
+    free(A);
+    free(B);
+    free(C);
+    free(R);
+    if (!strstr(text, "s8 x s8 kernel for bounded data: yes")) return -1;
+    return strstr(text, "u8 copy and compensation") != NULL;
+}
+
+/* The path each call takes: small values (k * max|B| within the bound) run oneDNN's s8 kernel,
+ * full-range values with k = 1100 the u8 copy; both exact, in both orders, with B transposed, and
+ * large enough (1100 x 260 operands) for every pass to be split across oneDNN's OpenMP team.
+ * A bound planted 4x too tight fails it. */
+Test(onednn, i8_path_by_data) {
+    TU_NEED_DEVICE(g);
+    for (int o = 0; o < 2; o++)
+        for (int range = 0; range < 2; range++) {
+            kmux_order ord = o ? KMUX_COL_MAJOR : KMUX_ROW_MAJOR;
+            int u8 = i8_path(ord, o ? KMUX_TRANS : KMUX_NO_TRANS, 300, 260, 1100, range ? 127 : 50);
+            if (u8 < 0) {
+                cr_log_info(
+                    "cpu:onednn has no s8 kernel here (no VNNI): both calls on the u8 path");
+                continue;
+            }
+            cr_expect_eq(u8, range, "order %d, values up to %d: %s path", o, range ? 127 : 50,
+                         u8 ? "u8" : "s8");
+        }
+}
+
 /* ---- GEMM: layouts, batches, epilogues ----------------------------------------------------------
  */
 

@@ -562,9 +562,13 @@ Test(openblas, conv_nchw_whole_image_panels) {
     /* n  c  h  w  k  r  s  g  sh sw pt pb pl pr dh dw: P x Q = 6 x 7, C/g*R*S = 36 or 18 */
     const tu_conv_geom geoms[] = {{5, 4, 6, 7, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
                                   {5, 4, 6, 7, 6, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1}};
-    /* two images: column panel 84 x 36 floats (12096 bytes) and output panel 5 x 84 floats
-     * (1680, aligned 1728); five would need 34496 */
-    const size_t two_images[] = {12096 + 1728 + 64, 6048 + 1344 + 64};
+    /* The plan's workspace shows the panels: five images (210 pixels) need a column panel of
+     * 210 x 36 floats (30240 bytes, aligned 30272) and an output panel of 5 x 210 (4200, 4224),
+     * two images 84 x 36 (12096) and 5 x 84 (1680, 1728); with groups 210 x 18 (15168 aligned)
+     * and 3 x 210 (2560), or 84 x 18 (6080) and 3 x 84 (1024). One image per panel would need
+     * no output panel (42 x 36 floats, 6080 bytes). */
+    const size_t five_images[] = {30272 + 4224, 15168 + 2560};
+    const size_t two_images[] = {12096 + 1728, 6080 + 1024};
     const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
     kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
     for (int i = 0; i < 2; i++)
@@ -572,6 +576,15 @@ Test(openblas, conv_nchw_whole_image_panels) {
             for (int small = 0; small < 2; small++) {
                 char impl[96];
                 prefs.max_workspace_bytes = small ? two_images[i] : (size_t)1 << 30;
+                const kmux_conv2d_desc d = tu_conv_desc(&geoms[i], dirs[di], KMUX_NCHW, KMUX_F32);
+                kmux_plan *plan = NULL;
+                TU_OK(kmux_conv2d_plan_create(g.dev, &d, &prefs, &plan));
+                kmux_plan_info info;
+                TU_OK(kmux_plan_info_get(plan, &info));
+                cr_expect_eq(info.workspace_bytes, small ? two_images[i] : five_images[i],
+                             "geometry %d, direction %d: workspace %zu", i, di,
+                             info.workspace_bytes);
+                TU_OK(kmux_plan_destroy(plan));
                 check_conv_prefs(&geoms[i], dirs[di], KMUX_NCHW, KMUX_F32, &prefs, 0, impl,
                                  sizeof impl);
                 cr_expect_str_eq(impl, "openblas:im2col+sgemm");

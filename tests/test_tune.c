@@ -88,31 +88,6 @@ static void read_file(const char *path, char *buf, size_t size) {
     fclose(f);
 }
 
-/* Standard error captured into a temporary file between begin_capture and end_capture, which
- * restores it and reads what was written (KMUX_VERBOSE traces) into text. */
-typedef struct capture {
-    char path[32];
-    int saved, fd;
-} capture;
-
-static void begin_capture(capture *c) {
-    snprintf(c->path, sizeof c->path, "/tmp/kmux-test-tune-XXXXXX");
-    fflush(stderr);
-    c->saved = dup(2);
-    c->fd = mkstemp(c->path);
-    cr_assert(c->fd >= 0 && c->saved >= 0);
-    dup2(c->fd, 2);
-}
-
-static void end_capture(capture *c, char *text, size_t size) {
-    fflush(stderr);
-    dup2(c->saved, 2);
-    close(c->fd);
-    close(c->saved);
-    read_file(c->path, text, size);
-    unlink(c->path);
-}
-
 /* Rewrites the only line of the cache with implementation index idx and name name. */
 static void rewrite_verdict(int idx, const char *name) {
     char text[4096];
@@ -239,11 +214,11 @@ Test(tune, corrupt_cache_is_skipped_with_a_trace, .init = set_cache, .fini = dro
     fclose(f);
     TU_OK(kmux_context_destroy(ctx));
     ctx = small_context(2, &dev);
-    capture cap;
-    begin_capture(&cap);
+    tu_capture cap;
+    tu_capture_begin(&cap);
     int idx = start_index(dev, KMUX_TUNE_ON);
     char text[16384];
-    end_capture(&cap, text, sizeof text);
+    tu_capture_end(&cap, text, sizeof text);
     cr_expect(idx == 0 || idx == 1);
     cr_expect(strstr(text, "tune-v1.txt:1: line ignored: fewer than 5 tab-separated fields"),
               "trace: %s", text);
@@ -360,10 +335,10 @@ static void tuned_plan_traced(kmux_device *dev, const kmux_matmul_desc *d, kmux_
                               char *text, size_t size) {
     kmux_plan_prefs p = KMUX_PLAN_PREFS_INIT;
     p.tune = KMUX_TUNE_ON;
-    capture cap;
-    begin_capture(&cap);
+    tu_capture cap;
+    tu_capture_begin(&cap);
     kmux_status st = kmux_matmul_plan_create(dev, d, &p, plan);
-    end_capture(&cap, text, size);
+    tu_capture_end(&cap, text, size);
     TU_OK(st);
 }
 

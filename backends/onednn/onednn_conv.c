@@ -275,12 +275,13 @@ static int64_t cvt_chunk(const kmux_dnn_conv_plan *p, size_t work_bytes) {
 }
 
 /* A kernel that makes the caller's layout the slower choice: a reference one, or a GEMM-based one
- * ("x64:gemm:jit") where it needs an im2col copy per call (a filter larger than 1x1, or
- * padding). A 1x1 unpadded convolution on plain NCHW is one GEMM per image, and gemm:jit on it
- * beat "+reorder" (brgconv_1x1) on the Zen 5 EPYC: res2a_1 361 against 108 GFLOP/s, res5a_1
- * (stride 2) 305 against 202. With oneDNN held to AVX2 on the same machine
- * (ONEDNN_MAX_CPU_ISA=AVX2, mb4) gemm:jit also beat jit_1x1:avx2 + reorders on res2a_1, res4b_2a
- * and res5a_1 (5-40%), but not on res3a_2a (1x1 stride 2, 56^2: 88 against 110 GFLOP/s):
+ * ("x64:gemm:jit") where it needs an im2col copy of the whole filter window per call (a filter
+ * larger than 1x1, or padding). A 1x1 unpadded convolution on plain NCHW is one GEMM per image
+ * (stride 1) or one after a gather of the strided pixels (stride 2), and gemm:jit on it beat
+ * "+reorder" (brgconv_1x1) on the Zen 5 EPYC (header comment), res5a_1 (stride 2) with 305
+ * against 202 GFLOP/s, so strided 1x1 layers count too. With oneDNN held to AVX2 on the same
+ * machine (ONEDNN_MAX_CPU_ISA=AVX2, mb4) gemm:jit also beat jit_1x1:avx2 + reorders on res2a_1,
+ * res4b_2a and res5a_1 (5-40%), but not on res3a_2a (1x1 stride 2, 56^2: 88 against 110 GFLOP/s):
  * KMUX_TUNE corrects that one. */
 static int is_fallback_kernel(const kmux_conv2d_desc *d, const char *name) {
     int im2col = d->r > 1 || d->s > 1 || d->pad_top || d->pad_bottom || d->pad_left || d->pad_right;

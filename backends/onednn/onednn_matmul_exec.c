@@ -87,7 +87,7 @@ static void team_sub_bias_comp(int64_t rows, int64_t cols, int32_t *c, int64_t l
     {
         int64_t lo, hi;
         part(rows, 1, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
-        if (hi > lo) kmux_cpu_s32_sub_bias_comp(hi - lo, cols, c + lo * ldc, ldc, sums, 1);
+        if (hi > lo) kmux_cpu_s32_sub_bias_comp(hi - lo, cols, c + lo * ldc, ldc, sums);
     }
 }
 
@@ -100,8 +100,8 @@ static int64_t team_col_sums(int64_t k, int64_t n, const int8_t *q, int64_t ld, 
         int64_t lo, hi;
         part(n, 64, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
         if (hi > lo)
-            most = kmux_cpu_s8_col_sums(k, hi - lo, q + (trans ? lo * ld : lo), ld, trans,
-                                        sums + lo, 1);
+            most =
+                kmux_cpu_s8_col_sums(k, hi - lo, q + (trans ? lo * ld : lo), ld, trans, sums + lo);
     }
     return most;
 }
@@ -125,7 +125,7 @@ static void team_biased_copy(int64_t rows, int64_t cols, const int8_t *src, int6
     {
         int64_t lo, hi;
         part(rows, 1, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
-        if (hi > lo) kmux_cpu_s8_to_u8_biased(hi - lo, cols, src + lo * ld, ld, dst + lo * cols, 1);
+        if (hi > lo) kmux_cpu_s8_to_u8_biased(hi - lo, cols, src + lo * ld, ld, dst + lo * cols);
     }
 }
 

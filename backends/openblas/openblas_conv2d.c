@@ -18,8 +18,9 @@
  * still in cache, and for BWD_DATA the panel's columns are scattered back (col2im, threads on
  * disjoint channels) right after its sgemm. The workspace is one panel. In NHWC the output rows of
  * consecutive images are consecutive, so panels run across images, which keeps GEMMs large when P*Q
- * is small (late ResNet layers); NCHW panels stay inside one image, or hold whole images when
- * two or more fit (their outputs through a Kg x panel buffer, conv_panels_f32). BWD_WEIGHTS sums
+ * is small (late ResNet layers); NCHW panels stay inside one image, or hold whole images when an
+ * image has fewer than CV_PANEL_MIN_COLS pixels and two or more fit (their outputs through a
+ * Kg x panel buffer, conv_panels_f32). BWD_WEIGHTS sums
  * the panels' products into dW (beta applied by the first). Threads never oversubscribe:
  * im2col/col2im and sgemm alternate, each on the backend's thread count.
  *
@@ -96,8 +97,8 @@ static int size_workspace(cv_plan *pl) {
         if (nj < CV_PANEL_MIN_COLS) nj = CV_PANEL_MIN_COLS;
         /* NCHW: panels of whole images when one image has fewer than CV_PANEL_MIN_COLS pixels
          * (late ResNet-50 layers: 14x14, 7x7), else panels inside one image. Measured on the
-         * 2-core Zen 5 (bench_ob_conv --mb=4, 3 runs): res4a_2b (14x14) NCHW 0.75-0.82 of the
-         * sgemm bar -> 0.85-0.92 in every direction; with 28x28 images (res3a) whole-image
+         * 2-core Zen 5 (bench_ob_conv --mb=4, 3 runs each): res4a_2b (14x14) NCHW 0.75-0.82 of
+         * the sgemm bar -> 0.80-0.91 in every direction; with 28x28 images (res3a) whole-image
          * panels were slower (0.63-0.80 against 0.72-0.87): the panel leaves L2 and the copies
          * through ypan cost more than the wider sgemm saves */
         if (d->layout == KMUX_NCHW && pq < CV_PANEL_MIN_COLS)
@@ -110,7 +111,7 @@ static int size_workspace(cv_plan *pl) {
             size_t need = fixed + align64((size_t)(nj * crsg) * sizeof(float)) +
                           (imgs ? align64((size_t)(kg * nj) * sizeof(float)) : 0);
             if (nj <= 16 || need <= pl->max_ws) break;
-            if (imgs > 2) {
+            if (imgs > 3) { /* halved, still two or more images */
                 imgs /= 2;
                 nj = imgs * pq;
             } else if (imgs) {

@@ -7,37 +7,18 @@
  *
  * All arithmetic on sums is unsigned modulo 2^32 (no signed overflow), as integer BLAS wraps.
  * The loops are written so that the compiler vectorises them (this file is built with -O3, see
- * CMakeLists.txt); large matrices are split over threads by columns or rows.
+ * CMakeLists.txt). Each call runs on the calling thread: the caller splits the work (cpu:onednn
+ * runs the parts on oneDNN's OpenMP team, onednn_matmul_exec.c).
  */
 #include <stdint.h>
 #include <string.h>
 
-#include "cast_internal.h"
 #include "kmux_cpu_kernels.h"
 
-/* Columns one worker sums at a time (untransposed Q): the accumulator rows stay in L1; rows
+/* Columns summed at a time (untransposed Q): the accumulator rows stay in L1; rows
  * summed in 16 bits before they are added to the 32-bit sums. */
 #define COL_BLOCK 512
 #define ROW_BLOCK 128
-
-/* Bytes of data from which a pass is split over threads (s32 passes: a quarter of the elements).
- * On the 2-core Zen 5 EPYC each pass over a 1024 x 1024 matrix ran slower on two threads than on
- * one (thread creation costs 20-40 us; the passes take 0.02-0.1 ms). */
-#define PASS_PARALLEL_MIN ((int64_t)1 << 24)
-
-typedef struct colsum_job {
-    int64_t k, ld;
-    const int8_t *q;
-    int trans;
-    int32_t *sums;
-    int64_t abs_max[KMUX_CAST_MAX_THREADS];
-} colsum_job;
-
-/* Two's complement wrap of the low 32 bits (no implementation-defined conversion). */
-static int32_t wrap_i32(uint32_t w) {
-    if (w <= (uint32_t)INT32_MAX) return (int32_t)w;
-    return (int32_t)(w - 2147483648u) - INT32_MAX - 1;
-}
 
 /* s16[j] += row[j], a16[j] += |row[j]| for j < w. Up to ROW_BLOCK rows keep the 16-bit
  * accumulators exact (|s| <= 128 * 128 = 2^14; |a| <= 2^14, read back as unsigned), and the
@@ -52,60 +33,54 @@ static void add_row16(int16_t *restrict s16, int16_t *restrict a16, const int8_t
     }
 }
 
-static void colsum_range(void *vctx, int64_t begin, int64_t end, int tid) {
-    colsum_job *c = vctx;
+/* The s32 whose two's complement bits are u (the sum modulo 2^32). */
+static int32_t bits_i32(uint32_t u) {
+    int32_t v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+int64_t kmux_cpu_s8_col_sums(int64_t k, int64_t n, const int8_t *q, int64_t ld, int trans,
+                             int32_t *sums) {
     int64_t best = 0;
-    if (c->trans) { /* column j is the storage row j: a contiguous reduction over k */
-        for (int64_t j = begin; j < end; j++) {
-            const int8_t *col = c->q + j * c->ld;
+    if (trans) { /* column j is the storage row j: a contiguous reduction over k */
+        for (int64_t j = 0; j < n; j++) {
+            const int8_t *col = q + j * ld;
             uint32_t s = 0, a = 0;
-            for (int64_t l = 0; l < c->k; l++) {
+            for (int64_t l = 0; l < k; l++) {
                 int v = col[l];
                 s += (uint32_t)v;
                 a += (uint32_t)(v < 0 ? -v : v);
             }
-            c->sums[j] = wrap_i32(s);
+            sums[j] = bits_i32(s);
             if ((int64_t)a > best) best = (int64_t)a;
         }
     } else { /* rows of Q run along the columns: add whole row pieces into the accumulators */
         uint32_t s[COL_BLOCK], a[COL_BLOCK];
         int16_t s16[COL_BLOCK], a16[COL_BLOCK];
-        for (int64_t j0 = begin; j0 < end; j0 += COL_BLOCK) {
-            int64_t w = end - j0 < COL_BLOCK ? end - j0 : COL_BLOCK;
+        for (int64_t j0 = 0; j0 < n; j0 += COL_BLOCK) {
+            int64_t w = n - j0 < COL_BLOCK ? n - j0 : COL_BLOCK;
             memset(s, 0, sizeof s);
             memset(a, 0, sizeof a);
-            for (int64_t l0 = 0; l0 < c->k; l0 += ROW_BLOCK) {
-                const int64_t l1 = c->k - l0 < ROW_BLOCK ? c->k : l0 + ROW_BLOCK;
+            for (int64_t l0 = 0; l0 < k; l0 += ROW_BLOCK) {
+                const int64_t l1 = k - l0 < ROW_BLOCK ? k : l0 + ROW_BLOCK;
                 memset(s16, 0, sizeof s16);
                 memset(a16, 0, sizeof a16);
                 for (int64_t l = l0; l < l1; l++)
-                    add_row16(s16, a16, c->q + l * c->ld + j0, w);
+                    add_row16(s16, a16, q + l * ld + j0, w);
                 for (int64_t j = 0; j < w; j++) {
                     s[j] += (uint32_t)(int32_t)s16[j];
                     a[j] += (uint32_t)(uint16_t)a16[j];
                 }
             }
             for (int64_t j = 0; j < w; j++) {
-                c->sums[j0 + j] = wrap_i32(s[j]);
+                sums[j0 + j] = bits_i32(s[j]);
                 if ((int64_t)a[j] > best) best = (int64_t)a[j];
             }
         }
     }
-    c->abs_max[tid] = best;
-}
-
-int64_t kmux_cpu_s8_col_sums(int64_t k, int64_t n, const int8_t *q, int64_t ld, int trans,
-                             int32_t *sums, int threads) {
-    colsum_job c;
-    c.k = k, c.ld = ld, c.q = q, c.trans = trans, c.sums = sums;
-    int parts =
-        kmux_parallel_for_from(n, k, threads, trans ? 1 : 64, PASS_PARALLEL_MIN, colsum_range, &c);
     /* an absolute sum is at most 128 k: exact in the uint32 accumulators below k = 2^25 */
-    if (k >= ((int64_t)1 << 25)) return INT64_MAX;
-    int64_t best = 0;
-    for (int t = 0; t < parts; t++)
-        if (c.abs_max[t] > best) best = c.abs_max[t];
-    return best;
+    return k >= ((int64_t)1 << 25) ? INT64_MAX : best;
 }
 
 int kmux_cpu_s8_abs_max(int64_t rows, int64_t cols, const int8_t *src, int64_t ld) {
@@ -123,57 +98,27 @@ int kmux_cpu_s8_abs_max(int64_t rows, int64_t cols, const int8_t *src, int64_t l
     return most;
 }
 
-typedef struct bias_job {
-    int64_t cols, ld;
-    const int8_t *src;
-    uint8_t *dst;
-} bias_job;
-
-/* One row: u8 stores may alias anything, so the row loop gets restrict pointers and no loads
- * through the job record (else the compiler reloads it after every byte and does not vectorise:
- * 0.3 ms for a 1024 x 1024 copy). */
+/* One row: u8 stores may alias anything, so the row loop gets restrict pointers (else the
+ * compiler reloads every bound after each byte and does not vectorise: 0.3 ms for a 1024 x 1024
+ * copy, 0.02 ms with them). */
 static void bias_row(uint8_t *restrict out, const uint8_t *restrict row, int64_t n) {
     for (int64_t j = 0; j < n; j++)
         out[j] = (uint8_t)(row[j] ^ 0x80u); /* s8 v -> u8 v + 128 */
 }
 
-static void bias_range(void *vctx, int64_t begin, int64_t end, int tid) {
-    const bias_job *b = vctx;
-    const int64_t cols = b->cols, ld = b->ld;
-    const uint8_t *src = (const uint8_t *)b->src;
-    uint8_t *dst = b->dst;
-    (void)tid;
-    for (int64_t i = begin; i < end; i++)
-        bias_row(dst + i * cols, src + i * ld, cols);
-}
-
 void kmux_cpu_s8_to_u8_biased(int64_t rows, int64_t cols, const int8_t *src, int64_t ld,
-                              uint8_t *dst, int threads) {
-    bias_job b = {cols, ld, src, dst};
-    kmux_parallel_for_from(rows, cols, threads, 1, PASS_PARALLEL_MIN, bias_range, &b);
+                              uint8_t *dst) {
+    for (int64_t i = 0; i < rows; i++)
+        bias_row(dst + i * cols, (const uint8_t *)(src + i * ld), cols);
 }
-
-typedef struct comp_job {
-    int64_t cols, ldc;
-    int32_t *c;
-    const int32_t *sums;
-} comp_job;
 
 static void comp_row(uint32_t *restrict row, const uint32_t *restrict s, int64_t n) {
     for (int64_t j = 0; j < n; j++)
         row[j] -= s[j] << 7; /* 128 * sum, modulo 2^32 */
 }
 
-static void comp_range(void *vctx, int64_t begin, int64_t end, int tid) {
-    const comp_job *cj = vctx;
-    const int64_t cols = cj->cols, ldc = cj->ldc;
-    (void)tid;
-    for (int64_t i = begin; i < end; i++)
-        comp_row((uint32_t *)(cj->c + i * ldc), (const uint32_t *)cj->sums, cols);
-}
-
 void kmux_cpu_s32_sub_bias_comp(int64_t rows, int64_t cols, int32_t *c, int64_t ldc,
-                                const int32_t *sums, int threads) {
-    comp_job cj = {cols, ldc, c, sums};
-    kmux_parallel_for_from(rows, cols, threads, 1, PASS_PARALLEL_MIN / 4, comp_range, &cj);
+                                const int32_t *sums) {
+    for (int64_t i = 0; i < rows; i++)
+        comp_row((uint32_t *)(c + i * ldc), (const uint32_t *)sums, cols);
 }

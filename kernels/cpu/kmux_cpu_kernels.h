@@ -43,23 +43,24 @@ float kmux_cpu_amax(int64_t n, const void *x, kmux_dtype type, int threads);
 int kmux_cpu_unscale_check_finite(int64_t n, void *x, kmux_dtype type, float inv_scale,
                                   int threads);
 
-/* ---- exact s8 x s8 -> s32 GEMM on u8 x s8 kernels (kernels/cpu/int8_gemm.c) ---- */
+/* ---- exact s8 x s8 -> s32 GEMM on u8 x s8 kernels (kernels/cpu/int8_gemm.c); each call runs
+ *      on the calling thread (callers split rows or columns) ---- */
 /** Column sums of the k x n int8 matrix Q, stored untransposed (trans 0: row l at q + l * ld)
  *  or transposed (trans 1: column j at q + j * ld): sums[j] = sum over l of Q(l, j), modulo 2^32
  *  (two's complement, as integer BLAS wraps). Returns the largest column sum of absolute values,
  *  max_j sum_l |Q(l, j)| (INT64_MAX when k >= 2^25, where it is not formed). */
 int64_t kmux_cpu_s8_col_sums(int64_t k, int64_t n, const int8_t *q, int64_t ld, int trans,
-                             int32_t *sums, int threads);
-/** The largest |v| (0..128) of a rows x cols int8 matrix (row i at src + i * ld); one thread. */
+                             int32_t *sums);
+/** The largest |v| (0..128) of a rows x cols int8 matrix (row i at src + i * ld). */
 int kmux_cpu_s8_abs_max(int64_t rows, int64_t cols, const int8_t *src, int64_t ld);
 /** The u8 copy P + 128 of a rows x cols int8 matrix (row i at src + i * ld) into the dense
  *  rows x cols u8 matrix dst (leading dimension cols). */
 void kmux_cpu_s8_to_u8_biased(int64_t rows, int64_t cols, const int8_t *src, int64_t ld,
-                              uint8_t *dst, int threads);
+                              uint8_t *dst);
 /** Takes the u8 bias out of (P + 128) Q in place: c(i, j) -= 128 * sums[j] modulo 2^32 for a
  *  rows x cols s32 matrix with leading dimension ldc (sums from kmux_cpu_s8_col_sums). */
 void kmux_cpu_s32_sub_bias_comp(int64_t rows, int64_t cols, int32_t *c, int64_t ldc,
-                                const int32_t *sums, int threads);
+                                const int32_t *sums);
 
 /* ---- convolution helpers (kernels/cpu/im2col.c), NCHW or NHWC, one image, one group ---- */
 /*

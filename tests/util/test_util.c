@@ -1,6 +1,8 @@
 #include "test_util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 kmux_context *tu_context(void) {
     kmux_context *ctx = NULL;
@@ -42,4 +44,26 @@ uint64_t tu_rand_u64(uint64_t *state) {
 
 double tu_rand_uniform(uint64_t *state, double lo, double hi) {
     return lo + (hi - lo) * (double)(tu_rand_u64(state) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+void tu_capture_begin(tu_capture *c) {
+    snprintf(c->path, sizeof c->path, "/tmp/kmux-test-capture-XXXXXX");
+    fflush(stderr);
+    c->saved = dup(2);
+    c->fd = mkstemp(c->path);
+    cr_assert(c->fd >= 0 && c->saved >= 0, "cannot capture standard error");
+    dup2(c->fd, 2);
+}
+
+void tu_capture_end(tu_capture *c, char *text, size_t size) {
+    fflush(stderr);
+    dup2(c->saved, 2);
+    close(c->fd);
+    close(c->saved);
+    FILE *f = fopen(c->path, "r");
+    cr_assert_not_null(f, "cannot open %s", c->path);
+    size_t n = fread(text, 1, size - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    unlink(c->path);
 }

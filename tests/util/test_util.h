@@ -157,6 +157,15 @@ void tu_fill_value(kmux_dtype t, void *buf, int64_t n, double v);
 /** A new copy (free it) of bytes bytes of p. */
 void *tu_dup(const void *p, size_t bytes);
 
+/** Standard error captured into a temporary file between tu_capture_begin and tu_capture_end,
+ *  which restores it and reads what was written (KMUX_VERBOSE traces) into text (NUL-ended). */
+typedef struct tu_capture {
+    char path[40];
+    int saved, fd;
+} tu_capture;
+void tu_capture_begin(tu_capture *c);
+void tu_capture_end(tu_capture *c, char *text, size_t size);
+
 /** Asserts that n elements of got (from device `dev`) equal want (from ref): bitwise when
  *  rel_tol == 0, else |got - want| <= rel_tol * (1 + |want|); no element of got is NaN; and at
  *  least one in nonzero_div elements of want is nonzero (a mostly-zero result proves little and
