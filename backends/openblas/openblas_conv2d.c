@@ -20,9 +20,9 @@
  * consecutive images are consecutive, so panels run across images, which keeps GEMMs large when P*Q
  * is small (late ResNet layers); NCHW panels stay inside one image, or hold whole images when an
  * image has fewer than CV_PANEL_MIN_COLS pixels and two or more fit (their outputs through a
- * Kg x panel buffer, conv_panels_f32). BWD_WEIGHTS sums
- * the panels' products into dW (beta applied by the first). Threads never oversubscribe:
- * im2col/col2im and sgemm alternate, each on the backend's thread count.
+ * Kg x panel buffer, conv_panels_f32). BWD_WEIGHTS sums the panels' products into dW (beta
+ * applied by the first). Threads never oversubscribe: im2col/col2im and sgemm alternate, each on
+ * the backend's thread count.
  *
  * A 1x1 filter with stride 1 and no padding needs no im2col: the input IS the column matrix
  * (NCHW: x_g is Cg x HW; NHWC: x_g is (N*HW) x Cg with leading dimension C). Such plans offer
