@@ -27,11 +27,11 @@
  * on oneDNN 2.6.3: only the final sum, so the bound has room to spare). Each call first tests
  * K * max|Q| against it (one cheap pass over Q), then, when that fails, the column sums of Q that
  * the u8 path needs anyway. A call within the bound skips the u8 copy and the compensation pass
- * (the two cost 11-20% of a 1024^3 GEMM on a 2-core Zen 5, issue 14), one beyond it takes the u8
- * path. Both give the exact s32 sums; the implementation name is the kernel's, and KMUX_VERBOSE=2
- * traces each call of a plan with the s8 kernel that takes the u8 path. KMUX_TUNE times plans on
- * its scratch operands (bytes 0x3f, |Q| = 63: the s8 kernel up to K = 1044), so for data on the
- * u8 path its ranking of implementations may not hold.
+ * (on oneDNN's OpenMP team they cost 10-13% of a 1024^3 GEMM on a 2-core Zen 5, issue 14), one
+ * beyond it takes the u8 path. Both give the exact s32 sums; the implementation name is the
+ * kernel's, and KMUX_VERBOSE=2 traces each call of a plan with the s8 kernel that takes the u8
+ * path. KMUX_TUNE times plans on its scratch operands (bytes 0x3f, |Q| = 63: the s8 kernel up to
+ * K = 1044), so for data on the u8 path its ranking of implementations may not hold.
  */
 #ifndef KMUX_ONEDNN_MATMUL_H
 #define KMUX_ONEDNN_MATMUL_H
