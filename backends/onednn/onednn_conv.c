@@ -282,7 +282,7 @@ static int64_t cvt_chunk(const kmux_dnn_conv_plan *p, size_t work_bytes) {
  * against 202 GFLOP/s, so strided 1x1 layers count too. With oneDNN held to AVX2 on the same
  * machine (ONEDNN_MAX_CPU_ISA=AVX2, mb4) gemm:jit also beat jit_1x1:avx2 + reorders on res2a_1,
  * res4b_2a and res5a_1 (5-40%), but not on res3a_2a (1x1 stride 2, 56^2: 88 against 110 GFLOP/s):
- * KMUX_TUNE corrects that one. */
+ * KMUX_TUNE times both lists (not measured held to AVX2). */
 static int is_fallback_kernel(const kmux_conv2d_desc *d, const char *name) {
     int im2col = d->r > 1 || d->s > 1 || d->pad_top || d->pad_bottom || d->pad_left || d->pad_right;
     return strncmp(name, "ref", 3) == 0 || (im2col && strstr(name, "gemm") != NULL);
