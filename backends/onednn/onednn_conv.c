@@ -285,7 +285,7 @@ static int64_t cvt_chunk(const kmux_dnn_conv_plan *p, size_t work_bytes) {
  * KMUX_TUNE times both lists (not measured held to AVX2). */
 static int is_fallback_kernel(const kmux_conv2d_desc *d, const char *name) {
     int im2col = d->r > 1 || d->s > 1 || d->pad_top || d->pad_bottom || d->pad_left || d->pad_right;
-    return strncmp(name, "ref", 3) == 0 || (im2col && strstr(name, "gemm") != NULL);
+    return kmux_dnn_is_ref_kernel(name) || (im2col && strstr(name, "gemm") != NULL);
 }
 
 /* Position 0 of the list that comes first (header comment): the caller's layout, unless its
@@ -323,7 +323,7 @@ static kmux_status choose_impl(kmux_dnn_state *st, kmux_dnn_conv_plan *p,
     p->cvt = 0;
     dnnl_status_t s = layout_first(st, p, kmux_dnn_dtype(d->x_type));
     if (s == dnnl_success &&
-        !(narrow && strncmp(p->impl.name, "ref", 3) == 0 && prefs->allow_emulation))
+        !(narrow && kmux_dnn_is_ref_kernel(p->impl.name) && prefs->allow_emulation))
         return KMUX_OK;
     if (s == dnnl_success) impl_destroy(&p->impl); /* only a reference kernel: prefer cvt */
     if (!narrow) return kmux_dnn_fail(st, FN, "convolution primitive creation", s);

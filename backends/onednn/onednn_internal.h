@@ -132,6 +132,9 @@ dnnl_status_t kmux_dnn_pd_create(const_dnnl_op_desc_t op_desc, const_dnnl_primit
 const char *kmux_dnn_pd_impl(const_dnnl_primitive_desc_t pd);
 /** Bytes of pd's scratchpad (0 when it needs none). */
 size_t kmux_dnn_pd_scratch(const_dnnl_primitive_desc_t pd);
+/** 1 for the name of one of oneDNN's reference kernels ("ref:any", "ref_int8:any", ...): what
+ *  oneDNN falls back to where it has no optimised kernel, orders of magnitude slower. */
+int kmux_dnn_is_ref_kernel(const char *impl);
 
 /** oneDNN data type of a kmux dtype; dnnl_data_type_undef for those oneDNN 2.x lacks (f64, fp8). */
 dnnl_data_type_t kmux_dnn_dtype(kmux_dtype t);

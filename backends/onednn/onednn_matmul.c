@@ -276,10 +276,6 @@ static int has_vnni(dnnl_cpu_isa_t isa) {
            (v & (unsigned)dnnl_cpu_isa_avx2_vnni) == (unsigned)dnnl_cpu_isa_avx2_vnni;
 }
 
-static int is_ref_name(const char *impl) {
-    return strncmp(impl, "ref", 3) == 0;
-}
-
 /* bf16/f16 with emulation allowed: native kernel or f32 on converted inputs ("+cvt")? Both
  * accumulate exactly-widened products in f32 and round once, so this is a speed choice only, and
  * with prefs.tune the measurement makes it on the real shape. Without tuning, native comes first
@@ -313,7 +309,8 @@ static kmux_status choose_path(kmux_dnn_state *st, kmux_dnn_mm_plan *p,
     dnnl_status_t s = dnnl_unimplemented;
     if (!fp8) { /* native first */
         s = try_native(st, p, prim, scratch);
-        if (s == dnnl_success && is_ref_name(p->prim_impl) && d->epilogue && !p->epi_by_hand) {
+        if (s == dnnl_success && kmux_dnn_is_ref_kernel(p->prim_impl) && d->epilogue &&
+            !p->epi_by_hand) {
             /* only oneDNN's reference kernel fuses this epilogue: apply it by hand instead */
             dnnl_primitive_t alt = NULL;
             size_t alt_scratch = 0;
@@ -321,7 +318,7 @@ static kmux_status choose_path(kmux_dnn_state *st, kmux_dnn_mm_plan *p,
             memcpy(ref_impl, p->prim_impl, sizeof ref_impl);
             set_epilogue(p, 1);
             if (try_native(st, p, &alt, &alt_scratch) == dnnl_success &&
-                !is_ref_name(p->prim_impl)) {
+                !kmux_dnn_is_ref_kernel(p->prim_impl)) {
                 dnnl_primitive_destroy(*prim);
                 *prim = alt;
                 *scratch = alt_scratch;
@@ -334,10 +331,10 @@ static kmux_status choose_path(kmux_dnn_state *st, kmux_dnn_mm_plan *p,
         }
         int cvt_ok = narrow && prefs->allow_emulation;
         if (s == dnnl_success && cvt_ok &&
-            (is_ref_name(p->prim_impl) || !native_narrow_first(st->isa, d->a_type))) {
+            (kmux_dnn_is_ref_kernel(p->prim_impl) || !native_narrow_first(st->isa, d->a_type))) {
             /* a native kernel exists but "+cvt" runs first (see prefer_cvt below); the native
              * one stays reachable with plan_next_impl unless it is a reference kernel */
-            p->alt_next = !is_ref_name(p->prim_impl);
+            p->alt_next = !kmux_dnn_is_ref_kernel(p->prim_impl);
             p->native_by_hand = p->epi_by_hand;
             dnnl_primitive_destroy(*prim);
             *prim = NULL;

@@ -76,8 +76,12 @@ size_t kmux_dnn_pd_scratch(const_dnnl_primitive_desc_t pd) {
     return md ? dnnl_memory_desc_get_size(md) : 0;
 }
 
+int kmux_dnn_is_ref_kernel(const char *impl) {
+    return strncmp(impl, "ref", 3) == 0;
+}
+
 static int is_ref_impl(const_dnnl_primitive_desc_t pd) {
-    return strncmp(kmux_dnn_pd_impl(pd), "ref", 3) == 0;
+    return kmux_dnn_is_ref_kernel(kmux_dnn_pd_impl(pd));
 }
 
 /* Walks oneDNN's implementation list (see kmux_dnn_pd_create). */
