@@ -80,61 +80,65 @@ static void part(int64_t n, int64_t align, int t, int nt, int64_t *lo, int64_t *
     if (*hi > n) *hi = n;
 }
 
-/* c(i, j) -= 128 * sums[j] over a rows x cols s32 matrix (rows split across the team) */
-static void team_sub_bias_comp(int64_t rows, int64_t cols, int32_t *c, int64_t ldc,
-                               const int32_t *sums) {
-#pragma omp parallel if (rows * cols >= PASS_SPLIT_MIN)
-    {
-        int64_t lo, hi;
-        part(rows, 1, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
-        if (hi > lo) kmux_cpu_s32_sub_bias_comp(hi - lo, cols, c + lo * ldc, ldc, sums);
-    }
+/* One pass of kernels/cpu/int8_gemm.c over a rows x cols matrix (for the column sums, k x n)
+ * with leading dimension ld: the int8 src of the reading passes, or the s32 dst of the
+ * compensation (with its sums); dst is also where the column sums and the u8 copy go. */
+typedef struct int_pass {
+    int64_t rows, cols, ld;
+    int trans;
+    const int8_t *src;
+    void *dst;
+    const int32_t *sums;
+} int_pass;
+
+/* The part [lo, hi) of a pass (rows, or columns for the column sums); returns what the pass
+ * reduces by max (0 when nothing). */
+typedef int64_t (*int_pass_part)(const int_pass *a, int64_t lo, int64_t hi);
+
+static int64_t part_comp(const int_pass *a, int64_t lo, int64_t hi) {
+    kmux_cpu_s32_sub_bias_comp(hi - lo, a->cols, (int32_t *)a->dst + lo * a->ld, a->ld, a->sums);
+    return 0;
 }
 
-/* column sums of a k x n int8 matrix (columns split across the team); the largest |column| sum */
-static int64_t team_col_sums(int64_t k, int64_t n, const int8_t *q, int64_t ld, int trans,
-                             int32_t *sums) {
+static int64_t part_col_sums(const int_pass *a, int64_t lo, int64_t hi) {
+    return kmux_cpu_s8_col_sums(a->rows, hi - lo, a->src + (a->trans ? lo * a->ld : lo), a->ld,
+                                a->trans, (int32_t *)a->dst + lo);
+}
+
+static int64_t part_abs_max(const int_pass *a, int64_t lo, int64_t hi) {
+    return kmux_cpu_s8_abs_max(hi - lo, a->cols, a->src + lo * a->ld, a->ld);
+}
+
+static int64_t part_biased_copy(const int_pass *a, int64_t lo, int64_t hi) {
+    kmux_cpu_s8_to_u8_biased(hi - lo, a->cols, a->src + lo * a->ld, a->ld,
+                             (uint8_t *)a->dst + lo * a->cols);
+    return 0;
+}
+
+/* Runs fn on the team, each thread on its part of [0, n) (multiples of align); the largest value
+ * the parts return. */
+static int64_t team_pass(const int_pass *a, int64_t n, int64_t align, int_pass_part fn) {
     int64_t most = 0;
-#pragma omp parallel if (k * n >= PASS_SPLIT_MIN) reduction(max : most)
+#pragma omp parallel if (a->rows * a->cols >= PASS_SPLIT_MIN) reduction(max : most)
     {
         int64_t lo, hi;
-        part(n, 64, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
-        if (hi > lo)
-            most =
-                kmux_cpu_s8_col_sums(k, hi - lo, q + (trans ? lo * ld : lo), ld, trans, sums + lo);
+        part(n, align, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+        if (hi > lo) most = fn(a, lo, hi);
     }
     return most;
-}
-
-/* the largest |v| of a rows x cols int8 matrix (rows split across the team) */
-static int team_abs_max(int64_t rows, int64_t cols, const int8_t *src, int64_t ld) {
-    int most = 0;
-#pragma omp parallel if (rows * cols >= PASS_SPLIT_MIN) reduction(max : most)
-    {
-        int64_t lo, hi;
-        part(rows, 1, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
-        if (hi > lo) most = kmux_cpu_s8_abs_max(hi - lo, cols, src + lo * ld, ld);
-    }
-    return most;
-}
-
-/* the u8 copy src + 128 of a rows x cols int8 matrix into dense dst (rows split) */
-static void team_biased_copy(int64_t rows, int64_t cols, const int8_t *src, int64_t ld,
-                             uint8_t *dst) {
-#pragma omp parallel if (rows * cols >= PASS_SPLIT_MIN)
-    {
-        int64_t lo, hi;
-        part(rows, 1, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
-        if (hi > lo) kmux_cpu_s8_to_u8_biased(hi - lo, cols, src + lo * ld, ld, dst + lo * cols);
-    }
 }
 
 /* I32 with one u8 matmul: takes the u8 bias out of the s32 result (P + 128) Q in place. */
 static void sub_bias_comp(mm_run *r, int32_t *res, const int32_t *colsum) {
     const kmux_dnn_mm_plan *p = r->p;
-    for (int64_t b = 0; b < p->d.batch_count; b++)
-        team_sub_bias_comp(p->M, p->N, res + c_at(p, b, 0, 0), p->ldr,
-                           colsum + (p->Q.bstride == 0 ? 0 : b) * p->N);
+    for (int64_t b = 0; b < p->d.batch_count; b++) {
+        const int_pass a = {.rows = p->M,
+                            .cols = p->N,
+                            .ld = p->ldr,
+                            .dst = res + c_at(p, b, 0, 0),
+                            .sums = colsum + (p->Q.bstride == 0 ? 0 : b) * p->N};
+        team_pass(&a, p->M, 1, part_comp);
+    }
 }
 
 /* I32: the column sums of Q (per distinct batch); returns the largest column sum of |Q|. */
@@ -144,8 +148,13 @@ static int64_t int_col_sums(mm_run *r, int32_t *colsum) {
     const int8_t *qs = Q->from_a ? r->a->A : r->a->B;
     int64_t most = 0;
     for (int64_t b = 0; b < Q->distinct; b++) {
-        int64_t m =
-            team_col_sums(p->K, p->N, qs + b * Q->bstride, Q->ld, Q->trans, colsum + b * p->N);
+        const int_pass a = {.rows = p->K,
+                            .cols = p->N,
+                            .ld = Q->ld,
+                            .trans = Q->trans,
+                            .src = qs + b * Q->bstride,
+                            .dst = colsum + b * p->N};
+        int64_t m = team_pass(&a, p->N, 64, part_col_sums);
         if (m > most) most = m;
     }
     return most;
@@ -163,8 +172,11 @@ static int s8_kernel_exact(mm_run *r, int32_t *colsum, int *have_sums) {
     if (!p->prim_s8) return 0;
     int most = 0;
     for (int64_t b = 0; b < Q->distinct; b++) {
-        int m = team_abs_max(Q->trans ? p->N : p->K, Q->trans ? p->K : p->N, qs + b * Q->bstride,
-                             Q->ld);
+        const int_pass a = {.rows = Q->trans ? p->N : p->K,
+                            .cols = Q->trans ? p->K : p->N,
+                            .ld = Q->ld,
+                            .src = qs + b * Q->bstride};
+        int m = (int)team_pass(&a, a.rows, 1, part_abs_max);
         if (m > most) most = m;
     }
     if (p->K * most <= S8_KERNEL_ABS_COLSUM_MAX) return 1;
@@ -189,7 +201,12 @@ static void int_biased_copy(mm_run *r) {
     int64_t half = P->distinct * srows * scols;
     for (int64_t b = 0; b < P->distinct; b++) {
         if (!p->int_split) {
-            team_biased_copy(srows, scols, ps + b * P->bstride, P->ld, pu + b * srows * scols);
+            const int_pass a = {.rows = srows,
+                                .cols = scols,
+                                .ld = P->ld,
+                                .src = ps + b * P->bstride,
+                                .dst = pu + b * srows * scols};
+            team_pass(&a, srows, 1, part_biased_copy);
             continue;
         }
         for (int64_t i = 0; i < srows; i++) {
