@@ -41,13 +41,6 @@ static int64_t c_at(const kmux_dnn_mm_plan *p, int64_t b, int64_t i, int64_t j) 
     return b * p->bstride_r + i * p->ldr + j;
 }
 
-/* Two's complement wrap of the low 32 bits (no implementation-defined conversion). */
-static int32_t wrap_i32(uint64_t u) {
-    uint32_t w = (uint32_t)u;
-    if (w <= (uint32_t)INT32_MAX) return (int32_t)w;
-    return (int32_t)(w - 2147483648u) - INT32_MAX - 1;
-}
-
 /* I32 split (no VNNI): the exact s32 sums acc = 2 (h Q) + (l Q) - 128 * colsum (the u8 bias of
  * P taken out, modulo 2^32), into out: W itself, or C (same layout) when nothing follows. */
 static void split_sums(mm_run *r, const int32_t *w, const int32_t *w2, const int32_t *colsum,
@@ -59,7 +52,7 @@ static void split_sums(mm_run *r, const int32_t *w, const int32_t *w2, const int
             for (int64_t j = 0; j < p->N; j++) {
                 int64_t ci = c_at(p, b, i, j);
                 uint64_t sum = 2u * (uint64_t)(int64_t)w[ci] + (uint64_t)(int64_t)w2[ci];
-                out[ci] = wrap_i32(sum - 128u * (uint64_t)(int64_t)cs[j]);
+                out[ci] = kmux_common_wrap_i32(sum - 128u * (uint64_t)(int64_t)cs[j]);
             }
     }
 }

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kmux_common.h"
 #include "kmux_dtype_codec.h"
 
 double kmux_gelu_tanh(double x) {
@@ -38,13 +39,6 @@ static double load(const void *p, kmux_dtype t, int64_t i) {
     default:
         return kmux_decode_f64(((const uint8_t *)p)[i], t);
     }
-}
-
-/* Two's complement wrap of the low 32 bits (no implementation-defined conversion). */
-static int32_t wrap_i32(uint64_t u) {
-    uint32_t w = (uint32_t)u;
-    if (w <= (uint32_t)INT32_MAX) return (int32_t)w;
-    return (int32_t)(w - 2147483648u) - INT32_MAX - 1;
 }
 
 /* Nearest even, saturated to int32, NaN -> 0. */
@@ -114,7 +108,7 @@ void kmux_cpu_finish_batch(const kmux_matmul_desc *d, const kmux_matmul_args *a,
                 if (acc)
                     v = (uint64_t)(int64_t)alpha * (uint64_t)(int64_t)acc_at(acc, d->order, i, j);
                 if (beta != 0.0) v += (uint64_t)(int64_t)beta * (uint64_t)((int32_t *)a->C)[ci];
-                ((int32_t *)a->C)[ci] = wrap_i32(v);
+                ((int32_t *)a->C)[ci] = kmux_common_wrap_i32(v);
                 continue;
             }
             double t = acc ? ab * acc_at(acc, d->order, i, j) : 0.0;

@@ -35,4 +35,12 @@ const char *kmux_common_status_str(kmux_status s);
 int64_t kmux_conv2d_out_dim(int64_t in, int64_t pad_lo, int64_t pad_hi, int64_t r, int64_t dilation,
                             int64_t stride);
 
+/** The low 32 bits of u as a two's complement int32: integer BLAS's wrap-around of an s32 result
+ *  (i8 x i8 -> i32 GEMMs), without C's implementation-defined conversion of out-of-range values. */
+static inline int32_t kmux_common_wrap_i32(uint64_t u) {
+    uint32_t w = (uint32_t)u;
+    if (w <= (uint32_t)INT32_MAX) return (int32_t)w;
+    return (int32_t)(w - 2147483648u) - INT32_MAX - 1;
+}
+
 #endif

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kmux_common.h"
 #include "kmux_cpu_kernels.h"
 
 /* Columns summed at a time (untransposed Q): the accumulator rows stay in L1; rows
@@ -33,13 +34,6 @@ static void add_row16(int16_t *restrict s16, int16_t *restrict a16, const int8_t
     }
 }
 
-/* The s32 whose two's complement bits are u (the sum modulo 2^32). */
-static int32_t bits_i32(uint32_t u) {
-    int32_t v;
-    memcpy(&v, &u, sizeof v);
-    return v;
-}
-
 int64_t kmux_cpu_s8_col_sums(int64_t k, int64_t n, const int8_t *q, int64_t ld, int trans,
                              int32_t *sums) {
     int64_t best = 0;
@@ -52,7 +46,7 @@ int64_t kmux_cpu_s8_col_sums(int64_t k, int64_t n, const int8_t *q, int64_t ld, 
                 s += (uint32_t)v;
                 a += (uint32_t)(v < 0 ? -v : v);
             }
-            sums[j] = bits_i32(s);
+            sums[j] = kmux_common_wrap_i32(s);
             if ((int64_t)a > best) best = (int64_t)a;
         }
     } else { /* rows of Q run along the columns: add whole row pieces into the accumulators */
@@ -74,7 +68,7 @@ int64_t kmux_cpu_s8_col_sums(int64_t k, int64_t n, const int8_t *q, int64_t ld, 
                 }
             }
             for (int64_t j = 0; j < w; j++) {
-                sums[j0 + j] = bits_i32(s[j]);
+                sums[j0 + j] = kmux_common_wrap_i32(s[j]);
                 if ((int64_t)a[j] > best) best = (int64_t)a[j];
             }
         }
