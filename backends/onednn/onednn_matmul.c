@@ -441,11 +441,12 @@ static void add_s8_direct(kmux_dnn_state *st, kmux_dnn_mm_plan *p) {
     /* kmux_dnn_pd_create falls back to oneDNN's first kernel when the named one is not offered
      * for s8 (say, for these strides): only the same kernel is used */
     if (pd && strcmp(kmux_dnn_pd_impl(pd), p->prim_impl) == 0) {
-        p->scratch_s8 = kmux_dnn_pd_scratch(pd);
-        if (dnnl_primitive_create(&p->prim_s8, pd) != dnnl_success) p->prim_s8 = NULL;
+        if (dnnl_primitive_create(&p->prim_s8, pd) == dnnl_success)
+            p->scratch_s8 = kmux_dnn_pd_scratch(pd);
+        else
+            p->prim_s8 = NULL;
     }
     if (pd) dnnl_primitive_desc_destroy(pd);
-    if (!p->prim_s8) p->scratch_s8 = 0;
     st->hdr.host->trace(2, "plan,onednn,matmul,%s,s8 x s8 kernel for bounded data: %s",
                         p->base.impl, p->prim_s8 ? "yes" : "no");
 }

@@ -59,11 +59,12 @@ typedef struct cv_plan {
     kmux_ob_plan head; /* must be first */
     kmux_conv2d_desc d;
     int64_t p, q;
-    int cvt;       /* tensors are f16/bf16, widened to f32 copies */
-    int direct;    /* this implementation skips im2col */
-    int64_t nj;    /* pixels per panel (im2col) */
-    int nchw_imgs; /* NCHW panels of whole images (nj = a multiple of P*Q), through ypan */
-    size_t ws_col, ws_ypan, ws_x, ws_w, ws_y, max_ws;
+    int cvt;        /* tensors are f16/bf16, widened to f32 copies */
+    int direct;     /* this implementation skips im2col */
+    int64_t nj;     /* pixels per panel (im2col) */
+    size_t ws_col;  /* the column panel */
+    size_t ws_ypan; /* NCHW panels of whole images (nj = a multiple of P*Q): their output panel */
+    size_t ws_x, ws_w, ws_y, max_ws;
 } cv_plan;
 
 /* A plan: its implementations, all prepared at creation (1x1 plans: direct, then im2col). */
@@ -126,7 +127,6 @@ static int size_workspace(cv_plan *pl) {
     const size_t ypan = imgs ? (size_t)(kg * nj) * sizeof(float) : 0;
     const size_t total = fixed + align64(col) + align64(ypan);
     pl->nj = nj;
-    pl->nchw_imgs = imgs > 0;
     pl->ws_col = col;
     pl->ws_ypan = ypan;
     pl->head.workspace_bytes = total;
@@ -290,7 +290,7 @@ static void conv_panels_f32(const cv_plan *pl, float alpha, float beta, float *x
         for (int64_t j0 = 0; j0 < total;) {
             int64_t j1 = j0 + pl->nj < total ? j0 + pl->nj : total;
             const int64_t img = j0 / pq, jl = j0 % pq; /* NCHW: image and its first pixel */
-            if (nchw && !pl->nchw_imgs && j1 > (img + 1) * pq) j1 = (img + 1) * pq;
+            if (nchw && !pl->ws_ypan && j1 > (img + 1) * pq) j1 = (img + 1) * pq;
             const int64_t nj = j1 - j0;
             const float wbeta = j0 == 0 ? beta : 1.0f; /* BWD_WEIGHTS sums over all panels */
             if (d->direction != KMUX_CONV_BWD_DATA)
@@ -300,7 +300,7 @@ static void conv_panels_f32(const cv_plan *pl, float alpha, float beta, float *x
             float *yp = nchw ? y + img * y_img + g * kg * pq + jl : y + j0 * d->k + g * kg;
             int64_t ldy = nchw ? pq : d->k;
             const int64_t nimg = nj / pq;
-            if (pl->nchw_imgs) {
+            if (pl->ws_ypan) {
                 if (d->direction != KMUX_CONV_FWD || beta != 0.0f)
                     ypan_copy(y, ypan, img, nimg, g, kg, pq, y_img, 1);
                 yp = ypan;
@@ -312,7 +312,7 @@ static void conv_panels_f32(const cv_plan *pl, float alpha, float beta, float *x
                     sgemm_rm(N, N, kg, nj, crsg, alpha, wg, crsg, col, nj, beta, yp, ldy);
                 else
                     sgemm_rm(N, T, nj, kg, crsg, alpha, col, crsg, wg, crsg, beta, yp, ldy);
-                if (pl->nchw_imgs) ypan_copy(y, ypan, img, nimg, g, kg, pq, y_img, 0);
+                if (pl->ws_ypan) ypan_copy(y, ypan, img, nimg, g, kg, pq, y_img, 0);
                 break;
             case KMUX_CONV_BWD_WEIGHTS:
                 if (nchw)
