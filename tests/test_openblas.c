@@ -643,3 +643,70 @@ Test(openblas, conv_nchw_row_runs) {
                 cr_expect_str_eq(impl, "openblas:im2col+sgemm");
             }
 }
+
+/* Strided NCHW convolutions lower panels of whole images by phases (kernels/cpu/im2col_phases.c).
+ * The plan's workspace shows it: the column panel, then one phase scratch per thread (sh * Hp x
+ * sw * Wp floats); NHWC, and NCHW when the workspace allows only panels inside an image, lower
+ * without. Geometries: odd sizes, stride in one dimension, dilation, groups, a stride as wide as
+ * the filter, an image as narrow as the stride, and few channels on several threads (the planes
+ * are then split into blocks of phase rows, 2^18 elements and more: threaded). */
+Test(openblas, conv_nchw_stride_phases) {
+    TU_NEED_DEVICE(g);
+    const tu_conv_geom geoms[] = {
+        /* n  c  h   w   k  r  s  g  sh sw pt pb pl pr dh dw */
+        {2, 3, 9, 11, 4, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1},  /* Hp x Wp = 5 x 6, P x Q = 5 x 6 */
+        {2, 4, 10, 9, 6, 3, 5, 2, 1, 3, 0, 2, 2, 1, 2, 1},  /* groups, stride_w only, dilation */
+        {2, 2, 7, 8, 3, 2, 2, 1, 2, 2, 0, 1, 1, 0, 1, 1},   /* stride = filter */
+        {1, 2, 5, 2, 3, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1},   /* W = stride */
+        {1, 3, 96, 96, 4, 7, 7, 1, 2, 2, 3, 3, 3, 3, 1, 1}, /* ResNet's 7x7 on 96^2: 338688 */
+    };
+    const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
+    for (size_t i = 0; i < sizeof geoms / sizeof geoms[0]; i++) {
+        const tu_conv_geom *cc = &geoms[i];
+        const int64_t hp = (cc->h + cc->sh - 1) / cc->sh, wp = (cc->w + cc->sw - 1) / cc->sw;
+        const size_t phase = (size_t)(cc->sh * hp * cc->sw * wp) * sizeof(float);
+        for (int di = 0; di < 3; di++)
+            for (int l = 0; l < 3; l++) { /* NCHW, NHWC, NCHW with panels inside an image */
+                const kmux_layout layout = l == 1 ? KMUX_NHWC : KMUX_NCHW;
+                const kmux_conv2d_desc d = tu_conv_desc(cc, dirs[di], layout, KMUX_F32);
+                int64_t p, q;
+                TU_OK(kmux_conv2d_output_dims(&d, &p, &q));
+                const int64_t crsg = cc->c / cc->groups * cc->r * cc->s;
+                /* one image per panel (P*Q >= 384 pixels, or fewer and the batch's panel) */
+                const int64_t nj = p * q >= 384 || l == 1 ? p * q : cc->n * p * q;
+                const size_t col = ((size_t)(nj * crsg) * sizeof(float) + 63) & ~(size_t)63;
+                kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
+                if (l == 2)
+                    prefs.max_workspace_bytes = (size_t)(crsg * 4) * 16 + 64; /* 16 pixels */
+                kmux_plan *plan = NULL;
+                TU_OK(kmux_conv2d_plan_create(g.dev, &d, &prefs, &plan));
+                kmux_plan_info info;
+                TU_OK(kmux_plan_info_get(plan, &info));
+                TU_OK(kmux_plan_destroy(plan));
+                if (l == 0) {
+                    /* NCHW images of < 384 pixels also get an output panel (Kg x the batch) */
+                    const size_t ypan = p * q < 384 && cc->n > 1
+                                            ? ((size_t)(cc->k / cc->groups * nj) * 4 + 63) & ~63u
+                                            : 0;
+                    const size_t rest = info.workspace_bytes - col - ypan;
+                    int threads = 0;
+                    for (int t = 1; t <= 64 && !threads; t++)
+                        if (rest == ((phase * (size_t)t + 63) & ~(size_t)63)) threads = t;
+                    cr_expect(threads > 0,
+                              "geometry %zu, direction %d: workspace %zu is not the column panel "
+                              "%zu + output panel %zu + a phase scratch of %zu bytes per thread",
+                              i, di, info.workspace_bytes, col, ypan, phase);
+                } else if (l == 1) {
+                    cr_expect_eq(info.workspace_bytes,
+                                 ((size_t)(cc->n * p * q * crsg) * 4 + 63) & ~(size_t)63,
+                                 "geometry %zu, direction %d: NHWC workspace %zu", i, di,
+                                 info.workspace_bytes);
+                } else {
+                    cr_expect_leq(info.workspace_bytes, prefs.max_workspace_bytes);
+                }
+                char impl[96];
+                check_conv_prefs(cc, dirs[di], layout, KMUX_F32, &prefs, 0, impl, sizeof impl);
+                cr_expect_str_eq(impl, "openblas:im2col+sgemm");
+            }
+    }
+}

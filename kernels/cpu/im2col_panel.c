@@ -10,13 +10,8 @@
  * add into the same element of x (taps of neighbouring pixels overlap); each element receives its
  * additions in the same order for any thread count.
  */
-#include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include "cast_internal.h"
-#include "kmux_cpu_kernels.h"
+#include "im2col_internal.h"
 
 /* Threads: a panel is split from PANEL_PARALLEL_MIN elements (1 MiB of f32) on. Each split creates
  * its threads (~20-40 us), which the lowering of a 1 MiB panel repays twice over. Measured on the
@@ -25,15 +20,6 @@
  * 16 pairs), once the helper threads were kept off the caller's core (kmux_parallel_for_from);
  * before, they ran slower split. */
 #define PANEL_PARALLEL_MIN ((int64_t)1 << 18)
-
-typedef struct panel_job {
-    const kmux_conv2d_desc *d;
-    int64_t p, q, g, j0, j1;
-    const float *xs; /* im2col source */
-    float *xd;       /* col2im destination */
-    float *col;      /* im2col destination */
-    float *cw;       /* col2im source (NCHW zeroes its out-of-image columns) */
-} panel_job;
 
 /* Half-open range [*lo, *hi) of output columns qi whose input column qi*stride + off is in
  * [0, w). */
@@ -77,82 +63,6 @@ static void cursor_next_row(pix_cursor *c, int64_t p) {
         c->pi = 0;
         c->n++;
     }
-}
-
-/* dst[i] = src[i * stride] for i < n. Unit stride is a copy; stride 2 (ResNet's downsampling
- * layers) takes the even lanes of two loads with SSE2, which every x86-64 has: -O3 leaves that loop
- * scalar. A vector reads src[2i .. 2i+7], so the last 4 elements run in the scalar loop, which
- * keeps every read inside src[0 .. 2n-2]. */
-static void gather_row(float *restrict dst, const float *restrict src, int64_t n, int64_t stride) {
-    int64_t i = 0;
-    if (stride == 1) {
-        for (; i < n; i++)
-            dst[i] = src[i];
-        return;
-    }
-#if defined(__SSE2__)
-    if (stride == 2)
-        for (; i + 4 < n; i += 4) {
-            const __m128 a = _mm_loadu_ps(src + 2 * i), b = _mm_loadu_ps(src + 2 * i + 4);
-            _mm_storeu_ps(dst + i, _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
-        }
-#endif
-    for (; i < n; i++)
-        dst[i] = src[i * stride];
-}
-
-/* dst[i * stride] += src[i] for i < n (the adjoint of gather_row). Stride 2 with SSE2 adds
- * (src[i], +0, src[i+1], +0) to dst[2i .. 2i+3]: the odd lanes are neighbouring pixels of the same
- * plane row, and adding +0 leaves them as they are (col2im's x holds no -0, see
- * kmux_cpu_col2im_panel_f32); the last 4 elements stay scalar, inside dst[0 .. 2n-2]. */
-static void scatter_add_row(float *restrict dst, const float *restrict src, int64_t n,
-                            int64_t stride) {
-    int64_t i = 0;
-    if (stride == 1) {
-        for (; i < n; i++)
-            dst[i] += src[i];
-        return;
-    }
-#if defined(__SSE2__)
-    if (stride == 2) {
-        const __m128 zero = _mm_setzero_ps();
-        for (; i + 4 < n; i += 4) {
-            const __m128 v = _mm_loadu_ps(src + i);
-            float *o = dst + 2 * i;
-            _mm_storeu_ps(o, _mm_add_ps(_mm_loadu_ps(o), _mm_unpacklo_ps(v, zero)));
-            _mm_storeu_ps(o + 4, _mm_add_ps(_mm_loadu_ps(o + 4), _mm_unpackhi_ps(v, zero)));
-        }
-    }
-#endif
-    for (; i < n; i++)
-        dst[i * stride] += src[i];
-}
-
-static void zero_row(float *dst, int64_t n) {
-    for (int64_t i = 0; i < n; i++)
-        dst[i] = 0.0f;
-}
-
-/* dst[i] = src[i] for i < n. NHWC rows of a few channels copy s * C floats per pixel and filter
- * row (21 for ResNet's 7x7 layer on 3 channels, 351 thousand copies per 4 images of 112 x 112
- * outputs): below 64 floats the copy is inline with SSE2, 4 floats a step, the last 4 stored
- * overlapping the step before (no tail loop, which the compiler turns into a call to memmove). */
-static void copy_row(float *restrict dst, const float *restrict src, int64_t n) {
-#if defined(__SSE2__)
-    if (n < 64) {
-        if (n < 4) {
-            if (n > 0) dst[0] = src[0];
-            if (n > 1) dst[1] = src[1];
-            if (n > 2) dst[2] = src[2];
-            return;
-        }
-        for (int64_t i = 0; i + 4 < n; i += 4)
-            _mm_storeu_ps(dst + i, _mm_loadu_ps(src + i));
-        _mm_storeu_ps(dst + n - 4, _mm_loadu_ps(src + n - 4)); /* the last 4, overlapping */
-        return;
-    }
-#endif
-    if (n > 0) memcpy(dst, src, (size_t)n * sizeof(float));
 }
 
 /* NCHW, stride_w = 1 and stride_h * w = q (a "same" convolution of stride 1): consecutive output
@@ -421,11 +331,30 @@ static void col2im_nhwc_chans(void *ctx, int64_t c0, int64_t c1, int tid) {
     }
 }
 
+/* Panels of whole NCHW images with a scratch for their phases go to im2col_phases.c; returns
+ * their number of work items (0: not by phases), setting the blocks of phase rows per plane so
+ * that there are at least 4 items per thread (ResNet-50's first layer has 3 channels). */
+static int64_t phase_items(panel_job *jb, int threads) {
+    const kmux_conv2d_desc *d = jb->d;
+    const int64_t pq = jb->p * jb->q;
+    if (!jb->phases || kmux_im2col_phase_floats(d) == 0 || jb->j0 % pq || jb->j1 % pq) return 0;
+    const int64_t planes = d->c / d->groups * ((jb->j1 - jb->j0) / pq);
+    const int64_t hp = (d->h + d->stride_h - 1) / d->stride_h, want = 4 * (int64_t)threads;
+    jb->phase_blocks = planes >= want ? 1 : (want + planes - 1) / planes;
+    if (jb->phase_blocks > hp) jb->phase_blocks = hp;
+    return planes * jb->phase_blocks;
+}
+
 void kmux_cpu_im2col_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
-                               const float *x, int64_t j0, int64_t j1, float *col, int threads) {
-    panel_job jb = {.d = d, .p = p, .q = q, .g = g, .j0 = j0, .j1 = j1, .xs = x, .col = col};
-    const int64_t taps = d->c / d->groups * d->r * d->s;
-    if (d->layout == KMUX_NHWC)
+                               const float *x, int64_t j0, int64_t j1, float *col, float *phases,
+                               int threads) {
+    panel_job jb = {
+        .d = d, .p = p, .q = q, .g = g, .j0 = j0, .j1 = j1, .xs = x, .col = col, .phases = phases};
+    const int64_t taps = d->c / d->groups * d->r * d->s, items = phase_items(&jb, threads);
+    if (items)
+        kmux_parallel_for_from(items, taps * (j1 - j0) / items, threads, 1, PANEL_PARALLEL_MIN,
+                               kmux_im2col_nchw_phase_items, &jb);
+    else if (d->layout == KMUX_NHWC)
         kmux_parallel_for_from(j1 - j0, taps, threads, 1, PANEL_PARALLEL_MIN, im2col_nhwc_rows,
                                &jb);
     else
@@ -434,9 +363,17 @@ void kmux_cpu_im2col_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, 
 }
 
 void kmux_cpu_col2im_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
-                               float *col, int64_t j0, int64_t j1, float *x, int threads) {
-    panel_job jb = {.d = d, .p = p, .q = q, .g = g, .j0 = j0, .j1 = j1, .xd = x, .cw = col};
+                               float *col, int64_t j0, int64_t j1, float *x, float *phases,
+                               int threads) {
+    panel_job jb = {
+        .d = d, .p = p, .q = q, .g = g, .j0 = j0, .j1 = j1, .xd = x, .cw = col, .phases = phases};
     const int64_t cg = d->c / d->groups, per_chan = d->r * d->s * (j1 - j0);
+    const int64_t items = phase_items(&jb, threads);
+    if (items) {
+        kmux_parallel_for_from(items, cg * per_chan / items, threads, 1, PANEL_PARALLEL_MIN,
+                               kmux_col2im_nchw_phase_items, &jb);
+        return;
+    }
     /* NHWC runs on one thread: split by channels, each thread walks every pixel and tap for a
      * part of each run, which measured slower than one thread on 2 cores for C = 3..256 (the
      * additions are bound by memory, not by arithmetic), and no faster (0.95-1.03x) with the

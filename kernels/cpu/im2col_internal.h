@@ -1,0 +1,114 @@
+/*
+ * im2col_internal.h - what the panel lowering (im2col_panel.c) and its polyphase variant for
+ * strided NCHW convolutions (im2col_phases.c) share: the job of one panel and the row loops.
+ * Not installed; layouts and pixel numbering are those of kmux_cpu_kernels.h.
+ */
+#ifndef KMUX_IM2COL_INTERNAL_H
+#define KMUX_IM2COL_INTERNAL_H
+
+#include <stdint.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "kmux_cpu_kernels.h"
+
+/* One panel: pixels [j0, j1) of the batch, group g (kmux_cpu_im2col_panel_f32). */
+typedef struct panel_job {
+    const kmux_conv2d_desc *d;
+    int64_t p, q, g, j0, j1;
+    const float *xs;      /* im2col source */
+    float *xd;            /* col2im destination */
+    float *col;           /* im2col destination */
+    float *cw;            /* col2im source (NCHW zeroes its out-of-image columns) */
+    float *phases;        /* NCHW with a stride: per-thread scratch of im2col_phases.c, or NULL */
+    int64_t phase_blocks; /* im2col_phases.c: the blocks of phase rows of each plane */
+} panel_job;
+
+/* dst[i] = src[i * stride] for i < n. Unit stride is a copy; stride 2 (ResNet's downsampling
+ * layers) takes the even lanes of two loads with SSE2, which every x86-64 has: -O3 leaves that loop
+ * scalar. A vector reads src[2i .. 2i+7], so the last 4 elements run in the scalar loop, which
+ * keeps every read inside src[0 .. 2n-2]. */
+static inline void gather_row(float *restrict dst, const float *restrict src, int64_t n,
+                              int64_t stride) {
+    int64_t i = 0;
+    if (stride == 1) {
+        for (; i < n; i++)
+            dst[i] = src[i];
+        return;
+    }
+#if defined(__SSE2__)
+    if (stride == 2)
+        for (; i + 4 < n; i += 4) {
+            const __m128 a = _mm_loadu_ps(src + 2 * i), b = _mm_loadu_ps(src + 2 * i + 4);
+            _mm_storeu_ps(dst + i, _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
+        }
+#endif
+    for (; i < n; i++)
+        dst[i] = src[i * stride];
+}
+
+/* dst[i * stride] += src[i] for i < n (the adjoint of gather_row). Stride 2 with SSE2 adds
+ * (src[i], +0, src[i+1], +0) to dst[2i .. 2i+3]: the odd lanes are neighbouring pixels of the same
+ * plane row, and adding +0 leaves them as they are (col2im's x holds no -0, see
+ * kmux_cpu_col2im_panel_f32); the last 4 elements stay scalar, inside dst[0 .. 2n-2]. */
+static inline void scatter_add_row(float *restrict dst, const float *restrict src, int64_t n,
+                                   int64_t stride) {
+    int64_t i = 0;
+    if (stride == 1) {
+        for (; i < n; i++)
+            dst[i] += src[i];
+        return;
+    }
+#if defined(__SSE2__)
+    if (stride == 2) {
+        const __m128 zero = _mm_setzero_ps();
+        for (; i + 4 < n; i += 4) {
+            const __m128 v = _mm_loadu_ps(src + i);
+            float *o = dst + 2 * i;
+            _mm_storeu_ps(o, _mm_add_ps(_mm_loadu_ps(o), _mm_unpacklo_ps(v, zero)));
+            _mm_storeu_ps(o + 4, _mm_add_ps(_mm_loadu_ps(o + 4), _mm_unpackhi_ps(v, zero)));
+        }
+    }
+#endif
+    for (; i < n; i++)
+        dst[i * stride] += src[i];
+}
+
+static inline void zero_row(float *dst, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = 0.0f;
+}
+
+/* dst[i] = src[i] for i < n. NHWC rows of a few channels copy s * C floats per pixel and filter
+ * row (21 for ResNet's 7x7 layer on 3 channels, 351 thousand copies per 4 images of 112 x 112
+ * outputs): below 64 floats the copy is inline with SSE2, 4 floats a step, the last 4 stored
+ * overlapping the step before (no tail loop, which the compiler turns into a call to memmove). */
+static inline void copy_row(float *restrict dst, const float *restrict src, int64_t n) {
+#if defined(__SSE2__)
+    if (n < 64) {
+        if (n < 4) {
+            if (n > 0) dst[0] = src[0];
+            if (n > 1) dst[1] = src[1];
+            if (n > 2) dst[2] = src[2];
+            return;
+        }
+        for (int64_t i = 0; i + 4 < n; i += 4)
+            _mm_storeu_ps(dst + i, _mm_loadu_ps(src + i));
+        _mm_storeu_ps(dst + n - 4, _mm_loadu_ps(src + n - 4)); /* the last 4, overlapping */
+        return;
+    }
+#endif
+    if (n > 0) memcpy(dst, src, (size_t)n * sizeof(float));
+}
+
+/* NCHW with stride_h or stride_w above 1, on a panel of whole images (im2col_phases.c): the
+ * workers of kmux_parallel_for_from over the items [u0, u1) of the panel, item u being block
+ * u % phase_blocks of the phase rows of channel u / phase_blocks / images of image
+ * u / phase_blocks % images; thread tid uses jb->phases + tid * kmux_im2col_phase_floats(d). */
+int64_t kmux_im2col_phase_floats(const kmux_conv2d_desc *d);
+void kmux_im2col_nchw_phase_items(void *ctx, int64_t u0, int64_t u1, int tid);
+void kmux_col2im_nchw_phase_items(void *ctx, int64_t u0, int64_t u1, int tid);
+
+#endif
