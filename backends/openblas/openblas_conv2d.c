@@ -24,10 +24,11 @@
  * applied by the first). Threads never oversubscribe: im2col/col2im and sgemm alternate, each on
  * the backend's thread count. Strided NCHW panels of whole images are lowered by phases
  * (kernels/cpu/im2col_phases.c: unit-stride copies instead of strided gathers), with a scratch of
- * a few planes per thread after the panels in the workspace. Measured on the 2-core Zen 5
- * (bench_ob_conv --mb=4, 5 interleaved runs against the same build without phases, medians):
- * ResNet-50's 7x7 layer NCHW fwd 0.77 -> 0.87 of the sgemm bar, bwd_wts 0.81 -> 0.87, bwd_data
- * 0.82 -> 0.85; res3a_2b (3x3 s2, 128 channels) unchanged within the noise (0.76-0.81 both).
+ * a few planes per thread after the panels in the workspace; BWD_DATA then writes beta * dx + the
+ * sum of the taps itself (no pass over dx for beta). Measured on the 2-core Zen 5 (bench_ob_conv
+ * --mb=4, 5 runs interleaved with the build before, medians of the ratio to the sgemm bar):
+ * ResNet-50's 7x7 layer NCHW fwd 0.77 -> 0.87, bwd_data 0.79 -> 0.88, bwd_wts 0.79 -> 0.87;
+ * res3a_2b (3x3 s2) bwd_data 0.81 -> 0.87, fwd and bwd_wts unchanged within the noise (0.79-0.81).
  *
  * A 1x1 filter with stride 1 and no padding needs no im2col: the input IS the column matrix
  * (NCHW: x_g is Cg x HW; NHWC: x_g is (N*HW) x Cg with leading dimension C). Such plans offer
@@ -287,8 +288,8 @@ static void ypan_copy(float *y, float *ypan, int64_t img0, int64_t nimg, int64_t
  * go through ypan (ypan_copy: the sgemm then has N = images * P*Q, as on the equivalent GEMM
  * of the batch; res4a_2b's 14x14 images gave 256x196x2304 sgemm calls); NHWC panels run across
  * images (the batch's outputs are one (N*PQ) x K matrix). */
-static void conv_panels_f32(const cv_plan *pl, float alpha, float beta, float *x, float *w,
-                            float *y, char *ws, int threads) {
+static int conv_panels_f32(const cv_plan *pl, float alpha, float beta, float *x, float *w, float *y,
+                           char *ws, int threads) {
     /* the workspace: the column panel, the output panel (ypan), the phase scratch */
     float *col = (float *)ws, *ypan = (float *)(ws + align64(pl->ws_col));
     float *phases =
@@ -299,8 +300,10 @@ static void conv_panels_f32(const cv_plan *pl, float alpha, float beta, float *x
     const int64_t crsg = cg * d->r * d->s, y_img = d->k * pq, w_grp = kg * crsg;
     const int64_t total = d->n * pq;
     const CBLAS_TRANSPOSE N = CblasNoTrans, T = CblasTrans;
-    /* dx = beta * dx first; col2im then accumulates alpha * W^T dy into it */
-    if (d->direction == KMUX_CONV_BWD_DATA) prescale_dx(x, d->n * d->c * d->h * d->w, beta);
+    /* dx = beta * dx first, and col2im accumulates alpha * W^T dy into it; by phases (every panel
+     * holds whole images) col2im writes beta * dx + alpha * W^T dy itself */
+    if (d->direction == KMUX_CONV_BWD_DATA && !phases)
+        prescale_dx(x, d->n * d->c * d->h * d->w, beta);
 
     for (int64_t g = 0; g < d->groups; g++) {
         float *wg = w + g * w_grp;
@@ -342,20 +345,32 @@ static void conv_panels_f32(const cv_plan *pl, float alpha, float beta, float *x
                     sgemm_rm(T, N, crsg, nj, kg, alpha, wg, crsg, yp, ldy, 0.0f, col, nj);
                 else
                     sgemm_rm(N, N, nj, crsg, kg, alpha, yp, ldy, wg, crsg, 0.0f, col, crsg);
-                kmux_cpu_col2im_panel_f32(d, pl->p, pl->q, g, col, j0, j1, x, phases, threads);
+                if (!phases)
+                    kmux_cpu_col2im_panel_f32(d, pl->p, pl->q, g, col, j0, j1, x, threads);
+                else if (!kmux_cpu_col2im_panel_phases_f32(d, pl->p, pl->q, g, col, j0, j1, x, beta,
+                                                           phases, threads))
+                    return 0; /* not reached: ws_phase is set only for panels of whole images */
                 break;
             }
             j0 = j1;
         }
     }
+    return 1;
 }
 
-static void conv_f32(const cv_plan *pl, float alpha, float beta, float *x, float *w, float *y,
-                     char *ws, int threads) {
-    if (pl->direct)
-        conv_direct_f32(pl, alpha, beta, x, w, y);
-    else
-        conv_panels_f32(pl, alpha, beta, x, w, y, ws, threads);
+/* Returns 0 when a panel could not be scattered by phases (an internal error, not reached). */
+static int conv_f32(const cv_plan *pl, float alpha, float beta, float *x, float *w, float *y,
+                    char *ws, int threads) {
+    if (!pl->direct) return conv_panels_f32(pl, alpha, beta, x, w, y, ws, threads);
+    conv_direct_f32(pl, alpha, beta, x, w, y);
+    return 1;
+}
+
+static kmux_status internal_error(kmux_ob_state *st, const cv_plan *pl) {
+    return KMUX_OB_ERROR(st, KMUX_ERR_INTERNAL,
+                         "kmux_conv2d_execute: backend openblas (%s): internal error: a panel of "
+                         "%lld pixels could not be scattered by phases",
+                         pl->head.impl, (long long)pl->nj);
 }
 
 kmux_status kmux_ob_conv2d_execute(void *state, const void *plan, int impl, void *stream,
@@ -365,6 +380,7 @@ kmux_status kmux_ob_conv2d_execute(void *state, const void *plan, int impl, void
     const kmux_conv2d_desc *d = &pl->d;
     (void)stream; /* CPU streams run synchronously in the calling thread */
     const float alpha = *(const float *)args->alpha, beta = *(const float *)args->beta;
+    const int threads = st->hdr.num_threads;
     char *ws = NULL;
     if (pl->head.workspace_bytes > 0) {
         ws = kmux_ob_ws_get(st, pl->head.workspace_bytes);
@@ -375,13 +391,12 @@ kmux_status kmux_ob_conv2d_execute(void *state, const void *plan, int impl, void
                                  pl->head.impl, pl->head.workspace_bytes);
     }
     if (!pl->cvt) {
-        conv_f32(pl, alpha, beta, args->x, args->w, args->y, ws, st->hdr.num_threads);
+        const int ok = conv_f32(pl, alpha, beta, args->x, args->w, args->y, ws, threads);
         kmux_ob_ws_put(st, ws);
-        return KMUX_OK;
+        return ok ? KMUX_OK : internal_error(st, pl);
     }
 
     /* +cvt: f32 copies of the three tensors after the column workspace */
-    const int threads = st->hdr.num_threads;
     float *xf = (float *)(ws + align64(pl->ws_col) + align64(pl->ws_ypan) + pl->ws_phase);
     float *wf = (float *)((char *)xf + align64(pl->ws_x));
     float *yf = (float *)((char *)wf + align64(pl->ws_w));
@@ -404,7 +419,10 @@ kmux_status kmux_ob_conv2d_execute(void *state, const void *plan, int impl, void
         kmux_cpu_to_f32(nw, args->w, d->w_type, wf, threads);
     if (d->direction != KMUX_CONV_FWD || beta != 0.0f)
         kmux_cpu_to_f32(ny, args->y, d->y_type, yf, threads);
-    conv_f32(pl, alpha, beta, xf, wf, yf, ws, threads);
+    if (!conv_f32(pl, alpha, beta, xf, wf, yf, ws, threads)) {
+        kmux_ob_ws_put(st, ws);
+        return internal_error(st, pl);
+    }
     /* f16/bf16 targets: kmux_cpu_cast cannot fail for them */
     (void)kmux_cpu_cast(n_out, out_f, KMUX_F32, out, d->x_type, 0, NULL, NULL, threads);
     kmux_ob_ws_put(st, ws);

@@ -14,6 +14,14 @@
 
 #include "kmux_cpu_kernels.h"
 
+/* Threads: a panel is split from PANEL_PARALLEL_MIN elements (1 MiB of f32) on. Each split creates
+ * its threads (~20-40 us), which the lowering of a 1 MiB panel repays twice over. Measured on the
+ * 2-core EPYC VM (bench_ob_conv-style, 41 interleaved repetitions, 4 runs): the 0.45-0.9
+ * million-element panels of ResNet-50's res3a_2b and res4a_2b in NCHW ran 2-14% faster split (15 of
+ * 16 pairs), once the helper threads were kept off the caller's core (kmux_parallel_for_from);
+ * before, they ran slower split. */
+#define PANEL_PARALLEL_MIN ((int64_t)1 << 18)
+
 /* One panel: pixels [j0, j1) of the batch, group g (kmux_cpu_im2col_panel_f32). */
 typedef struct panel_job {
     const kmux_conv2d_desc *d;
@@ -24,6 +32,7 @@ typedef struct panel_job {
     float *cw;            /* col2im source (NCHW zeroes its out-of-image columns) */
     float *phases;        /* NCHW with a stride: per-thread scratch of im2col_phases.c, or NULL */
     int64_t phase_blocks; /* im2col_phases.c: the blocks of phase rows of each plane */
+    float beta;           /* im2col_phases.c, col2im: x = beta * x + the adjoint */
 } panel_job;
 
 /* dst[i] = src[i * stride] for i < n. Unit stride is a copy; stride 2 (ResNet's downsampling
@@ -108,6 +117,9 @@ static inline void copy_row(float *restrict dst, const float *restrict src, int6
  * u % phase_blocks of the phase rows of channel u / phase_blocks / images of image
  * u / phase_blocks % images; thread tid uses jb->phases + tid * kmux_im2col_phase_floats(d). */
 int64_t kmux_im2col_phase_floats(const kmux_conv2d_desc *d);
+/* The number of work items of panel jb by phases, 0 when the phases do not apply to it (no
+ * scratch, no phases for its geometry, or not whole images); sets jb->phase_blocks. */
+int64_t kmux_im2col_phase_items(panel_job *jb, int threads);
 void kmux_im2col_nchw_phase_items(void *ctx, int64_t u0, int64_t u1, int tid);
 void kmux_col2im_nchw_phase_items(void *ctx, int64_t u0, int64_t u1, int tid);
 

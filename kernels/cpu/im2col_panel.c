@@ -13,14 +13,6 @@
 #include "cast_internal.h"
 #include "im2col_internal.h"
 
-/* Threads: a panel is split from PANEL_PARALLEL_MIN elements (1 MiB of f32) on. Each split creates
- * its threads (~20-40 us), which the lowering of a 1 MiB panel repays twice over. Measured on the
- * 2-core EPYC VM (bench_ob_conv-style, 41 interleaved repetitions, 4 runs): the 0.45-0.9
- * million-element panels of ResNet-50's res3a_2b and res4a_2b in NCHW ran 2-14% faster split (15 of
- * 16 pairs), once the helper threads were kept off the caller's core (kmux_parallel_for_from);
- * before, they ran slower split. */
-#define PANEL_PARALLEL_MIN ((int64_t)1 << 18)
-
 /* Half-open range [*lo, *hi) of output columns qi whose input column qi*stride + off is in
  * [0, w). */
 static void valid_q(int64_t q, int64_t w, int64_t stride, int64_t off, int64_t *lo, int64_t *hi) {
@@ -331,26 +323,13 @@ static void col2im_nhwc_chans(void *ctx, int64_t c0, int64_t c1, int tid) {
     }
 }
 
-/* Panels of whole NCHW images with a scratch for their phases go to im2col_phases.c; returns
- * their number of work items (0: not by phases), setting the blocks of phase rows per plane so
- * that there are at least 4 items per thread (ResNet-50's first layer has 3 channels). */
-static int64_t phase_items(panel_job *jb, int threads) {
-    const kmux_conv2d_desc *d = jb->d;
-    const int64_t pq = jb->p * jb->q;
-    if (!jb->phases || kmux_im2col_phase_floats(d) == 0 || jb->j0 % pq || jb->j1 % pq) return 0;
-    const int64_t planes = d->c / d->groups * ((jb->j1 - jb->j0) / pq);
-    const int64_t hp = (d->h + d->stride_h - 1) / d->stride_h, want = 4 * (int64_t)threads;
-    jb->phase_blocks = planes >= want ? 1 : (want + planes - 1) / planes;
-    if (jb->phase_blocks > hp) jb->phase_blocks = hp;
-    return planes * jb->phase_blocks;
-}
-
 void kmux_cpu_im2col_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
                                const float *x, int64_t j0, int64_t j1, float *col, float *phases,
                                int threads) {
     panel_job jb = {
         .d = d, .p = p, .q = q, .g = g, .j0 = j0, .j1 = j1, .xs = x, .col = col, .phases = phases};
-    const int64_t taps = d->c / d->groups * d->r * d->s, items = phase_items(&jb, threads);
+    const int64_t taps = d->c / d->groups * d->r * d->s,
+                  items = kmux_im2col_phase_items(&jb, threads);
     if (items)
         kmux_parallel_for_from(items, taps * (j1 - j0) / items, threads, 1, PANEL_PARALLEL_MIN,
                                kmux_im2col_nchw_phase_items, &jb);
@@ -363,17 +342,9 @@ void kmux_cpu_im2col_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, 
 }
 
 void kmux_cpu_col2im_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
-                               float *col, int64_t j0, int64_t j1, float *x, float *phases,
-                               int threads) {
-    panel_job jb = {
-        .d = d, .p = p, .q = q, .g = g, .j0 = j0, .j1 = j1, .xd = x, .cw = col, .phases = phases};
+                               float *col, int64_t j0, int64_t j1, float *x, int threads) {
+    panel_job jb = {.d = d, .p = p, .q = q, .g = g, .j0 = j0, .j1 = j1, .xd = x, .cw = col};
     const int64_t cg = d->c / d->groups, per_chan = d->r * d->s * (j1 - j0);
-    const int64_t items = phase_items(&jb, threads);
-    if (items) {
-        kmux_parallel_for_from(items, cg * per_chan / items, threads, 1, PANEL_PARALLEL_MIN,
-                               kmux_col2im_nchw_phase_items, &jb);
-        return;
-    }
     /* NHWC runs on one thread: split by channels, each thread walks every pixel and tap for a
      * part of each run, which measured slower than one thread on 2 cores for C = 3..256 (the
      * additions are bound by memory, not by arithmetic), and no faster (0.95-1.03x) with the

@@ -13,14 +13,17 @@
  * of sh*sw*Hp*Wp floats, which stays in L1/L2: 12.5 KiB for a 56x56 plane), then each of the
  * r*s taps is contiguous copies, ONE copy for the whole image when Wp = Q (ResNet-50's stride-2
  * layers: 56 -> 28, 224 -> 112). col2im is the adjoint: the taps' rows are added into zeroed
- * phases, then the phases into the plane, so every element of x receives the sum of its taps,
- * formed in tap order, in one addition, for any thread count.
+ * phases, then the phases are written into the plane as x = beta * x + sum: dx needs no pass of
+ * its own for beta (which costs a whole pass over dx where the stride leaves 3/4 of it to the
+ * padding taps or to none), and every element receives the sum of its taps, formed in tap order,
+ * in one addition, for any thread count.
  *
  * The work is split across threads by (channel, image) pairs, which own disjoint planes of x.
  * Applies only where every phase is read by some tap in a dense filter (a stride no wider than
  * the filter's extent: a 1x1 filter of stride 2 reads one phase, which the plain gather does
- * with less copying), see kmux_cpu_im2col_phase_bytes.
+ * with less copying), see kmux_im2col_phase_floats.
  */
+#include "cast_internal.h"
 #include "im2col_internal.h"
 
 /* Scratch of one thread, in floats; 0 when the phases do not apply (see the top of the file),
@@ -28,8 +31,11 @@
 int64_t kmux_im2col_phase_floats(const kmux_conv2d_desc *d) {
     const int64_t sh = d->stride_h, sw = d->stride_w;
     const int64_t ext_h = (d->r - 1) * d->dilation_h + 1, ext_w = (d->s - 1) * d->dilation_w + 1;
+    /* only where the taps read every phase: with a wider stride (1x1, stride 2) the plain gather
+     * copies less, and col2im by phases measured slower (ResNet-50's res3a_1, 1x1 stride 2,
+     * BWD_DATA NCHW: 0.74 of the sgemm bar against 0.77, 5 interleaved runs on the 2-core Zen 5) */
     if (d->layout != KMUX_NCHW || (sh == 1 && sw == 1) || sh > ext_h || sw > ext_w) return 0;
-    /* sh * Hp < H + sh and sw * Wp < W + sw: both below 2^33, so the test cannot overflow */
+    /* sh * Hp < H + sh and sw * Wp < W + sw: each below 2^32, so the test cannot overflow */
     const int64_t rows = sh * ((d->h + sh - 1) / sh), cols = sw * ((d->w + sw - 1) / sw);
     const int64_t cap = (int64_t)1 << 24;
     return rows > cap || cols > cap || rows * cols > cap ? 0 : rows * cols;
@@ -38,6 +44,19 @@ int64_t kmux_im2col_phase_floats(const kmux_conv2d_desc *d) {
 size_t kmux_cpu_im2col_phase_bytes(const kmux_conv2d_desc *d, int threads) {
     return (size_t)kmux_im2col_phase_floats(d) * (size_t)(threads < 1 ? 1 : threads) *
            sizeof(float);
+}
+
+/* Blocks of phase rows per plane: enough for 4 items per thread (ResNet-50's first layer has 3
+ * channels). */
+int64_t kmux_im2col_phase_items(panel_job *jb, int threads) {
+    const kmux_conv2d_desc *d = jb->d;
+    const int64_t pq = jb->p * jb->q;
+    if (!jb->phases || kmux_im2col_phase_floats(d) == 0 || jb->j0 % pq || jb->j1 % pq) return 0;
+    const int64_t planes = d->c / d->groups * ((jb->j1 - jb->j0) / pq);
+    const int64_t hp = (d->h + d->stride_h - 1) / d->stride_h, want = 4 * (int64_t)threads;
+    jb->phase_blocks = planes >= want ? 1 : (want + planes - 1) / planes;
+    if (jb->phase_blocks > hp) jb->phase_blocks = hp;
+    return planes * jb->phase_blocks;
 }
 
 /* floor(a / b) for b > 0 */
@@ -103,18 +122,58 @@ static void split_phases(const kmux_conv2d_desc *d, const phase_geom *ge, const 
         }
 }
 
-/* The adjoint of split_phases: ADDS rows [i0, i1) of the phases into the plane (x holds no -0,
- * see scatter_add_row). */
+/* x = beta * x + v for n elements of x, stride apart (beta = 0: x is not read) */
+static void axpby_strided(float *restrict x, const float *restrict v, int64_t n, int64_t stride,
+                          float beta) {
+    if (beta == 0.0f)
+        for (int64_t i = 0; i < n; i++)
+            x[i * stride] = v[i];
+    else
+        for (int64_t i = 0; i < n; i++)
+            x[i * stride] = beta * x[i * stride] + v[i];
+}
+
+/* Stride 2: x[2j] = beta * x[2j] + e[j], x[2j+1] = beta * x[2j+1] + o[j], for a row of w
+ * elements; SSE2 interleaves 4 of each a step, the tail (and odd w's last element) is scalar. */
+static void axpby_interleave2(float *restrict x, const float *restrict e, const float *restrict o,
+                              int64_t w, float beta) {
+    int64_t j = 0;
+#if defined(__SSE2__)
+    const __m128 b = _mm_set1_ps(beta);
+    for (; 2 * j + 8 <= w; j += 4) {
+        const __m128 ve = _mm_loadu_ps(e + j), vo = _mm_loadu_ps(o + j);
+        __m128 lo = _mm_unpacklo_ps(ve, vo), hi = _mm_unpackhi_ps(ve, vo);
+        if (beta != 0.0f) {
+            lo = _mm_add_ps(_mm_mul_ps(b, _mm_loadu_ps(x + 2 * j)), lo);
+            hi = _mm_add_ps(_mm_mul_ps(b, _mm_loadu_ps(x + 2 * j + 4)), hi);
+        }
+        _mm_storeu_ps(x + 2 * j, lo);
+        _mm_storeu_ps(x + 2 * j + 4, hi);
+    }
+#endif
+    axpby_strided(x + 2 * j, e + j, (w - 2 * j + 1) / 2, 2, beta);
+    axpby_strided(x + 2 * j + 1, o + j, (w - 2 * j) / 2, 2, beta);
+}
+
+/* The adjoint of split_phases, with beta: x = beta * x + the phases, for the plane rows of phase
+ * rows [i0, i1), every element of those rows written once (beta = 0: x is not read). The phase
+ * sums hold no -0 (they start at +0), so an element no tap reaches gets beta * x + (+0), as
+ * alpha * 0 + beta * x. */
 static void merge_phases(const kmux_conv2d_desc *d, const phase_geom *ge, const float *ph,
-                         float *plane) {
+                         float *plane, float beta) {
+    const int64_t sub = ge->hp * ge->wp;
     for (int64_t bh = 0; bh < ge->sh; bh++)
         for (int64_t i = ge->i0; i < ge->i1; i++) {
             const int64_t hi = i * ge->sh + bh;
             if (hi >= d->h) break;
+            const float *row = ph + bh * ge->sw * sub + i * ge->wp; /* phase (bh, 0), row i */
+            if (ge->sw == 2 && d->w >= 2) {
+                axpby_interleave2(plane + hi * d->w, row, row + sub, d->w, beta);
+                continue;
+            }
             for (int64_t bw = 0; bw < ge->sw && bw < d->w; bw++)
-                scatter_add_row(plane + hi * d->w + bw,
-                                ph + ((bh * ge->sw + bw) * ge->hp + i) * ge->wp,
-                                (d->w - bw + ge->sw - 1) / ge->sw, ge->sw);
+                axpby_strided(plane + hi * d->w + bw, row + bw * sub,
+                              (d->w - bw + ge->sw - 1) / ge->sw, ge->sw, beta);
         }
 }
 
@@ -231,6 +290,26 @@ void kmux_col2im_nchw_phase_items(void *ctx, int64_t u0, int64_t u1, int tid) {
                 shifted_add(&ge, ph + phase, jb->cw + ((ci * d->r + ri) * d->s + si) * nj + i * pq,
                             ah, aw);
             }
-        merge_phases(d, &ge, ph, jb->xd + ((n0 + i) * d->c + jb->g * cg + ci) * hw);
+        merge_phases(d, &ge, ph, jb->xd + ((n0 + i) * d->c + jb->g * cg + ci) * hw, jb->beta);
     }
+}
+
+int kmux_cpu_col2im_panel_phases_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
+                                     float *col, int64_t j0, int64_t j1, float *x, float beta,
+                                     float *phases, int threads) {
+    panel_job jb = {.d = d,
+                    .p = p,
+                    .q = q,
+                    .g = g,
+                    .j0 = j0,
+                    .j1 = j1,
+                    .xd = x,
+                    .cw = col,
+                    .phases = phases,
+                    .beta = beta};
+    const int64_t items = kmux_im2col_phase_items(&jb, threads);
+    if (!items) return 0;
+    kmux_parallel_for_from(items, d->c / d->groups * d->r * d->s * (j1 - j0) / items, threads, 1,
+                           PANEL_PARALLEL_MIN, kmux_col2im_nchw_phase_items, &jb);
+    return 1;
 }

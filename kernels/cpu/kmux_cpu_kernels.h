@@ -86,9 +86,9 @@ void kmux_cpu_col2im_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_
  * images, pixel j being pixel j % (p*q) of image j / (p*q); x is the first image, images follow
  * each other (c*h*w f32 apart). The panel is the matrix above restricted to those pixels:
  *   NCHW: (Cg*r*s) x (j1 - j0), leading dimension j1 - j0;   NHWC: (j1 - j0) x (r*s*Cg).
- * Both split the work across up to `threads` threads (run serially for small panels).
- * phases: NULL, or a scratch of kmux_cpu_im2col_phase_bytes(d, threads) bytes, with which they
- * lower strided NCHW panels of whole images by phases (kernels/cpu/im2col_phases.c). */
+ * All split the work across up to `threads` threads (run serially for small panels).
+ * phases: NULL, or a scratch of kmux_cpu_im2col_phase_bytes(d, threads) bytes, with which strided
+ * NCHW panels of whole images are lowered (scattered) by phases (kernels/cpu/im2col_phases.c). */
 /** Bytes of the `phases` scratch for up to `threads` threads; 0 where phases do not apply (NHWC,
  *  stride 1, a stride wider than the filter's extent, over 64 MiB a thread). */
 size_t kmux_cpu_im2col_phase_bytes(const kmux_conv2d_desc *d, int threads);
@@ -101,6 +101,13 @@ void kmux_cpu_im2col_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, 
  *  may zero its entries of taps outside the image. x must hold no -0 (the caller prescales it
  *  with "+ 0.0f"): runs of whole rows add those zeros to neighbouring pixels. */
 void kmux_cpu_col2im_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
-                               float *col, int64_t j0, int64_t j1, float *x, float *phases,
-                               int threads);
+                               float *col, int64_t j0, int64_t j1, float *x, int threads);
+/** The adjoint by phases, with beta: x = beta * x + the adjoint of col on the planes of group g of
+ *  the panel's images (every element written; beta = 0: x is not read, NaN there is dropped), on
+ *  up to `threads` threads, in the same order for any thread count. Applies to a panel of whole
+ *  images (j0 and j1 multiples of p*q) with phases of kmux_cpu_im2col_phase_bytes(d, threads) > 0
+ *  bytes; returns 1, or 0 having done nothing where it does not apply. col is scratch. */
+int kmux_cpu_col2im_panel_phases_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
+                                     float *col, int64_t j0, int64_t j1, float *x, float beta,
+                                     float *phases, int threads);
 #endif
