@@ -18,7 +18,8 @@
  * padding taps or to none), and every element receives the sum of its taps, formed in tap order,
  * in one addition, for any thread count.
  *
- * The work is split across threads by (channel, image) pairs, which own disjoint planes of x.
+ * The work is split across threads by items: a channel of an image, or a block of its phase rows
+ * when the panel has few planes (kmux_im2col_phase_items); items own disjoint rows of x.
  * Applies only where every phase is read by some tap in a dense filter (a stride no wider than
  * the filter's extent: a 1x1 filter of stride 2 reads one phase, which the plain gather does
  * with less copying), see kmux_im2col_phase_floats.
