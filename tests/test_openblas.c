@@ -592,13 +592,16 @@ Test(openblas, conv_nchw_whole_image_panels) {
 }
 
 /* Panels big enough to be lowered and scattered on several threads (>= 2^18 elements,
- * kernels/cpu/im2col_panel.c); the second geometry's 460800 lie between 2^18 and 2^20. */
+ * kernels/cpu/im2col_panel.c); the second geometry's 460800 lie between 2^18 and 2^20; the third
+ * has taps that never overlap (NHWC col2im splits its pixels). */
 Test(openblas, conv_threaded_panels) {
     TU_NEED_DEVICE(g);
     const tu_conv_geom geoms[] = {
         /* n  c   h   w   k  r  s  g  sh sw pt pb pl pr dh dw: 64*3*3 x 48*48 = 1327104 elements */
         {2, 64, 48, 48, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
         {1, 32, 40, 40, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* 32*3*3 x 40*40 = 460800 */
+        /* 1x1 of stride 2: NHWC col2im splits the 2 x 32 x 32 pixels (x 128 = 2^18) */
+        {2, 128, 64, 64, 4, 1, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1},
     };
     check_im2col_geoms(geoms, sizeof geoms / sizeof geoms[0]);
 }

@@ -8,7 +8,8 @@
  * Threads: im2col splits the panel's rows (NCHW: filter taps; NHWC: pixels), col2im splits the
  * CHANNELS (NCHW; NHWC runs on one thread, see kmux_cpu_col2im_panel_f32), so that no two threads
  * add into the same element of x (taps of neighbouring pixels overlap); each element receives its
- * additions in the same order for any thread count.
+ * additions in the same order for any thread count. NHWC col2im splits the pixels where taps
+ * cannot overlap (a stride at least the filter's extent).
  */
 #include "cast_internal.h"
 #include "im2col_internal.h"
@@ -341,16 +342,38 @@ void kmux_cpu_im2col_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, 
                                &jb);
 }
 
+/* NHWC whose taps never overlap (a stride at least the filter's extent, ResNet's strided 1x1
+ * layers): pixels [a, b) of the panel, every channel. Each element of x then receives at most one
+ * tap, so threads may split the pixels. Measured on the 2-core Zen 5 (bench_ob_conv --mb=4, 5 runs
+ * interleaved with one thread): res3a_1 (1x1 stride 2, 256 -> 512) BWD_DATA NHWC 0.80 -> 0.83 of
+ * the sgemm bar; res3a_2a (256 -> 128) unchanged at 0.65, bound by writing dx (12.8 MB for 4
+ * images, against a 1 ms GEMM). */
+static void col2im_nhwc_pixels(void *ctx, int64_t a, int64_t b, int tid) {
+    const panel_job *jb = ctx;
+    const kmux_conv2d_desc *d = jb->d;
+    panel_job part = *jb;
+    part.j0 = jb->j0 + a;
+    part.j1 = jb->j0 + b;
+    part.cw = jb->cw + a * d->r * d->s * (d->c / d->groups);
+    col2im_nhwc_chans(&part, 0, d->c / d->groups, tid);
+}
+
 void kmux_cpu_col2im_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
                                float *col, int64_t j0, int64_t j1, float *x, int threads) {
     panel_job jb = {.d = d, .p = p, .q = q, .g = g, .j0 = j0, .j1 = j1, .xd = x, .cw = col};
     const int64_t cg = d->c / d->groups, per_chan = d->r * d->s * (j1 - j0);
-    /* NHWC runs on one thread: split by channels, each thread walks every pixel and tap for a
-     * part of each run, which measured slower than one thread on 2 cores for C = 3..256 (the
+    const int nhwc = d->layout == KMUX_NHWC;
+    if (nhwc && d->stride_h >= (d->r - 1) * d->dilation_h + 1 &&
+        d->stride_w >= (d->s - 1) * d->dilation_w + 1) {
+        kmux_parallel_for_from(j1 - j0, d->r * d->s * cg, threads, 1, PANEL_PARALLEL_MIN,
+                               col2im_nhwc_pixels, &jb);
+        return;
+    }
+    /* Other NHWC runs on one thread: split by channels, each thread walks every pixel and tap for
+     * a part of each run, which measured slower than one thread on 2 cores for C = 3..256 (the
      * additions are bound by memory, not by arithmetic), and no faster (0.95-1.03x) with the
      * helper kept off the caller's core; one thread also adds in runs of s * C floats
      * (nhwc_runs). */
-    const int nhwc = d->layout == KMUX_NHWC;
     kmux_parallel_for_from(cg, per_chan, nhwc ? 1 : threads, nhwc ? 8 : 1, PANEL_PARALLEL_MIN,
                            nhwc ? col2im_nhwc_chans : col2im_nchw_chans, &jb);
 }
