@@ -71,13 +71,16 @@ typedef struct phase_geom {
     int64_t sh, sw, hp, wp, p, q, i0, i1;
 } phase_geom;
 
-/* Work item u: channel *ci of image *img of the panel, block u % blocks of the phase rows. */
-static phase_geom item_geom(const panel_job *jb, int64_t u, int64_t *ci, int64_t *img) {
+/* Work item u: channel ci of image img of the panel, block u % blocks of the phase rows; its
+ * plane of x starts at *plane floats from the batch's first image, its first panel row (tap 0;
+ * the others follow nj apart) at *taps floats from the panel's start. */
+static phase_geom item_at(const panel_job *jb, int64_t u, int64_t *plane, int64_t *taps) {
     const kmux_conv2d_desc *d = jb->d;
-    const int64_t nimg = (jb->j1 - jb->j0) / (jb->p * jb->q), nb = jb->phase_blocks;
-    const int64_t hp = (d->h + d->stride_h - 1) / d->stride_h, b = u % nb;
-    *ci = u / nb / nimg;
-    *img = u / nb % nimg;
+    const int64_t pq = jb->p * jb->q, nj = jb->j1 - jb->j0, nimg = nj / pq;
+    const int64_t nb = jb->phase_blocks, ci = u / nb / nimg, img = u / nb % nimg, b = u % nb;
+    const int64_t hp = (d->h + d->stride_h - 1) / d->stride_h;
+    *plane = ((jb->j0 / pq + img) * d->c + jb->g * (d->c / d->groups) + ci) * d->h * d->w;
+    *taps = ci * d->r * d->s * nj + img * pq;
     return (phase_geom){.sh = d->stride_h,
                         .sw = d->stride_w,
                         .hp = hp,
@@ -253,46 +256,38 @@ static void shifted_add(const phase_geom *ge, float *phase, float *src, int64_t 
         scatter_add_row(phase + (pi + ah) * wp + t.qa + aw, src + pi * q + t.qa, t.qb - t.qa, 1);
 }
 
-void kmux_im2col_nchw_phase_items(void *ctx, int64_t u0, int64_t u1, int tid) {
-    const panel_job *jb = ctx;
+/* The items [u0, u1) of panel jb on thread tid: im2col (split the plane, copy every tap from its
+ * phase) or, adjoint, col2im (add every tap into its zeroed phase, merge the phases into x). */
+static void phase_items(const panel_job *jb, int64_t u0, int64_t u1, int tid, int adjoint) {
     const kmux_conv2d_desc *d = jb->d;
-    const int64_t cg = d->c / d->groups, hw = d->h * d->w, pq = jb->p * jb->q;
-    const int64_t nj = jb->j1 - jb->j0, n0 = jb->j0 / pq;
+    const int64_t nj = jb->j1 - jb->j0;
     float *ph = jb->phases + tid * kmux_im2col_phase_floats(d);
     for (int64_t u = u0; u < u1; u++) {
-        int64_t ci, i;
-        const phase_geom ge = item_geom(jb, u, &ci, &i);
-        split_phases(d, &ge, jb->xs + ((n0 + i) * d->c + jb->g * cg + ci) * hw, ph);
-        for (int64_t ri = 0; ri < d->r; ri++)
-            for (int64_t si = 0; si < d->s; si++) {
-                int64_t ah, aw;
-                const int64_t phase = tap_phase(d, &ge, ri, si, &ah, &aw);
-                shifted_copy(&ge, jb->col + ((ci * d->r + ri) * d->s + si) * nj + i * pq,
-                             ph + phase, ah, aw);
-            }
+        int64_t plane, taps;
+        const phase_geom ge = item_at(jb, u, &plane, &taps);
+        if (!adjoint)
+            split_phases(d, &ge, jb->xs + plane, ph);
+        else /* the block's rows of every phase */
+            for (int64_t b = 0; b < ge.sh * ge.sw; b++)
+                zero_row(ph + (b * ge.hp + ge.i0) * ge.wp, (ge.i1 - ge.i0) * ge.wp);
+        for (int64_t t = 0; t < d->r * d->s; t++) {
+            int64_t ah, aw;
+            const int64_t phase = tap_phase(d, &ge, t / d->s, t % d->s, &ah, &aw);
+            if (!adjoint)
+                shifted_copy(&ge, jb->col + taps + t * nj, ph + phase, ah, aw);
+            else
+                shifted_add(&ge, ph + phase, jb->cw + taps + t * nj, ah, aw);
+        }
+        if (adjoint) merge_phases(d, &ge, ph, jb->xd + plane, jb->beta);
     }
 }
 
+void kmux_im2col_nchw_phase_items(void *ctx, int64_t u0, int64_t u1, int tid) {
+    phase_items(ctx, u0, u1, tid, 0);
+}
+
 void kmux_col2im_nchw_phase_items(void *ctx, int64_t u0, int64_t u1, int tid) {
-    const panel_job *jb = ctx;
-    const kmux_conv2d_desc *d = jb->d;
-    const int64_t cg = d->c / d->groups, hw = d->h * d->w, pq = jb->p * jb->q;
-    const int64_t nj = jb->j1 - jb->j0, n0 = jb->j0 / pq;
-    float *ph = jb->phases + tid * kmux_im2col_phase_floats(d);
-    for (int64_t u = u0; u < u1; u++) {
-        int64_t ci, i;
-        const phase_geom ge = item_geom(jb, u, &ci, &i);
-        for (int64_t b = 0; b < ge.sh * ge.sw; b++) /* the block's rows of every phase */
-            zero_row(ph + (b * ge.hp + ge.i0) * ge.wp, (ge.i1 - ge.i0) * ge.wp);
-        for (int64_t ri = 0; ri < d->r; ri++)
-            for (int64_t si = 0; si < d->s; si++) {
-                int64_t ah, aw;
-                const int64_t phase = tap_phase(d, &ge, ri, si, &ah, &aw);
-                shifted_add(&ge, ph + phase, jb->cw + ((ci * d->r + ri) * d->s + si) * nj + i * pq,
-                            ah, aw);
-            }
-        merge_phases(d, &ge, ph, jb->xd + ((n0 + i) * d->c + jb->g * cg + ci) * hw, jb->beta);
-    }
+    phase_items(ctx, u0, u1, tid, 1);
 }
 
 int kmux_cpu_col2im_panel_phases_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
