@@ -138,14 +138,16 @@ Test(tune, faster_implementation_wins, .init = set_cache, .fini = drop_cache) {
 }
 
 /* A warm-up round that spends the whole budget is followed by one timed round all the same:
- * implementation 1 pays 60 ms on its first call (a one-time cost) and 1 ms after, implementation 0
- * 5 ms a call; the budget of 20 ms is gone after the warm-up, where 0 looked faster. */
+ * implementation 1 pays 300 ms on its first call (a one-time cost) and 1 ms after, implementation
+ * 0 5 ms a call; the budget of 100 ms is gone after the warm-up, where 0 looked faster. (With a
+ * 20 ms budget, the first call of implementation 0 alone passed it under ASan on a loaded 2-core
+ * machine, so implementation 1 was never started and the test failed for that reason.) */
 Test(tune, one_timed_round_after_a_costly_warmup, .init = set_cache, .fini = drop_cache) {
     kmux_device *dev = NULL;
     kmux_context *ctx = small_context(0, &dev);
     setenv("KMUX_TEST_SMALL_DELAY_US", "5000,1000", 1);
-    setenv("KMUX_TEST_SMALL_FIRST_US", "0,60000", 1);
-    setenv("KMUX_TUNE_BUDGET_MS", "20", 1);
+    setenv("KMUX_TEST_SMALL_FIRST_US", "0,300000", 1);
+    setenv("KMUX_TUNE_BUDGET_MS", "100", 1);
     cr_expect_eq(start_index(dev, KMUX_TUNE_ON), 1, "the one-time cost decided the verdict");
     unsetenv("KMUX_TEST_SMALL_DELAY_US");
     unsetenv("KMUX_TEST_SMALL_FIRST_US");
