@@ -34,7 +34,8 @@ int64_t kmux_im2col_phase_floats(const kmux_conv2d_desc *d) {
     const int64_t ext_h = (d->r - 1) * d->dilation_h + 1, ext_w = (d->s - 1) * d->dilation_w + 1;
     /* only where the taps read every phase: with a wider stride (1x1, stride 2) the plain gather
      * copies less, and col2im by phases measured slower (ResNet-50's res3a_1, 1x1 stride 2,
-     * BWD_DATA NCHW: 0.74 of the sgemm bar against 0.77, 5 interleaved runs on the 2-core Zen 5) */
+     * BWD_DATA NCHW, 5 interleaved runs on the 2-core Zen 5: 0.74 of the sgemm bar against 0.77;
+     * again 0.81 against 0.84, with or without non-temporal stores into dx) */
     if (d->layout != KMUX_NCHW || (sh == 1 && sw == 1) || sh > ext_h || sw > ext_w) return 0;
     /* sh * Hp < H + sh and sw * Wp < W + sw: each below 2^32, so the test cannot overflow */
     const int64_t rows = sh * ((d->h + sh - 1) / sh), cols = sw * ((d->w + sw - 1) / sw);
