@@ -3,10 +3,10 @@
  * per problem, direct OpenBLAS, direct oneDNN, PyTorch (when python3 can import torch), kmux on
  * cpu:openblas, on cpu:onednn and on the routing device cpu:auto (when present), with the ratios
  * kmux/direct and auto/best. Contestants run interleaved (A B C ..., A B C ...) after one warm-up
- * each; a sample is a pause (settle), then for calls under 10 ms one untimed call and a warm
- * loop of >= 10 ms of calls (sample_calls); the figure is the median rate. Outputs of every
- * contestant are compared with each other once before timing; a contestant that disagrees is
- * printed as "BAD".
+ * each; a sample is a pause (settle), then for calls under 50 ms one untimed call and a warm
+ * loop of >= 50 ms of calls, 1000 at most (sample_calls); the figure is the median rate.
+ * Outputs of every contestant are compared with each other once before timing; a contestant that
+ * disagrees is printed as "BAD".
  *
  * Rows: the issue's table (bf16 and i8 GEMM 1024^3, the i8 GEMM again with values over the whole
  * s8 range, where kmux's exact cpu:onednn path pays for its compensation, f32 GEMM 2048^3, the
@@ -545,8 +545,13 @@ static int run(bench *b, int ci) {
  * coarse against it; so, as benchdnn and kmux-bench time warm loops, each sample of a call
  * shorter than SAMPLE_MIN_S is one untimed call after the pause, then `calls` timed calls. (The
  * 7 ms that oneDNN's 512x16x512 GEMM showed here, 0.12 ms in kmux-bench, came from OpenBLAS's
- * spinning workers, see settle, not from the sample length.) */
-#define SAMPLE_MIN_S 0.01
+ * spinning workers, see settle, not from the sample length.) The first milliseconds after the
+ * pause still run slow at times: with 10 ms samples that 512x16x512 GEMM (0.02 ms a call) gave
+ * k:auto / best 0.82, 1.05, 0.98, 0.93 and k:openblas / OpenBLAS 0.79, 0.70, 0.80, 1.27 in four
+ * runs on the 2-core Zen 5; with 50 ms (capped at 1000 calls: 20-30 ms) 0.93, 0.98, 1.02, 1.01
+ * and 1.05, 1.02, 1.02, 0.99, and direct oneDNN 320-354 GFLOP/s instead of 235-326. A tight loop
+ * without pauses put cpu:auto and cpu:onednn at the same 21.3-21.5 us a call. */
+#define SAMPLE_MIN_S 0.05
 
 static int sample_calls(double t_call) {
     if (t_call <= 0) return 1;
