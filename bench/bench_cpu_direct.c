@@ -3,7 +3,7 @@
  * per problem, direct OpenBLAS, direct oneDNN, PyTorch (when python3 can import torch), kmux on
  * cpu:openblas, on cpu:onednn and on the routing device cpu:auto (when present), with the ratios
  * kmux/direct and auto/best. Contestants run interleaved (A B C ..., A B C ...) after one warm-up
- * each; a sample is a pause (settle), then for calls under 50 ms one untimed call and a warm
+ * each; a sample is a pause (settle), then for calls under 10 ms one untimed call and a warm
  * loop of >= 50 ms of calls, 1000 at most (sample_calls); the figure is the median rate.
  * Outputs of every contestant are compared with each other once before timing; a contestant that
  * disagrees is printed as "BAD".
@@ -540,23 +540,25 @@ static int run(bench *b, int ci) {
     }
 }
 
-/* Calls per timed sample: enough to last SAMPLE_MIN_S. A single call of 0.1 ms right after the
+/* Calls per timed sample: a call of SHORT_CALL_S or more is a sample by itself; a shorter one is
+ * repeated to last SAMPLE_MIN_S (1000 calls at most). A single call of 0.1 ms right after the
  * pause also times waking the library's sleeping worker threads, and its timer resolution is
- * coarse against it; so, as benchdnn and kmux-bench time warm loops, each sample of a call
- * shorter than SAMPLE_MIN_S is one untimed call after the pause, then `calls` timed calls. (The
- * 7 ms that oneDNN's 512x16x512 GEMM showed here, 0.12 ms in kmux-bench, came from OpenBLAS's
- * spinning workers, see settle, not from the sample length.) The first milliseconds after the
- * pause still run slow at times: with 10 ms samples that 512x16x512 GEMM (0.02 ms a call) gave
- * k:auto / best 0.82, 1.05, 0.98, 0.93 and k:openblas / OpenBLAS 0.79, 0.70, 0.80, 1.27 in four
- * runs on the 2-core Zen 5; with 50 ms (capped at 1000 calls: 20-30 ms) 0.93, 0.98, 1.02, 1.01
- * and 1.05, 1.02, 1.02, 0.99, and direct oneDNN 320-354 GFLOP/s instead of 235-326. A tight loop
- * without pauses put cpu:auto and cpu:onednn at the same 21.3-21.5 us a call. */
+ * coarse against it; so, as benchdnn and kmux-bench time warm loops, each sample of a short call
+ * is one untimed call after the pause, then `calls` timed calls. (The 7 ms that oneDNN's
+ * 512x16x512 GEMM showed here, 0.12 ms in kmux-bench, came from OpenBLAS's spinning workers, see
+ * settle, not from the sample length.) The first milliseconds after the pause still run slow at
+ * times: with 10 ms samples that 512x16x512 GEMM (0.02 ms a call) gave k:auto / best 0.82, 1.05,
+ * 0.98, 0.93 and k:openblas / OpenBLAS 0.79, 0.70, 0.80, 1.27 in four runs on the 2-core Zen 5;
+ * with 50 ms (1000 calls: 20-30 ms) 0.93, 0.98, 1.02, 1.01 and 1.05, 1.02, 1.02, 0.99, and direct
+ * oneDNN 320-354 GFLOP/s instead of 235-326. A tight loop without pauses put cpu:auto and
+ * cpu:onednn at the same 21.3-21.5 us a call. */
+#define SHORT_CALL_S 0.01
 #define SAMPLE_MIN_S 0.05
 
 static int sample_calls(double t_call) {
-    if (t_call <= 0) return 1;
+    if (t_call <= 0 || t_call >= SHORT_CALL_S) return 1;
     double n = SAMPLE_MIN_S / t_call;
-    return n < 1 ? 1 : n > 1000 ? 1000 : (int)n + 1;
+    return n > 1000 ? 1000 : (int)n + 1;
 }
 
 /* A pause before each timed run, so that every contestant starts on an idle machine.
@@ -734,7 +736,7 @@ static void bench_problem(const problem *p, double budget, int reps_max, double 
         c->calls = sample_calls(t_call);
         /* the untimed call only where a call is short against a sample: a long call (oneDNN's
          * ref:any NHWC convolution takes ~100 s) is not distorted by a wake-up */
-        c->warm = t_call < SAMPLE_MIN_S;
+        c->warm = t_call < SHORT_CALL_S;
         t_round += t_call * (c->calls + c->warm);
         t_pauses += settle_ms(i) * 1e-3;
     }
