@@ -71,7 +71,6 @@ typedef struct cv_plan {
     size_t ws_col;   /* the column panel */
     size_t ws_ypan;  /* NCHW panels of whole images (nj = a multiple of P*Q): their output panel */
     size_t ws_phase; /* strided NCHW panels of whole images: the scratch of lowering by phases */
-    int threads;     /* the backend's, for which ws_phase is sized */
     size_t ws_x, ws_w, ws_y, max_ws;
 } cv_plan;
 
@@ -85,6 +84,20 @@ static size_t align64(size_t b) {
     return (b + 63) & ~(size_t)63;
 }
 
+/* The workspace holds, 64-byte aligned and in this order: the column panel, the output panel
+ * (ypan), the phase scratch, then the f32 copies of +cvt (x, w, y). Offsets of the first three: */
+static size_t ws_ypan_at(const cv_plan *pl) {
+    return align64(pl->ws_col);
+}
+
+static size_t ws_phase_at(const cv_plan *pl) {
+    return ws_ypan_at(pl) + align64(pl->ws_ypan);
+}
+
+static size_t ws_copies_at(const cv_plan *pl) {
+    return ws_phase_at(pl) + align64(pl->ws_phase);
+}
+
 static kmux_status unsupported(kmux_ob_state *st, const kmux_conv2d_desc *d, const char *why) {
     return KMUX_OB_ERROR(st, KMUX_ERR_UNSUPPORTED,
                          "kmux_conv2d_plan_create: backend openblas cannot run a %s convolution "
@@ -93,9 +106,9 @@ static kmux_status unsupported(kmux_ob_state *st, const kmux_conv2d_desc *d, con
                          kmux_common_compute_type_name(d->compute_type), why);
 }
 
-/* Chooses the panel width and the workspace for the current implementation; 0 when it does not
- * fit into max_ws. */
-static int size_workspace(cv_plan *pl) {
+/* Chooses the panel width and the workspace for the current implementation, the phase scratch
+ * for the backend's `threads`; 0 when it does not fit into max_ws. */
+static int size_workspace(cv_plan *pl, int threads) {
     const kmux_conv2d_desc *d = &pl->d;
     const int64_t pq = pl->p * pl->q, crsg = d->c / d->groups * d->r * d->s;
     const int64_t kg = d->k / d->groups;
@@ -119,10 +132,10 @@ static int size_workspace(cv_plan *pl) {
         /* a smaller panel when the workspace would not fit (NCHW: fewer images, then one); the
          * phase scratch (a few planes) goes first */
         for (;;) {
-            phase = nj % pq == 0 ? align64(kmux_cpu_im2col_phase_bytes(d, pl->threads)) : 0;
+            phase = nj % pq == 0 ? kmux_cpu_im2col_phase_bytes(d, threads) : 0;
             const size_t need = fixed + align64((size_t)(nj * crsg) * sizeof(float)) +
                                 (imgs ? align64((size_t)(kg * nj) * sizeof(float)) : 0);
-            if (need + phase > pl->max_ws) phase = 0;
+            if (need + align64(phase) > pl->max_ws) phase = 0;
             if (nj <= 16 || need <= pl->max_ws) break;
             if (imgs > 3) { /* halved, still two or more images */
                 imgs /= 2;
@@ -137,7 +150,7 @@ static int size_workspace(cv_plan *pl) {
     }
     const size_t col = (size_t)(nj * crsg) * sizeof(float);
     const size_t ypan = imgs ? (size_t)(kg * nj) * sizeof(float) : 0;
-    const size_t total = fixed + align64(col) + align64(ypan) + phase;
+    const size_t total = fixed + align64(col) + align64(ypan) + align64(phase);
     pl->nj = nj;
     pl->ws_col = col;
     pl->ws_ypan = ypan;
@@ -173,7 +186,6 @@ kmux_status kmux_ob_conv2d_plan_create(void *state, int device, const kmux_conv2
     pl->q = q;
     pl->cvt = cvt;
     pl->max_ws = prefs->max_workspace_bytes;
-    pl->threads = st->hdr.num_threads;
     const int can_direct = d->r == 1 && d->s == 1 && d->stride_h == 1 && d->stride_w == 1 &&
                            d->pad_top == 0 && d->pad_bottom == 0 && d->pad_left == 0 &&
                            d->pad_right == 0;
@@ -186,7 +198,7 @@ kmux_status kmux_ob_conv2d_plan_create(void *state, int device, const kmux_conv2
     pl->head.kind = KMUX_OB_CONV2D;
     pl->head.effective_compute = KMUX_COMPUTE_F32;
     pl->head.deterministic = 1;
-    if (!size_workspace(pl)) {
+    if (!size_workspace(pl, st->hdr.num_threads)) {
         char why[160];
         snprintf(why, sizeof why, "needs %zu bytes of workspace, prefs.max_workspace_bytes is %zu",
                  pl->head.workspace_bytes, pl->max_ws);
@@ -198,7 +210,7 @@ kmux_status kmux_ob_conv2d_plan_create(void *state, int device, const kmux_conv2
     if (can_direct) { /* im2col + sgemm as the second implementation, when its workspace fits */
         cv_plan next = *pl;
         next.direct = 0;
-        if (size_workspace(&next)) {
+        if (size_workspace(&next, st->hdr.num_threads)) {
             set_impl(&next);
             set->impl[set->count++] = next;
         }
@@ -291,9 +303,8 @@ static void ypan_copy(float *y, float *ypan, int64_t img0, int64_t nimg, int64_t
 static int conv_panels_f32(const cv_plan *pl, float alpha, float beta, float *x, float *w, float *y,
                            char *ws, int threads) {
     /* the workspace: the column panel, the output panel (ypan), the phase scratch */
-    float *col = (float *)ws, *ypan = (float *)(ws + align64(pl->ws_col));
-    float *phases =
-        pl->ws_phase ? (float *)(ws + align64(pl->ws_col) + align64(pl->ws_ypan)) : NULL;
+    float *col = (float *)ws, *ypan = (float *)(ws + ws_ypan_at(pl));
+    float *phases = pl->ws_phase ? (float *)(ws + ws_phase_at(pl)) : NULL;
     const kmux_conv2d_desc *d = &pl->d;
     const int nchw = d->layout == KMUX_NCHW;
     const int64_t cg = d->c / d->groups, kg = d->k / d->groups, pq = pl->p * pl->q;
@@ -397,7 +408,7 @@ kmux_status kmux_ob_conv2d_execute(void *state, const void *plan, int impl, void
     }
 
     /* +cvt: f32 copies of the three tensors after the column workspace */
-    float *xf = (float *)(ws + align64(pl->ws_col) + align64(pl->ws_ypan) + pl->ws_phase);
+    float *xf = (float *)(ws + ws_copies_at(pl));
     float *wf = (float *)((char *)xf + align64(pl->ws_x));
     float *yf = (float *)((char *)wf + align64(pl->ws_w));
     const int64_t nx = (int64_t)(pl->ws_x / sizeof(float)),
