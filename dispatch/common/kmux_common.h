@@ -26,6 +26,13 @@ const char *kmux_common_compute_type_name(kmux_compute_type t);
  *  not a kmux_status. Static storage. (The implementation of kmux_status_str.) */
 const char *kmux_common_status_str(kmux_status s);
 
+/** The extent of a filter of r taps with dilation along one axis, (r - 1) * dilation + 1: the
+ *  input rows (columns) one output pixel reads. Taps of neighbouring outputs never overlap where
+ *  the stride is at least this. For a validated description (no overflow). */
+static inline int64_t kmux_conv2d_extent(int64_t r, int64_t dilation) {
+    return (r - 1) * dilation + 1;
+}
+
 /** Output size along one axis of a 2-D convolution, with kmux.h's formula (dilation 1 = dense):
  *    (in + pad_lo + pad_hi - ((r - 1) * dilation + 1)) / stride + 1
  *  P = kmux_conv2d_out_dim(h, pad_top, pad_bottom, r, dilation_h, stride_h), Q likewise from

@@ -12,6 +12,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "kmux_common.h"
 #include "kmux_cpu_kernels.h"
 
 /* Threads: a panel is split from PANEL_PARALLEL_MIN elements (1 MiB of f32) on. Each split creates

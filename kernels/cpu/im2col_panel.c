@@ -363,8 +363,8 @@ void kmux_cpu_col2im_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, 
     panel_job jb = {.d = d, .p = p, .q = q, .g = g, .j0 = j0, .j1 = j1, .xd = x, .cw = col};
     const int64_t cg = d->c / d->groups, per_chan = d->r * d->s * (j1 - j0);
     const int nhwc = d->layout == KMUX_NHWC;
-    if (nhwc && d->stride_h >= (d->r - 1) * d->dilation_h + 1 &&
-        d->stride_w >= (d->s - 1) * d->dilation_w + 1) {
+    if (nhwc && d->stride_h >= kmux_conv2d_extent(d->r, d->dilation_h) &&
+        d->stride_w >= kmux_conv2d_extent(d->s, d->dilation_w)) {
         kmux_parallel_for_from(j1 - j0, d->r * d->s * cg, threads, 1, PANEL_PARALLEL_MIN,
                                col2im_nhwc_pixels, &jb);
         return;

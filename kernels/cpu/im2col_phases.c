@@ -27,18 +27,28 @@
 #include "cast_internal.h"
 #include "im2col_internal.h"
 
+/* Rows Hp and columns Wp of every phase: ceil(H / stride_h), ceil(W / stride_w). */
+static int64_t phase_rows(const kmux_conv2d_desc *d) {
+    return (d->h + d->stride_h - 1) / d->stride_h;
+}
+
+static int64_t phase_cols(const kmux_conv2d_desc *d) {
+    return (d->w + d->stride_w - 1) / d->stride_w;
+}
+
 /* Scratch of one thread, in floats; 0 when the phases do not apply (see the top of the file),
  * including when one thread's scratch would pass 16 Mi floats (64 MiB). */
 int64_t kmux_im2col_phase_floats(const kmux_conv2d_desc *d) {
     const int64_t sh = d->stride_h, sw = d->stride_w;
-    const int64_t ext_h = (d->r - 1) * d->dilation_h + 1, ext_w = (d->s - 1) * d->dilation_w + 1;
+    const int64_t ext_h = kmux_conv2d_extent(d->r, d->dilation_h);
+    const int64_t ext_w = kmux_conv2d_extent(d->s, d->dilation_w);
     /* only where the taps read every phase: with a wider stride (1x1, stride 2) the plain gather
      * copies less, and col2im by phases measured slower (ResNet-50's res3a_1, 1x1 stride 2,
      * BWD_DATA NCHW, 5 interleaved runs on the 2-core Zen 5: 0.74 of the sgemm bar against 0.77;
      * again 0.81 against 0.84, with or without non-temporal stores into dx) */
     if (d->layout != KMUX_NCHW || (sh == 1 && sw == 1) || sh > ext_h || sw > ext_w) return 0;
     /* sh * Hp < H + sh and sw * Wp < W + sw: each below 2^32, so the test cannot overflow */
-    const int64_t rows = sh * ((d->h + sh - 1) / sh), cols = sw * ((d->w + sw - 1) / sw);
+    const int64_t rows = sh * phase_rows(d), cols = sw * phase_cols(d);
     const int64_t cap = (int64_t)1 << 24;
     return rows > cap || cols > cap || rows * cols > cap ? 0 : rows * cols;
 }
@@ -55,7 +65,7 @@ int64_t kmux_im2col_phase_items(panel_job *jb, int threads) {
     const int64_t pq = jb->p * jb->q;
     if (!jb->phases || kmux_im2col_phase_floats(d) == 0 || jb->j0 % pq || jb->j1 % pq) return 0;
     const int64_t planes = d->c / d->groups * ((jb->j1 - jb->j0) / pq);
-    const int64_t hp = (d->h + d->stride_h - 1) / d->stride_h, want = 4 * (int64_t)threads;
+    const int64_t hp = phase_rows(d), want = 4 * (int64_t)threads;
     jb->phase_blocks = planes >= want ? 1 : (want + planes - 1) / planes;
     if (jb->phase_blocks > hp) jb->phase_blocks = hp;
     return planes * jb->phase_blocks;
@@ -79,13 +89,13 @@ static phase_geom item_at(const panel_job *jb, int64_t u, int64_t *plane, int64_
     const kmux_conv2d_desc *d = jb->d;
     const int64_t pq = jb->p * jb->q, nj = jb->j1 - jb->j0, nimg = nj / pq;
     const int64_t nb = jb->phase_blocks, ci = u / nb / nimg, img = u / nb % nimg, b = u % nb;
-    const int64_t hp = (d->h + d->stride_h - 1) / d->stride_h;
+    const int64_t hp = phase_rows(d);
     *plane = ((jb->j0 / pq + img) * d->c + jb->g * (d->c / d->groups) + ci) * d->h * d->w;
     *taps = ci * d->r * d->s * nj + img * pq;
     return (phase_geom){.sh = d->stride_h,
                         .sw = d->stride_w,
                         .hp = hp,
-                        .wp = (d->w + d->stride_w - 1) / d->stride_w,
+                        .wp = phase_cols(d),
                         .p = jb->p,
                         .q = jb->q,
                         .i0 = hp * b / nb,
