@@ -140,8 +140,9 @@ Test(tune, faster_implementation_wins, .init = set_cache, .fini = drop_cache) {
 /* A warm-up round that spends the whole budget is followed by one timed round all the same:
  * implementation 1 pays 300 ms on its first call (a one-time cost) and 1 ms after, implementation
  * 0 5 ms a call; the budget of 100 ms is gone after the warm-up, where 0 looked faster. (With a
- * 20 ms budget, the first call of implementation 0 alone passed it under ASan on a loaded 2-core
- * machine, so implementation 1 was never started and the test failed for that reason.) */
+ * 20 ms budget the test failed once under ASan on a loaded 2-core machine, most likely because
+ * the first call of implementation 0 alone passed the budget and implementation 1 was never
+ * started.) */
 Test(tune, one_timed_round_after_a_costly_warmup, .init = set_cache, .fini = drop_cache) {
     kmux_device *dev = NULL;
     kmux_context *ctx = small_context(0, &dev);

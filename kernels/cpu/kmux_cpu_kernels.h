@@ -96,7 +96,8 @@ size_t kmux_cpu_im2col_phase_bytes(const kmux_conv2d_desc *d, int threads);
 void kmux_cpu_im2col_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
                                const float *x, int64_t j0, int64_t j1, float *col, float *phases,
                                int threads);
-/** The adjoint: ADDS the panel col into the images at x. Threads take disjoint channels, so every
+/** The adjoint: ADDS the panel col into the images at x. Threads take disjoint channels (NHWC
+ *  whose taps cannot overlap, a stride at least the filter's extent: disjoint pixels), so every
  *  element receives its additions in the same order for any thread count. col is scratch: NCHW
  *  may zero its entries of taps outside the image. x must hold no -0 (the caller prescales it
  *  with "+ 0.0f"): runs of whole rows add those zeros to neighbouring pixels. */
