@@ -4,7 +4,11 @@
  * cpu:openblas, on cpu:onednn and on the routing device cpu:auto (when present), with the ratios
  * kmux/direct and auto/best. Contestants run interleaved (A B C ..., A B C ...) after one warm-up
  * each; a sample is a pause (settle), then for calls under 10 ms one untimed call and a warm
- * loop of >= 50 ms of calls, 1000 at most (sample_calls); the figure is the median rate.
+ * loop of >= 50 ms of calls, 1000 at most (sample_calls); the figure is the median rate, and a
+ * ratio is the median over the rounds of the ratio within each round (ratio_cell), with a ~95%
+ * interval for k:onednn / oneDNN and k:auto / best (kb_median.h); a last line counts the
+ * problems where k:auto reached 0.97 of the best. The order of the contestants rotates from round
+ * to round.
  * Outputs of every contestant are compared with each other once before timing; a contestant that
  * disagrees is printed as "BAD".
  *
@@ -32,8 +36,9 @@
  * Usage: bench_cpu_direct [--quick] [--rows=issue|mix|all] [--only=TEXT]
  *                         [--budget=SECONDS_PER_PROBLEM]
  *                         [--settle-ms=MS]   (pause before each sample; default: OpenBLAS's
- *                                             worker spin period + 20 ms before contestants that
- *                                             may run oneDNN, 20 ms before the others; see settle)
+ *                                             worker spin period + 20 ms where a contestant that
+ *                                             may run oneDNN follows one that ran OpenBLAS,
+ *                                             20 ms before the others; see settle)
  *   --quick: one tiny GEMM and one tiny convolution, 3 repetitions (the ctest smoke test).
  *   --only: the rows whose name contains TEXT (e.g. "db138", "nhwc").
  */
@@ -48,6 +53,7 @@
 #include <unistd.h>
 
 #include "dispatch/common/kmux_openblas_spin.h"
+#include "kmux_bench/kb_median.h"
 #include "kmux.h"
 
 #ifdef KMUX_BENCH_HAVE_OPENBLAS
@@ -57,7 +63,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #endif
 
-#define MAX_REPS 25
+#define MAX_REPS 41 /* <= KB_MEDIAN_MAX */
 #define NCONT 8
 
 /* C_SGEMM and C_DNN_ANY exist for convolutions only (see the top of the file) */
@@ -568,28 +574,46 @@ static int sample_calls(double t_call) {
  * - After every OpenBLAS call its workers spin (sched_yield) for 2^OPENBLAS_THREAD_TIMEOUT cycles
  *   of the time-stamp counter (default 2^28, ~0.1 s) before they sleep. A oneDNN call in that
  *   window ran 2-3x slower on 2 cores (1760x64x1760: 24 GFLOP/s after OpenBLAS, 74 alone), and a
- *   20 ms pause did not cover it. The pause before a contestant that may run oneDNN is therefore
- *   that spin period plus 20 ms (kmux_openblas_settle_ms), 20 ms before the others, unless
- *   --settle-ms sets one pause for all.
+ *   20 ms pause did not cover it. The pause before a contestant that may run oneDNN, right after
+ *   one that ran OpenBLAS, is therefore that spin period plus 20 ms (kmux_openblas_settle_ms),
+ *   20 ms before the others, unless --settle-ms sets one pause for all.
  * Processes that use both libraries (cpu:auto, or cpu:openblas next to cpu:onednn) meet the same
  * slowdown; README "Performance note" gives the remedy (OPENBLAS_THREAD_TIMEOUT). */
 static double g_settle_ms = -1; /* -1: kmux_openblas_settle_ms() before contestants that may run
                                    oneDNN, 20 before the others (--settle-ms: that, before all) */
 static double g_settle_short_ms = 20;
 
-/* The pause before contestant i: the long one only where oneDNN may run next (after OpenBLAS's
- * spin); OpenBLAS itself only waits out libgomp's few-ms spin. */
-static double settle_ms(int i) {
-    return i == C_ONEDNN || i == C_DNN_ANY || i == C_KDNN || i == C_KAUTO ? g_settle_ms
-                                                                          : g_settle_short_ms;
+/* whether the last call before the next pause may have left OpenBLAS's workers spinning */
+static int g_after_openblas = 1;
+
+/* Whether contestant i may run OpenBLAS (cpu:auto: where it routed there) or oneDNN. */
+static int runs_openblas(const bench *b, int i) {
+    return i == C_OPENBLAS || i == C_SGEMM || i == C_KOB ||
+           (i == C_KAUTO && strstr(b->c[i].impl, "openblas"));
+}
+static int runs_onednn(int i) {
+    return i == C_ONEDNN || i == C_DNN_ANY || i == C_KDNN || i == C_KAUTO;
 }
 
-static void settle(int i) {
-    const double ms = settle_ms(i);
+/* The pause before contestant i: the long one only where oneDNN may run right after OpenBLAS
+ * (within its spin); otherwise the short one, which waits out libgomp's few-ms spin. Rounds run
+ * the OpenBLAS contestants next to each other (round_order), so one pause a round is long: the
+ * 0.12 s pauses before each of the four oneDNN contestants had made half a round's time. */
+static double settle_ms(int i, int after_openblas) {
+    return after_openblas && runs_onednn(i) ? g_settle_ms : g_settle_short_ms;
+}
+
+static void settle(const bench *b, int i) {
+    const double ms = settle_ms(i, g_after_openblas);
+    g_after_openblas = runs_openblas(b, i);
     if (ms <= 0) return;
     struct timespec ts = {(time_t)(ms / 1000), (long)(fmod(ms, 1000.0) * 1e6)};
     nanosleep(&ts, NULL);
 }
+
+/* The order of a round, the OpenBLAS contestants first (rotated from round to round) */
+static const int round_order[NCONT] = {C_OPENBLAS, C_SGEMM, C_KOB,  C_ONEDNN,
+                                       C_DNN_ANY,  C_TORCH, C_KDNN, C_KAUTO};
 
 /* Compares c's output with ref's: 1 when they agree within a tolerance for the types. */
 static int agrees(const bench *b, const contestant *c, const contestant *ref) {
@@ -609,16 +633,6 @@ static int agrees(const bench *b, const contestant *c, const contestant *ref) {
         if (!(fabs(x - y) <= tol * (1 + fabs(y)))) return 0;
     }
     return 1;
-}
-
-static double median(double *t, int n) {
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
-            double s = t[j];
-            t[j] = t[j - 1];
-            t[j - 1] = s;
-        }
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
 /* ---- PyTorch (separate process) ------------------------------------------------------------ */
@@ -668,6 +682,33 @@ static void fmt_rate(char *buf, size_t size, double rate) {
         snprintf(buf, size, "-");
 }
 
+/* The ratio of contestant a's rate to b's, "-" where either did not run: the median over the
+ * rounds of the ratio within each round (both compute the same number of operations, so it is
+ * t_b / t_a). Pairing the samples of one round cancels what slows a whole round: on the 2-core VM,
+ * rounds where every contestant ran at half speed swung ratios of medians by 10% between runs
+ * (db2: direct oneDNN 436, kmux on the same oneDNN kernel 394 GFLOP/s). PyTorch, timed in its own
+ * process, has no rounds: its ratio is that of the medians. */
+static double ratio_cell(char *cell, size_t size, const bench *b, const double *rate, int a, int bi,
+                         int reps, double *lo, double *hi) {
+    *lo = *hi = 0;
+    if (!(rate[a] > 0 && rate[bi] > 0)) return 0;
+    if (bi == C_TORCH) {
+        snprintf(cell, size, "%.2f", rate[a] / rate[bi]);
+        return rate[a] / rate[bi];
+    }
+    double q[MAX_REPS];
+    for (int r = 0; r < reps; r++)
+        q[r] = b->c[bi].t[r] / b->c[a].t[r];
+    const double m = kb_median(q, reps);
+    kb_median_interval(q, reps, lo, hi);
+    snprintf(cell, size, "%.2f", m);
+    return m;
+}
+
+/* auto / best over the problems: how many reached 0.97, and of those that did not, how many have
+ * an interval that reaches it (below within the noise) */
+static int g_auto_rows, g_auto_ok, g_auto_noise;
+
 static void bench_problem(const problem *p, double budget, int reps_max, double torch_ms) {
     bench b;
     memset(&b, 0, sizeof b);
@@ -716,7 +757,7 @@ static void bench_problem(const problem *p, double budget, int reps_max, double 
          * 0.12 ms GEMM at 2.1 ms a call for the whole run, whatever the pauses before samples
          * (OMP_WAIT_POLICY=active or OPENBLAS_THREAD_TIMEOUT=4 also cured it; the guess is that
          * libgomp's worker was placed on the master's core while OpenBLAS spun on the other) */
-        settle(i);
+        settle(&b, i);
         double t0 = now_s();
         if (!run(&b, i)) {
             c->ok = 0;
@@ -738,7 +779,13 @@ static void bench_problem(const problem *p, double budget, int reps_max, double 
          * ref:any NHWC convolution takes ~100 s) is not distorted by a wake-up */
         c->warm = t_call < SHORT_CALL_S;
         t_round += t_call * (c->calls + c->warm);
-        t_pauses += settle_ms(i) * 1e-3;
+    }
+    /* the pauses of one round in round_order, each after the contestant before it */
+    for (int slot = 0, prev = -1; slot < 2 * NCONT; slot++) {
+        const int i = round_order[slot % NCONT];
+        if (!b.c[i].ok) continue;
+        if (slot >= NCONT) t_pauses += settle_ms(i, prev >= 0 && runs_openblas(&b, prev)) * 1e-3;
+        prev = i;
     }
     for (int i = C_KOB; i <= C_KAUTO && !ref; i++)
         if (b.c[i].ok) ref = &b.c[i];
@@ -761,11 +808,13 @@ static void bench_problem(const problem *p, double budget, int reps_max, double 
         reps = (int)(4 * budget / (t_round + t_pauses));
     if (reps < 3) reps = 3;
     if (reps > reps_max) reps = reps_max;
+    /* round_order, rotated from round to round: no contestant always runs first or last */
     for (int r = 0; r < reps; r++)
-        for (int i = 0; i < NCONT; i++) {
+        for (int slot = 0; slot < NCONT; slot++) {
+            const int i = round_order[(slot + r) % NCONT];
             contestant *c = &b.c[i];
             if (!c->ok) continue;
-            settle(i);
+            settle(&b, i);
             if (c->warm) run(&b, i); /* wakes the library's threads; not timed */
             double t0 = now_s();
             for (int k = 0; k < c->calls; k++)
@@ -774,7 +823,7 @@ static void bench_problem(const problem *p, double budget, int reps_max, double 
         }
     double ops = problem_ops(p), rate[NCONT] = {0};
     for (int i = 0; i < NCONT; i++)
-        if (b.c[i].ok) rate[i] = ops / median(b.c[i].t, reps) * 1e-9;
+        if (b.c[i].ok) rate[i] = ops / kb_median(b.c[i].t, reps) * 1e-9;
     if (torch_ms > 0) rate[C_TORCH] = ops / (torch_ms * 1e-3) * 1e-9;
     char cell[NCONT][16];
     printf("%-24s", p->name);
@@ -790,15 +839,26 @@ static void bench_problem(const problem *p, double budget, int reps_max, double 
     const double dnn = rate[C_ONEDNN] > rate[C_DNN_ANY] ? rate[C_ONEDNN] : rate[C_DNN_ANY];
     double best = rate[C_OPENBLAS] > dnn ? rate[C_OPENBLAS] : dnn;
     if (rate[C_TORCH] > best) best = rate[C_TORCH];
-    char r1[16] = "-", r2[16] = "-", r3[16] = "-", r4[16] = "-";
-    if (rate[C_KOB] > 0 && rate[C_OPENBLAS] > 0)
-        snprintf(r1, sizeof r1, "%.2f", rate[C_KOB] / rate[C_OPENBLAS]);
-    if (rate[C_KOB] > 0 && rate[C_SGEMM] > 0)
-        snprintf(r2, sizeof r2, "%.2f", rate[C_KOB] / rate[C_SGEMM]);
-    if (rate[C_KDNN] > 0 && dnn > 0) snprintf(r3, sizeof r3, "%.2f", rate[C_KDNN] / dnn);
-    if (rate[C_KAUTO] > 0 && best > 0) snprintf(r4, sizeof r4, "%.2f", rate[C_KAUTO] / best);
-    printf(" %8s %8s %8s %8s  %d  %s | %s | %s | %s\n", r1, r2, r3, r4, reps, b.c[C_ONEDNN].impl,
-           p->conv ? b.c[C_DNN_ANY].impl : "-", b.c[C_KDNN].impl,
+    const int dnn_i = rate[C_ONEDNN] > rate[C_DNN_ANY] ? C_ONEDNN : C_DNN_ANY;
+    int best_i = rate[C_OPENBLAS] > dnn ? C_OPENBLAS : dnn_i;
+    if (rate[C_TORCH] > 0 && rate[C_TORCH] >= best) best_i = C_TORCH;
+    char r1[16] = "-", r2[16] = "-", r3[16] = "-", r4[16] = "-", ci[2][24] = {"-", "-"};
+    double lo, hi;
+    ratio_cell(r1, sizeof r1, &b, rate, C_KOB, C_OPENBLAS, reps, &lo, &hi);
+    ratio_cell(r2, sizeof r2, &b, rate, C_KOB, C_SGEMM, reps, &lo, &hi);
+    ratio_cell(r3, sizeof r3, &b, rate, C_KDNN, dnn_i, reps, &lo, &hi);
+    if (hi > 0) snprintf(ci[0], sizeof ci[0], "%.2f-%.2f", lo, hi);
+    const double ra = ratio_cell(r4, sizeof r4, &b, rate, C_KAUTO, best_i, reps, &lo, &hi);
+    if (hi > 0) snprintf(ci[1], sizeof ci[1], "%.2f-%.2f", lo, hi);
+    if (ra > 0) {
+        g_auto_rows++;
+        if (ra >= 0.97)
+            g_auto_ok++;
+        else if (hi >= 0.97)
+            g_auto_noise++;
+    }
+    printf(" %8s %8s %8s %8s %10s %10s  %d  %s | %s | %s | %s\n", r1, r2, r3, r4, ci[0], ci[1],
+           reps, b.c[C_ONEDNN].impl, p->conv ? b.c[C_DNN_ANY].impl : "-", b.c[C_KDNN].impl,
            b.c[C_KAUTO].ok ? b.c[C_KAUTO].impl : b.c[C_KOB].impl);
     fflush(stdout);
     for (int i = 0; i < NCONT; i++) {
@@ -898,20 +958,20 @@ int main(int argc, char **argv) {
     machine_read(&m0);
     int have_torch = !quick && torch_measure(rows, n);
     printf("bench_cpu_direct: CPU %s, %ld cores; kmux %s; load average before %.2f; KMUX_TUNE=%s; "
-           "pause before each sample %.0f ms (%.0f ms before OpenBLAS-only contestants)\n",
+           "pause before each sample %.0f ms where oneDNN may run after OpenBLAS, else %.0f ms\n",
            model, sysconf(_SC_NPROCESSORS_ONLN), kmux_version(), m0.load1,
            getenv("KMUX_TUNE") ? getenv("KMUX_TUNE") : "(unset)", g_settle_ms, g_settle_short_ms);
-    printf("GFLOP/s (GOP/s for i8), medians of interleaved repetitions; ratios: k:openblas / "
-           "OpenBLAS, k:openblas / sgemm= (convolutions: OpenBLAS's sgemm on the equivalent "
-           "GEMM), k:onednn / the better oneDNN, k:auto / best direct convolution or GEMM (PyTorch "
-           "%s)\n",
+    printf("GFLOP/s (GOP/s for i8), medians of interleaved repetitions; ratios (medians of the "
+           "ratios within each round): k:openblas / OpenBLAS, k:openblas / sgemm= (convolutions: "
+           "OpenBLAS's sgemm on the equivalent GEMM), k:onednn / the better oneDNN, k:auto / best "
+           "direct convolution or GEMM (PyTorch %s)\n",
            have_torch ? "included, run in its own process" : "not importable: left out");
     printf("%-24s", "problem");
     for (int i = 0; i < NCONT; i++)
         printf(" %10s", cont_names[i]);
-    printf(" %8s %8s %8s %8s  reps  impl: oneDNN | oneDNN:any | k:onednn | k:auto (or "
+    printf(" %8s %8s %8s %8s %10s %10s  reps  impl: oneDNN | oneDNN:any | k:onednn | k:auto (or "
            "k:openblas)\n",
-           "kob/ob", "kob/sg=", "kdnn/dnn", "auto/bst");
+           "kob/ob", "kob/sg=", "kdnn/dnn", "auto/bst", "kdnn 95%", "auto 95%");
     for (int i = 0; i < n; i++)
         bench_problem(&rows[i], budget, quick ? 3 : MAX_REPS, have_torch ? g_torch_ms[i] : 0);
     machine_read(&m1);
@@ -928,6 +988,10 @@ int main(int argc, char **argv) {
     printf("machine: load average before %.2f after %.2f; other processes used %.0f%% of the CPU "
            "time, steal %.1f%%, over %.0f s\n",
            m0.load1, m1.load1, 100 * foreign_frac, 100 * steal_frac, wall);
+    if (g_auto_rows)
+        printf("k:auto / best: %d of %d problems at >= 0.97; of the %d below, %d within the noise "
+               "(95%% interval reaching 0.97)\n",
+               g_auto_ok, g_auto_rows, g_auto_rows - g_auto_ok, g_auto_noise);
     printf("verdict: %s\n", noisy ? "UNTRUSTWORTHY (the machine was not quiet: rerun on an idle "
                                     "machine)"
                                   : "quiet machine: figures usable");

@@ -4,7 +4,9 @@
  * >= 80% of that sgemm rate in every direction and layout).
  *
  * Per ResNet-50 layer, direction and layout, two contestants run interleaved (conv, sgemm,
- * conv, sgemm, ...) after one warm-up each; the figures are median rates. The equivalent GEMM is
+ * conv, sgemm, ...) after one warm-up each; the figures are median rates, the ratio the median of
+ * the ratios within each round (conv then sgemm) with a ~95% interval (kb_median.h). The
+ * equivalent GEMM is
  * the convolution's implicit GEMM over the whole batch, with the transposes the backend uses
  * (NPQ = n*p*q, CRS = c*r*s; both do the same number of flops):
  *   FWD          NCHW  [K x NPQ]   = W [K x CRS]     col [CRS x NPQ]     (N, N)
@@ -33,10 +35,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kb_median.h"
 #include "kb_noise.h"
 #include "kmux.h"
 
-#define MAX_REPS 41
+#define MAX_REPS 41 /* <= KB_MEDIAN_MAX */
 
 typedef struct layer {
     const char *name;
@@ -75,22 +78,10 @@ static float *fill(size_t count) {
     return p;
 }
 
-static double median(const double *t, int n) {
-    double s[MAX_REPS];
-    memcpy(s, t, (size_t)n * sizeof *s);
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && s[j] < s[j - 1]; j--) {
-            double v = s[j];
-            s[j] = s[j - 1];
-            s[j - 1] = v;
-        }
-    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-}
-
 /* |median of the first half / median of the second half - 1|: drift during the row */
 static double halves_spread(const double *t, int n) {
     if (n < 4) return 0;
-    double a = median(t, n / 2), b = median(t + n / 2, n - n / 2);
+    double a = kb_median(t, n / 2), b = kb_median(t + n / 2, n - n / 2);
     double r = a > b ? a / b - 1 : b / a - 1;
     return r;
 }
@@ -193,13 +184,21 @@ static int bench_row(kmux_device *dev, const layer *ly, kmux_conv_direction dir,
         kb_noise_rounds(&n, sc > sg ? sc : sg, 2); /* the two halves of the repetitions */
         g_noisy |= n.noisy;
         const double flops = 2.0 * (double)g.m * (double)g.n * (double)g.k;
-        const double rc = flops / median(tc, reps) * 1e-9, rg = flops / median(tg, reps) * 1e-9;
+        const double rc = flops / kb_median(tc, reps) * 1e-9,
+                     rg = flops / kb_median(tg, reps) * 1e-9;
+        /* the ratio within each round (conv, then sgemm), its median over the rounds: a round
+         * slowed as a whole cancels out (bench_cpu_direct's ratio_cell) */
+        double ratio[MAX_REPS];
+        for (int r = 0; r < reps; r++)
+            ratio[r] = tg[r] / tc[r];
         char shape[48];
         snprintf(shape, sizeof shape, "%s%s %lldx%lldx%lld", g.ta ? "T" : "N", g.tb ? "T" : "N",
                  (long long)g.m, (long long)g.n, (long long)g.k);
-        printf("%-24s %-8s %-4s %8.1f %8.1f %6.2f  %-26s %s%s%s\n", ly->name, dir_names[dir],
-               lay == KMUX_NHWC ? "nhwc" : "nchw", rc, rg, rc / rg, shape, impl,
-               n.noisy ? "  NOISY: " : "", n.noisy ? n.reason : "");
+        double lo, hi;
+        kb_median_interval(ratio, reps, &lo, &hi);
+        printf("%-24s %-8s %-4s %8.1f %8.1f %6.2f %4.2f-%4.2f  %-26s %s%s%s\n", ly->name,
+               dir_names[dir], lay == KMUX_NHWC ? "nhwc" : "nchw", rc, rg, kb_median(ratio, reps),
+               lo, hi, shape, impl, n.noisy ? "  NOISY: " : "", n.noisy ? n.reason : "");
     } else {
         printf("%-24s %-8s %-4s kmux execute failed: %s\n", ly->name, dir_names[dir],
                lay == KMUX_NHWC ? "nhwc" : "nchw", kmux_last_error());
@@ -250,9 +249,10 @@ int main(int argc, char **argv) {
     printf("bench_ob_conv: kmux %s, %s, %ld cores, mb %lld, %d interleaved repetitions; load "
            "average before %.2f\n",
            kmux_version(), openblas_get_config(), cores, (long long)mb, reps, l0);
-    printf("GFLOP/s (medians); ratio = conv / sgemm on the equivalent GEMM (target >= 0.80)\n");
-    printf("%-24s %-8s %-4s %8s %8s %6s  %-26s %s\n", "layer", "dir", "lay", "conv", "sgemm",
-           "ratio", "equivalent GEMM", "impl");
+    printf("GFLOP/s (medians); ratio = conv / sgemm on the equivalent GEMM, the median of the "
+           "ratios within each round (target >= 0.80), with its ~95%% interval\n");
+    printf("%-24s %-8s %-4s %8s %8s %6s %9s  %-26s %s\n", "layer", "dir", "lay", "conv", "sgemm",
+           "ratio", "95%", "equivalent GEMM", "impl");
     int failed = 0;
     const layer *list = quick ? &quick_layer : layers;
     const int nl = quick ? 1 : (int)(sizeof layers / sizeof layers[0]);
