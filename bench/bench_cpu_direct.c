@@ -684,10 +684,11 @@ static void fmt_rate(char *buf, size_t size, double rate) {
 
 /* The ratio of contestant a's rate to b's, "-" where either did not run: the median over the
  * rounds of the ratio within each round (both compute the same number of operations, so it is
- * t_b / t_a). Pairing the samples of one round cancels what slows a whole round: on the 2-core VM,
- * rounds where every contestant ran at half speed swung ratios of medians by 10% between runs
- * (db2: direct oneDNN 436, kmux on the same oneDNN kernel 394 GFLOP/s). PyTorch, timed in its own
- * process, has no rounds: its ratio is that of the medians. */
+ * t_b / t_a), and its ~95% interval in [*lo, *hi] (0 when there is none). Pairing the samples of
+ * one round cancels what slows a whole round (on the 2-core VM one round of db2 ran every
+ * contestant at ~220 GFLOP/s, the others at ~400); what changes from one sample to the next does
+ * not cancel (two back-to-back samples of the same kernel differed by up to 1.7x), hence the
+ * interval. PyTorch, timed in its own process, has no rounds: its ratio is that of the medians. */
 static double ratio_cell(char *cell, size_t size, const bench *b, const double *rate, int a, int bi,
                          int reps, double *lo, double *hi) {
     *lo = *hi = 0;
