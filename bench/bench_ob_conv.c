@@ -129,6 +129,8 @@ static void sgemm_run(const gemm_shape *g, const float *a, const float *b, float
 }
 
 static int g_noisy, g_max_threads;
+/* cells measured, at >= 0.80, and below it with an interval that reaches it (within the noise) */
+static int g_cells, g_cells_ok, g_cells_noise;
 
 /* One row; returns 0 when kmux failed (printed). */
 static int bench_row(kmux_device *dev, const layer *ly, kmux_conv_direction dir, kmux_layout lay,
@@ -196,9 +198,13 @@ static int bench_row(kmux_device *dev, const layer *ly, kmux_conv_direction dir,
                  (long long)g.m, (long long)g.n, (long long)g.k);
         double lo, hi;
         kb_median_interval(ratio, reps, &lo, &hi);
+        const double m = kb_median(ratio, reps);
+        g_cells++;
+        g_cells_ok += m >= 0.80;
+        g_cells_noise += m < 0.80 && hi >= 0.80;
         printf("%-24s %-8s %-4s %8.1f %8.1f %6.2f %4.2f-%4.2f  %-26s %s%s%s\n", ly->name,
-               dir_names[dir], lay == KMUX_NHWC ? "nhwc" : "nchw", rc, rg, kb_median(ratio, reps),
-               lo, hi, shape, impl, n.noisy ? "  NOISY: " : "", n.noisy ? n.reason : "");
+               dir_names[dir], lay == KMUX_NHWC ? "nhwc" : "nchw", rc, rg, m, lo, hi, shape, impl,
+               n.noisy ? "  NOISY: " : "", n.noisy ? n.reason : "");
     } else {
         printf("%-24s %-8s %-4s kmux execute failed: %s\n", ly->name, dir_names[dir],
                lay == KMUX_NHWC ? "nhwc" : "nchw", kmux_last_error());
@@ -272,6 +278,10 @@ int main(int argc, char **argv) {
     const double l1 = load1();
     printf("machine: load average before %.2f, after %.2f; at most %d threads in this process\n",
            l0, l1, g_max_threads);
+    if (g_cells)
+        printf("cells at >= 0.80: %d of %d; of the %d below, %d within the noise (95%% interval "
+               "reaching 0.80)\n",
+               g_cells_ok, g_cells, g_cells - g_cells_ok, g_cells_noise);
     printf("verdict: %s\n", g_noisy ? "UNTRUSTWORTHY (the machine was not quiet: rerun on an idle "
                                       "machine)"
                                     : "quiet machine: figures usable");
