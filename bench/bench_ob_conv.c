@@ -7,8 +7,7 @@
  * conv, sgemm, ...) after one warm-up each; the figures are median rates, the ratio the median of
  * the ratios within each round (conv then sgemm) with a ~95% interval (kb_median.h). The
  * equivalent GEMM is the convolution's implicit GEMM over the whole batch, with the transposes the
- * backend uses
- * (NPQ = n*p*q, CRS = c*r*s; both do the same number of flops):
+ * backend uses (NPQ = n*p*q, CRS = c*r*s; both do the same number of flops):
  *   FWD          NCHW  [K x NPQ]   = W [K x CRS]     col [CRS x NPQ]     (N, N)
  *                NHWC  [NPQ x K]   = col [NPQ x CRS] W^T                 (N, T)
  *   BWD_DATA     NCHW  [CRS x NPQ] = W^T             dy [K x NPQ]        (T, N)

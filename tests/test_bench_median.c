@@ -34,8 +34,8 @@ Test(bench_median, interval_ranks_match_the_binomial_tables) {
     /* ranks of the 95% interval of the median (Conover's table; n < 6: the whole range) */
     static const struct {
         int n, lo, hi;
-    } want[] = {{1, 1, 1}, {3, 1, 3}, {5, 1, 5}, {6, 1, 6}, {10, 2, 9}, {15, 4, 12}, {20, 6, 15},
-                {41, 14, 28}};
+    } want[] = {{1, 1, 1},  {3, 1, 3},   {5, 1, 5},   {6, 1, 6},
+                {10, 2, 9}, {15, 4, 12}, {20, 6, 15}, {41, 14, 28}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         int lo, hi;
         interval_ranks(want[i].n, &lo, &hi);
