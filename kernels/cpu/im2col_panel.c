@@ -347,7 +347,8 @@ void kmux_cpu_im2col_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, 
  * tap, so threads may split the pixels. Measured on the 2-core Zen 5 (bench_ob_conv --mb=4, 5 runs
  * interleaved with one thread): res3a_1 (1x1 stride 2, 256 -> 512) BWD_DATA NHWC 0.80 -> 0.83 of
  * the sgemm bar; res3a_2a (256 -> 128) unchanged at 0.65, bound by writing dx (12.8 MB for 4
- * images, against a 1 ms GEMM). */
+ * images, against a 1 ms GEMM). The OpenBLAS plugin now takes col2im_disjoint.c's one pass for
+ * panels of whole images; this split remains for the others. */
 static void col2im_nhwc_pixels(void *ctx, int64_t a, int64_t b, int tid) {
     const panel_job *jb = ctx;
     const kmux_conv2d_desc *d = jb->d;

@@ -111,4 +111,22 @@ void kmux_cpu_col2im_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, 
 int kmux_cpu_col2im_panel_phases_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
                                      float *col, int64_t j0, int64_t j1, float *x, float beta,
                                      float *phases, int threads);
+/** x = beta * x + 0.0f over n floats, before col2im adds its taps into x
+ * (kmux_cpu_col2im_panel_f32); beta = 0 zeroes x without reading it (NaN there is dropped). The "+
+ * 0.0f" turns -0 into +0, so that elements no tap reaches come out as alpha * 0 + beta * x does
+ * (beta = -1, x = 0: +0). */
+void kmux_cpu_col2im_prescale_f32(float *x, int64_t n, float beta);
+/** Whether the taps of d never overlap (a stride at least the filter's extent in both dimensions,
+ *  ResNet's strided 1x1 layers: each element of x then receives at most one tap) and its filter
+ *  is at most 64 wide, which kmux_cpu_col2im_panel_disjoint_f32 takes. */
+int kmux_cpu_col2im_disjoint(const kmux_conv2d_desc *d);
+/** The adjoint in one pass over x where the taps never overlap (kmux_cpu_col2im_disjoint): x =
+ *  beta * x + the adjoint of col on group g's channels of the panel's images, every element written
+ *  once, rounded as kmux_cpu_col2im_panel_f32 after x = beta * x + 0.0f (beta = 0: x is not read),
+ *  on up to `threads` threads, the same for any thread count (col2im_disjoint.c). Applies to a
+ *  panel of whole images (j0 and j1 multiples of p*q); returns 1, or 0 having done nothing where
+ *  it does not apply. */
+int kmux_cpu_col2im_panel_disjoint_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
+                                       const float *col, int64_t j0, int64_t j1, float *x,
+                                       float beta, int threads);
 #endif
