@@ -1,7 +1,7 @@
 /*
  * test_bench_median.c - kb_median.h, the statistics bench_cpu_direct and bench_ob_conv print: the
- * median, its ~95% interval at the ranks of the exact binomial tables, and the caller's samples
- * left in round order (they are paired with another contestant's by index).
+ * median, its 95% interval at the ranks of the exact binomial interval with its coverage, and the
+ * caller's samples left in round order (they are paired with another contestant's by index).
  */
 #include <math.h>
 
@@ -20,27 +20,33 @@ Test(bench_median, median_of_odd_and_even_counts_leaves_the_samples_in_order) {
 }
 
 /* the k-th smallest of the samples 1..n shuffled is k: the interval names its ranks */
-static void interval_ranks(int n, int *lo, int *hi) {
+static double interval_ranks(int n, int *lo, int *hi) {
     double t[KB_MEDIAN_MAX];
     for (int i = 0; i < n; i++)
         t[i] = (double)((i * 7) % n + 1); /* a permutation of 1..n (7 is prime to every n used) */
     double l, h;
-    kb_median_interval(t, n, &l, &h);
+    const double coverage = kb_median_interval(t, n, &l, &h);
     *lo = (int)l;
     *hi = (int)h;
+    return coverage;
 }
 
-Test(bench_median, interval_ranks_match_the_binomial_tables) {
-    /* ranks of the 95% interval of the median (Conover's table; n < 6: the whole range) */
+Test(bench_median, interval_ranks_and_coverage_are_the_exact_binomial_ones) {
+    /* ranks k and n + 1 - k of the exact interval, largest k with P(B <= k - 1) <= 0.025, and its
+     * coverage 1 - 2 P(B <= k - 1) (n < 6: the whole range, under 95%) */
     static const struct {
         int n, lo, hi;
-    } want[] = {{1, 1, 1},  {3, 1, 3},   {5, 1, 5},   {6, 1, 6},
-                {10, 2, 9}, {15, 4, 12}, {20, 6, 15}, {41, 14, 28}};
+        double coverage;
+    } want[] = {{3, 1, 3, 0.75},         {5, 1, 5, 0.9375},     {6, 1, 6, 0.96875},
+                {10, 2, 9, 0.978515625}, {17, 5, 13, 0.950958}, {20, 6, 15, 0.958611},
+                {41, 14, 28, 0.972466},  {44, 16, 29, 0.951233}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         int lo, hi;
-        interval_ranks(want[i].n, &lo, &hi);
+        const double c = interval_ranks(want[i].n, &lo, &hi);
         cr_expect(lo == want[i].lo && hi == want[i].hi, "n = %d: ranks %d-%d, want %d-%d",
                   want[i].n, lo, hi, want[i].lo, want[i].hi);
+        cr_expect(fabs(c - want[i].coverage) < 1e-5, "n = %d: coverage %.6f, want %.6f", want[i].n,
+                  c, want[i].coverage);
     }
 }
 

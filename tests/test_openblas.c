@@ -647,6 +647,41 @@ Test(openblas, conv_nchw_row_runs) {
             }
 }
 
+/* BWD_DATA whose taps never overlap (a stride at least the filter's extent): col2im writes
+ * beta * dx + the taps in one pass over dx (kernels/cpu/col2im_disjoint.c) for panels of whole
+ * images; a workspace of one pixel less than an image takes the plain path (dx scaled first, the
+ * taps added after), its panels never holding a whole image (every image has over 16 output
+ * pixels, the smallest panel). Both must agree with ref exactly, with beta = -1 and over NaN with
+ * beta = 0. */
+Test(openblas, conv_bwd_data_disjoint_taps) {
+    TU_NEED_DEVICE(g);
+    const tu_conv_geom geoms[] = {
+        /* n  c  h   w   k  r  s  g  sh sw pt pb pl pr dh dw */
+        {2, 4, 8, 9, 3, 1, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1},   /* 1x1 stride 2, odd W */
+        {2, 6, 10, 8, 4, 2, 2, 2, 3, 2, 1, 0, 1, 1, 1, 1},  /* groups, stride = extent in w */
+        {1, 3, 16, 16, 2, 2, 2, 1, 3, 3, 0, 1, 2, 0, 2, 1}, /* dilation: extent 3 = stride */
+        {3, 5, 9, 9, 4, 1, 1, 1, 2, 3, 2, 2, 0, 1, 1, 1},   /* 1x1 with padding, rows unreached */
+        {1, 16, 128, 128, 8, 1, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1}, /* 2^18 elements: split mid-image */
+        {2, 8, 30, 30, 16, 1, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1},   /* ResNet's res3a_2a, scaled down */
+    };
+    for (size_t i = 0; i < sizeof geoms / sizeof geoms[0]; i++)
+        for (int l = 0; l < 4; l++) { /* NCHW, NHWC, then both with panels inside an image */
+            const tu_conv_geom *cc = &geoms[i];
+            const kmux_layout layout = l % 2 ? KMUX_NHWC : KMUX_NCHW;
+            const kmux_conv2d_desc d = tu_conv_desc(cc, KMUX_CONV_BWD_DATA, layout, KMUX_F32);
+            int64_t p, q;
+            TU_OK(kmux_conv2d_output_dims(&d, &p, &q));
+            kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
+            if (l >= 2)
+                prefs.max_workspace_bytes =
+                    (size_t)(cc->c / cc->groups * cc->r * cc->s * 4) * (size_t)(p * q - 1);
+            char impl[96];
+            check_conv_prefs(cc, KMUX_CONV_BWD_DATA, layout, KMUX_F32, &prefs, 0, impl,
+                             sizeof impl);
+            cr_expect_str_eq(impl, "openblas:im2col+sgemm", "geometry %zu: %s", i, impl);
+        }
+}
+
 /* Strided NCHW convolutions lower panels of whole images by phases (kernels/cpu/im2col_phases.c).
  * The plan's workspace shows it: the column panel, then one phase scratch per thread (sh * Hp x
  * sw * Wp floats); NHWC, and NCHW when the workspace allows only panels inside an image, lower
@@ -655,36 +690,6 @@ Test(openblas, conv_nchw_row_runs) {
  * stride in one dimension, dilation, groups, a stride as wide as the filter, an image as narrow
  * as the stride, 1x1 of stride 2, and few channels on several threads (the planes are then split
  * into blocks of phase rows, 2^18 elements and more: threaded). */
-/* BWD_DATA whose taps never overlap (a stride at least the filter's extent): col2im writes
- * beta * dx + the taps in one pass over dx (kernels/cpu/col2im_disjoint.c) for panels of whole
- * images; a workspace of 16 pixels takes the plain path (dx scaled first, the taps added after).
- * Both must agree with ref exactly, with beta = -1 and over NaN with beta = 0. */
-Test(openblas, conv_bwd_data_disjoint_taps) {
-    TU_NEED_DEVICE(g);
-    const tu_conv_geom geoms[] = {
-        /* n  c  h   w   k  r  s  g  sh sw pt pb pl pr dh dw */
-        {2, 4, 6, 9, 3, 1, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1},   /* 1x1 stride 2, odd W */
-        {2, 6, 7, 8, 4, 2, 2, 2, 3, 2, 1, 0, 1, 1, 1, 1},   /* groups, stride = extent in w */
-        {1, 3, 10, 11, 2, 2, 2, 1, 3, 3, 0, 1, 2, 0, 2, 1}, /* dilation: extent 3 = stride */
-        {3, 5, 9, 9, 4, 1, 1, 1, 2, 3, 2, 2, 0, 1, 1, 1},   /* 1x1 with padding, rows unreached */
-        {1, 16, 128, 128, 8, 1, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1}, /* 2^18 elements: split mid-image */
-        {2, 8, 30, 30, 16, 1, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1},   /* ResNet's res3a_2a, scaled down */
-    };
-    for (size_t i = 0; i < sizeof geoms / sizeof geoms[0]; i++)
-        for (int l = 0; l < 4; l++) { /* NCHW, NHWC, then both with a 16-pixel workspace */
-            const tu_conv_geom *cc = &geoms[i];
-            const kmux_layout layout = l % 2 ? KMUX_NHWC : KMUX_NCHW;
-            kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
-            if (l >= 2)
-                prefs.max_workspace_bytes =
-                    (size_t)(cc->c / cc->groups * cc->r * cc->s * 4) * 16 + 64;
-            char impl[96];
-            check_conv_prefs(cc, KMUX_CONV_BWD_DATA, layout, KMUX_F32, &prefs, 0, impl,
-                             sizeof impl);
-            cr_expect_str_eq(impl, "openblas:im2col+sgemm", "geometry %zu: %s", i, impl);
-        }
-}
-
 Test(openblas, conv_nchw_stride_phases) {
     TU_NEED_DEVICE(g);
     const tu_conv_geom geoms[] = {

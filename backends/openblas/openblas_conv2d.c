@@ -137,9 +137,9 @@ static int size_workspace(cv_plan *pl, int threads) {
         if (nj > limit) nj = limit;
         /* NHWC BWD_DATA whose taps never overlap: panels of whole images, which col2im writes in
          * one pass (kmux_cpu_col2im_panel_disjoint_f32) */
-        if (d->layout == KMUX_NHWC && d->direction == KMUX_CONV_BWD_DATA && nj > pq &&
-            kmux_cpu_col2im_disjoint(d))
-            nj = nj / pq * pq;
+        const int whole = d->layout == KMUX_NHWC && d->direction == KMUX_CONV_BWD_DATA &&
+                          kmux_cpu_col2im_disjoint(d);
+        if (whole && nj > pq) nj = nj / pq * pq;
         /* a smaller panel when the workspace would not fit (NCHW: fewer images, then one); the
          * phase scratch (a few planes) goes first */
         for (;;) {
@@ -154,6 +154,8 @@ static int size_workspace(cv_plan *pl, int threads) {
             } else if (imgs) {
                 imgs = 0;
                 nj = nj / 2 < pq ? nj / 2 : pq;
+            } else if (whole && nj >= 2 * pq) { /* halved, still whole images */
+                nj = nj / 2 / pq * pq;
             } else {
                 nj /= 2;
             }

@@ -49,13 +49,23 @@ static int64_t walk_tap(const walk *w, int64_t dil, int64_t r, int64_t p) {
     return w->rem % dil == 0 && w->rem / dil < r ? w->rem / dil : -1;
 }
 
-void kmux_cpu_col2im_prescale_f32(float *x, int64_t n, float beta) {
+/* x = beta * x + 0.0f over n floats (x = 0 for beta = 0, x not read), in the thread's current
+ * floating-point mode: the worker ranges run in kmux's IEEE mode (kmux_cast_fp_enter) */
+static void prescale(float *x, int64_t n, float beta) {
     if (beta == 0.0f) {
         memset(x, 0, (size_t)n * sizeof(float));
         return;
     }
     for (int64_t i = 0; i < n; i++)
         x[i] = beta * x[i] + 0.0f;
+}
+
+void kmux_cpu_col2im_prescale_f32(float *x, int64_t n, float beta) {
+    /* in IEEE mode, as the one-pass path's worker ranges: a caller's flush-to-zero must not make
+     * dx depend on which path the workspace allowed */
+    const unsigned saved = kmux_cast_fp_enter();
+    prescale(x, n, beta);
+    kmux_cast_fp_leave(saved);
 }
 
 typedef struct disjoint_job {
@@ -81,7 +91,7 @@ static void disjoint_nchw(void *ctx, int64_t u0, int64_t u1, int tid) {
         const float *src = jb->col + ci * d->r * d->s * jb->nj + n * pq;
         walk wh = top;
         for (int64_t h = 0; h < d->h; h++, row += d->w, walk_next(&wh, d->stride_h)) {
-            kmux_cpu_col2im_prescale_f32(row, d->w, jb->beta);
+            prescale(row, d->w, jb->beta);
             const int64_t ri = walk_tap(&wh, d->dilation_h, d->r, jb->p);
             if (ri < 0) continue;
             for (int64_t si = 0; si < d->s; si++) {
@@ -108,10 +118,10 @@ static void disjoint_nhwc(void *ctx, int64_t u0, int64_t u1, int tid) {
     for (int64_t u = u0; u < u1; u++) {
         float *row = jb->x + ((jb->img0 + n) * d->h + h) * d->w * d->c + jb->g * cg;
         if (d->groups == 1)
-            kmux_cpu_col2im_prescale_f32(row, d->w * d->c, jb->beta);
+            prescale(row, d->w * d->c, jb->beta);
         else
             for (int64_t wi = 0; wi < d->w; wi++)
-                kmux_cpu_col2im_prescale_f32(row + wi * d->c, cg, jb->beta);
+                prescale(row + wi * d->c, cg, jb->beta);
         const int64_t ri = walk_tap(&wh, d->dilation_h, d->r, jb->p);
         if (ri >= 0) {
             /* the column panel's row of output pixel (pi, qi) is (n * p + pi) * q + qi */
