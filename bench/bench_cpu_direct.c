@@ -698,12 +698,7 @@ static double ratio_cell(char *cell, size_t size, const bench *b, const double *
         snprintf(cell, size, "%.2f", rate[a] / rate[bi]);
         return rate[a] / rate[bi];
     }
-    double q[MAX_REPS];
-    for (int r = 0; r < reps; r++)
-        q[r] = b->c[bi].t[r] / b->c[a].t[r];
-    const double m = kb_median(q, reps);
-    /* no interval below 95% coverage (fewer than 6 rounds): it would be the range of the rounds */
-    if (kb_median_interval(q, reps, lo, hi) < 0.95) *lo = *hi = 0;
+    const double m = kb_paired_ratio(b->c[a].t, b->c[bi].t, reps, lo, hi);
     snprintf(cell, size, "%.2f", m);
     return m;
 }
@@ -858,9 +853,9 @@ static void bench_problem(const problem *p, double budget, int reps_max, double 
     if (hi > 0) snprintf(ci[1], sizeof ci[1], "%.2f-%.2f", lo, hi);
     if (ra > 0) { /* judged as printed, to two decimals */
         g_auto_rows++;
-        if (lround(ra * 100) >= 97)
+        if (kb_reaches(ra, 0.97))
             g_auto_ok++;
-        else if (lround(hi * 100) >= 97)
+        else if (kb_reaches(hi, 0.97))
             g_auto_noise++;
     }
     printf(" %8s %8s %8s %8s %10s %10s  %d  %s | %s | %s | %s\n", r1, r2, r3, r4, ci[0], ci[1],

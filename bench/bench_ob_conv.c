@@ -188,23 +188,18 @@ static int bench_row(kmux_device *dev, const layer *ly, kmux_conv_direction dir,
         const double flops = 2.0 * (double)g.m * (double)g.n * (double)g.k;
         const double rc = flops / kb_median(tc, reps) * 1e-9,
                      rg = flops / kb_median(tg, reps) * 1e-9;
-        /* the ratio within each round (conv, then sgemm), its median over the rounds: a round
-         * slowed as a whole cancels out (bench_cpu_direct's ratio_cell) */
-        double ratio[MAX_REPS];
-        for (int r = 0; r < reps; r++)
-            ratio[r] = tg[r] / tc[r];
         char shape[48];
         snprintf(shape, sizeof shape, "%s%s %lldx%lldx%lld", g.ta ? "T" : "N", g.tb ? "T" : "N",
                  (long long)g.m, (long long)g.n, (long long)g.k);
+        /* the ratio within each round (conv, then sgemm), its median over the rounds, and its
+         * interval (none for fewer than 6 rounds: --quick, --reps=5) */
         double lo, hi;
-        /* no interval below 95% coverage (fewer than 6 rounds: --quick, --reps=5) */
-        const int ci = kb_median_interval(ratio, reps, &lo, &hi) >= 0.95;
-        const double m = kb_median(ratio, reps);
+        const double m = kb_paired_ratio(tc, tg, reps, &lo, &hi);
         char interval[24] = "-";
-        if (ci) snprintf(interval, sizeof interval, "%4.2f-%4.2f", lo, hi);
-        g_cells++; /* judged as printed, to two decimals */
-        g_cells_ok += lround(m * 100) >= 80;
-        g_cells_noise += lround(m * 100) < 80 && ci && lround(hi * 100) >= 80;
+        if (hi > 0) snprintf(interval, sizeof interval, "%4.2f-%4.2f", lo, hi);
+        g_cells++;
+        g_cells_ok += kb_reaches(m, 0.80);
+        g_cells_noise += !kb_reaches(m, 0.80) && kb_reaches(hi, 0.80);
         printf("%-24s %-8s %-4s %8.1f %8.1f %6.2f %9s  %-26s %s%s%s\n", ly->name, dir_names[dir],
                lay == KMUX_NHWC ? "nhwc" : "nchw", rc, rg, m, interval, shape, impl,
                n.noisy ? "  NOISY: " : "", n.noisy ? n.reason : "");

@@ -77,6 +77,8 @@ typedef struct cv_plan {
     size_t ws_col;   /* the column panel */
     size_t ws_ypan;  /* NCHW panels of whole images (nj = a multiple of P*Q): their output panel */
     size_t ws_phase; /* strided NCHW panels of whole images: the scratch of lowering by phases */
+    int disjoint;    /* BWD_DATA whose taps never overlap, on panels of whole images without
+                        phases: col2im writes beta * dx + the taps in one pass */
     size_t ws_x, ws_w, ws_y, max_ws;
 } cv_plan;
 
@@ -121,6 +123,7 @@ static int size_workspace(cv_plan *pl, int threads) {
     const size_t fixed = align64(pl->ws_x) + align64(pl->ws_y) + align64(pl->ws_w);
     int64_t nj = 0, imgs = 0;
     size_t phase = 0;
+    const int disjoint_taps = d->direction == KMUX_CONV_BWD_DATA && kmux_cpu_col2im_disjoint(d);
     if (!pl->direct) {
         nj = (int64_t)(CV_PANEL_BYTES / ((size_t)crsg * sizeof(float)));
         if (nj < CV_PANEL_MIN_COLS) nj = CV_PANEL_MIN_COLS;
@@ -136,9 +139,8 @@ static int size_workspace(cv_plan *pl, int threads) {
         const int64_t limit = d->layout == KMUX_NCHW ? (imgs ? imgs * pq : pq) : d->n * pq;
         if (nj > limit) nj = limit;
         /* NHWC BWD_DATA whose taps never overlap: panels of whole images, which col2im writes in
-         * one pass (kmux_cpu_col2im_panel_disjoint_f32) */
-        const int whole = d->layout == KMUX_NHWC && d->direction == KMUX_CONV_BWD_DATA &&
-                          kmux_cpu_col2im_disjoint(d);
+         * one pass (kmux_cpu_col2im_panel_disjoint_f32; NCHW panels are whole images already) */
+        const int whole = d->layout == KMUX_NHWC && disjoint_taps;
         if (whole && nj > pq) nj = nj / pq * pq;
         /* a smaller panel when the workspace would not fit (NCHW: fewer images, then one); the
          * phase scratch (a few planes) goes first */
@@ -168,6 +170,7 @@ static int size_workspace(cv_plan *pl, int threads) {
     pl->ws_col = col;
     pl->ws_ypan = ypan;
     pl->ws_phase = phase;
+    pl->disjoint = !pl->direct && disjoint_taps && !phase && nj % pq == 0;
     pl->head.workspace_bytes = total;
     return total <= pl->max_ws || total == 0;
 }
@@ -316,8 +319,7 @@ static int conv_panels_f32(const cv_plan *pl, float alpha, float beta, float *x,
     /* dx = beta * dx first, and col2im accumulates alpha * W^T dy into it; by phases, or where
      * the taps never overlap (panels of whole images both), col2im writes beta * dx + alpha *
      * W^T dy itself */
-    const int disjoint = !phases && kmux_cpu_col2im_disjoint(d) && pl->nj % pq == 0;
-    if (d->direction == KMUX_CONV_BWD_DATA && !phases && !disjoint)
+    if (d->direction == KMUX_CONV_BWD_DATA && !phases && !pl->disjoint)
         kmux_cpu_col2im_prescale_f32(x, d->n * d->c * d->h * d->w, beta);
 
     for (int64_t g = 0; g < d->groups; g++) {
@@ -360,7 +362,7 @@ static int conv_panels_f32(const cv_plan *pl, float alpha, float beta, float *x,
                     sgemm_rm(T, N, crsg, nj, kg, alpha, wg, crsg, yp, ldy, 0.0f, col, nj);
                 else
                     sgemm_rm(N, N, nj, crsg, kg, alpha, yp, ldy, wg, crsg, 0.0f, col, crsg);
-                if (disjoint) {
+                if (pl->disjoint) {
                     if (!kmux_cpu_col2im_panel_disjoint_f32(d, pl->p, pl->q, g, col, j0, j1, x,
                                                             beta, threads))
                         return 0; /* not reached: whole images, taps that never overlap */

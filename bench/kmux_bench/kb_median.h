@@ -55,4 +55,23 @@ static inline double kb_median_interval(const double *t, int n, double *lo, doub
     return 1 - 2 * cdf;
 }
 
+/** The ratio of contestant a's rate to b's over n interleaved rounds (both doing the same work;
+ *  t_a, t_b: seconds per call, round by round): the median over the rounds of t_b[r] / t_a[r],
+ *  with its interval in [*lo, *hi] where that covers at least 95% (kb_median_interval), else
+ *  *lo = *hi = 0 (fewer than 6 rounds: it would be the range of the rounds). Pairing the rounds
+ *  cancels what slows a whole round, not what changes from one sample to the next. */
+static inline double kb_paired_ratio(const double *t_a, const double *t_b, int n, double *lo,
+                                     double *hi) {
+    double q[KB_MEDIAN_MAX];
+    for (int r = 0; r < n; r++)
+        q[r] = t_b[r] / t_a[r];
+    if (kb_median_interval(q, n, lo, hi) < 0.95) *lo = *hi = 0;
+    return kb_median(q, n);
+}
+
+/** Whether ratio v reaches target as printed with "%.2f" (0.795 counts as 0.80). */
+static inline int kb_reaches(double v, double target) {
+    return lround(v * 100) >= lround(target * 100);
+}
+
 #endif

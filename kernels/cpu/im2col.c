@@ -7,22 +7,9 @@
  * plane, with the valid range of qi computed once so that the inner loop has no bounds test
  * (a memcpy when stride_w == 1). NHWC works per output pixel and tap: Cg contiguous channels.
  */
-#include "kmux_cpu_kernels.h"
+#include "im2col_internal.h" /* valid_q */
 
 #include <string.h>
-
-/** Half-open range [*q0, *q1) of output columns qi whose input column qi*stride + off lies in
- *  [0, w); empty ranges come back as q0 == q1. */
-static void valid_range(int64_t q, int64_t w, int64_t stride, int64_t off, int64_t *q0,
-                        int64_t *q1) {
-    int64_t lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
-    int64_t hi = (w - 1 - off) < 0 ? 0 : (w - 1 - off) / stride + 1;
-    if (lo > q) lo = q;
-    if (hi > q) hi = q;
-    if (hi < lo) hi = lo;
-    *q0 = lo;
-    *q1 = hi;
-}
 
 static void im2col_nchw(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g, const float *x,
                         float *col) {
@@ -34,7 +21,7 @@ static void im2col_nchw(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t
                 float *row = col + ((ci * d->r + ri) * d->s + si) * pq;
                 const int64_t off_w = si * d->dilation_w - d->pad_left;
                 int64_t q0, q1;
-                valid_range(q, d->w, d->stride_w, off_w, &q0, &q1);
+                valid_q(q, d->w, d->stride_w, off_w, &q0, &q1);
                 for (int64_t pi = 0; pi < p; pi++) {
                     float *dst = row + pi * q;
                     const int64_t hi = pi * d->stride_h - d->pad_top + ri * d->dilation_h;
@@ -68,7 +55,7 @@ static void col2im_nchw(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t
                 const float *row = col + ((ci * d->r + ri) * d->s + si) * pq;
                 const int64_t off_w = si * d->dilation_w - d->pad_left;
                 int64_t q0, q1;
-                valid_range(q, d->w, d->stride_w, off_w, &q0, &q1);
+                valid_q(q, d->w, d->stride_w, off_w, &q0, &q1);
                 for (int64_t pi = 0; pi < p; pi++) {
                     const int64_t hi = pi * d->stride_h - d->pad_top + ri * d->dilation_h;
                     if (hi < 0 || hi >= d->h) continue;

@@ -86,6 +86,30 @@ static inline void scatter_add_row(float *restrict dst, const float *restrict sr
         dst[i * stride] += src[i];
 }
 
+/* Half-open range [*lo, *hi) of output columns qi < q whose input column qi*stride + off is in
+ * [0, w). */
+static inline void valid_q(int64_t q, int64_t w, int64_t stride, int64_t off, int64_t *lo,
+                           int64_t *hi) {
+    int64_t a = off >= 0 ? 0 : (-off + stride - 1) / stride;
+    int64_t b = (w - 1 - off) < 0 ? 0 : (w - 1 - off) / stride + 1;
+    if (a > q) a = q;
+    if (b > q) b = q;
+    if (b < a) b = a;
+    *lo = a;
+    *hi = b;
+}
+
+/* x = beta * x + 0.0f over n floats (beta = 0: zeroed, x not read), before col2im adds taps into
+ * x: the "+ 0.0f" turns -0 into +0 (kmux_cpu_col2im_prescale_f32) */
+static inline void scale_beta_row(float *x, int64_t n, float beta) {
+    if (beta == 0.0f) {
+        memset(x, 0, (size_t)n * sizeof(float));
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        x[i] = beta * x[i] + 0.0f;
+}
+
 static inline void zero_row(float *dst, int64_t n) {
     for (int64_t i = 0; i < n; i++)
         dst[i] = 0.0f;

@@ -14,18 +14,6 @@
 #include "cast_internal.h"
 #include "im2col_internal.h"
 
-/* Half-open range [*lo, *hi) of output columns qi whose input column qi*stride + off is in
- * [0, w). */
-static void valid_q(int64_t q, int64_t w, int64_t stride, int64_t off, int64_t *lo, int64_t *hi) {
-    int64_t a = off >= 0 ? 0 : (-off + stride - 1) / stride;
-    int64_t b = (w - 1 - off) < 0 ? 0 : (w - 1 - off) / stride + 1;
-    if (a > q) a = q;
-    if (b > q) b = q;
-    if (b < a) b = a;
-    *lo = a;
-    *hi = b;
-}
-
 /* Position of panel pixel j: image n, output row pi, output column qi. The loops below walk the
  * pixels of a panel by output row with this cursor instead of dividing per row (64-bit divisions
  * were most of im2col's time for 56-pixel rows). */
@@ -364,8 +352,7 @@ void kmux_cpu_col2im_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, 
     panel_job jb = {.d = d, .p = p, .q = q, .g = g, .j0 = j0, .j1 = j1, .xd = x, .cw = col};
     const int64_t cg = d->c / d->groups, per_chan = d->r * d->s * (j1 - j0);
     const int nhwc = d->layout == KMUX_NHWC;
-    if (nhwc && d->stride_h >= kmux_conv2d_extent(d->r, d->dilation_h) &&
-        d->stride_w >= kmux_conv2d_extent(d->s, d->dilation_w)) {
+    if (nhwc && kmux_cpu_col2im_disjoint(d)) {
         kmux_parallel_for_from(j1 - j0, d->r * d->s * cg, threads, 1, PANEL_PARALLEL_MIN,
                                col2im_nhwc_pixels, &jb);
         return;
@@ -377,4 +364,12 @@ void kmux_cpu_col2im_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, 
      * (nhwc_runs). */
     kmux_parallel_for_from(cg, per_chan, nhwc ? 1 : threads, nhwc ? 8 : 1, PANEL_PARALLEL_MIN,
                            nhwc ? col2im_nhwc_chans : col2im_nchw_chans, &jb);
+}
+
+void kmux_cpu_col2im_prescale_f32(float *x, int64_t n, float beta) {
+    /* in IEEE mode, as the col2im kernels' worker ranges: a caller's flush-to-zero must not make
+     * dx depend on which path the workspace allowed */
+    const unsigned saved = kmux_cast_fp_enter();
+    scale_beta_row(x, n, beta);
+    kmux_cast_fp_leave(saved);
 }

@@ -117,9 +117,8 @@ int kmux_cpu_col2im_panel_phases_f32(const kmux_conv2d_desc *d, int64_t p, int64
  *  dropped). The "+ 0.0f" turns -0 into +0, so that elements no tap reaches come out as
  *  alpha * 0 + beta * x does (beta = -1, x = 0: +0). */
 void kmux_cpu_col2im_prescale_f32(float *x, int64_t n, float beta);
-/** Whether the taps of d never overlap (a stride at least the filter's extent in both dimensions,
- *  ResNet's strided 1x1 layers: each element of x then receives at most one tap) and its filter
- *  is at most 64 wide, which kmux_cpu_col2im_panel_disjoint_f32 takes. */
+/** Whether the taps of d never overlap: a stride at least the filter's extent in both dimensions
+ *  (ResNet's strided 1x1 layers). Each element of x then receives at most one tap. */
 int kmux_cpu_col2im_disjoint(const kmux_conv2d_desc *d);
 /** The adjoint in one pass over x where the taps never overlap (kmux_cpu_col2im_disjoint): x =
  *  beta * x + the adjoint of col on group g's channels of the panel's images, every element written
