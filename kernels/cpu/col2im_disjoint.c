@@ -3,7 +3,9 @@
  * taps never overlap: a stride at least the filter's extent in both dimensions (ResNet's strided
  * 1x1 layers). Each element of dx then receives at most one tap, so
  *   dx = beta * dx + the tap's column value (or + 0 where no tap reaches)
- * is written row by row: the row is scaled (or zeroed) and its taps are added while it is in L1.
+ * is written row by row: the row is scaled (or zeroed) and its taps are added while it is in L1
+ * (NCHW with beta = 0 and one group: the panel's planes are zeroed by one memset, then the taps are
+ * added, disjoint_nchw_zeroed).
  * The plain path zeroes (or scales) all of dx first and adds the columns after, a second pass over
  * dx, which the stride makes 4x larger than the columns: 12.8 MB for 4 images of ResNet-50's
  * res3a_branch2a against a 1 ms GEMM.
@@ -15,7 +17,16 @@
  * in bench_ob_conv --mb=4) and with each plane put together in L1 first and streamed whole
  * (0.21 -> 0.23-0.29 ms per image of res3a_branch2a).
  * Threads: items are (image, channel) planes in NCHW and (image, row) rows in NHWC; each writes its
- * own elements of dx once, so the result does not depend on the thread count.
+ * own elements of dx once, so the result does not depend on the thread count. NCHW panels (one
+ * image each for ResNet's 28x28 outputs) run on HALF the backend's threads: measured on the 2-core
+ * Zen 5 (a /tmp harness of sgemm + this col2im per image of res3a_branch2a, 4 images, 41
+ * interleaved rounds, two runs), one thread took 0.62-0.67 ms against 1.0-1.2 ms for two (0.55 ->
+ * 0.64 of the sgemm rate), with OpenBLAS's idle workers spinning for their default time or for
+ * almost none (OPENBLAS_THREAD_TIMEOUT=4) alike; and in bench_ob_conv (--only=res3a_2a, 2 runs
+ * alternating with the build before, with the zeroing of disjoint_nchw_zeroed) 0.64 -> 0.70-0.73.
+ * NHWC panels (the batch's images) keep every thread: one thread was faster in that harness on
+ * panels of one image (0.47 against 1.0 ms), but equal in bench_ob_conv (0.77 against 0.78, 3
+ * runs). Wider machines are not measured.
  */
 #include "cast_internal.h"
 #include "im2col_internal.h"
@@ -40,11 +51,45 @@ typedef struct disjoint_job {
     float beta;
 } disjoint_job;
 
+/* NCHW, beta = 0 and one group: planes [u0, u1) are consecutive in x, zeroed by ONE memset (for
+ * ResNet's strided 1x1 layers 3/4 of dx stays 0), then only the taps are added, tap by tap
+ * (distinct taps reach distinct elements). Measured on the 2-core Zen 5 (a /tmp harness of sgemm +
+ * col2im per image against the batch's sgemm, res3a_branch2a, 4 images, one thread, 41
+ * interleaved rounds, two runs): 0.47-0.50 ms for the rows written one by one with their taps,
+ * 0.39-0.40 ms zeroed first; 0.66 -> 0.71-0.72 of the sgemm rate. */
+static void disjoint_nchw_zeroed(const disjoint_job *jb, int64_t u0, int64_t u1) {
+    const kmux_conv2d_desc *d = jb->d;
+    const int64_t c = d->c, pq = jb->p * jb->q, sw = d->stride_w, hw = d->h * d->w;
+    scale_beta_row(jb->x + (jb->img0 * c + u0) * hw, (u1 - u0) * hw, 0.0f);
+    for (int64_t u = u0; u < u1; u++) {
+        const int64_t n = u / c, ci = u % c;
+        float *plane = jb->x + (jb->img0 * c + u) * hw;
+        for (int64_t ri = 0; ri < d->r; ri++)
+            for (int64_t si = 0; si < d->s; si++) {
+                const int64_t off = si * d->dilation_w - d->pad_left;
+                int64_t lo, hi, p0, p1; /* output columns and rows whose tap lies in x */
+                valid_q(jb->q, d->w, sw, off, &lo, &hi);
+                valid_q(jb->p, d->h, d->stride_h, ri * d->dilation_h - d->pad_top, &p0, &p1);
+                if (hi <= lo) continue;
+                const float *src = jb->col + ((ci * d->r + ri) * d->s + si) * jb->nj + n * pq;
+                for (int64_t pi = p0; pi < p1; pi++) {
+                    const int64_t h = pi * d->stride_h + ri * d->dilation_h - d->pad_top;
+                    scatter_add_row(plane + h * d->w + lo * sw + off, src + pi * jb->q + lo,
+                                    hi - lo, sw);
+                }
+            }
+    }
+}
+
 /* NCHW: planes [u0, u1), plane u = channel u % cg of image img0 + u / cg */
 static void disjoint_nchw(void *ctx, int64_t u0, int64_t u1, int tid) {
     (void)tid;
     const disjoint_job *jb = ctx;
     const kmux_conv2d_desc *d = jb->d;
+    if (jb->beta == 0.0f && d->groups == 1) {
+        disjoint_nchw_zeroed(jb, u0, u1);
+        return;
+    }
     const int64_t cg = d->c / d->groups, pq = jb->p * jb->q, sw = d->stride_w;
     for (int64_t u = u0; u < u1; u++) {
         const int64_t n = u / cg, ci = u % cg;
@@ -114,11 +159,12 @@ int kmux_cpu_col2im_panel_disjoint_f32(const kmux_conv2d_desc *d, int64_t p, int
                        .x = x,
                        .beta = beta};
     const int64_t images = (j1 - j0) / pq, cg = d->c / d->groups;
+    const int half = threads > 1 ? threads / 2 : 1; /* NCHW: see the top of the file */
     if (d->layout == KMUX_NHWC)
         kmux_parallel_for_from(images * d->h, d->w * cg, threads, 1, PANEL_PARALLEL_MIN,
                                disjoint_nhwc, &jb);
     else
-        kmux_parallel_for_from(images * cg, d->h * d->w, threads, 1, PANEL_PARALLEL_MIN,
-                               disjoint_nchw, &jb);
+        kmux_parallel_for_from(images * cg, d->h * d->w, half, 1, PANEL_PARALLEL_MIN, disjoint_nchw,
+                               &jb);
     return 1;
 }

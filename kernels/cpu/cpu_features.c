@@ -16,7 +16,7 @@
 
 #ifdef KMUX_X86
 typedef struct cpu_flags {
-    int avx2_fma, f16c, avx512_bf16, avx512_fp16;
+    int avx2_fma, f16c, avx512f, avx512_bf16, avx512_fp16;
 } cpu_flags;
 
 static cpu_flags g_flags;
@@ -47,6 +47,7 @@ static void detect(void) {
     if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) a71 = a;
     g_flags.avx2_fma = ((b7 >> 5) & 1) && fma;
     const int avx512f = zmm_os && ((b7 >> 16) & 1);
+    g_flags.avx512f = avx512f;
     g_flags.avx512_bf16 = avx512f && ((a71 >> 5) & 1);
     g_flags.avx512_fp16 = avx512f && ((d7 >> 23) & 1);
 }
@@ -68,6 +69,14 @@ int kmux_cpu_has_avx2_fma(void) {
 int kmux_cpu_has_f16c(void) {
 #ifdef KMUX_X86
     return flags()->f16c; /* only with AVX (VEX encoding, OS-saved YMM state) */
+#else
+    return 0;
+#endif
+}
+
+int kmux_cpu_has_avx512f(void) {
+#ifdef KMUX_X86
+    return flags()->avx512f;
 #else
     return 0;
 #endif

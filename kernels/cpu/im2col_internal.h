@@ -23,6 +23,12 @@
  * before, they ran slower split. */
 #define PANEL_PARALLEL_MIN ((int64_t)1 << 18)
 
+/* How far ahead a strided NCHW gather asks for its input rows, in bytes of x (im2col_nchw_rows;
+ * rounded down to whole rows of the stride, at least one). Measured on the 2-core Zen 5 with
+ * res3a_branch2a's rows (448 bytes a step; the harness of gather_avx512.c, one run each): 1, 8,
+ * 16, 18, 32 and 64 rows ahead gave 0.69, 0.71, 0.77, 0.77, 0.79 and 0.77 of the sgemm rate. */
+#define IM2COL_AHEAD ((int64_t)8 << 10)
+
 /* One panel: pixels [j0, j1) of the batch, group g (kmux_cpu_im2col_panel_f32). */
 typedef struct panel_job {
     const kmux_conv2d_desc *d;
@@ -34,7 +40,15 @@ typedef struct panel_job {
     float *phases;        /* NCHW with a stride: per-thread scratch of im2col_phases.c, or NULL */
     int64_t phase_blocks; /* im2col_phases.c: the blocks of phase rows of each plane */
     float beta;           /* im2col_phases.c, col2im: x = beta * x + the adjoint */
+    int avx512;           /* kmux_cpu_has_avx512f(): stride-2 gathers by kmux_gather2_rows_avx512 */
 } panel_job;
+
+/* Rows r < rows of a stride-2 gather with AVX-512F (gather_avx512.c): dst[r*ldd + i] =
+ * src[r*lds + 2i] for i < n, reading src[r*lds .. r*lds + 2n-2] only; with ahead != 0 each row
+ * first asks for the lines of the row `ahead` floats further on (prefetch_floats). Call only where
+ * kmux_cpu_has_avx512f() answers 1. */
+void kmux_gather2_rows_avx512(float *restrict dst, int64_t ldd, const float *restrict src,
+                              int64_t lds, int64_t rows, int64_t n, int64_t ahead);
 
 /* dst[i] = src[i * stride] for i < n. Unit stride is a copy; stride 2 (ResNet's downsampling
  * layers) takes the even lanes of two loads with SSE2, which every x86-64 has: -O3 leaves that loop
@@ -108,6 +122,18 @@ static inline void scale_beta_row(float *x, int64_t n, float beta) {
     }
     for (int64_t i = 0; i < n; i++)
         x[i] = beta * x[i] + 0.0f;
+}
+
+/* Asks for the cache lines of n floats at src + ahead floats (prefetch hints: they never fault,
+ * and the address is formed as an integer, so it may lie past the tensor). */
+static inline void prefetch_floats(const float *src, int64_t ahead, int64_t n) {
+#if defined(__GNUC__) || defined(__clang__)
+    const uintptr_t a = (uintptr_t)src + (uintptr_t)ahead * sizeof(float);
+    for (uintptr_t b = a & ~(uintptr_t)63; b < a + (uintptr_t)n * sizeof(float); b += 64)
+        __builtin_prefetch((const void *)b);
+#else
+    (void)src, (void)ahead, (void)n;
+#endif
 }
 
 static inline void zero_row(float *dst, int64_t n) {

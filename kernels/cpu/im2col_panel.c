@@ -80,6 +80,19 @@ static void zero_outside(float *rows, int64_t k, int64_t q, int64_t v0, int64_t 
     }
 }
 
+/* NCHW with stride_w = 2 where the gather has AVX-512: the whole output rows from the cursor on
+ * that read rows of the same plane (at most the rest of the image and of the panel, and the rows
+ * whose input row hi + i * stride_h is in the plane), gathered by ONE call; 0 when the cursor is
+ * not at a row's start or hi is outside the plane. */
+static int64_t strided_rows(const panel_job *jb, pix_cursor c, int64_t o, int64_t hi) {
+    const kmux_conv2d_desc *d = jb->d;
+    if (!jb->avx512 || d->stride_w != 2 || c.qi != 0 || hi < 0 || hi >= d->h) return 0;
+    int64_t k = (jb->j1 - jb->j0 - o) / jb->q;
+    if (k > jb->p - c.pi) k = jb->p - c.pi;
+    if (k > (d->h - 1 - hi) / d->stride_h + 1) k = (d->h - 1 - hi) / d->stride_h + 1;
+    return k;
+}
+
 /* the cursor after k whole rows */
 static void cursor_skip_rows(pix_cursor *c, int64_t k, int64_t p) {
     c->pi += k - 1;
@@ -96,6 +109,10 @@ static void im2col_nchw_rows(void *ctx, int64_t t0, int64_t t1, int tid) {
     const int64_t cg = d->c / d->groups, p = jb->p, q = jb->q, hw = d->h * d->w;
     const int64_t nj = jb->j1 - jb->j0, img = d->c * hw, sw = d->stride_w;
     const pix_cursor start = cursor_at(jb->j0, p, q);
+    /* Strided gathers ask for the input row IM2COL_AHEAD bytes of rows ahead (at least one output
+     * row): their rows skip rows and columns of x, which the hardware prefetchers follow poorly */
+    const int64_t row_step = d->stride_h * d->w, rows = IM2COL_AHEAD / (row_step * 4);
+    const int64_t ahead = sw > 1 ? (rows > 1 ? rows : 1) * row_step : 0;
     for (int64_t t = t0; t < t1; t++) {
         const int64_t ci = t / (d->r * d->s), ri = t / d->s % d->r, si = t % d->s;
         const int64_t off_w = si * d->dilation_w - d->pad_left;
@@ -108,6 +125,17 @@ static void im2col_nchw_rows(void *ctx, int64_t t0, int64_t t1, int tid) {
             const int64_t hi = c.pi * d->stride_h - d->pad_top + ri * d->dilation_h;
             const int inside = hi >= 0 && hi < d->h;
             row_run run;
+            const int64_t k = strided_rows(jb, c, o, hi);
+            if (k > 0) { /* in-plane columns gathered, the out-of-image ones zeroed */
+                float *dst = row + o;
+                if (v1 > v0)
+                    kmux_gather2_rows_avx512(dst + v0, q, plane + hi * d->w + off_w + v0 * 2,
+                                             d->stride_h * d->w, k, v1 - v0, ahead);
+                zero_outside(dst, k, q, v0, v1);
+                o += k * q;
+                cursor_skip_rows(&c, k, p);
+                continue;
+            }
             if (whole_rows(jb, c, o, hi, off_w, &run)) {
                 /* the in-plane part copied, the out-of-image columns zeroed */
                 float *dst = row + o;
@@ -129,7 +157,9 @@ static void im2col_nchw_rows(void *ctx, int64_t t0, int64_t t1, int tid) {
                 continue;
             }
             zero_row(dst + qa, lo - qa);
-            gather_row(dst + lo, plane + hi * d->w + off_w + lo * sw, up - lo, sw);
+            const float *src = plane + hi * d->w + off_w + lo * sw;
+            if (ahead) prefetch_floats(src, ahead, (up - lo - 1) * sw + 1);
+            gather_row(dst + lo, src, up - lo, sw);
             zero_row(dst + up, qb - up);
         }
     }
@@ -315,8 +345,16 @@ static void col2im_nhwc_chans(void *ctx, int64_t c0, int64_t c1, int tid) {
 void kmux_cpu_im2col_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
                                const float *x, int64_t j0, int64_t j1, float *col, float *phases,
                                int threads) {
-    panel_job jb = {
-        .d = d, .p = p, .q = q, .g = g, .j0 = j0, .j1 = j1, .xs = x, .col = col, .phases = phases};
+    panel_job jb = {.d = d,
+                    .p = p,
+                    .q = q,
+                    .g = g,
+                    .j0 = j0,
+                    .j1 = j1,
+                    .xs = x,
+                    .col = col,
+                    .phases = phases,
+                    .avx512 = kmux_cpu_has_avx512f()};
     const int64_t taps = d->c / d->groups * d->r * d->s,
                   items = kmux_im2col_phase_items(&jb, threads);
     if (items)

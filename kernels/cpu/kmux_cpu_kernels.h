@@ -13,6 +13,7 @@
 /* ---- CPU feature detection (cached) ---- */
 int kmux_cpu_has_avx2_fma(void); /* AVX2 + FMA */
 int kmux_cpu_has_f16c(void);
+int kmux_cpu_has_avx512f(void); /* AVX-512 Foundation, with the OS saving ZMM state */
 int kmux_cpu_has_avx512_bf16(void);
 int kmux_cpu_has_avx512_fp16(void);
 
