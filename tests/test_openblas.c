@@ -685,15 +685,17 @@ Test(openblas, conv_bwd_data_disjoint_taps) {
 /* NCHW with stride_w = 2 and no phases (a stride wider than the filter) gathers runs of whole
  * output rows with AVX-512 where the CPU has it (kernels/cpu/gather_avx512.c), else row by row
  * with SSE2, asking for the input rows ahead. Rows of 35, 18 and 17 outputs (full vectors and
- * tails), left padding (the first columns of a tap outside the image), groups; with whole-image
- * panels and with panels of 16 pixels, which start and end inside output rows. BWD_DATA with one
- * group zeroes dx first and adds the taps (kernels/cpu/col2im_disjoint.c). Exact against ref. */
+ * tails), left and right padding (a tap's first or last columns outside the image), groups; with
+ * whole-image panels and with panels of about 2.5 output rows, which start and end inside rows
+ * and hold whole rows between. BWD_DATA of the 1x1 geometries writes dx by
+ * kernels/cpu/col2im_disjoint.c. Exact against ref. */
 Test(openblas, conv_nchw_stride2_gathers) {
     TU_NEED_DEVICE(g);
     const tu_conv_geom geoms[] = {
         /* n  c  h  w   k  r  s  g  sh sw pt pb pl pr dh dw */
         {2, 3, 9, 70, 4, 1, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1}, /* 1x1: Q = 35 */
         {2, 2, 6, 35, 3, 1, 3, 1, 2, 2, 0, 0, 2, 1, 1, 1}, /* 1x3, left pad 2: Q = 18 */
+        {2, 2, 6, 34, 3, 1, 3, 1, 2, 2, 0, 0, 2, 2, 1, 1}, /* right pad 2: tap 2 stops at 17 */
         {2, 4, 5, 33, 4, 1, 1, 2, 2, 2, 1, 0, 0, 0, 1, 1}, /* groups, top pad: Q = 17 */
     };
     const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
@@ -701,10 +703,23 @@ Test(openblas, conv_nchw_stride2_gathers) {
         for (int di = 0; di < 3; di++)
             for (int small = 0; small < 2; small++) {
                 const tu_conv_geom *cc = &geoms[i];
+                const kmux_conv2d_desc d = tu_conv_desc(cc, dirs[di], KMUX_NCHW, KMUX_F32);
+                int64_t p, q;
+                TU_OK(kmux_conv2d_output_dims(&d, &p, &q));
+                const size_t pixel = (size_t)(cc->c / cc->groups * cc->r * cc->s) * 4;
                 kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
-                if (small)
-                    prefs.max_workspace_bytes =
-                        (size_t)(cc->c / cc->groups * cc->r * cc->s) * 4 * 16 + 64;
+                if (small) {
+                    prefs.max_workspace_bytes = (pixel * (size_t)(5 * q / 2) + 63) & ~(size_t)63;
+                    kmux_plan *plan = NULL;
+                    TU_OK(kmux_conv2d_plan_create(g.dev, &d, &prefs, &plan));
+                    kmux_plan_info info;
+                    TU_OK(kmux_plan_info_get(plan, &info));
+                    TU_OK(kmux_plan_destroy(plan));
+                    const size_t nj = info.workspace_bytes / pixel; /* the panel, rounded up */
+                    cr_expect(nj > (size_t)q + 1 && nj < (size_t)(p * q),
+                              "geometry %zu: a panel of about %zu pixels, rows of %lld", i, nj,
+                              (long long)q);
+                }
                 char impl[96];
                 check_conv_prefs(cc, dirs[di], KMUX_NCHW, KMUX_F32, &prefs, 0, impl, sizeof impl);
                 cr_expect_str_eq(impl, "openblas:im2col+sgemm");

@@ -31,15 +31,14 @@
  * res3a_2b (3x3 s2) bwd_data 0.81 -> 0.87, fwd and bwd_wts unchanged within the noise (0.79-0.81).
  * BWD_DATA whose taps never overlap (a stride at least the filter's extent: ResNet's strided 1x1
  * layers) also writes beta * dx + the taps in one pass, on panels of whole images (NHWC panels are
- * rounded down to whole images for it; kernels/cpu/col2im_disjoint.c). Measured on the 2-core
- * Zen 5 (bench_ob_conv --mb=4, 4-5 runs interleaved with the build before): res3a_2a (256 -> 128)
- * NHWC 0.62-0.64 -> 0.72-0.76, res3a_1 (256 -> 512) NHWC 0.81 -> 0.88, NCHW 0.78 -> 0.80; res3a_2a
- * NCHW unchanged at 0.59-0.61 (writing dx, 12.8 MB for 4 images, is its cost either way). With
- * beta = 0, NCHW panels zero their planes by one memset and add the taps after, on half the
- * threads; and the strided 1x1 NCHW lowering gathers runs of rows with AVX-512 and prefetch
- * (kernels/cpu/gather_avx512.c). Measured on the 2-core Zen 5 (bench_ob_conv --mb=4
- * --only=res3a_2a, 2 runs alternating with the build before): res3a_2a NCHW FWD 0.73 -> 0.79,
- * BWD_DATA 0.64 -> 0.71, BWD_WEIGHTS 0.74 -> 0.80 of the sgemm bar.
+ * rounded down to whole images for it); NCHW panels run it on half the threads, and with beta = 0
+ * and one group zero their planes by one memset before adding the taps (kernels/cpu/
+ * col2im_disjoint.c, with its measurements). NCHW convolutions with stride_w = 2 lowered without
+ * phases gather runs of whole output rows with AVX-512 where the CPU has it, and every strided
+ * NCHW gather asks for its input rows ahead (kernels/cpu/gather_avx512.c, IM2COL_AHEAD).
+ * Measured together on the 2-core Zen 5 (bench_ob_conv --mb=4 --only=res3a_2a, 2 runs alternating
+ * with the build before), ratios to the sgemm bar: res3a_2a NCHW FWD 0.73 -> 0.79, BWD_DATA 0.64
+ * -> 0.71, BWD_WEIGHTS 0.74 -> 0.80; NHWC unchanged.
  *
  * A 1x1 filter with stride 1 and no padding needs no im2col: the input IS the column matrix
  * (NCHW: x_g is Cg x HW; NHWC: x_g is (N*HW) x Cg with leading dimension C). Such plans offer

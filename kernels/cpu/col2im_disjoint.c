@@ -12,6 +12,9 @@
  * Rounding is that of the plain path, (beta * dx + 0.0f) + value (scale_beta_row, then
  * scatter_add_row), so the results are the same bit for bit; with beta = 0 dx is not read (NaN
  * there is dropped).
+ * Measured on the 2-core Zen 5 (bench_ob_conv --mb=4, 4-5 runs interleaved with the build before,
+ * ratios to the sgemm bar): res3a_2a (1x1 s2, 256 -> 128) NHWC 0.62-0.64 -> 0.72-0.76, res3a_1
+ * (256 -> 512) NHWC 0.81 -> 0.88, NCHW 0.78 -> 0.80; res3a_2a NCHW unchanged at 0.59-0.61.
  * Non-temporal stores for beta = 0 (dx written once, never read) were measured on the 2-core Zen 5
  * and dropped: NHWC unchanged (0.76 of the sgemm bar both), NCHW slower, row by row (0.59 -> 0.54
  * in bench_ob_conv --mb=4) and with each plane put together in L1 first and streamed whole
@@ -22,11 +25,10 @@
  * Zen 5 (a /tmp harness of sgemm + this col2im per image of res3a_branch2a, 4 images, 41
  * interleaved rounds, two runs), one thread took 0.62-0.67 ms against 1.0-1.2 ms for two (0.55 ->
  * 0.64 of the sgemm rate), with OpenBLAS's idle workers spinning for their default time or for
- * almost none (OPENBLAS_THREAD_TIMEOUT=4) alike; and in bench_ob_conv (--only=res3a_2a, 2 runs
- * alternating with the build before, with the zeroing of disjoint_nchw_zeroed) 0.64 -> 0.70-0.73.
- * NHWC panels (the batch's images) keep every thread: one thread was faster in that harness on
- * panels of one image (0.47 against 1.0 ms), but equal in bench_ob_conv (0.77 against 0.78, 3
- * runs). Wider machines are not measured.
+ * almost none (OPENBLAS_THREAD_TIMEOUT=4) alike (bench_ob_conv:
+ * backends/openblas/openblas_conv2d.c). NHWC panels (the batch's images) keep every thread: one
+ * thread was faster in that harness on panels of one image (0.47 against 1.0 ms), but equal in
+ * bench_ob_conv (0.77 against 0.78, 3 runs). Wider machines are not measured.
  */
 #include "cast_internal.h"
 #include "im2col_internal.h"

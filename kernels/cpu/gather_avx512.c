@@ -32,22 +32,24 @@ __attribute__((target("avx512f"))) void kmux_gather2_rows_avx512(float *restrict
     const __mmask16 ka = (__mmask16)(used >= 16 ? 0xffff : (1u << used) - 1);
     const __mmask16 kb = (__mmask16)(used > 16 ? (1u << (used - 16)) - 1 : 0);
     const __mmask16 kd = (__mmask16)((1u << (n - full)) - 1);
-    for (int64_t r = 0; r < rows; r++, dst += ldd, src += lds) {
-        if (ahead) prefetch_floats(src, ahead, 2 * n - 1);
+    for (int64_t r = 0; r < rows; r++) {
+        const float *s = src + r * lds;
+        float *o = dst + r * ldd;
+        if (ahead) prefetch_floats(s, ahead, 2 * n - 1);
         int64_t i = 0;
         for (; i < full; i += 16) {
-            const __m512 a = _mm512_loadu_ps(src + 2 * i), b = _mm512_loadu_ps(src + 2 * i + 16);
-            _mm512_storeu_ps(dst + i, _mm512_permutex2var_ps(a, even, b));
+            const __m512 a = _mm512_loadu_ps(s + 2 * i), b = _mm512_loadu_ps(s + 2 * i + 16);
+            _mm512_storeu_ps(o + i, _mm512_permutex2var_ps(a, even, b));
         }
-        const __m512 a = _mm512_maskz_loadu_ps(ka, src + 2 * i);
-        const __m512 b = kb ? _mm512_maskz_loadu_ps(kb, src + 2 * i + 16) : _mm512_setzero_ps();
-        _mm512_mask_storeu_ps(dst + i, kd, _mm512_permutex2var_ps(a, even, b));
+        const __m512 a = _mm512_maskz_loadu_ps(ka, s + 2 * i);
+        const __m512 b = kb ? _mm512_maskz_loadu_ps(kb, s + 2 * i + 16) : _mm512_setzero_ps();
+        _mm512_mask_storeu_ps(o + i, kd, _mm512_permutex2var_ps(a, even, b));
     }
 }
 #else
 void kmux_gather2_rows_avx512(float *restrict dst, int64_t ldd, const float *restrict src,
                               int64_t lds, int64_t rows, int64_t n, int64_t ahead) {
-    (void)ahead; /* not reached: kmux_cpu_has_avx512f() answers 0 here */
+    (void)ahead; /* the plain loop: other CPUs, and i386, where AVX-512 may still be reported */
     for (int64_t r = 0; r < rows; r++)
         for (int64_t i = 0; i < n; i++)
             dst[r * ldd + i] = src[r * lds + 2 * i];

@@ -26,7 +26,8 @@
 /* How far ahead a strided NCHW gather asks for its input rows, in bytes of x (im2col_nchw_rows;
  * rounded down to whole rows of the stride, at least one). Measured on the 2-core Zen 5 with
  * res3a_branch2a's rows (448 bytes a step; the harness of gather_avx512.c, one run each): 1, 8,
- * 16, 18, 32 and 64 rows ahead gave 0.69, 0.71, 0.77, 0.77, 0.79 and 0.77 of the sgemm rate. */
+ * 16, 18, 32 and 64 rows ahead gave 0.69, 0.71, 0.77, 0.77, 0.79 and 0.77 of the sgemm rate:
+ * from 16 rows on, equal within the run-to-run noise (single runs); 8 KiB is the middle. */
 #define IM2COL_AHEAD ((int64_t)8 << 10)
 
 /* One panel: pixels [j0, j1) of the batch, group g (kmux_cpu_im2col_panel_f32). */
