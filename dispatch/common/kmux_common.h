@@ -38,9 +38,12 @@ static inline int64_t kmux_conv2d_extent(int64_t r, int64_t dilation) {
  *  P = kmux_conv2d_out_dim(h, pad_top, pad_bottom, r, dilation_h, stride_h), Q likewise from
  *  (w, pad_left, pad_right, s, dilation_w, stride_w). For a description the core has validated
  *  (kmux_validate_conv_desc checks that nothing overflows and that the result is >= 1); it does
- *  no check of its own. */
-int64_t kmux_conv2d_out_dim(int64_t in, int64_t pad_lo, int64_t pad_hi, int64_t r, int64_t dilation,
-                            int64_t stride);
+ *  no check of its own. Inline, so that the GPU kernels' host code (kernels/gpu, compiled by nvcc,
+ *  the HIP toolchain and as emulated C++) uses it without linking kmux_common. */
+static inline int64_t kmux_conv2d_out_dim(int64_t in, int64_t pad_lo, int64_t pad_hi, int64_t r,
+                                          int64_t dilation, int64_t stride) {
+    return (in + pad_lo + pad_hi - kmux_conv2d_extent(r, dilation)) / stride + 1;
+}
 
 /** The low 32 bits of u as a two's complement int32: integer BLAS's wrap-around of an s32 result
  *  (i8 x i8 -> i32 GEMMs), without C's implementation-defined conversion of out-of-range values. */

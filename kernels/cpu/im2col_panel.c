@@ -345,16 +345,9 @@ static void col2im_nhwc_chans(void *ctx, int64_t c0, int64_t c1, int tid) {
 void kmux_cpu_im2col_panel_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
                                const float *x, int64_t j0, int64_t j1, float *col, float *phases,
                                int threads) {
-    panel_job jb = {.d = d,
-                    .p = p,
-                    .q = q,
-                    .g = g,
-                    .j0 = j0,
-                    .j1 = j1,
-                    .xs = x,
-                    .col = col,
-                    .phases = phases,
-                    .avx512 = kmux_cpu_has_avx512f()};
+    panel_job jb = {
+        .d = d, .p = p, .q = q, .g = g, .j0 = j0, .j1 = j1, .xs = x, .col = col, .phases = phases};
+    jb.avx512 = kmux_cpu_has_avx512f();
     const int64_t taps = d->c / d->groups * d->r * d->s,
                   items = kmux_im2col_phase_items(&jb, threads);
     if (items)

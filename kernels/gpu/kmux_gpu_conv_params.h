@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "kmux.h"
+#include "kmux_common.h"
 
 /** Arguments of conv_kernel (semantics: kmux_gpu_conv.cu). */
 typedef struct kmux_gpu_conv_params {
@@ -31,8 +32,8 @@ static inline void kmux_gpu_conv_params_fill(kmux_gpu_conv_params *p, const kmux
     p->groups = d->groups, p->cg = d->c / d->groups, p->kg = d->k / d->groups;
     p->sh = d->stride_h, p->sw = d->stride_w, p->pt = d->pad_top, p->pl = d->pad_left;
     p->dh = d->dilation_h, p->dw = d->dilation_w;
-    p->p = (d->h + d->pad_top + d->pad_bottom - ((d->r - 1) * d->dilation_h + 1)) / d->stride_h + 1;
-    p->q = (d->w + d->pad_left + d->pad_right - ((d->s - 1) * d->dilation_w + 1)) / d->stride_w + 1;
+    p->p = kmux_conv2d_out_dim(d->h, d->pad_top, d->pad_bottom, d->r, d->dilation_h, d->stride_h);
+    p->q = kmux_conv2d_out_dim(d->w, d->pad_left, d->pad_right, d->s, d->dilation_w, d->stride_w);
     p->nhwc = d->layout == KMUX_NHWC;
     p->x = a->x, p->wt = a->w, p->y = a->y;
     switch (d->direction) {
