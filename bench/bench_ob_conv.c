@@ -37,6 +37,7 @@
 
 #include "kb_median.h"
 #include "kb_noise.h"
+#include "kb_timing.h"
 #include "kmux.h"
 
 #define MAX_REPS 41
@@ -77,14 +78,6 @@ static float *fill(size_t count) {
         p[i] = (float)((g_rng >> 11) * 0x1p-53) * 2.0f - 1.0f;
     }
     return p;
-}
-
-/* |median of the first half / median of the second half - 1|: drift during the row */
-static double halves_spread(const double *t, int n) {
-    if (n < 4) return 0;
-    double a = kb_median(t, n / 2), b = kb_median(t + n / 2, n - n / 2);
-    double r = a > b ? a / b - 1 : b / a - 1;
-    return r;
 }
 
 static int thread_count(void) {
@@ -193,7 +186,8 @@ static int bench_row(kmux_device *dev, const layer *ly, kmux_conv_direction dir,
     if (ok) {
         kb_noise n;
         kb_noise_between(&s0, &s1, threads, &n);
-        double sc = halves_spread(tc, reps), sg = halves_spread(tg, reps);
+        /* drift during the row: the medians of the two halves of each contestant's rounds */
+        double sc = kb_rounds_spread(tc, reps, 2), sg = kb_rounds_spread(tg, reps, 2);
         kb_noise_rounds(&n, sc > sg ? sc : sg, 2); /* the two halves of the repetitions */
         g_noisy |= n.noisy;
         const double flops = 2.0 * (double)g.m * (double)g.n * (double)g.k;

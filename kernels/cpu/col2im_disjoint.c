@@ -3,9 +3,9 @@
  * taps never overlap: a stride at least the filter's extent in both dimensions (ResNet's strided
  * 1x1 layers). Each element of dx then receives at most one tap, so
  *   dx = beta * dx + the tap's column value (or + 0 where no tap reaches)
- * is written row by row: the row is scaled (or zeroed) and its taps are added while it is in L1
- * (NCHW with beta = 0 and one group: the panel's planes are zeroed by one memset, then the taps are
- * added, disjoint_nchw_zeroed).
+ * is written in one sweep: NHWC row by row, the row scaled (or zeroed) and its taps added while it
+ * is in L1; NCHW plane by plane, likewise (with beta = 0 and one group, the thread's planes zeroed
+ * by one memset first, disjoint_nchw).
  * The plain path zeroes (or scales) all of dx first and adds the columns after, a second pass over
  * dx, which the stride makes 4x larger than the columns: 12.8 MB for 4 images of ResNet-50's
  * res3a_branch2a against a 1 ms GEMM.
@@ -53,19 +53,25 @@ typedef struct disjoint_job {
     float beta;
 } disjoint_job;
 
-/* NCHW, beta = 0 and one group: planes [u0, u1) are consecutive in x, zeroed by ONE memset (for
- * ResNet's strided 1x1 layers 3/4 of dx stays 0), then only the taps are added, tap by tap
- * (distinct taps reach distinct elements). Measured on the 2-core Zen 5 (a /tmp harness of sgemm +
- * col2im per image against the batch's sgemm, res3a_branch2a, 4 images, one thread, 41
- * interleaved rounds, two runs): 0.47-0.50 ms for the rows written one by one with their taps,
- * 0.39-0.40 ms zeroed first; 0.66 -> 0.71-0.72 of the sgemm rate. */
-static void disjoint_nchw_zeroed(const disjoint_job *jb, int64_t u0, int64_t u1) {
+/* NCHW: planes [u0, u1), plane u = channel u % cg of image img0 + u / cg. Each plane is scaled
+ * (x = beta * x + 0.0f, scale_beta_row), then its taps are added tap by tap (distinct taps reach
+ * distinct elements). With beta = 0 and one group the range's planes are consecutive in x and are
+ * zeroed by ONE memset first (for ResNet's strided 1x1 layers 3/4 of dx stays 0). Measured on the
+ * 2-core Zen 5 (a /tmp harness of sgemm + col2im per image against the batch's sgemm,
+ * res3a_branch2a, 4 images, one thread, 41 interleaved rounds, two runs): 0.47-0.50 ms for the
+ * rows written one by one with their taps, 0.39-0.40 ms zeroed first; 0.66 -> 0.71-0.72 of the
+ * sgemm rate. */
+static void disjoint_nchw(void *ctx, int64_t u0, int64_t u1, int tid) {
+    (void)tid;
+    const disjoint_job *jb = ctx;
     const kmux_conv2d_desc *d = jb->d;
-    const int64_t c = d->c, pq = jb->p * jb->q, sw = d->stride_w, hw = d->h * d->w;
-    scale_beta_row(jb->x + (jb->img0 * c + u0) * hw, (u1 - u0) * hw, 0.0f);
+    const int64_t cg = d->c / d->groups, pq = jb->p * jb->q, sw = d->stride_w, hw = d->h * d->w;
+    const int zeroed = jb->beta == 0.0f && d->groups == 1;
+    if (zeroed) scale_beta_row(jb->x + (jb->img0 * d->c + u0) * hw, (u1 - u0) * hw, 0.0f);
     for (int64_t u = u0; u < u1; u++) {
-        const int64_t n = u / c, ci = u % c;
-        float *plane = jb->x + (jb->img0 * c + u) * hw;
+        const int64_t n = u / cg, ci = u % cg;
+        float *plane = jb->x + ((jb->img0 + n) * d->c + jb->g * cg + ci) * hw;
+        if (!zeroed) scale_beta_row(plane, hw, jb->beta);
         for (int64_t ri = 0; ri < d->r; ri++)
             for (int64_t si = 0; si < d->s; si++) {
                 const int64_t off = si * d->dilation_w - d->pad_left;
@@ -80,38 +86,6 @@ static void disjoint_nchw_zeroed(const disjoint_job *jb, int64_t u0, int64_t u1)
                                     hi - lo, sw);
                 }
             }
-    }
-}
-
-/* NCHW: planes [u0, u1), plane u = channel u % cg of image img0 + u / cg */
-static void disjoint_nchw(void *ctx, int64_t u0, int64_t u1, int tid) {
-    (void)tid;
-    const disjoint_job *jb = ctx;
-    const kmux_conv2d_desc *d = jb->d;
-    if (jb->beta == 0.0f && d->groups == 1) {
-        disjoint_nchw_zeroed(jb, u0, u1);
-        return;
-    }
-    const int64_t cg = d->c / d->groups, pq = jb->p * jb->q, sw = d->stride_w;
-    for (int64_t u = u0; u < u1; u++) {
-        const int64_t n = u / cg, ci = u % cg;
-        float *plane = jb->x + ((jb->img0 + n) * d->c + jb->g * cg + ci) * d->h * d->w;
-        for (int64_t h = 0; h < d->h; h++) {
-            float *row = plane + h * d->w;
-            scale_beta_row(row, d->w, jb->beta);
-            int64_t ri, pi;
-            if (!tap_of(h, d->pad_top, d->stride_h, d->dilation_h, d->r, jb->p, &ri, &pi)) continue;
-            for (int64_t si = 0; si < d->s; si++) {
-                /* output columns qi whose input column qi * sw + off lies in the row */
-                const int64_t off = si * d->dilation_w - d->pad_left;
-                int64_t lo, hi;
-                valid_q(jb->q, d->w, sw, off, &lo, &hi);
-                if (hi <= lo) continue;
-                const float *src =
-                    jb->col + ((ci * d->r + ri) * d->s + si) * jb->nj + n * pq + pi * jb->q;
-                scatter_add_row(row + lo * sw + off, src + lo, hi - lo, sw);
-            }
-        }
     }
 }
 

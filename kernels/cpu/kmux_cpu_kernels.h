@@ -122,9 +122,10 @@ void kmux_cpu_col2im_prescale_f32(float *x, int64_t n, float beta);
  *  (ResNet's strided 1x1 layers). Each element of x then receives at most one tap. */
 int kmux_cpu_col2im_disjoint(const kmux_conv2d_desc *d);
 /** The adjoint in one pass over x where the taps never overlap (kmux_cpu_col2im_disjoint): x =
- *  beta * x + the adjoint of col on group g's channels of the panel's images, every element written
- *  once, rounded as kmux_cpu_col2im_panel_f32 after x = beta * x + 0.0f (beta = 0: x is not read),
- *  on up to `threads` threads, the same for any thread count (col2im_disjoint.c). Applies to a
+ *  beta * x + the adjoint of col on group g's channels of the panel's images, each element
+ *  receiving at most one tap, rounded as kmux_cpu_col2im_panel_f32 after x = beta * x + 0.0f
+ *  (beta = 0: x is not read), on up to `threads` threads (NCHW: half of them), the same for any
+ *  thread count (col2im_disjoint.c). Applies to a
  *  panel of whole images (j0 and j1 multiples of p*q); returns 1, or 0 having done nothing where
  *  it does not apply. */
 int kmux_cpu_col2im_panel_disjoint_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, int64_t g,
