@@ -23,12 +23,12 @@
  * own elements of dx once, so the result does not depend on the thread count. NCHW panels (one
  * image each for ResNet's 28x28 outputs) run on HALF the backend's threads: measured on the 2-core
  * Zen 5 (a /tmp harness of sgemm + this col2im per image of res3a_branch2a, 4 images, 41
- * interleaved rounds, two runs), one thread took 0.62-0.67 ms against 1.0-1.2 ms for two (0.55 ->
- * 0.64 of the sgemm rate), with OpenBLAS's idle workers spinning for their default time or for
- * almost none (OPENBLAS_THREAD_TIMEOUT=4) alike (bench_ob_conv:
+ * interleaved rounds, three runs), one thread took 0.62-0.71 ms against 0.97-1.21 ms for two
+ * (0.51-0.60 -> 0.59-0.72 of the sgemm rate), with OpenBLAS's idle workers spinning for their
+ * default time or for almost none (OPENBLAS_THREAD_TIMEOUT=4) alike (bench_ob_conv:
  * backends/openblas/openblas_conv2d.c). NHWC panels (the batch's images) keep every thread: one
- * thread was faster in that harness on panels of one image (0.47 against 1.0 ms), but equal in
- * bench_ob_conv (0.77 against 0.78, 3 runs). Wider machines are not measured.
+ * thread was faster in that harness on panels of one image (0.47-0.49 against 0.77-1.01 ms), but
+ * equal in bench_ob_conv (0.77 against 0.78, 3 runs). Wider machines are not measured.
  */
 #include "cast_internal.h"
 #include "im2col_internal.h"
