@@ -469,16 +469,19 @@ static const tu_conv_geom tu_conv_geoms[] = {
     {1, 2, 4, 9, 3, 2, 5, 1, 3, 2, 0, 2, 4, 1, 1, 2},  /* stride > filter, big left pad */
 };
 
-/* Every geometry in every direction and both layouts, exact (check_conv), on implementation 0,
- * which must be the im2col one. */
+/* Every geometry in every direction and both layouts, exact (check_conv), on the im2col
+ * implementation: the first, or the second after the lowering by rows (NCHW, stride_h 1, R > 1,
+ * P*Q >= 384: checked as well). */
 static void check_im2col_geoms(const tu_conv_geom *geoms, size_t n) {
     const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
     for (size_t i = 0; i < n; i++)
         for (int di = 0; di < 3; di++)
             for (int l = 0; l < 2; l++) {
                 char impl[96];
-                check_conv(&geoms[i], dirs[di], l ? KMUX_NHWC : KMUX_NCHW, KMUX_F32, 0, impl,
-                           sizeof impl);
+                const kmux_layout layout = l ? KMUX_NHWC : KMUX_NCHW;
+                check_conv(&geoms[i], dirs[di], layout, KMUX_F32, 0, impl, sizeof impl);
+                if (!strcmp(impl, "openblas:im2col(1xS)+sgemm"))
+                    check_conv(&geoms[i], dirs[di], layout, KMUX_F32, 1, impl, sizeof impl);
                 cr_expect_str_eq(impl, "openblas:im2col+sgemm");
             }
 }
@@ -604,6 +607,45 @@ Test(openblas, conv_threaded_panels) {
         {2, 128, 64, 64, 4, 1, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1},
     };
     check_im2col_geoms(geoms, sizeof geoms / sizeof geoms[0]);
+}
+
+/* NCHW of vertical stride 1 with P*Q >= 384 lowers by rows first (openblas_conv2d_rows.c: the
+ * im2col of the filter's width, one sgemm per filter row on shifted columns), im2col + sgemm
+ * next; both exact in every direction, with beta = -1 and over NaN with beta = 0. The geometries
+ * take each branch: a filter row that reaches every output and input row (it sets y or the
+ * lowering) or none (y scaled, the lowering zeroed first), output rows no filter row reaches, a
+ * filter row that reaches none, and the horizontal geometry of the 1 x S lowering. */
+Test(openblas, conv_nchw_rows) {
+    TU_NEED_DEVICE(g);
+    const tu_conv_geom geoms[] = {
+        /* n  c  h   w   k  r  s  g  sh sw pt pb pl pr dh dw */
+        {2, 3, 20, 21, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* "same" 3x3: row 1 reaches all */
+        {2, 3, 20, 21, 4, 3, 3, 1, 1, 1, 2, 0, 1, 1, 1, 1}, /* top pad 2: row 2 reaches all */
+        {2, 3, 20, 21, 4, 2, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* 2 rows, P = H + 1: FWD has none */
+        {2, 3, 22, 21, 4, 3, 3, 1, 1, 1, 0, 0, 1, 1, 1, 1}, /* unpadded: BWD_DATA has none */
+        {1, 2, 16, 24, 3, 2, 3, 1, 1, 1, 5, 2, 0, 2, 1, 1}, /* output rows 0-3 reach no input */
+        {1, 2, 4, 70, 3, 3, 3, 1, 1, 1, 8, 0, 1, 1, 3, 1},  /* row 0 reaches none (P = 6) */
+        /* groups, stride_w 2, dilations, uneven horizontal padding (Q = 22) */
+        {2, 4, 24, 45, 6, 3, 3, 2, 1, 2, 2, 2, 2, 1, 2, 2},
+    };
+    const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
+    for (size_t i = 0; i < sizeof geoms / sizeof geoms[0]; i++)
+        for (int di = 0; di < 3; di++) {
+            char impl[96];
+            check_conv(&geoms[i], dirs[di], KMUX_NCHW, KMUX_F32, 0, impl, sizeof impl);
+            cr_expect_str_eq(impl, "openblas:im2col(1xS)+sgemm", "geometry %zu", i);
+            check_conv(&geoms[i], dirs[di], KMUX_NCHW, KMUX_F32, 1, impl, sizeof impl);
+            cr_expect_str_eq(impl, "openblas:im2col+sgemm", "geometry %zu", i);
+            check_conv(&geoms[i], dirs[di], KMUX_NCHW, KMUX_BF16, 0, impl, sizeof impl);
+            cr_expect_str_eq(impl, "openblas:im2col(1xS)+sgemm+cvt", "geometry %zu", i);
+        }
+    /* a workspace too small for one image's lowering: im2col + sgemm alone */
+    const tu_conv_geom *cc = &geoms[0];
+    kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
+    prefs.max_workspace_bytes = (size_t)(cc->c * cc->s * cc->h * cc->w) * 4 - 4;
+    char impl[96];
+    check_conv_prefs(cc, KMUX_CONV_FWD, KMUX_NCHW, KMUX_F32, &prefs, 0, impl, sizeof impl);
+    cr_expect_str_eq(impl, "openblas:im2col+sgemm");
 }
 
 /* One group and dilation 1: NHWC lowers and scatters each filter row's taps as one run; the

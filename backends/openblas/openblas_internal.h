@@ -68,6 +68,28 @@ kmux_status kmux_ob_conv2d_execute(void *state, const void *plan, int impl, void
 /** What plan_info reports for implementation impl of a conv plan. */
 const kmux_ob_plan *kmux_ob_conv2d_head(const void *plan, int impl);
 
+/** Row-major cblas_sgemm with the int casts in one place (the convolution plans check every
+ *  dimension against OpenBLAS's 32-bit blasint at creation). */
+static inline void kmux_ob_sgemm_rm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
+                                    int64_t k, float alpha, const float *a, int64_t lda,
+                                    const float *b, int64_t ldb, float beta, float *c,
+                                    int64_t ldc) {
+    cblas_sgemm(CblasRowMajor, ta, tb, (int)m, (int)n, (int)k, alpha, a, (int)lda, b, (int)ldb,
+                beta, c, (int)ldc);
+}
+
+/* ---- convolution by rows (openblas_conv2d_rows.c) ---- */
+/** Floats of the row lowering of one image and group: (C/groups * S) x (H * Q) (q: the output
+ *  width). */
+size_t kmux_ob_conv_rows_lowered_floats(const kmux_conv2d_desc *d, int64_t q);
+/** The convolution d (NCHW, stride_h = 1; output p x q) by rows: the im2col of the filter's
+ *  width only, then one sgemm per filter row on a shifted range of columns (the file says how),
+ *  as kmux_conv2d_execute with alpha and beta: FWD writes y, BWD_DATA x, BWD_WEIGHTS w. low
+ *  holds kmux_ob_conv_rows_lowered_floats(d, q) floats, wr (K/groups) x (C/groups * R * S);
+ *  both are scratch. im2col and col2im run on up to `threads` threads. */
+void kmux_ob_conv_rows_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, float alpha, float beta,
+                           float *x, float *w, float *y, float *low, float *wr, int threads);
+
 /* ---- scratch memory (openblas_workspace.c) ---- */
 
 /** 64-byte aligned scratch of at least `bytes`, or NULL (out of memory). Each execute takes its
