@@ -609,43 +609,67 @@ Test(openblas, conv_threaded_panels) {
     check_im2col_geoms(geoms, sizeof geoms / sizeof geoms[0]);
 }
 
-/* NCHW of vertical stride 1 with P*Q >= 384 lowers by rows first (openblas_conv2d_rows.c: the
- * im2col of the filter's width, one sgemm per filter row on shifted columns), im2col + sgemm
- * next; both exact in every direction, with beta = -1 and over NaN with beta = 0. The geometries
+/* Vertical stride 1 with P*Q >= 384 lowers by rows first (openblas_conv2d_rows.c: the im2col of
+ * the filter's width, one sgemm per filter row on shifted pixels), im2col + sgemm next; both
+ * exact in every direction and layout, with beta = -1 and over NaN with beta = 0. The geometries
  * take each branch: a filter row that reaches every output and input row (it sets y or the
  * lowering) or none (y scaled, the lowering zeroed first), output rows no filter row reaches, a
  * filter row that reaches none, and the horizontal geometry of the 1 x S lowering. */
-Test(openblas, conv_nchw_rows) {
+Test(openblas, conv_rows) {
     TU_NEED_DEVICE(g);
     const tu_conv_geom geoms[] = {
         /* n  c  h   w   k  r  s  g  sh sw pt pb pl pr dh dw */
         {2, 3, 20, 21, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* "same" 3x3: row 1 reaches all */
         {2, 3, 20, 21, 4, 3, 3, 1, 1, 1, 2, 0, 1, 1, 1, 1}, /* top pad 2: row 2 reaches all */
         {2, 3, 20, 21, 4, 2, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* 2 rows, P = H + 1: FWD has none */
-        {2, 3, 22, 21, 4, 3, 3, 1, 1, 1, 0, 0, 1, 1, 1, 1}, /* unpadded: BWD_DATA has none */
-        {1, 2, 16, 24, 3, 2, 3, 1, 1, 1, 5, 2, 0, 2, 1, 1}, /* output rows 0-3 reach no input */
+        {2, 3, 22, 21, 4, 3, 3, 1, 1, 1, 0, 0, 1, 1, 1, 1}, /* no vertical pad: BWD_DATA: none */
+        {1, 2, 16, 24, 3, 2, 3, 1, 1, 1, 5, 2, 0, 2, 1, 1}, /* output rows 0-3, 21 reach no input */
         {1, 2, 4, 70, 3, 3, 3, 1, 1, 1, 8, 0, 1, 1, 3, 1},  /* row 0 reaches none (P = 6) */
-        /* groups, stride_w 2, dilations, uneven horizontal padding (Q = 22) */
+        /* groups, stride_w 2, dilations, uneven horizontal padding (Q = 22); then P = 26 > H,
+         * where no filter row reaches every output row; then depthwise (NCHW BWD_WEIGHTS: im2col
+         * only) */
         {2, 4, 24, 45, 6, 3, 3, 2, 1, 2, 2, 2, 2, 1, 2, 2},
+        {2, 4, 24, 45, 6, 3, 3, 2, 1, 2, 3, 3, 2, 1, 2, 2},
+        {2, 3, 20, 21, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     };
     const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
     for (size_t i = 0; i < sizeof geoms / sizeof geoms[0]; i++)
-        for (int di = 0; di < 3; di++) {
+        for (int di = 0; di < 3; di++)
+            for (int l = 0; l < 2; l++) {
+                const tu_conv_geom *cc = &geoms[i];
+                const kmux_layout layout = l ? KMUX_NHWC : KMUX_NCHW;
+                char impl[96];
+                if (!l && dirs[di] == KMUX_CONV_BWD_WEIGHTS && cc->k == cc->groups) {
+                    check_conv(cc, dirs[di], layout, KMUX_F32, 0, impl, sizeof impl);
+                    cr_expect_str_eq(impl, "openblas:im2col+sgemm", "geometry %zu", i);
+                    continue;
+                }
+                check_conv(cc, dirs[di], layout, KMUX_F32, 0, impl, sizeof impl);
+                cr_expect_str_eq(impl, "openblas:im2col(1xS)+sgemm", "geometry %zu", i);
+                check_conv(cc, dirs[di], layout, KMUX_F32, 1, impl, sizeof impl);
+                cr_expect_str_eq(impl, "openblas:im2col+sgemm", "geometry %zu", i);
+                check_conv(cc, dirs[di], layout, KMUX_BF16, 0, impl, sizeof impl);
+                cr_expect_str_eq(impl, "openblas:im2col(1xS)+sgemm+cvt", "geometry %zu", i);
+            }
+    /* a workspace one float too small for an image's lowering (C/g*S x H*Q): im2col + sgemm
+     * alone; with room for it (and NCHW's repacked filter), the lowering by rows */
+    const tu_conv_geom *cc = &geoms[6];
+    for (int l = 0; l < 2; l++)
+        for (int fits = 0; fits < 2; fits++) {
+            const kmux_layout layout = l ? KMUX_NHWC : KMUX_NCHW;
+            const kmux_conv2d_desc d = tu_conv_desc(cc, KMUX_CONV_FWD, layout, KMUX_F32);
+            int64_t p, q;
+            TU_OK(kmux_conv2d_output_dims(&d, &p, &q));
+            kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
+            const size_t low = (size_t)(cc->c / cc->groups * cc->s * cc->h * q) * 4;
+            const size_t wr = (size_t)(cc->k / cc->groups * cc->c / cc->groups * cc->r * cc->s) * 4;
+            prefs.max_workspace_bytes = low - 4; /* then the 64-byte aligned low, and wr (NCHW) */
+            if (fits)
+                prefs.max_workspace_bytes = (low + 63) / 64 * 64 + (l ? 0 : (wr + 63) / 64 * 64);
             char impl[96];
-            check_conv(&geoms[i], dirs[di], KMUX_NCHW, KMUX_F32, 0, impl, sizeof impl);
-            cr_expect_str_eq(impl, "openblas:im2col(1xS)+sgemm", "geometry %zu", i);
-            check_conv(&geoms[i], dirs[di], KMUX_NCHW, KMUX_F32, 1, impl, sizeof impl);
-            cr_expect_str_eq(impl, "openblas:im2col+sgemm", "geometry %zu", i);
-            check_conv(&geoms[i], dirs[di], KMUX_NCHW, KMUX_BF16, 0, impl, sizeof impl);
-            cr_expect_str_eq(impl, "openblas:im2col(1xS)+sgemm+cvt", "geometry %zu", i);
+            check_conv_prefs(cc, KMUX_CONV_FWD, layout, KMUX_F32, &prefs, 0, impl, sizeof impl);
+            cr_expect_str_eq(impl, fits ? "openblas:im2col(1xS)+sgemm" : "openblas:im2col+sgemm");
         }
-    /* a workspace too small for one image's lowering: im2col + sgemm alone */
-    const tu_conv_geom *cc = &geoms[0];
-    kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
-    prefs.max_workspace_bytes = (size_t)(cc->c * cc->s * cc->h * cc->w) * 4 - 4;
-    char impl[96];
-    check_conv_prefs(cc, KMUX_CONV_FWD, KMUX_NCHW, KMUX_F32, &prefs, 0, impl, sizeof impl);
-    cr_expect_str_eq(impl, "openblas:im2col+sgemm");
 }
 
 /* One group and dilation 1: NHWC lowers and scatters each filter row's taps as one run; the

@@ -44,16 +44,18 @@
  * (NCHW: x_g is Cg x HW; NHWC: x_g is (N*HW) x Cg with leading dimension C). Such plans offer
  * "openblas:sgemm(1x1)" first and "openblas:im2col+sgemm" as the next implementation.
  *
- * NCHW of vertical stride 1 with R > 1 (3x3 "same" layers) lowers only the filter's width and
- * runs one sgemm per filter row on shifted columns (openblas_conv2d_rows.c, rows_apply says
- * when): "openblas:im2col(1xS)+sgemm" first, "openblas:im2col+sgemm" next. Measured on the
- * 2-core Zen 5 (plans of both in one process, executions interleaved with the sgemm bar, 11-31
- * rounds), rows / im2col: FWD 1.06-1.11 and BWD_DATA 1.13-1.28 on 3x3 layers of 64 and 128
- * channels (56^2 and 28^2, batches 4-32), 1.38 and 1.46 on a 5x5; BWD_WEIGHTS 0.95-1.06 at 3x3
- * (three sgemm calls pack dy three times), 1.17 at 5x5.
+ * Vertical stride 1 with R > 1 (3x3 "same" layers) lowers only the filter's width and runs one
+ * sgemm per filter row on shifted pixels (openblas_conv2d_rows.c; rows_apply says when):
+ * "openblas:im2col(1xS)+sgemm" first, "openblas:im2col+sgemm" next. Measured on the 2-core Zen 5
+ * (both as plans in one process, executions interleaved with each other and the sgemm bar, 11-31
+ * rounds, medians of the per-round ratios), rows / im2col on 3x3 layers of 64 and 128 channels
+ * (56^2 and 28^2, batches 4-32): NCHW FWD 1.06-1.11, BWD_DATA 1.13-1.28, BWD_WEIGHTS 0.95-1.06
+ * (R sgemm calls pack dy R times); NHWC 1.10-1.23 in every direction; on a 5x5 (32 channels)
+ * NCHW 1.38, 1.46 and 1.17.
  *
  * Every GEMM dimension (C, K, P*Q, H*W, C/groups*R*S) fits OpenBLAS's 32-bit blasint because
- * the device's capabilities limit sizes and tensor elements to 2^31 - 1 (openblas_backend.c).
+ * the device's capabilities limit sizes and tensor elements to 2^31 - 1 (openblas_backend.c);
+ * those of the lowering by rows (H*Q, C/groups*S) because rows_apply bounds its size.
  *
  * f16/bf16 tensors run only with prefs->allow_emulation: they are widened exactly to f32 copies
  * ("+cvt"), convolved in f32 and rounded once to the tensor type.
@@ -96,7 +98,8 @@ typedef struct cv_plan {
     size_t ws_x, ws_w, ws_y, max_ws;
 } cv_plan;
 
-/* A plan: its implementations, all prepared at creation (1x1 plans: direct, then im2col). */
+/* A plan: its implementations, all prepared at creation (1x1 plans: direct, then im2col; plans
+ * that lower by rows: rows, then im2col). */
 typedef struct cv_set {
     cv_plan impl[2];
     int count;
@@ -145,7 +148,7 @@ static int size_workspace(cv_plan *pl, int threads) {
     const int disjoint_taps = d->direction == KMUX_CONV_BWD_DATA && kmux_cpu_col2im_disjoint(d);
     if (pl->rows) {
         col = kmux_ob_conv_rows_lowered_floats(d, pl->q) * sizeof(float);
-        wr = (size_t)(kg * crsg) * sizeof(float);
+        wr = d->layout == KMUX_NCHW ? (size_t)(kg * crsg) * sizeof(float) : 0;
     } else if (!pl->direct) {
         nj = (int64_t)(CV_PANEL_BYTES / ((size_t)crsg * sizeof(float)));
         if (nj < CV_PANEL_MIN_COLS) nj = CV_PANEL_MIN_COLS;
@@ -206,14 +209,21 @@ static void set_impl(cv_plan *pl) {
              pl->cvt ? "+cvt" : "");
 }
 
-/* Whether d lowers by rows (openblas_conv2d_rows.c): NCHW of vertical stride 1 with several
- * filter rows, whose images have at least CV_PANEL_MIN_COLS output pixels (the panels of im2col
- * would stay inside one image too, and the shifted sgemm calls are as wide as the image) and
- * whose row lowering of one image fits a panel (CV_PANEL_BYTES, so that it stays in cache for
- * the R sgemm calls that read it). */
+/* Whether d lowers by rows (openblas_conv2d_rows.c): vertical stride 1 with several filter
+ * rows, images of at least CV_PANEL_MIN_COLS output pixels (its sgemm calls run per image, as
+ * wide as the image) and a row lowering of one image that fits a panel (CV_PANEL_BYTES, so that
+ * it stays in cache for the R sgemm calls that read it; each factor is bounded first, as C/g*S
+ * and H*Q are not bounded by any tensor's size). Not NCHW BWD_WEIGHTS with one output channel
+ * per group (depthwise): its R sgemm calls per image and group, of one row each, cost more than
+ * the lowering saves (rows / im2col 0.57 on 3x3 64 channels of 56^2, the 2-core Zen 5, where
+ * FWD and BWD_DATA by rows ran 1.21-1.28 times as fast, and NHWC 1.11-1.20). */
 static int rows_apply(const kmux_conv2d_desc *d, int64_t p, int64_t q) {
-    return d->layout == KMUX_NCHW && d->r > 1 && d->stride_h == 1 && p * q >= CV_PANEL_MIN_COLS &&
-           kmux_ob_conv_rows_lowered_floats(d, q) * sizeof(float) <= CV_PANEL_BYTES;
+    const int64_t most = (int64_t)(CV_PANEL_BYTES / sizeof(float));
+    const int64_t taps = d->c / d->groups * d->s, pixels = d->h * q; /* each < 2^62 */
+    if (d->layout == KMUX_NCHW && d->direction == KMUX_CONV_BWD_WEIGHTS && d->k == d->groups)
+        return 0;
+    return d->r > 1 && d->stride_h == 1 && p * q >= CV_PANEL_MIN_COLS && taps <= most &&
+           pixels <= most && taps * pixels <= most;
 }
 
 kmux_status kmux_ob_conv2d_plan_create(void *state, int device, const kmux_conv2d_desc *desc,

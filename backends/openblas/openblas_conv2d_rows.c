@@ -1,30 +1,31 @@
 /*
- * openblas_conv2d_rows.c - NCHW convolutions of vertical stride 1 lowered by rows: the im2col of
- * only the filter's WIDTH, then one sgemm per filter row on a shifted range of columns (the
- * semantics of kmux.h; the plan chooses this path in openblas_conv2d.c).
+ * openblas_conv2d_rows.c - convolutions of vertical stride 1 lowered by rows: the im2col of only
+ * the filter's WIDTH, then one sgemm per filter row on a shifted range of pixels (the semantics
+ * of kmux.h; the plan chooses this path in openblas_conv2d.c), NCHW and NHWC.
  *
  * The row lowering of image n, group g, is the column matrix of the 1 x S convolution with the
  * same horizontal geometry (kmux_cpu_im2col_panel_f32 on that descriptor, whose output height is
- * H): low is (Cg*S) x (H*Q), row ci*S + si, column hi*Q + qi holding x[ci, hi, qi*stride_w +
- * si*dilation_w - pad_left] (0 in the padding). With stride_h = 1, output row pi reads input row
- * hi = pi + ri*dilation_h - pad_top through filter row ri, so for each ri the valid output rows
- * [p0, p0 + rows) read the consecutive input rows [hi0, hi0 + rows), and their P*Q-long output
- * columns [p0*Q, (p0 + rows)*Q) are ONE shifted range of low's columns. With W_r the Kg x (Cg*S)
- * matrix of filter row ri (repacked from KCRS into wr), group g of image n:
+ * H): "low" has one pixel per input row and output column, hi*Q + qi, and Cg*S taps, holding
+ * x[ci, hi, qi*stride_w + si*dilation_w - pad_left] (0 in the padding); NCHW stores it (Cg*S) x
+ * (H*Q), tap ci*S + si, NHWC (H*Q) x (S*Cg), tap si*Cg + ci. With stride_h = 1, output row pi
+ * reads input row hi = pi + ri*dilation_h - pad_top through filter row ri, so for each ri the
+ * valid output rows [p0, p0 + rows) read the consecutive input rows [hi0, hi0 + rows): their
+ * pixels [p0*Q, (p0 + rows)*Q) of y are ONE shifted range [hi0*Q, ..) of low's. With W_r the
+ * filter row ri, Kg x (taps) (NCHW: repacked from KCRS into wr; NHWC: in place in KRSC at leading
+ * dimension R*S*Cg), group g of image n, in NCHW terms (NHWC runs the transposed products):
  *   FWD          y[:, p0*Q ..]      (+)= alpha * W_r low[:, hi0*Q ..]           one sgemm per ri
  *   BWD_DATA     low[:, hi0*Q ..]   (+)= alpha * W_r^T dy[:, p0*Q ..];  then the col2im of the
  *                                        1 x S convolution adds low into dx (prescaled by beta)
- *   BWD_WEIGHTS  wr_r               +=  alpha * dy[:, p0*Q ..] low[:, hi0*Q ..]^T, summed over
- *                                        the batch, then dW = beta * dW + wr (scattered to KCRS)
+ *   BWD_WEIGHTS  dW_r               +=  alpha * dy[:, p0*Q ..] low[:, hi0*Q ..]^T over the batch;
+ *                                        NCHW sums into wr, then dW = beta * dW + wr (to KCRS);
+ *                                        NHWC into dW itself, beta on the first image
  * The first sgemm of FWD (BWD_DATA) is that of a filter row that reaches every output row (every
  * input row), with the caller's beta (beta 0) and the others add; without such a row y is scaled
  * by beta (low zeroed) first.
  *
  * Why: im2col writes Cg*R*S*P*Q floats per image that sgemm then reads once; this writes R times
- * fewer (Cg*S*H*Q), which sgemm reads R times while they are still in cache. Measured on the
- * 2-core Zen 5 (an interleaved harness, ResNet-50's res2a_2b 3x3 64 -> 64 on 56^2, batch 32,
- * forward, against OpenBLAS's sgemm on the equivalent 64 x 100352 x 576 GEMM): im2col + sgemm
- * 0.78-0.81 of the sgemm rate, by rows 0.98-1.02; the lowering took 3 ms of 50 against 15 ms.
+ * fewer (Cg*S*H*Q), which sgemm reads R times while they are still in cache (the measurements
+ * are at the top of openblas_conv2d.c).
  *
  * Determinism: the order of the sgemm calls and of col2im's additions depends only on the shape.
  */
@@ -46,18 +47,20 @@ static kmux_conv2d_desc row_desc(const kmux_conv2d_desc *d) {
     return d1;
 }
 
-/* The output rows [*p0, *p0 + rows) that filter row ri reaches, reading input rows from *hi0;
- * returns rows (0: ri lies in the padding for every output row). */
+/* With stride_h = 1 and p output rows: the output rows [*p0, *p0 + rows) that filter row ri
+ * reaches, reading the input rows from *hi0 on; returns rows (0: ri lies in the padding for every
+ * output row). */
 static int64_t tap_rows(const kmux_conv2d_desc *d, int64_t p, int64_t ri, int64_t *p0,
                         int64_t *hi0) {
-    const int64_t off = ri * d->dilation_h - d->pad_top; /* hi = pi + off */
-    const int64_t lo = off < 0 ? -off : 0, hi = d->h - off < p ? d->h - off : p;
-    *p0 = lo;
-    *hi0 = lo + off;
-    return hi > lo ? hi - lo : 0;
+    const int64_t off = ri * d->dilation_h - d->pad_top; /* input row = output row + off */
+    const int64_t begin = off < 0 ? -off : 0, end = d->h - off < p ? d->h - off : p;
+    *p0 = begin;
+    *hi0 = begin + off;
+    return end > begin ? end - begin : 0;
 }
 
-/* The filter row that reaches every output row (FWD) or every input row (BWD_DATA), or -1. */
+/* The lowest filter row that reaches every output row (FWD; BWD_WEIGHTS too, where it only
+ * orders the sgemm calls) or every input row (BWD_DATA), or -1. */
 static int64_t full_row(const kmux_conv2d_desc *d, int64_t p) {
     for (int64_t ri = 0; ri < d->r; ri++) {
         int64_t p0, hi0;
@@ -92,59 +95,91 @@ size_t kmux_ob_conv_rows_lowered_floats(const kmux_conv2d_desc *d, int64_t q) {
     return (size_t)(d->c / d->groups * d->s * d->h * q);
 }
 
+/* NHWC BWD_WEIGHTS: dW_r = beta * dW_r + 0.0f for a filter row that reaches no output row (its
+ * sgemm calls, which apply beta on the first image, do not run), as alpha * 0 + beta * dW_r
+ * rounds (-0 becomes +0); dW_r is kg rows of cgs at ld. */
+static void scale_rows(float *f, int64_t kg, int64_t cgs, int64_t ld, float beta) {
+    for (int64_t k = 0; k < kg; k++)
+        for (int64_t i = 0; i < cgs; i++)
+            f[k * ld + i] = beta == 0.0f ? 0.0f : beta * f[k * ld + i] + 0.0f;
+}
+
 void kmux_ob_conv_rows_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, float alpha, float beta,
                            float *x, float *w, float *y, float *low, float *wr, int threads) {
     const kmux_conv2d_desc d1 = row_desc(d);
+    const int nchw = d->layout == KMUX_NCHW;
     const int64_t cg = d->c / d->groups, kg = d->k / d->groups, cgs = cg * d->s;
     const int64_t pq = p * q, hq = d->h * q, y_img = d->k * pq;
     const int64_t w_grp = kg * cg * d->r * d->s, wr_row = kg * cgs;
+    /* steps of one output row in y (dy), of one input row in low, and leading dimensions; NHWC
+     * reads W_r in place (KRSC: filter row ri of group g is Kg x (S*Cg) at ld R*S*Cg) */
+    const int64_t y_row = nchw ? q : q * d->k, low_row = nchw ? q : q * cgs;
+    const int64_t ldy = nchw ? pq : d->k, ldl = nchw ? hq : cgs;
+    const int64_t ldw = nchw ? cgs : d->r * cgs, w_row = nchw ? wr_row : cgs;
     const CBLAS_TRANSPOSE N = CblasNoTrans, T = CblasTrans;
     const int64_t full = full_row(d, p);
     if (d->direction == KMUX_CONV_BWD_DATA)
         kmux_cpu_col2im_prescale_f32(x, d->n * d->c * d->h * d->w, beta);
+    if (d->direction == KMUX_CONV_FWD && full < 0)
+        kmux_cpu_col2im_prescale_f32(y, d->n * y_img, beta);
 
     for (int64_t g = 0; g < d->groups; g++) {
-        float *wg = w + g * w_grp;
-        if (d->direction == KMUX_CONV_BWD_WEIGHTS)
+        float *wg = w + g * w_grp, *wsrc = nchw ? wr : wg;
+        if (nchw && d->direction == KMUX_CONV_BWD_WEIGHTS)
             memset(wr, 0, (size_t)(d->r * wr_row) * sizeof(float));
-        else
+        else if (nchw)
             repack(wg, wr, kg, cg, d->r, d->s, 0, 0.0f);
         for (int64_t n = 0; n < d->n; n++) {
-            float *yg = y + n * y_img + g * kg * pq; /* Kg x PQ */
+            float *yg = y + n * y_img + g * kg * (nchw ? pq : 1); /* image n, group g */
             if (d->direction != KMUX_CONV_BWD_DATA)
                 kmux_cpu_im2col_panel_f32(&d1, d->h, q, g, x, n * hq, (n + 1) * hq, low, NULL,
                                           threads);
             else if (full < 0)
                 memset(low, 0, (size_t)(cgs * hq) * sizeof(float));
-            if (d->direction == KMUX_CONV_FWD && full < 0)
-                kmux_cpu_col2im_prescale_f32(yg, kg * pq, beta);
             /* the full filter row first (it sets y or low), then the others add */
             for (int64_t i = 0; i < d->r; i++) {
                 const int64_t ri = full < 0 ? i : i == 0 ? full : i <= full ? i - 1 : i;
                 int64_t p0, hi0;
-                const int64_t rows = tap_rows(d, p, ri, &p0, &hi0);
-                if (rows == 0) continue;
-                const float first =
-                    ri == full ? (d->direction == KMUX_CONV_FWD ? beta : 0.0f) : 1.0f;
-                float *wri = wr + ri * wr_row, *lo = low + hi0 * q, *yo = yg + p0 * q;
+                const int64_t rows = tap_rows(d, p, ri, &p0, &hi0), m = rows * q;
+                float *wri = wsrc + ri * w_row, *lo = low + hi0 * low_row, *yo = yg + p0 * y_row;
+                /* NHWC BWD_WEIGHTS writes dW_r itself: beta on the first image */
+                const float wbeta = n == 0 ? beta : 1.0f;
+                if (rows == 0) {
+                    if (!nchw && d->direction == KMUX_CONV_BWD_WEIGHTS && n == 0)
+                        scale_rows(wri, kg, cgs, ldw, beta);
+                    continue;
+                }
+                const float first = ri != full ? 1.0f : d->direction == KMUX_CONV_FWD ? beta : 0.0f;
                 switch (d->direction) {
                 case KMUX_CONV_FWD:
-                    kmux_ob_sgemm_rm(N, N, kg, rows * q, cgs, alpha, wri, cgs, lo, hq, first, yo,
-                                     pq);
+                    if (nchw)
+                        kmux_ob_sgemm_rm(N, N, kg, m, cgs, alpha, wri, ldw, lo, ldl, first, yo,
+                                         ldy);
+                    else
+                        kmux_ob_sgemm_rm(N, T, m, kg, cgs, alpha, lo, ldl, wri, ldw, first, yo,
+                                         ldy);
                     break;
                 case KMUX_CONV_BWD_DATA:
-                    kmux_ob_sgemm_rm(T, N, cgs, rows * q, kg, alpha, wri, cgs, yo, pq, first, lo,
-                                     hq);
+                    if (nchw)
+                        kmux_ob_sgemm_rm(T, N, cgs, m, kg, alpha, wri, ldw, yo, ldy, first, lo,
+                                         ldl);
+                    else
+                        kmux_ob_sgemm_rm(N, N, m, cgs, kg, alpha, yo, ldy, wri, ldw, first, lo,
+                                         ldl);
                     break;
                 case KMUX_CONV_BWD_WEIGHTS:
-                    kmux_ob_sgemm_rm(N, T, kg, cgs, rows * q, alpha, yo, pq, lo, hq, 1.0f, wri,
-                                     cgs);
+                    if (nchw)
+                        kmux_ob_sgemm_rm(N, T, kg, cgs, m, alpha, yo, ldy, lo, ldl, 1.0f, wri, ldw);
+                    else
+                        kmux_ob_sgemm_rm(T, N, kg, cgs, m, alpha, yo, ldy, lo, ldl, wbeta, wri,
+                                         ldw);
                     break;
                 }
             }
             if (d->direction == KMUX_CONV_BWD_DATA)
                 kmux_cpu_col2im_panel_f32(&d1, d->h, q, g, low, n * hq, (n + 1) * hq, x, threads);
         }
-        if (d->direction == KMUX_CONV_BWD_WEIGHTS) repack(wg, wr, kg, cg, d->r, d->s, 1, beta);
+        if (nchw && d->direction == KMUX_CONV_BWD_WEIGHTS)
+            repack(wg, wr, kg, cg, d->r, d->s, 1, beta);
     }
 }

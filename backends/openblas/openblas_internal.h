@@ -59,7 +59,8 @@ kmux_status kmux_ob_matmul_execute(void *state, const void *plan, int impl, void
 /* ---- convolution (openblas_conv2d.c) ---- */
 
 /** plan_create slot: f32 natively, f16/bf16 by conversion, compute F32 only (capabilities);
- *  1x1 plans have two implementations (GEMM on the input itself, then im2col + GEMM). */
+ *  1x1 plans have two implementations (GEMM on the input itself, then im2col + GEMM), and so do
+ *  plans that lower by rows (openblas_conv2d_rows.c, then im2col + GEMM). */
 kmux_status kmux_ob_conv2d_plan_create(void *state, int device, const kmux_conv2d_desc *desc,
                                        const kmux_plan_prefs *prefs, void **plan, int *impl_count);
 /** execute slot. */
@@ -68,8 +69,9 @@ kmux_status kmux_ob_conv2d_execute(void *state, const void *plan, int impl, void
 /** What plan_info reports for implementation impl of a conv plan. */
 const kmux_ob_plan *kmux_ob_conv2d_head(const void *plan, int impl);
 
-/** Row-major cblas_sgemm with the int casts in one place (the convolution plans check every
- *  dimension against OpenBLAS's 32-bit blasint at creation). */
+/** Row-major cblas_sgemm with the int casts in one place (every dimension passed fits
+ *  OpenBLAS's 32-bit blasint: the device's limits on sizes and tensors, and rows_apply in
+ *  openblas_conv2d.c for the lowering by rows). */
 static inline void kmux_ob_sgemm_rm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
                                     int64_t k, float alpha, const float *a, int64_t lda,
                                     const float *b, int64_t ldb, float beta, float *c,
@@ -82,11 +84,11 @@ static inline void kmux_ob_sgemm_rm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int6
 /** Floats of the row lowering of one image and group: (C/groups * S) x (H * Q) (q: the output
  *  width). */
 size_t kmux_ob_conv_rows_lowered_floats(const kmux_conv2d_desc *d, int64_t q);
-/** The convolution d (NCHW, stride_h = 1; output p x q) by rows: the im2col of the filter's
- *  width only, then one sgemm per filter row on a shifted range of columns (the file says how),
- *  as kmux_conv2d_execute with alpha and beta: FWD writes y, BWD_DATA x, BWD_WEIGHTS w. low
- *  holds kmux_ob_conv_rows_lowered_floats(d, q) floats, wr (K/groups) x (C/groups * R * S);
- *  both are scratch. im2col and col2im run on up to `threads` threads. */
+/** The convolution d (NCHW or NHWC, stride_h = 1; output p x q) by rows: the im2col of the
+ *  filter's width only, then one sgemm per filter row on a shifted range of pixels (the file
+ *  says how), as kmux_conv2d_execute with alpha and beta: FWD writes y, BWD_DATA x, BWD_WEIGHTS
+ *  w. low holds kmux_ob_conv_rows_lowered_floats(d, q) floats; wr, for NCHW only, (K/groups) x
+ *  (C/groups * R * S); both are scratch. im2col and col2im run on up to `threads` threads. */
 void kmux_ob_conv_rows_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, float alpha, float beta,
                            float *x, float *w, float *y, float *low, float *wr, int threads);
 
