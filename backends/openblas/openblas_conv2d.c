@@ -299,7 +299,6 @@ static void conv_direct_f32(const cv_plan *pl, float alpha, float beta, float *x
     const int nchw = d->layout == KMUX_NCHW;
     const int64_t cg = d->c / d->groups, kg = d->k / d->groups, pq = pl->p * pl->q;
     const int64_t x_img = d->c * pq, y_img = d->k * pq, w_grp = kg * cg;
-    const CBLAS_TRANSPOSE N = CblasNoTrans, T = CblasTrans;
     /* NCHW: one GEMM per image; NHWC: the images' rows are consecutive, one GEMM for all */
     const int64_t nb = nchw ? 1 : d->n, rows = nb * pq;
     for (int64_t n0 = 0; n0 < d->n; n0 += nb) {
@@ -307,23 +306,11 @@ static void conv_direct_f32(const cv_plan *pl, float alpha, float beta, float *x
         const float wbeta = n0 == 0 ? beta : 1.0f; /* BWD_WEIGHTS sums over the batch */
         for (int64_t g = 0; g < d->groups; g++) {
             float *wg = w + g * w_grp;
-            if (nchw) {
-                float *xg = xc + g * cg * pq, *yg = yc + g * kg * pq;
-                if (d->direction == KMUX_CONV_FWD)
-                    kmux_ob_sgemm_rm(N, N, kg, pq, cg, alpha, wg, cg, xg, pq, beta, yg, pq);
-                else if (d->direction == KMUX_CONV_BWD_WEIGHTS)
-                    kmux_ob_sgemm_rm(N, T, kg, cg, pq, alpha, yg, pq, xg, pq, wbeta, wg, cg);
-                else
-                    kmux_ob_sgemm_rm(T, N, cg, pq, kg, alpha, wg, cg, yg, pq, beta, xg, pq);
-            } else {
-                float *xg = xc + g * cg, *yg = yc + g * kg;
-                if (d->direction == KMUX_CONV_FWD)
-                    kmux_ob_sgemm_rm(N, T, rows, kg, cg, alpha, xg, d->c, wg, cg, beta, yg, d->k);
-                else if (d->direction == KMUX_CONV_BWD_WEIGHTS)
-                    kmux_ob_sgemm_rm(T, N, kg, cg, rows, alpha, yg, d->k, xg, d->c, wbeta, wg, cg);
-                else
-                    kmux_ob_sgemm_rm(N, N, rows, cg, kg, alpha, yg, d->k, wg, cg, beta, xg, d->c);
-            }
+            /* the input itself is the lowered matrix (taps = Cg) */
+            float *xg = xc + g * cg * (nchw ? pq : 1), *yg = yc + g * kg * (nchw ? pq : 1);
+            const float out_beta = d->direction == KMUX_CONV_BWD_WEIGHTS ? wbeta : beta;
+            kmux_ob_conv_gemm(d->direction, nchw, rows, kg, cg, alpha, wg, cg, xg, nchw ? pq : d->c,
+                              yg, nchw ? pq : d->k, out_beta);
         }
     }
 }
@@ -357,7 +344,6 @@ static int conv_panels_f32(const cv_plan *pl, float alpha, float beta, float *x,
     const int64_t cg = d->c / d->groups, kg = d->k / d->groups, pq = pl->p * pl->q;
     const int64_t crsg = cg * d->r * d->s, y_img = d->k * pq, w_grp = kg * crsg;
     const int64_t total = d->n * pq;
-    const CBLAS_TRANSPOSE N = CblasNoTrans, T = CblasTrans;
     /* dx = beta * dx first, and col2im accumulates alpha * W^T dy into it; by phases, or where
      * the taps never overlap (panels of whole images both), col2im writes beta * dx + alpha *
      * W^T dy itself */
@@ -385,26 +371,18 @@ static int conv_panels_f32(const cv_plan *pl, float alpha, float beta, float *x,
                 yp = ypan;
                 ldy = nj;
             }
+            const float out_beta = d->direction == KMUX_CONV_FWD           ? beta
+                                   : d->direction == KMUX_CONV_BWD_WEIGHTS ? wbeta
+                                                                           : 0.0f;
+            kmux_ob_conv_gemm(d->direction, nchw, nj, kg, crsg, alpha, wg, crsg, col,
+                              nchw ? nj : crsg, yp, ldy, out_beta);
             switch (d->direction) {
             case KMUX_CONV_FWD:
-                if (nchw)
-                    kmux_ob_sgemm_rm(N, N, kg, nj, crsg, alpha, wg, crsg, col, nj, beta, yp, ldy);
-                else
-                    kmux_ob_sgemm_rm(N, T, nj, kg, crsg, alpha, col, crsg, wg, crsg, beta, yp, ldy);
                 if (pl->ws_ypan) ypan_copy(y, ypan, img, nimg, g, kg, pq, y_img, 0);
                 break;
             case KMUX_CONV_BWD_WEIGHTS:
-                if (nchw)
-                    kmux_ob_sgemm_rm(N, T, kg, crsg, nj, alpha, yp, ldy, col, nj, wbeta, wg, crsg);
-                else
-                    kmux_ob_sgemm_rm(T, N, kg, crsg, nj, alpha, yp, ldy, col, crsg, wbeta, wg,
-                                     crsg);
                 break;
             case KMUX_CONV_BWD_DATA:
-                if (nchw)
-                    kmux_ob_sgemm_rm(T, N, crsg, nj, kg, alpha, wg, crsg, yp, ldy, 0.0f, col, nj);
-                else
-                    kmux_ob_sgemm_rm(N, N, nj, crsg, kg, alpha, yp, ldy, wg, crsg, 0.0f, col, crsg);
                 if (pl->disjoint) {
                     if (!kmux_cpu_col2im_panel_disjoint_f32(d, pl->p, pl->q, g, col, j0, j1, x,
                                                             beta, threads))

@@ -116,7 +116,6 @@ void kmux_ob_conv_rows_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, floa
     const int64_t y_row = nchw ? q : q * d->k, low_row = nchw ? q : q * cgs;
     const int64_t ldy = nchw ? pq : d->k, ldl = nchw ? hq : cgs;
     const int64_t ldw = nchw ? cgs : d->r * cgs, w_row = nchw ? wr_row : cgs;
-    const CBLAS_TRANSPOSE N = CblasNoTrans, T = CblasTrans;
     const int64_t full = full_row(d, p);
     if (d->direction == KMUX_CONV_BWD_DATA)
         kmux_cpu_col2im_prescale_f32(x, d->n * d->c * d->h * d->w, beta);
@@ -142,39 +141,20 @@ void kmux_ob_conv_rows_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, floa
                 int64_t p0, hi0;
                 const int64_t rows = tap_rows(d, p, ri, &p0, &hi0), m = rows * q;
                 float *wri = wsrc + ri * w_row, *lo = low + hi0 * low_row, *yo = yg + p0 * y_row;
-                /* NHWC BWD_WEIGHTS writes dW_r itself: beta on the first image */
-                const float wbeta = n == 0 ? beta : 1.0f;
                 if (rows == 0) {
                     if (!nchw && d->direction == KMUX_CONV_BWD_WEIGHTS && n == 0)
                         scale_rows(wri, kg, cgs, ldw, beta);
                     continue;
                 }
-                const float first = ri != full ? 1.0f : d->direction == KMUX_CONV_FWD ? beta : 0.0f;
-                switch (d->direction) {
-                case KMUX_CONV_FWD:
-                    if (nchw)
-                        kmux_ob_sgemm_rm(N, N, kg, m, cgs, alpha, wri, ldw, lo, ldl, first, yo,
-                                         ldy);
-                    else
-                        kmux_ob_sgemm_rm(N, T, m, kg, cgs, alpha, lo, ldl, wri, ldw, first, yo,
-                                         ldy);
-                    break;
-                case KMUX_CONV_BWD_DATA:
-                    if (nchw)
-                        kmux_ob_sgemm_rm(T, N, cgs, m, kg, alpha, wri, ldw, yo, ldy, first, lo,
-                                         ldl);
-                    else
-                        kmux_ob_sgemm_rm(N, N, m, cgs, kg, alpha, yo, ldy, wri, ldw, first, lo,
-                                         ldl);
-                    break;
-                case KMUX_CONV_BWD_WEIGHTS:
-                    if (nchw)
-                        kmux_ob_sgemm_rm(N, T, kg, cgs, m, alpha, yo, ldy, lo, ldl, 1.0f, wri, ldw);
-                    else
-                        kmux_ob_sgemm_rm(T, N, kg, cgs, m, alpha, yo, ldy, lo, ldl, wbeta, wri,
-                                         ldw);
-                    break;
-                }
+                /* FWD, BWD_DATA: the full filter row sets y (beta) or low (0), the others add;
+                 * BWD_WEIGHTS: NCHW adds into wr, NHWC into dW_r (beta on the first image) */
+                const float out_beta = d->direction == KMUX_CONV_BWD_WEIGHTS
+                                           ? (nchw || n > 0 ? 1.0f : beta)
+                                       : ri != full                    ? 1.0f
+                                       : d->direction == KMUX_CONV_FWD ? beta
+                                                                       : 0.0f;
+                kmux_ob_conv_gemm(d->direction, nchw, m, kg, cgs, alpha, wri, ldw, lo, ldl, yo, ldy,
+                                  out_beta);
             }
             if (d->direction == KMUX_CONV_BWD_DATA)
                 kmux_cpu_col2im_panel_f32(&d1, d->h, q, g, low, n * hq, (n + 1) * hq, x, threads);

@@ -80,6 +80,33 @@ static inline void kmux_ob_sgemm_rm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int6
                 beta, c, (int)ldc);
 }
 
+/** One GEMM of a convolution, in the forms of openblas_conv2d.c's table: the filter w is Kg x
+ *  taps (leading dimension ldw), the lowered input col is taps x pixels (NCHW) or pixels x taps
+ *  (NHWC; leading dimension ldc), the output or its gradient y is Kg x pixels (NCHW) or pixels x
+ *  Kg (NHWC; ldy). In NCHW terms (NHWC runs the transposed products), beta applying to what the
+ *  direction writes: FWD y = alpha w col + beta y; BWD_DATA col = alpha w^T y + beta col;
+ *  BWD_WEIGHTS w = alpha y col^T + beta w. */
+static inline void kmux_ob_conv_gemm(kmux_conv_direction dir, int nchw, int64_t pixels, int64_t kg,
+                                     int64_t taps, float alpha, float *w, int64_t ldw, float *col,
+                                     int64_t ldc, float *y, int64_t ldy, float beta) {
+    const CBLAS_TRANSPOSE N = CblasNoTrans, T = CblasTrans;
+    if (dir == KMUX_CONV_FWD) {
+        if (nchw)
+            kmux_ob_sgemm_rm(N, N, kg, pixels, taps, alpha, w, ldw, col, ldc, beta, y, ldy);
+        else
+            kmux_ob_sgemm_rm(N, T, pixels, kg, taps, alpha, col, ldc, w, ldw, beta, y, ldy);
+    } else if (dir == KMUX_CONV_BWD_DATA) {
+        if (nchw)
+            kmux_ob_sgemm_rm(T, N, taps, pixels, kg, alpha, w, ldw, y, ldy, beta, col, ldc);
+        else
+            kmux_ob_sgemm_rm(N, N, pixels, taps, kg, alpha, y, ldy, w, ldw, beta, col, ldc);
+    } else if (nchw) {
+        kmux_ob_sgemm_rm(N, T, kg, taps, pixels, alpha, y, ldy, col, ldc, beta, w, ldw);
+    } else {
+        kmux_ob_sgemm_rm(T, N, kg, taps, pixels, alpha, y, ldy, col, ldc, beta, w, ldw);
+    }
+}
+
 /* ---- convolution by rows (openblas_conv2d_rows.c) ---- */
 /** Floats of the row lowering of one image and group: (C/groups * S) x (H * Q) (q: the output
  *  width). */
