@@ -672,6 +672,35 @@ Test(openblas, conv_rows) {
         }
 }
 
+/* A row lowering whose size C/g*S*H*Q wraps 64 bits (2^64 floats, over tensors of 4 Mi elements
+ * each: W = 1, a filter as wide as the padding) must not be taken for a small one: the plan is
+ * im2col + sgemm or refused, never the lowering by rows. */
+Test(openblas, conv_rows_size_overflow) {
+    TU_NEED_DEVICE(g);
+    kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
+    d.n = d.c = d.k = 1;
+    d.h = (int64_t)1 << 22;
+    d.w = 1;
+    d.r = 2;
+    d.s = (int64_t)1 << 20;
+    d.dilation_h = ((int64_t)1 << 22) - 1; /* P = 1 */
+    d.pad_left = (int64_t)1 << 21;
+    d.pad_right = ((int64_t)1 << 21) + ((int64_t)1 << 20) - 2; /* Q = 2^22 */
+    int64_t p, q;
+    TU_OK(kmux_conv2d_output_dims(&d, &p, &q));
+    cr_assert_eq(p * q, (int64_t)1 << 22);
+    kmux_plan *plan = NULL;
+    const kmux_status st = kmux_conv2d_plan_create(g.dev, &d, NULL, &plan);
+    if (st == KMUX_OK) {
+        kmux_plan_info info;
+        TU_OK(kmux_plan_info_get(plan, &info));
+        cr_expect_str_neq(info.impl, "openblas:im2col(1xS)+sgemm");
+        TU_OK(kmux_plan_destroy(plan));
+    } else {
+        cr_expect_eq(st, KMUX_ERR_UNSUPPORTED, "%s", kmux_status_str(st));
+    }
+}
+
 /* One group and dilation 1: NHWC lowers and scatters each filter row's taps as one run; the
  * runs are cut at the image's edges (stride > 1, uneven and large padding, ResNet's 7x7). */
 Test(openblas, conv_nhwc_tap_runs) {

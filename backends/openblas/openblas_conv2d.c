@@ -146,9 +146,9 @@ static int size_workspace(cv_plan *pl, int threads) {
     int64_t nj = 0, imgs = 0;
     size_t phase = 0, col = 0, wr = 0;
     const int disjoint_taps = d->direction == KMUX_CONV_BWD_DATA && kmux_cpu_col2im_disjoint(d);
-    if (pl->rows) {
-        col = kmux_ob_conv_rows_lowered_floats(d, pl->q) * sizeof(float);
-        wr = d->layout == KMUX_NCHW ? (size_t)(kg * crsg) * sizeof(float) : 0;
+    if (pl->rows) { /* rows_apply bounded the lowering */
+        col = kmux_ob_conv_rows_floats(d, pl->q, &wr) * sizeof(float);
+        wr *= sizeof(float);
     } else if (!pl->direct) {
         nj = (int64_t)(CV_PANEL_BYTES / ((size_t)crsg * sizeof(float)));
         if (nj < CV_PANEL_MIN_COLS) nj = CV_PANEL_MIN_COLS;
@@ -212,18 +212,17 @@ static void set_impl(cv_plan *pl) {
 /* Whether d lowers by rows (openblas_conv2d_rows.c): vertical stride 1 with several filter
  * rows, images of at least CV_PANEL_MIN_COLS output pixels (its sgemm calls run per image, as
  * wide as the image) and a row lowering of one image that fits a panel (CV_PANEL_BYTES, so that
- * it stays in cache for the R sgemm calls that read it; each factor is bounded first, as C/g*S
- * and H*Q are not bounded by any tensor's size). Not NCHW BWD_WEIGHTS with one output channel
+ * it stays in cache for the R sgemm calls that read it; its size is checked for overflow, as
+ * C/g*S*H*Q is not bounded by any tensor's size). Not NCHW BWD_WEIGHTS with one output channel
  * per group (depthwise): its R sgemm calls per image and group, of one row each, cost more than
  * the lowering saves (rows / im2col 0.57 on 3x3 64 channels of 56^2, the 2-core Zen 5, where
  * FWD and BWD_DATA by rows ran 1.21-1.28 times as fast, and NHWC 1.11-1.20). */
 static int rows_apply(const kmux_conv2d_desc *d, int64_t p, int64_t q) {
-    const int64_t most = (int64_t)(CV_PANEL_BYTES / sizeof(float));
-    const int64_t taps = d->c / d->groups * d->s, pixels = d->h * q; /* each < 2^62 */
+    size_t wr;
     if (d->layout == KMUX_NCHW && d->direction == KMUX_CONV_BWD_WEIGHTS && d->k == d->groups)
         return 0;
-    return d->r > 1 && d->stride_h == 1 && p * q >= CV_PANEL_MIN_COLS && taps <= most &&
-           pixels <= most && taps * pixels <= most;
+    return d->r > 1 && d->stride_h == 1 && p * q >= CV_PANEL_MIN_COLS &&
+           kmux_ob_conv_rows_floats(d, q, &wr) <= CV_PANEL_BYTES / sizeof(float);
 }
 
 kmux_status kmux_ob_conv2d_plan_create(void *state, int device, const kmux_conv2d_desc *desc,

@@ -91,17 +91,12 @@ static void repack(float *wg, float *wr, int64_t kg, int64_t cg, int64_t r, int6
             }
 }
 
-size_t kmux_ob_conv_rows_lowered_floats(const kmux_conv2d_desc *d, int64_t q) {
-    return (size_t)(d->c / d->groups * d->s * d->h * q);
-}
-
-/* NHWC BWD_WEIGHTS: dW_r = beta * dW_r + 0.0f for a filter row that reaches no output row (its
- * sgemm calls, which apply beta on the first image, do not run), as alpha * 0 + beta * dW_r
- * rounds (-0 becomes +0); dW_r is kg rows of cgs at ld. */
-static void scale_rows(float *f, int64_t kg, int64_t cgs, int64_t ld, float beta) {
-    for (int64_t k = 0; k < kg; k++)
-        for (int64_t i = 0; i < cgs; i++)
-            f[k * ld + i] = beta == 0.0f ? 0.0f : beta * f[k * ld + i] + 0.0f;
+size_t kmux_ob_conv_rows_floats(const kmux_conv2d_desc *d, int64_t q, size_t *wr_floats) {
+    const int64_t cg = d->c / d->groups;
+    const int64_t taps = cg * d->s, pixels = d->h * q; /* each < 2^62: sizes are < 2^31 */
+    int64_t low;
+    *wr_floats = d->layout == KMUX_NCHW ? (size_t)(d->k / d->groups * cg * d->r * d->s) : 0;
+    return __builtin_mul_overflow(taps, pixels, &low) ? SIZE_MAX : (size_t)low;
 }
 
 void kmux_ob_conv_rows_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, float alpha, float beta,
@@ -141,9 +136,10 @@ void kmux_ob_conv_rows_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, floa
                 int64_t p0, hi0;
                 const int64_t rows = tap_rows(d, p, ri, &p0, &hi0), m = rows * q;
                 float *wri = wsrc + ri * w_row, *lo = low + hi0 * low_row, *yo = yg + p0 * y_row;
-                if (rows == 0) {
+                if (rows == 0) { /* NHWC dW_r = beta * dW_r, as alpha * 0 + beta * dW_r rounds */
                     if (!nchw && d->direction == KMUX_CONV_BWD_WEIGHTS && n == 0)
-                        scale_rows(wri, kg, cgs, ldw, beta);
+                        for (int64_t k = 0; k < kg; k++)
+                            kmux_cpu_col2im_prescale_f32(wri + k * ldw, cgs, beta);
                     continue;
                 }
                 /* FWD, BWD_DATA: the full filter row sets y (beta) or low (0), the others add;

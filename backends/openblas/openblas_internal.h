@@ -108,14 +108,16 @@ static inline void kmux_ob_conv_gemm(kmux_conv_direction dir, int nchw, int64_t 
 }
 
 /* ---- convolution by rows (openblas_conv2d_rows.c) ---- */
-/** Floats of the row lowering of one image and group: (C/groups * S) x (H * Q) (q: the output
- *  width). */
-size_t kmux_ob_conv_rows_lowered_floats(const kmux_conv2d_desc *d, int64_t q);
+/** The scratch of the lowering by rows, in floats (q: the output width): returns the row
+ *  lowering of one image and group, (C/groups * S) x (H * Q), or SIZE_MAX where that product
+ *  overflows; *wr_floats gets the repacked filter, (K/groups) x (C/groups * R * S) for NCHW, 0
+ *  for NHWC (which reads the filter in place). */
+size_t kmux_ob_conv_rows_floats(const kmux_conv2d_desc *d, int64_t q, size_t *wr_floats);
 /** The convolution d (NCHW or NHWC, stride_h = 1; output p x q) by rows: the im2col of the
  *  filter's width only, then one sgemm per filter row on a shifted range of pixels (the file
  *  says how), as kmux_conv2d_execute with alpha and beta: FWD writes y, BWD_DATA x, BWD_WEIGHTS
- *  w. low holds kmux_ob_conv_rows_lowered_floats(d, q) floats; wr, for NCHW only, (K/groups) x
- *  (C/groups * R * S); both are scratch. im2col and col2im run on up to `threads` threads. */
+ *  w. low and wr hold the floats kmux_ob_conv_rows_floats gives; both are scratch. im2col and
+ * col2im run on up to `threads` threads. */
 void kmux_ob_conv_rows_f32(const kmux_conv2d_desc *d, int64_t p, int64_t q, float alpha, float beta,
                            float *x, float *w, float *y, float *low, float *wr, int threads);
 

@@ -113,7 +113,8 @@ int kmux_cpu_col2im_panel_phases_f32(const kmux_conv2d_desc *d, int64_t p, int64
                                      float *col, int64_t j0, int64_t j1, float *x, float beta,
                                      float *phases, int threads);
 /** x = beta * x + 0.0f over n floats, before col2im adds its taps into x
- *  (kmux_cpu_col2im_panel_f32), in IEEE mode whatever the caller's (kmux_cast_fp_enter), as the
+ *  (kmux_cpu_col2im_panel_f32) or sgemm calls with beta = 1 add their products (the OpenBLAS
+ *  convolution by rows), in IEEE mode whatever the caller's (kmux_cast_fp_enter), as the
  *  worker threads of the col2im kernels run; beta = 0 zeroes x without reading it (NaN there is
  *  dropped). The "+ 0.0f" turns -0 into +0, so that elements no tap reaches come out as
  *  alpha * 0 + beta * x does (beta = -1, x = 0: +0). */
