@@ -48,7 +48,7 @@ typedef struct layer {
     int64_t c, h, k, r, stride, pad;
 } layer;
 
-/* ../shared/workloads/resnet50_conv.csv (v1 and v1.5) */
+/* ResNet-50 convolution layers (v1 and v1.5; He et al. 2016, torchvision resnet50) */
 static const layer layers[] = {
     {"conv1 7x7s2 3>64 224", 3, 224, 64, 7, 2, 3},
     {"res2a_2b 3x3 64 56", 64, 56, 64, 3, 1, 1},

@@ -94,9 +94,7 @@ if [ "$worktree" = 1 ]; then
   (cd "$repo" && git ls-files -z -co --exclude-standard | tar --null -T - -cf -) |
     tar -C "$root/src/kmux" -xf -
 fi
-# shared/ beside the clone, as CI has it (the HIP toolchain script lives there; not needed by the
-# README's commands, copied when present so that the layout is the same)
-[ -d "$repo/../shared" ] && cp -a "$repo/../shared" "$root/src/shared" 2>/dev/null || true
+# The clone alone: a user has nothing beside it, so nothing beside it is copied.
 mount -t proc proc "$root/proc"
 mount --rbind /sys "$root/sys"
 mount --rbind /dev "$root/dev"

@@ -63,15 +63,13 @@ fi
 # --- JSON against the schema ---
 "$CHECK" --quick --json >"$TMP/run/report.json" 2>"$TMP/run/err"
 [ "$(wc -l <"$TMP/run/report.json")" -eq 1 ] || fail "--json is not one line"
-command -v node >/dev/null 2>&1 || skip "node is not installed (Debian: apt install nodejs npm)"
-command -v npm >/dev/null 2>&1 || skip "npm is not installed (Debian: apt install npm)"
-NODE_DIR=$TMP/node-ajv
-if [ ! -f "$NODE_DIR/node_modules/ajv/package.json" ] ||
-    [ ! -f "$NODE_DIR/node_modules/ajv-formats/package.json" ]; then
-    mkdir -p "$NODE_DIR"
-    npm install --prefix "$NODE_DIR" --no-audit --no-fund --no-save ajv@8 ajv-formats@3 \
-        >"$TMP/npm.log" 2>&1 || skip "npm install ajv ajv-formats failed: $(tail -3 "$TMP/npm.log")"
-fi
+# Ajv comes from scripts/setup-debian.sh (KMUX_NODE_DIR); the tests download nothing.
+command -v node >/dev/null 2>&1 || fail "node is not installed: run scripts/setup-debian.sh"
+NODE_DIR=${KMUX_NODE_DIR:-/var/cache/kmux/node}
+for m in ajv ajv-formats; do
+    [ -f "$NODE_DIR/node_modules/$m/package.json" ] ||
+        fail "$m is not installed in $NODE_DIR/node_modules (KMUX_NODE_DIR): run scripts/setup-debian.sh"
+done
 SCHEMA=$SRC/bench/schema/kmux-check-report.schema.json
 NODE_PATH=$NODE_DIR/node_modules node "$SRC/tests/bench/validate_records.cjs" "$SCHEMA" \
     "$TMP/run/report.json" || fail "the report does not validate"

@@ -1,29 +1,30 @@
 #!/usr/bin/env bash
 # Compile check of kernels/gpu for AMD MI300 (gfx942) on a machine without a GPU or ROCm.
 #
-# Compiles every .cu file of kernels/gpu as HIP (-x hip) for gfx942 with the toolchain of
-# <shared>/tools/hip-gfx942-toolchain.sh (Debian 12 clang-19 + Debian 13 ROCm 6.0 device
-# libraries; the first run downloads ~76 MB of Debian packages, ~30 s), links them into a shared
-# object, then checks that object: the .hip_fatbin section must hold a gfx942 code object
-# (clang-offload-bundler --list), which must contain every kernel, and the library must define
-# the extern "C" launchers of kmux_gpu_kernels.h. Nothing is run (no GPU is needed).
+# Compiles every .cu file of kernels/gpu as HIP (-x hip) for gfx942 with kmux's compile-only
+# toolchain (scripts/setup-hip-toolchain.sh, run by scripts/setup-debian.sh: Debian 12 clang-19 +
+# Debian 13 ROCm 6.0 device libraries), links them into a shared object, then checks that
+# object: the .hip_fatbin section must hold a gfx942 code object (clang-offload-bundler --list),
+# which must contain every kernel, and the library must define the extern "C" launchers of
+# kmux_gpu_kernels.h. Nothing is run (no GPU is needed). The CMake build compiles the plugin's
+# four sources the same way; this also covers kmux_gpu_post.cu (CUDA's cuBLASLt completion), so
+# that every source of kernels/gpu stays HIP-clean.
 #
-# Usage: kernels/gpu/hip-compile-check.sh [SHARED_DIR] [OUT_DIR]
-#   SHARED_DIR  folder holding tools/hip-gfx942-toolchain.sh (default: ../shared beside the repo)
-#   OUT_DIR     where objects go (default: a temporary folder, removed at the end)
-# Exit status: 0 when everything compiles and checks out; 3 when the toolchain could not be set up
-# (nothing was checked); anything else is a failed check.
+# Usage: kernels/gpu/hip-compile-check.sh [OUT_DIR]
+#   OUT_DIR  where objects go (default: a temporary folder, removed at the end)
+#   KMUX_HIP_TOOLCHAIN_DIR  the toolchain's folder (default /var/cache/kmux/hip-toolchain)
+# Exit status: 0 when everything compiles and checks out; 2 when the toolchain is not set up;
+# anything else is a failed check.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-shared=${1:-$repo/../shared}
-out=${2:-}
+out=${1:-}
 log() { echo "hip-compile-check: $*" >&2; }
 
-[ -x "$shared/tools/hip-gfx942-toolchain.sh" ] || {
-  log "no $shared/tools/hip-gfx942-toolchain.sh (pass the shared folder as first argument)"; exit 2; }
-toolchain=$("$shared/tools/hip-gfx942-toolchain.sh") || {
-  log "the gfx942 toolchain could not be set up (package download?): nothing was compiled"; exit 3; }
-eval "$toolchain"
+settings=$("$repo/scripts/setup-hip-toolchain.sh" --print) || {
+  log "the compile-only HIP toolchain is not set up: run scripts/setup-hip-toolchain.sh"; exit 2; }
+KMUX_HIP_CLANG=$(echo "$settings" | sed -n 's/^KMUX_HIP_CLANG=//p')
+KMUX_HIP_FLAGS=$(echo "$settings" | sed -n 's/^KMUX_HIP_FLAGS=//p')
+LLVM_BIN=$(echo "$settings" | sed -n 's/^KMUX_HIP_LLVM_BIN=//p')
 
 if [ -z "$out" ]; then
   out=$(mktemp -d)
@@ -44,7 +45,7 @@ for f in "${srcs[@]}"; do
   objs+=("$o")
 done
 lib="$out/libkmux_gpu_kernels_gfx942.so"
-$KMUX_HIP_CLANG -shared -fuse-ld=lld-19 "${objs[@]}" -o "$lib"
+$KMUX_HIP_CLANG -shared -fuse-ld=lld "${objs[@]}" -o "$lib"
 
 # 1. each object's .hip_fatbin holds a gfx942 code object (checked per object: the linker
 #    concatenates the bundles of several objects, and the bundler lists only the first);
@@ -55,8 +56,8 @@ total=0
 for f in "${srcs[@]}"; do
   o="$out/$(basename "$f" .cu).o"
   fatbin="$o.hip_fatbin"
-  llvm-objcopy-19 --dump-section=.hip_fatbin="$fatbin" "$o" "$o.tmp" && rm -f "$o.tmp"
-  bundles=$(/usr/lib/llvm-19/bin/clang-offload-bundler --list --type=o --input="$fatbin")
+  "$LLVM_BIN/llvm-objcopy" --dump-section=.hip_fatbin="$fatbin" "$o" "$o.tmp" && rm -f "$o.tmp"
+  bundles=$("$LLVM_BIN/clang-offload-bundler" --list --type=o --input="$fatbin")
   target=$(echo "$bundles" | grep -E 'amdgcn-amd-amdhsa-+gfx942' | head -1 || true)
   if [ -z "$target" ]; then
     log "FAIL: $(basename "$f"): no gfx942 code object (bundles: $(echo "$bundles" | tr '\n' ' '))"
@@ -64,11 +65,11 @@ for f in "${srcs[@]}"; do
     continue
   fi
   co="$o.gfx942.co"
-  /usr/lib/llvm-19/bin/clang-offload-bundler --unbundle --type=o --targets="$target" \
+  "$LLVM_BIN/clang-offload-bundler" --unbundle --type=o --targets="$target" \
     --input="$fatbin" --output="$co"
-  flags=$(llvm-readelf-19 --file-header "$co" | grep -E 'Flags:' || true)
+  flags=$("$LLVM_BIN/llvm-readelf" --file-header "$co" | grep -E 'Flags:' || true)
   echo "$flags" | grep -q gfx942 || { log "FAIL: $(basename "$f"): code object $flags"; fail=1; }
-  kds=$(llvm-readelf-19 --symbols "$co" | awk '$NF ~ /\.kd$/ {print $NF}' | sort -u)
+  kds=$("$LLVM_BIN/llvm-readelf" --symbols "$co" | awk '$NF ~ /\.kd$/ {print $NF}' | sort -u)
   n=$(echo "$kds" | grep -c . || true)
   total=$((total + n))
   names=$(tr '\n' ' ' <"$f" | sed -E 's/__launch_bounds__ *\([^)]*\)//g' | grep -oE '__global__[^(]*' |

@@ -4,17 +4,16 @@
 #   1. stop at once (exit 2) when there is no AMD GPU (/dev/kfd, libamdhip64, rocminfo);
 #   2. configure and build (Release; CPU plugins off, CUDA off, KMUX_WITH_HIP=ON) with code
 #      objects for the GPU's own architecture (rocminfo, else gfx942); the device compiler is the
-#      host's ROCm clang (/opt/rocm/llvm/bin/clang++) when there is one, else the gfx942 toolchain
-#      script of ../shared/tools;
+#      host's ROCm (ROCM_PATH, found by cmake/KmuxHipToolchain.cmake: its amdclang++), else kmux's
+#      compile-only toolchain (scripts/setup-hip-toolchain.sh);
 #   3. kmux-info (the hip backend must be available, with the GPU's architecture);
 #   4. ctest: test_hip_device (memory, streams, a wrapped hipStream_t, events, every cast and the
 #      mixed-precision kernels, the degenerate matmul and GEMM on rocBLAS on hip:0, bit for bit
 #      against ref), the fake-runtime and bundle tests, and the conformance suites (which then
 #      also run on hip:0);
-#   5. kmux-bench on hip:0 over tests/gpu/cases.batch -> kmux-hip.jsonl (GEMM runs on the host's
-#      rocBLAS when it has one; convolution, epilogues and fp8 are refused with
-#      KMUX_ERR_UNSUPPORTED until kernels/gpu's GEMM/conv land in the plugin: the records say so),
-#      and `kmux-bench report`, printed last.
+#   5. kmux-bench on hip:0 over tests/gpu/cases.batch -> kmux-hip.jsonl (GEMM and convolution on
+#      kernels/gpu's own kernels, GEMM also on the host's rocBLAS when it has one; the records name
+#      the implementation), and `kmux-bench report`, printed last.
 #
 #   tests/gpu/run_hip.sh [--build-only] [BUILD_DIR]      (BUILD_DIR default: build-hip)
 #
@@ -63,11 +62,8 @@ fi
 say "architectures: $arch"
 
 # 2. configure and build
-args=(-DCMAKE_BUILD_TYPE=Release -DKMUX_WITH_HIP=ON -DKMUX_WITH_CUDA=OFF -DKMUX_HIP_ARCHS="$arch")
-if [ -x "$rocm/llvm/bin/clang++" ]; then
-    args+=(-DKMUX_HIP_DEVICE_CLANG="$rocm/llvm/bin/clang++"
-           -DKMUX_HIP_DEVICE_FLAGS="-x hip -fPIC --rocm-path=$rocm")
-fi
+args=(-DCMAKE_BUILD_TYPE=Release -DKMUX_WITH_HIP=ON -DKMUX_WITH_CUDA=OFF -DKMUX_HIP_ARCHS="$arch"
+      -DROCM_PATH="$rocm")
 command -v ninja >/dev/null 2>&1 && args+=(-G Ninja)
 jobs=${KMUX_GPU_JOBS:-$(nproc)}
 say "configure ($build)"
