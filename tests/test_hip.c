@@ -2,13 +2,16 @@
  * test_hip.c - the HIP plugin (libkmux-hip.so) without an AMD GPU.
  *
  * hip_listing: with no HIP runtime (ctest sets KMUX_HIP_RUNTIME to nothing), the backend loads
- *   and is listed unavailable with the true reason ("HIP runtime not found (libamdhip64.so.6:
- *   cannot open shared object file ...)").
+ *   and is listed unavailable with the true reason, which lists what was tried ("HIP runtime not
+ *   found (KMUX_HIP_RUNTIME not set; no libamdhip64.so.7, libamdhip64.so.6 or libamdhip64.so.5
+ *   on the loader path or in /opt/rocm/lib)"); a KMUX_HIP_RUNTIME that cannot be opened is the
+ *   answer, not a step before the search.
  * hip_dev: any HIP device: against the fake runtime in CI, against a real one on an AMD machine
  *   (tests/gpu/run_hip.sh; ctest test_hip_device, skipped without an AMD GPU).
  * hip_fake: against the fake HIP runtime of tests/fake_hip (KMUX_HIP_RUNTIME): the plugin's host
  *   code (dlopen, attribute queries, architecture, code-object loading, launch logic, streams,
- *   events) for real, and the kernels of kernels/gpu run through the GPU emulator; every result
+ *   events, the runtime and rocBLAS search, the ROCm 5 / 6 / 7 properties calls, target ids) for
+ *   real, and the kernels of kernels/gpu run through the GPU emulator; every result
  *   is compared with ref bit for bit (GEMM and convolution: kmux's own kernels, launched from the
  *   code objects by name). Also: the honest refusals (no AMD GPU, an architecture the plugin
  *   carries no code object for, OCP fp8 on gfx942).
@@ -17,8 +20,11 @@
 #include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "kmux.h"
 #include "test_util.h"
@@ -33,24 +39,74 @@ static int hip_backend(kmux_context *ctx, kmux_backend_info *out) {
     return 0;
 }
 
-Test(hip_listing, unavailable_with_the_true_reason) {
-    void *rt = dlopen("libamdhip64.so.6", RTLD_NOW | RTLD_LOCAL);
-    if (rt) {
-        dlclose(rt);
-        cr_skip_test("this machine has a HIP runtime (libamdhip64.so.6): not the no-runtime case");
+/* Is any HIP runtime the plugin could find by soname or under /opt/rocm here? */
+static const char *real_runtime(void) {
+    static const char *const names[] = {"libamdhip64.so.7",
+                                        "libamdhip64.so.6",
+                                        "libamdhip64.so.5",
+                                        "/opt/rocm/lib/libamdhip64.so.7",
+                                        "/opt/rocm/lib/libamdhip64.so.6",
+                                        "/opt/rocm/lib/libamdhip64.so.5"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        void *rt = dlopen(names[i], RTLD_LAZY | RTLD_LOCAL);
+        if (rt) {
+            dlclose(rt);
+            return names[i];
+        }
     }
+    return NULL;
+}
+
+Test(hip_listing, unavailable_with_the_true_reason) {
+    const char *rt = real_runtime();
+    if (rt) cr_skip_test("this machine has a HIP runtime (%s): not the no-runtime case", rt);
+    unsetenv("ROCM_PATH");
     kmux_context *ctx = tu_context();
     kmux_backend_info bi;
     cr_assert(hip_backend(ctx, &bi), "libkmux-hip.so was built but no 'hip' backend is listed");
     cr_assert(strstr(bi.path, "libkmux-hip.so") != NULL, "path '%s'", bi.path);
     cr_assert_eq(bi.available, 0);
     cr_assert_eq(bi.device_count, 0);
-    cr_assert(strstr(bi.reason, "HIP runtime not found (libamdhip64.so.6: cannot open shared "
-                                "object file") != NULL,
-              "reason '%s'", bi.reason);
-    cr_assert(strstr(bi.reason, "libamdhip64.so.5") != NULL, "reason '%s' omits ROCm 5", bi.reason);
+    /* what was tried, in order: ROCm 7, 6, 5 by soname, then the default install folder */
+    cr_assert_str_eq(bi.reason,
+                     "HIP runtime not found (KMUX_HIP_RUNTIME not set; no libamdhip64.so.7, "
+                     "libamdhip64.so.6 or libamdhip64.so.5 on the loader path or in "
+                     "/opt/rocm/lib)");
     kmux_device *dev = NULL;
     TU_STATUS(KMUX_ERR_NOT_FOUND, kmux_device_find(ctx, "hip:0", &dev));
+    kmux_context_destroy(ctx);
+}
+
+/* $ROCM_PATH/lib is searched (an install without ROCm's ld.so.conf step) and named. */
+Test(hip_listing, rocm_path_is_searched) {
+    const char *rt = real_runtime();
+    if (rt) cr_skip_test("this machine has a HIP runtime (%s): not the no-runtime case", rt);
+    setenv("ROCM_PATH", "/nonexistent/rocm-7.0.0/", 1);
+    kmux_context *ctx = tu_context();
+    kmux_backend_info bi;
+    cr_assert(hip_backend(ctx, &bi));
+    cr_assert_eq(bi.available, 0);
+    cr_assert(strstr(bi.reason, "on the loader path, in /nonexistent/rocm-7.0.0/lib or in "
+                                "/opt/rocm/lib") != NULL,
+              "reason '%s'", bi.reason);
+    kmux_context_destroy(ctx);
+}
+
+/* An override that cannot be opened makes the plugin unavailable with that reason: it is not
+ * followed by the search (which, on a machine with ROCm, would open the real runtime instead of
+ * the one asked for). */
+Test(hip_listing, failing_override_is_the_answer) {
+    setenv("KMUX_HIP_RUNTIME", "/nonexistent/libkmux-fake-hip.so", 1);
+    kmux_context *ctx = tu_context();
+    kmux_backend_info bi;
+    cr_assert(hip_backend(ctx, &bi));
+    cr_assert_eq(bi.available, 0);
+    cr_assert(strncmp(bi.reason,
+                      "HIP runtime not found (KMUX_HIP_RUNTIME=/nonexistent/libkmux-fake-hip.so: ",
+                      74) == 0,
+              "reason '%s'", bi.reason);
+    cr_assert(strstr(bi.reason, "no search follows") != NULL, "reason '%s'", bi.reason);
+    cr_assert(strstr(bi.reason, "libamdhip64") == NULL, "the search ran: '%s'", bi.reason);
     kmux_context_destroy(ctx);
 }
 
@@ -116,7 +172,11 @@ Test(hip_fake, diag_facts) {
     memset(&d, 0, sizeof d);
     d.struct_size = sizeof d;
     TU_OK(kmux_device_diag_get(dev, &d));
-    cr_expect_str_eq(d.target_id, "gfx942");
+    /* the full target id (gcnArchName through hipGetDevicePropertiesR0600 on ROCm 6) */
+    if (getenv("KMUX_HIP_RUNTIME") && getenv("KMUX_HIP_RUNTIME")[0])
+        cr_expect_str_eq(d.target_id, "gfx942:sramecc+:xnack-");
+    else
+        cr_expect(strncmp(d.target_id, "gfx", 3) == 0, "'%s'", d.target_id);
     cr_expect(strstr(d.code_objects, "gfx942") != NULL, "'%s'", d.code_objects);
     cr_expect(strncmp(d.runtime_version, "HIP 6.2.", 8) == 0, "'%s'", d.runtime_version);
     const char *fake = getenv("KMUX_HIP_RUNTIME");
@@ -624,8 +684,13 @@ Test(hip_dev, gemm_and_conv_refused_with_the_reason) {
 }
 
 Test(hip_fake, gemm_without_rocblas_runs_the_own_kernel_only) {
-    const char *libs[] = {"librocblas.so.4", "librocblas.so.3", "librocblas.so.0"};
-    for (int i = 0; i < 3; i++) {
+    const char *libs[] = {"librocblas.so.5",
+                          "librocblas.so.4",
+                          "librocblas.so.3",
+                          "librocblas.so.0",
+                          "/opt/rocm/lib/librocblas.so.5",
+                          "/opt/rocm/lib/librocblas.so.4"};
+    for (int i = 0; i < 6; i++) {
         void *h = dlopen(libs[i], RTLD_LAZY | RTLD_LOCAL);
         if (h) {
             dlclose(h);
@@ -633,6 +698,7 @@ Test(hip_fake, gemm_without_rocblas_runs_the_own_kernel_only) {
         }
     }
     unsetenv("KMUX_ROCBLAS_LIBRARY");
+    unsetenv("ROCM_PATH");
     kmux_context *ctx = tu_context();
     kmux_device *dev = hip0(ctx);
     kmux_matmul_desc md = KMUX_MATMUL_DESC_INIT;
@@ -673,16 +739,227 @@ Test(hip_fake, no_amd_gpu) {
     kmux_context_destroy(ctx);
 }
 
+/* No carried target fits the device: the probe says what the plugin carries and what the
+ * device needs (its full target id, in --offload-arch notation). */
 Test(hip_fake, architecture_without_code_object) {
     need_code_objects();
-    setenv("KMUX_FAKE_HIP_ARCH", "gfx908", 1);
+    setenv("KMUX_FAKE_HIP_ARCH", "gfx1030", 1);
     kmux_context *ctx = tu_context();
     kmux_backend_info bi;
     cr_assert(hip_backend(ctx, &bi));
     cr_assert_eq(bi.available, 0);
-    cr_assert(strstr(bi.reason, "device 0 is gfx908; kmux-hip carries code objects for gfx942") !=
-                  NULL,
+    cr_assert(strncmp(bi.reason, "kmux-hip carries code objects for ", 34) == 0 &&
+                  strstr(bi.reason, "gfx942") != NULL,
               "reason '%s'", bi.reason);
+    cr_assert(strstr(bi.reason, "; device 0 is gfx1030 (needs gfx1030)") != NULL, "reason '%s'",
+              bi.reason);
+    kmux_context_destroy(ctx);
+}
+
+/* The same with features: the device's settings are named in what it needs. */
+Test(hip_fake, target_id_without_code_object) {
+    need_code_objects();
+    setenv("KMUX_FAKE_HIP_ARCH", "gfx908:sramecc-:xnack+", 1);
+    kmux_context *ctx = tu_context();
+    kmux_backend_info bi;
+    cr_assert(hip_backend(ctx, &bi));
+    cr_assert_eq(bi.available, 0);
+    cr_assert(strstr(bi.reason, "; device 0 is gfx908:sramecc-:xnack+ (needs "
+                                "gfx908[:sramecc-][:xnack+])") != NULL,
+              "reason '%s'", bi.reason);
+    kmux_context_destroy(ctx);
+}
+
+/* A code object built without a feature setting loads on a device of either setting: gfx942
+ * (carried without features) runs on gfx942:sramecc-:xnack+. */
+Test(hip_fake, unspecified_features_match_any_setting) {
+    setenv("KMUX_FAKE_HIP_ARCH", "gfx942:sramecc-:xnack+", 1);
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    kmux_device_diag d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    TU_OK(kmux_device_diag_get(dev, &d));
+    cr_expect_str_eq(d.target_id, "gfx942:sramecc-:xnack+");
+    kmux_device_props p;
+    TU_OK(kmux_device_props_get(dev, &p));
+    cr_expect_str_eq(p.arch, "gfx942");
+    kmux_context_destroy(ctx);
+}
+
+/* The target id through the properties call of each runtime generation: ROCm 5.7 (the
+ * unversioned hipGetDeviceProperties, ROCm 5 layout), 6.2 and 7.0 (hipGetDevicePropertiesR0600;
+ * the gcnArch attribute answers nothing since 6.0, and the fake refuses R0600 under 6.0). */
+static void target_id_on(const char *version, const char *want_runtime) {
+    setenv("KMUX_FAKE_HIP_VERSION", version, 1);
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    kmux_device_diag d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    TU_OK(kmux_device_diag_get(dev, &d));
+    cr_expect_str_eq(d.target_id, "gfx942:sramecc+:xnack-", "HIP %s", version);
+    cr_expect(strncmp(d.runtime_version, want_runtime, strlen(want_runtime)) == 0, "'%s'",
+              d.runtime_version);
+    kmux_device_props p;
+    TU_OK(kmux_device_props_get(dev, &p));
+    cr_expect_str_eq(p.arch, "gfx942", "HIP %s", version);
+    kmux_context_destroy(ctx);
+}
+
+Test(hip_fake, target_id_on_rocm5) {
+    target_id_on("50700000", "HIP 5.7.");
+}
+
+Test(hip_fake, target_id_on_rocm6) {
+    target_id_on("60400000", "HIP 6.4.");
+}
+
+Test(hip_fake, target_id_on_rocm7) {
+    target_id_on("70000000", "HIP 7.0.");
+}
+
+/* hipModuleLoadData finding no code object for the device is KMUX_ERR_UNSUPPORTED naming the
+ * device's target and the carried ones (the fake made to answer hipErrorNoBinaryForGpu, then
+ * hipErrorInvalidImage). */
+static void load_fails_with(const char *error, const char *name) {
+    setenv("KMUX_FAKE_HIP_LOAD_ERROR", error, 1);
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    kmux_stream *s = NULL;
+    TU_OK(kmux_stream_create(dev, &s));
+    void *x = NULL, *amax = NULL;
+    TU_OK(kmux_malloc(dev, 16, &x));
+    TU_OK(kmux_malloc(dev, sizeof(float), &amax));
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_amax(s, 4, x, KMUX_F32, amax));
+    const char *m = kmux_last_error();
+    cr_expect(strstr(m, "no code object in kmux_gpu_cast.cu loads on hip:0 (target "
+                        "gfx942:sramecc+:xnack-): kmux-hip carries code objects for ") != NULL,
+              "%s", m);
+    cr_expect(strstr(m, "gfx942") != NULL && strstr(m, name) != NULL, "%s", m);
+    TU_OK(kmux_free(dev, x));
+    TU_OK(kmux_free(dev, amax));
+    TU_OK(kmux_stream_destroy(s));
+    kmux_context_destroy(ctx);
+}
+
+Test(hip_fake, no_binary_for_gpu_is_unsupported) {
+    load_fails_with("209", "hipErrorNoBinaryForGpu");
+}
+
+Test(hip_fake, invalid_image_is_unsupported) {
+    load_fails_with("200", "hipErrorInvalidImage");
+}
+
+/* gridDim.x * blockDim.x beyond 32 bits is refused before the launch, naming the sizes: the own
+ * GEMM kernel's grid for m = 2^31 - 1 rows (2^25 row tiles of 64, blocks of 256 threads). No
+ * memory is touched: the check comes first. */
+Test(hip_fake, grid_overflow_is_refused_before_the_launch) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    kmux_matmul_desc md = KMUX_MATMUL_DESC_INIT;
+    md.m = INT32_MAX;
+    md.n = md.k = 1;
+    md.lda = md.ldb = md.ldc = 1;
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_matmul_plan_create(dev, &md, NULL, &plan));
+    kmux_plan_info info;
+    TU_OK(kmux_plan_info_get(plan, &info));
+    cr_assert(strncmp(info.impl, "kmux-gpu:gemm:", 14) == 0, "%s", info.impl);
+    kmux_stream *s = NULL;
+    TU_OK(kmux_stream_create(dev, &s));
+    void *buf = NULL;
+    TU_OK(kmux_malloc(dev, 256, &buf));
+    const float one = 1.0f, zero = 0.0f;
+    kmux_matmul_args a = KMUX_MATMUL_ARGS_INIT;
+    a.A = a.B = a.C = buf;
+    a.alpha = &one;
+    a.beta = &zero;
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_execute(plan, s, &a));
+    cr_expect(strstr(kmux_last_error(), "gridDim.x * blockDim.x = 33554432 * 256 = 8589934592 "
+                                        "threads, more than HIP's 32-bit global work size") != NULL,
+              "%s", kmux_last_error());
+    TU_OK(kmux_free(dev, buf));
+    TU_OK(kmux_stream_destroy(s));
+    TU_OK(kmux_plan_destroy(plan));
+    kmux_context_destroy(ctx);
+}
+
+/* The library search: the runtime found in $ROCM_PATH/lib, rocBLAS found in the folder of the
+ * runtime that was loaded (neither override set). The fakes stand in under ROCm's file names. */
+static char *link_fake(const char *dir, const char *name, const char *target) {
+    static char path[3][512];
+    static int next = 0;
+    char *p = path[next++ % 3];
+    snprintf(p, sizeof path[0], "%s/%s", dir, name);
+    cr_assert(symlink(target, p) == 0, "symlink %s -> %s", p, target);
+    return p;
+}
+
+Test(hip_fake, runtime_from_rocm_path_and_rocblas_from_its_folder) {
+    need_code_objects();
+    const char *fake = getenv("KMUX_HIP_RUNTIME"), *fake_rb = getenv("KMUX_ROCBLAS_LIBRARY");
+    if (!fake || !fake[0] || !fake_rb || !fake_rb[0])
+        cr_skip_test("needs the fake runtime and the fake rocBLAS (ctest test_hip_fake_runtime)");
+    if (real_runtime()) cr_skip_test("this machine has a HIP runtime on the loader path");
+    char root[] = "/tmp/kmux-rocm-XXXXXX";
+    cr_assert(mkdtemp(root) != NULL);
+    char lib[600];
+    snprintf(lib, sizeof lib, "%s/lib", root);
+    cr_assert(mkdir(lib, 0700) == 0);
+    char *rt = link_fake(lib, "libamdhip64.so.7", fake);
+    char *rb = link_fake(lib, "librocblas.so.5", fake_rb);
+    unsetenv("KMUX_HIP_RUNTIME");
+    unsetenv("KMUX_ROCBLAS_LIBRARY");
+    setenv("ROCM_PATH", root, 1);
+    kmux_context *ctx = tu_context();
+    kmux_backend_info bi;
+    cr_assert(hip_backend(ctx, &bi));
+    cr_assert(bi.available, "%s", bi.reason);
+    kmux_device *dev = NULL;
+    TU_OK(kmux_device_find(ctx, "hip:0", &dev));
+    kmux_device_diag d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    TU_OK(kmux_device_diag_get(dev, &d));
+    cr_expect_str_eq(d.libraries, rt);
+    kmux_context_destroy(ctx);
+    /* rocBLAS: KMUX_HIP_RUNTIME names the runtime in root/lib, ROCM_PATH is gone: only the
+     * runtime's folder holds librocblas.so.5 */
+    unsetenv("ROCM_PATH");
+    setenv("KMUX_HIP_RUNTIME", rt, 1);
+    ctx = tu_context();
+    TU_OK(kmux_device_find(ctx, "hip:0", &dev));
+    kmux_matmul_desc md = KMUX_MATMUL_DESC_INIT;
+    md.m = md.n = md.k = 8;
+    md.lda = md.ldb = md.ldc = 8;
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_matmul_plan_create(dev, &md, NULL, &plan));
+    TU_OK(kmux_plan_next_impl(plan)); /* the own kernel, then rocblas_gemm_ex */
+    kmux_plan_info info;
+    TU_OK(kmux_plan_info_get(plan, &info));
+    cr_expect_str_eq(info.impl, "rocblas_gemm_ex");
+    TU_OK(kmux_plan_destroy(plan));
+    kmux_context_destroy(ctx);
+    unlink(rb);
+    unlink(rt);
+    rmdir(lib);
+    rmdir(root);
+}
+
+/* A KMUX_ROCBLAS_LIBRARY that cannot be opened is the answer for rocBLAS too (no search after
+ * it, so even on a machine with ROCm's rocBLAS installed): the plan has the own kernel only. */
+Test(hip_fake, failing_rocblas_override_is_the_answer) {
+    setenv("KMUX_ROCBLAS_LIBRARY", "/nonexistent/librocblas.so.5", 1);
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    kmux_matmul_desc md = KMUX_MATMUL_DESC_INIT;
+    md.m = md.n = md.k = 8;
+    md.lda = md.ldb = md.ldc = 8;
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_matmul_plan_create(dev, &md, NULL, &plan));
+    TU_STATUS(KMUX_ERR_LAST_IMPL, kmux_plan_next_impl(plan));
+    TU_OK(kmux_plan_destroy(plan));
     kmux_context_destroy(ctx);
 }
 

@@ -2,18 +2,23 @@
  * hip_backend.c - the HIP backend's entry point: function table, init, probe, version.
  *
  * init never fails for want of ROCm; probe answers 0 devices and the reason:
- *   "HIP runtime not found (libamdhip64.so.6: cannot open shared object file: ...)",
+ *   "HIP runtime not found (KMUX_HIP_RUNTIME not set; no libamdhip64.so.7, libamdhip64.so.6 or
+ *    libamdhip64.so.5 on the loader path or in /opt/rocm/lib)",
+ *   "HIP runtime not found (KMUX_HIP_RUNTIME=/x/libamdhip64.so: ...)" (an override that fails),
  *   "no AMD GPU (hipErrorNoDevice)",
- *   "device 0 is gfx908; kmux-hip carries code objects for gfx942, gfx90a, gfx1100 only",
+ *   "kmux-hip carries code objects for gfx90a,gfx942,gfx1100; device 0 is gfx1030 (needs
+ *    gfx1030)",
  *   "kmux-hip was built without code objects (<why, from configure>)".
- * Probe creates no context and loads no module: the architecture is compared with the list the
- * build carries; modules are loaded on a device's first launch.
+ * Probe creates no context and loads no module: the device's full target id (gcnArchName,
+ * "gfx942:sramecc+:xnack-") is matched against the targets the build carries by the target-id
+ * rules of hip_target.h; modules are loaded on a device's first launch.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hip_backend.h"
+#include "hip_target.h"
 
 static kmux_status hip_init(const kmux_backend_host *host, void **state) {
     kmux_hip_state *st = calloc(1, sizeof *st);
@@ -38,18 +43,6 @@ static void hip_fini(void *state) {
     free(st);
 }
 
-/* Is arch (base name, before any ':' feature) in the comma-separated list? */
-static int carried(const char *list, const char *arch) {
-    size_t n = strcspn(arch, ":");
-    for (const char *p = list; *p;) {
-        size_t len = strcspn(p, ",");
-        if (len == n && strncmp(p, arch, n) == 0) return 1;
-        p += len;
-        if (*p == ',') p++;
-    }
-    return 0;
-}
-
 static void do_probe(kmux_hip_state *st) {
     if (!kmux_hip_runtime_open(st)) {
         snprintf(st->probe_reason, sizeof st->probe_reason, "HIP runtime not found (%s)",
@@ -57,7 +50,8 @@ static void do_probe(kmux_hip_state *st) {
         return;
     }
     int rt = 0;
-    (void)st->api.hipRuntimeGetVersion(&rt);
+    if (st->api.hipRuntimeGetVersion(&rt) != KMUX_HIP_SUCCESS) rt = 0;
+    st->runtime_version = rt; /* picks the hipDeviceProp_t call (hip_props.c) */
     /* HIP_VERSION = major * 10^7 + minor * 10^5 + patch */
     snprintf(st->version, sizeof st->version, "HIP runtime %d.%d (%s)", rt / 10000000,
              (rt / 100000) % 100, st->lib_name);
@@ -88,19 +82,21 @@ static void do_probe(kmux_hip_state *st) {
         snprintf(st->probe_reason, sizeof st->probe_reason, "out of memory");
         return;
     }
-    char skipped[256] = "";
+    char skipped[320] = "";
     for (int ord = 0; ord < n; ord++) {
-        char arch[32];
-        kmux_hip_read_arch(st, ord, arch, sizeof arch);
-        if (!carried(archs, arch)) {
+        char arch[32], id[64], needs[96];
+        kmux_hip_read_arch(st, ord, arch, sizeof arch, id, sizeof id);
+        if (!kmux_hip_target_find(id, archs, NULL, 0)) {
             size_t len = strlen(skipped);
-            snprintf(skipped + len, sizeof skipped - len, "%sdevice %d is %s", len ? ", " : "", ord,
-                     arch);
+            if (len + 1 < sizeof skipped)
+                snprintf(skipped + len, sizeof skipped - len, "%sdevice %d is %s (needs %s)",
+                         len ? ", " : "", ord, id, kmux_hip_target_needs(id, needs, sizeof needs));
             continue;
         }
         kmux_hip_device *d = &st->devices[st->device_count++];
         d->ordinal = ord;
         snprintf(d->arch, sizeof d->arch, "%s", arch);
+        snprintf(d->target_id, sizeof d->target_id, "%s", id);
         (void)st->api.hipDeviceGetAttribute(&d->integrated, KMUX_HIP_ATTR_INTEGRATED, ord);
         if (st->api.hipDeviceGetAttribute(&d->wave, KMUX_HIP_ATTR_WARP_SIZE, ord) != 0)
             d->wave = 64;
@@ -108,7 +104,7 @@ static void do_probe(kmux_hip_state *st) {
     }
     if (st->device_count == 0)
         snprintf(st->probe_reason, sizeof st->probe_reason,
-                 "%s; kmux-hip carries code objects for %s only", skipped, archs);
+                 "kmux-hip carries code objects for %s; %s", archs, skipped);
     else if (skipped[0] && st->host->verbose >= 2)
         st->host->trace(2, "probe,hip,skipped,%s (code objects for %s)", skipped, archs);
 }

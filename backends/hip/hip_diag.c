@@ -2,9 +2,11 @@
  * hip_diag.c - readiness facts of a HIP device for kmux_device_diag_get (plugin ABI 2.1
  * device_diag slot): architecture, the code objects this plugin carries, runtime and driver
  * versions, the device nodes ROCm uses, the runtime that was opened.
- * target_id is the architecture without target features (sramecc, xnack): the runtime reports
- * them only in hipDeviceProp_t.gcnArchName, whose struct layout differs between ROCm 5 and 6 and
- * which this plugin does not read (hip_props.c). ECC and the PCIe link stay unknown here;
+ * target_id is the device's full target id from hipDeviceProp_t.gcnArchName
+ * ("gfx942:sramecc+:xnack-", read through the call of the runtime's version: hip_props.c), the
+ * processor alone when the runtime did not give it; code_objects the targets carried. kmux-check
+ * matches the two with the same target-id rules as the probe's hip_target.h (its own
+ * amd_compatible, tools/kmux_check/ck_verdict.c). ECC and the PCIe link stay unknown here;
  * kmux-check reads the link from sysfs through pci_bus_id.
  */
 #include <stdio.h>
@@ -14,7 +16,7 @@
 kmux_status kmux_hip_device_diag(void *state, int device, kmux_device_diag *diag) {
     kmux_hip_state *st = state;
     const kmux_hip_device *d = &st->devices[device];
-    snprintf(diag->target_id, sizeof diag->target_id, "%s", d->arch);
+    snprintf(diag->target_id, sizeof diag->target_id, "%s", d->target_id);
     snprintf(diag->code_objects, sizeof diag->code_objects, "%s", kmux_hip_carried_archs());
     int rt = 0, drv = 0;
     if (st->api.hipRuntimeGetVersion(&rt) == KMUX_HIP_SUCCESS)

@@ -57,49 +57,51 @@ static int rb_type(kmux_dtype t) {
     }
 }
 
-/* Opens rocBLAS once per backend state; 1 when it is there. */
+/* Resolves rocBLAS's functions from lib into ctx (the kmux_hip_rocblas); NULL when usable. */
+static const char *check_rocblas(void *lib, void *ctx) {
+    kmux_hip_rocblas *rb = ctx;
+    *(void **)&rb->create_handle = dlsym(lib, "rocblas_create_handle");
+    *(void **)&rb->destroy_handle = dlsym(lib, "rocblas_destroy_handle");
+    *(void **)&rb->set_stream = dlsym(lib, "rocblas_set_stream");
+    *(void **)&rb->get_version_string = dlsym(lib, "rocblas_get_version_string");
+    *(void **)&rb->set_atomics_mode = dlsym(lib, "rocblas_set_atomics_mode");
+    *(void **)&rb->gemm_strided_batched_ex = dlsym(lib, "rocblas_gemm_strided_batched_ex");
+    if (rb->create_handle && rb->destroy_handle && rb->set_stream && rb->gemm_strided_batched_ex)
+        return NULL;
+    rb->create_handle = NULL;
+    rb->destroy_handle = NULL;
+    rb->set_stream = NULL;
+    rb->get_version_string = NULL;
+    rb->set_atomics_mode = NULL;
+    rb->gemm_strided_batched_ex = NULL;
+    return "a rocblas_* function is missing";
+}
+
+/* Opens rocBLAS once per backend state (kmux_hip_lib_open: $KMUX_ROCBLAS_LIBRARY alone when set,
+ * else the sonames in the runtime's folder, on the loader path, in $ROCM_PATH/lib, in
+ * /opt/rocm/lib); 1 when it is there. Sonames: librocblas.so.5 (ROCm 7.x, rocBLAS 5),
+ * librocblas.so.4 (ROCm 6.x, rocBLAS 4), librocblas.so.3 (ROCm 5.7), librocblas.so.0 (ROCm <= 5.6
+ * and Debian's rocBLAS 2). */
 static int rocblas_open(kmux_hip_state *st) {
     kmux_hip_rocblas *rb = &st->rocblas;
     pthread_mutex_lock(&rb->lock);
     if (!rb->tried) {
         rb->tried = 1;
-        const char *env = getenv("KMUX_ROCBLAS_LIBRARY");
-        /* ROCm 6 (rocBLAS 4), ROCm 5.7 (rocBLAS 3), ROCm <= 5.6 and Debian (rocBLAS 2) */
-        const char *cands[4] = {"librocblas.so.4", "librocblas.so.3", "librocblas.so.0",
-                                env && env[0] ? env : NULL};
-        char why[4][200] = {"", "", "", ""};
-        for (int i = 0; i < 4 && !rb->lib; i++) {
-            if (!cands[i]) continue;
-            rb->lib = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL);
-            if (!rb->lib) {
-                const char *e = dlerror();
-                snprintf(why[i], sizeof why[i], "%s", e ? e : cands[i]);
-                continue;
-            }
-            *(void **)&rb->create_handle = dlsym(rb->lib, "rocblas_create_handle");
-            *(void **)&rb->destroy_handle = dlsym(rb->lib, "rocblas_destroy_handle");
-            *(void **)&rb->set_stream = dlsym(rb->lib, "rocblas_set_stream");
-            *(void **)&rb->get_version_string = dlsym(rb->lib, "rocblas_get_version_string");
-            *(void **)&rb->set_atomics_mode = dlsym(rb->lib, "rocblas_set_atomics_mode");
-            *(void **)&rb->gemm_strided_batched_ex =
-                dlsym(rb->lib, "rocblas_gemm_strided_batched_ex");
-            if (!rb->create_handle || !rb->destroy_handle || !rb->set_stream ||
-                !rb->gemm_strided_batched_ex) {
-                snprintf(why[i], sizeof why[i], "%s: a rocblas_* function is missing", cands[i]);
-                rb->lib = NULL; /* not dlclose'd: the library may hold runtime state */
-                continue;
-            }
+        static const char *const sonames[] = {"librocblas.so.5", "librocblas.so.4",
+                                              "librocblas.so.3", "librocblas.so.0", NULL};
+        const kmux_hip_lib_search s = {"rocblas", "KMUX_ROCBLAS_LIBRARY", sonames, check_rocblas,
+                                       rb};
+        char path[256], why[sizeof rb->why - 32];
+        rb->lib = kmux_hip_lib_open(st, &s, path, sizeof path, why, sizeof why);
+        if (rb->lib) {
             if (!rb->get_version_string ||
                 rb->get_version_string(rb->version, sizeof rb->version) != KMUX_ROCBLAS_SUCCESS)
                 snprintf(rb->version, sizeof rb->version, "?");
             if (st->host->verbose >= 2)
-                st->host->trace(2, "load,hip,rocblas,%s,%s", cands[i], rb->version);
+                st->host->trace(2, "load,hip,rocblas,%s,%s", path, rb->version);
+        } else {
+            snprintf(rb->why, sizeof rb->why, "rocBLAS not found (%s)", why);
         }
-        if (!rb->lib)
-            snprintf(rb->why, sizeof rb->why, "rocBLAS not found (%s; %s; %s; %s%s)", why[0],
-                     why[1], why[2],
-                     cands[3] ? "KMUX_ROCBLAS_LIBRARY=" : "KMUX_ROCBLAS_LIBRARY not set",
-                     cands[3] ? why[3] : "");
     }
     pthread_mutex_unlock(&rb->lock);
     return rb->lib != NULL;

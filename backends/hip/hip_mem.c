@@ -2,6 +2,12 @@
  * hip_mem.c - memory, streams and events of the HIP backend. Every call runs with the device
  * made current for the thread and the caller's device restored (kmux_hip_enter / leave).
  * kmux_stream_wrap_native adopts a hipStream_t (NULL: the null stream) without owning it.
+ * ROCm 7 (HIP API 7.0 changes): hipMemcpyAsync, hipEventRecord and hipStreamDestroy no longer
+ * check the stream handle (an invalid one faults, as on CUDA, instead of answering
+ * hipErrorContextIsDestroyed): the streams passed here are ones this file created, or a wrapped
+ * native stream, which the caller must keep alive as long as its kmux_stream (as with CUDA).
+ * hipFree of hipMalloc memory still synchronises (only hipMallocAsync memory lost that), as
+ * kmux_free relies on.
  */
 #include <stdlib.h>
 

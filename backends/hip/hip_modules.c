@@ -2,11 +2,17 @@
  * hip_modules.c - the embedded code objects as HIP modules, and kernel launches.
  *
  * Each kernels/gpu source is one offload bundle holding a code object per architecture of the
- * build; hipModuleLoadData picks the one of the current device (hipErrorNoBinaryForGpu when
- * there is none). Modules are loaded on a device's first launch, under the device lock, and kept
+ * build; hipModuleLoadData picks the one of the current device. When it finds none
+ * (hipErrorNoBinaryForGpu) or takes the image for none it can load (hipErrorInvalidImage), the
+ * call fails with KMUX_ERR_UNSUPPORTED naming the device's target id and the targets carried.
+ * Before a launch the grid is checked: every dimension at least 1 (ROCm 7 refuses an empty one)
+ * and gridDim * blockDim within 32 bits per dimension (HIP's global work size is a uint32_t;
+ * ROCm answers hipErrorInvalidConfiguration or wraps it), refused with KMUX_ERR_UNSUPPORTED naming
+ * the sizes. Modules are loaded on a device's first launch, under the device lock, and kept
  * until the backend is finalised. Kernels are looked up by their mangled names
  * (hip_kernels.c) with hipModuleGetFunction at each launch (a hash lookup in the runtime).
  */
+#include <stdint.h>
 #include <stdio.h>
 
 #include "hip_backend.h"
@@ -25,13 +31,21 @@ static kmux_status module_of(kmux_hip_state *st, int device, kmux_hip_module_id 
                                     what, co->name);
         } else {
             kmux_hip_error e = st->api.hipModuleLoadData(&d->modules[id], co->image);
-            if (e != KMUX_HIP_SUCCESS) {
+            if (e == KMUX_HIP_ERROR_NO_BINARY_FOR_GPU || e == KMUX_HIP_ERROR_INVALID_IMAGE) {
+                d->modules[id] = NULL;
+                s = st->host->set_error(KMUX_ERR_UNSUPPORTED,
+                                        "hip: %s: no code object in kmux_gpu_%s.cu loads on hip:%d "
+                                        "(target %s): kmux-hip carries code objects for %s "
+                                        "(hipModuleLoadData: %s)",
+                                        what, co->name, device, d->target_id,
+                                        kmux_hip_carried_archs(), kmux_hip_error_name(st, e));
+            } else if (e != KMUX_HIP_SUCCESS) {
                 d->modules[id] = NULL;
                 s = kmux_hip_fail(st, e,
                                   "%s: hipModuleLoadData(kmux_gpu_%s.cu, %zu bytes, code objects "
                                   "for %s) on hip:%d (%s)",
                                   what, co->name, co->size, kmux_hip_carried_archs(), device,
-                                  d->arch);
+                                  d->target_id);
             } else if (st->host->verbose >= 2) {
                 st->host->trace(2, "load,hip:%d,module,kmux_gpu_%s.cu,%zu bytes", device, co->name,
                                 co->size);
@@ -63,9 +77,39 @@ kmux_status kmux_hip_launch(kmux_hip_state *st, const kmux_hip_stream_t *s, kmux
     return kmux_hip_launch_3d(st, s, mod, name, g3, block, params, what);
 }
 
+/* Why the launch shape cannot be launched (buf), or NULL when it can; *status: what to answer
+ * (an empty launch is a bug of the plugin: its callers return early on empty problems). */
+static const char *bad_shape(const unsigned grid[3], const unsigned block[3], char *buf,
+                             size_t size, kmux_status *status) {
+    static const char axis[3] = {'x', 'y', 'z'};
+    for (int i = 0; i < 3; i++) {
+        *status = KMUX_ERR_INTERNAL;
+        if (grid[i] == 0 || block[i] == 0)
+            return snprintf(buf, size, "gridDim.%c = %u, blockDim.%c = %u: an empty launch",
+                            axis[i], grid[i], axis[i], block[i]),
+                   buf;
+        *status = KMUX_ERR_UNSUPPORTED;
+        const uint64_t threads = (uint64_t)grid[i] * block[i];
+        if (threads > UINT32_MAX)
+            return snprintf(buf, size,
+                            "gridDim.%c * blockDim.%c = %u * %u = %llu threads, more than HIP's "
+                            "32-bit global work size (%lu)",
+                            axis[i], axis[i], grid[i], block[i], (unsigned long long)threads,
+                            (unsigned long)UINT32_MAX),
+                   buf;
+    }
+    return NULL;
+}
+
 kmux_status kmux_hip_launch_3d(kmux_hip_state *st, const kmux_hip_stream_t *s,
                                kmux_hip_module_id mod, const char *name, const unsigned grid[3],
                                unsigned block, void **params, const char *what) {
+    const unsigned block3[3] = {block, 1, 1};
+    char why[160];
+    kmux_status bad = KMUX_OK;
+    if (bad_shape(grid, block3, why, sizeof why, &bad))
+        return st->host->set_error(bad, "hip: %s on hip:%d: kernel %s: %s", what, s->device, name,
+                                   why);
     kmux_hip_guard g;
     kmux_status ks = kmux_hip_enter(st, s->device, what, &g);
     if (ks != KMUX_OK) return ks;

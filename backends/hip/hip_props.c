@@ -1,15 +1,17 @@
 /*
  * hip_props.c - properties, peak rates and capabilities of a HIP device.
  *
- * Everything comes from calls whose ABI is stable across ROCm 5 and 6 (hipDeviceGetAttribute,
- * hipDeviceGetName, hipDeviceTotalMem, hipDeviceGetPCIBusId), never the hipDeviceProp_t layout.
- * The architecture name ("gfx942") is read from the KFD topology the ROCm runtime itself reads
- * (/sys/class/kfd/kfd/topology/nodes/<n>/properties: gfx_target_version 90402, matched to the
- * device by PCI location), else from hipDeviceAttributeGcnArch (942), else from the compute
- * capability (major 9, minor 4). The target id's feature suffix (gfx942:sramecc+:xnack-) is not
- * appended: HIP reports it only in hipDeviceProp_t.gcnArchName (layout differs between ROCm 5
- * and 6), and the xnack mode is the process's, which neither hipDeviceGetAttribute nor the KFD
- * topology tells.
+ * Everything comes from calls whose ABI is stable across ROCm 5, 6 and 7 (hipDeviceGetAttribute,
+ * hipDeviceGetName, hipDeviceTotalMem, hipDeviceGetPCIBusId), except the target id, which HIP
+ * reports only in hipDeviceProp_t.gcnArchName ("gfx942:sramecc+:xnack-": processor and the
+ * device's sramecc and xnack settings, the xnack one being the process's mode). It is read through
+ * the call of the runtime's version (hip_api.h: hipGetDevicePropertiesR0600 on ROCm 6.0 and
+ * later, the unversioned hipGetDeviceProperties with the ROCm 5 layout before), into a buffer
+ * larger than either struct. Without it, the processor comes from the KFD topology the ROCm
+ * runtime itself reads (/sys/class/kfd/kfd/topology/nodes/<n>/properties: gfx_target_version
+ * 90402, matched to the device by PCI location), else on ROCm 5 from hipDeviceAttributeGcnArch
+ * (942; the attribute is unused since ROCm 6.0), else from the compute capability (major 9, minor
+ * 4), and the target id is the processor alone (its features unknown).
  *
  * Peak FLOP/s = rate per compute unit per clock (table below) x compute units x peak engine
  * clock. Rates are dense (no sparsity), from AMD's ROCm documentation, tables "Peak-performance
@@ -26,6 +28,7 @@
 #include <dirent.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,29 +95,59 @@ static int kfd_target_version(const char *pci) {
     return found;
 }
 
-void kmux_hip_read_arch(const kmux_hip_state *st, int ordinal, char *arch, size_t size) {
+/* gcnArchName through the properties call of the runtime's version, into id; 1 when it gave a
+ * "gfx..." name. */
+static int gcn_arch_name(const kmux_hip_state *st, int ordinal, char *id, size_t size) {
+    kmux_hip_error (*get)(void *, int) = NULL;
+    size_t off = 0;
+    if (st->runtime_version >= KMUX_HIP_VERSION_6_0) {
+        get = st->api.hipGetDevicePropertiesR0600;
+        off = KMUX_HIP_PROPS_R0600_GCN_ARCH_NAME;
+    } else if (st->runtime_version > 0) {
+        get = st->api.hipGetDeviceProperties;
+        off = KMUX_HIP_PROPS_R0000_GCN_ARCH_NAME;
+    }
+    if (!get) return 0;
+    /* 8-byte aligned, zeroed: a runtime that writes less leaves an empty name */
+    uint64_t buf[KMUX_HIP_PROPS_BUFFER / sizeof(uint64_t)];
+    memset(buf, 0, sizeof buf);
+    if (get(buf, ordinal) != KMUX_HIP_SUCCESS) return 0;
+    const char *name = (const char *)buf + off;
+    size_t n = strnlen(name, KMUX_HIP_GCN_ARCH_NAME_LEN);
+    if (n < 4 || n == KMUX_HIP_GCN_ARCH_NAME_LEN || strncmp(name, "gfx", 3) != 0) return 0;
+    snprintf(id, size, "%.*s", (int)n, name);
+    return 1;
+}
+
+void kmux_hip_read_arch(const kmux_hip_state *st, int ordinal, char *arch, size_t arch_size,
+                        char *id, size_t id_size) {
+    if (gcn_arch_name(st, ordinal, id, id_size)) {
+        snprintf(arch, arch_size, "%.*s", (int)strcspn(id, ":"), id);
+        return;
+    }
     char pci[32] = "";
     if (st->api.hipDeviceGetPCIBusId(pci, (int)sizeof pci, ordinal) != KMUX_HIP_SUCCESS)
         pci[0] = '\0';
     int v = pci[0] ? kfd_target_version(pci) : 0; /* 90402: major 9, minor 4, stepping 2 */
-    if (v > 0) {
-        snprintf(arch, size, "gfx%d%d%x", v / 10000, (v / 100) % 100, v % 100);
-        return;
-    }
     int g = 0;
-    if (st->api.hipDeviceGetAttribute(&g, KMUX_HIP_ATTR_GCN_ARCH, ordinal) == KMUX_HIP_SUCCESS &&
-        g > 0) {
+    if (v > 0) {
+        snprintf(arch, arch_size, "gfx%d%d%x", v / 10000, (v / 100) % 100, v % 100);
+    } else if (st->runtime_version > 0 && st->runtime_version < KMUX_HIP_VERSION_6_0 &&
+               st->api.hipDeviceGetAttribute(&g, KMUX_HIP_ATTR_GCN_ARCH, ordinal) ==
+                   KMUX_HIP_SUCCESS &&
+               g > 0) {
         /* HIP: gcnArch = major * 100 + minor * 10 + stepping, so a hex stepping overflows into
          * the minor digit: gfx90a = 910, gfx90c = 912 (no gfx91x exists) */
         int major = g / 100, minor = (g / 10) % 10, stepping = g % 10;
         if (major == 9 && minor == 1) minor = 0, stepping += 10;
-        snprintf(arch, size, "gfx%d%d%x", major, minor, stepping);
-        return;
+        snprintf(arch, arch_size, "gfx%d%d%x", major, minor, stepping);
+    } else {
+        int major = 0, minor = 0;
+        (void)st->api.hipDeviceGetAttribute(&major, KMUX_HIP_ATTR_CC_MAJOR, ordinal);
+        (void)st->api.hipDeviceGetAttribute(&minor, KMUX_HIP_ATTR_CC_MINOR, ordinal);
+        snprintf(arch, arch_size, "gfx%d%d?", major, minor);
     }
-    int major = 0, minor = 0;
-    (void)st->api.hipDeviceGetAttribute(&major, KMUX_HIP_ATTR_CC_MAJOR, ordinal);
-    (void)st->api.hipDeviceGetAttribute(&minor, KMUX_HIP_ATTR_CC_MINOR, ordinal);
-    snprintf(arch, size, "gfx%d%d?", major, minor);
+    snprintf(id, id_size, "%s", arch);
 }
 
 static int attr(const kmux_hip_state *st, int ordinal, int a) {

@@ -1,6 +1,7 @@
 /*
- * hip_rocblas.h - rocBLAS, opened at run time when the host has it (librocblas.so.4 of ROCm 6,
- * librocblas.so.3 of ROCm 5, or $KMUX_ROCBLAS_LIBRARY), as the implementation "rocblas_gemm_ex"
+ * hip_rocblas.h - rocBLAS, opened at run time when the host has it ($KMUX_ROCBLAS_LIBRARY, else
+ * librocblas.so.5 of ROCm 7, .so.4 of ROCm 6, .so.3 / .so.0 of ROCm 5, looked for first in the
+ * HIP runtime's folder: hip_matmul.c), as the implementation "rocblas_gemm_ex"
  * of matmul plans: rocblas_gemm_strided_batched_ex, no epilogue, no scales. Never a requirement:
  * without it a plan is refused with the reason. The ABI values below are those of rocBLAS 2.x
  * to 4.x (rocblas-types.h; checked against the toolchain's rocBLAS 2.47 headers by test_hip_abi).

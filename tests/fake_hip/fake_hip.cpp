@@ -2,8 +2,15 @@
  * fake_hip.cpp - the fake HIP runtime's exported hip* functions (see fake_hip.h). A TEST TOOL.
  *
  * Devices: $KMUX_FAKE_HIP_DEVICES (default 1; 0 makes hipGetDeviceCount answer hipErrorNoDevice),
- * all of architecture $KMUX_FAKE_HIP_ARCH (default gfx942; hipDeviceAttributeGcnArch), reported
- * as an MI300X (304 CUs, 2.1 GHz, 192 GiB). Memory: hipMalloc is host memory, tracked, so that a
+ * all of target id $KMUX_FAKE_HIP_ARCH (default "gfx942:sramecc+:xnack-"; a processor alone,
+ * "gfx90a", is a device whose target id states no feature), reported as an MI300X (304 CUs,
+ * 2.1 GHz, 192 GiB). The runtime version is $KMUX_FAKE_HIP_VERSION (HIP_VERSION, default
+ * 60200000: 6.2; 50700000 is ROCm 5.7, 70000000 ROCm 7.0), and the fake answers as that runtime
+ * does: gcnArchName through hipGetDevicePropertiesR0600 (ROCm 6 layout; hipErrorNotSupported
+ * under 6.0, where the real symbol does not exist) and through the unversioned
+ * hipGetDeviceProperties (ROCm 5 layout, as ROCm 6's compatibility symbol); the gcnArch attribute
+ * (10003) only under 6.0. $KMUX_FAKE_HIP_LOAD_ERROR (a hipError_t number) makes every
+ * hipModuleLoadData fail with it. Memory: hipMalloc is host memory, tracked, so that a
  * copy or a kernel argument outside any allocation of the right kind is refused like a real
  * runtime would fault. Everything is synchronous (streams and events are in order by
  * construction); events record a monotonic time. Kernels run in the emulator with 64-lane waves
@@ -14,6 +21,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -33,6 +41,7 @@ enum {
     kSuccess = 0,
     kInvalidValue = 1,
     kOutOfMemory = 2,
+    kInvalidConfiguration = 9,
     kNoDevice = 100,
     kInvalidDevice = 101,
     kInvalidImage = 200,
@@ -68,14 +77,25 @@ int env_int(const char *name, int dflt) {
     const char *v = getenv(name);
     return v && v[0] ? atoi(v) : dflt;
 }
-/* $KMUX_FAKE_HIP_ARCH ("gfx942", "gfx90a", "gfx1100"; default gfx942) as HIP's gcnArch:
- * major * 100 + minor * 10 + stepping (the last two hex digits are minor and stepping). */
-const char *arch_name() {
+/* $KMUX_FAKE_HIP_ARCH, the full target id (gcnArchName) */
+const char *target_id() {
     const char *a = getenv("KMUX_FAKE_HIP_ARCH");
-    return a && a[0] ? a : "gfx942";
+    return a && a[0] ? a : "gfx942:sramecc+:xnack-";
 }
+/* its processor: "gfx942" */
+std::string arch_name() {
+    const char *t = target_id();
+    return std::string(t, strcspn(t, ":"));
+}
+int runtime_version() {
+    const char *v = getenv("KMUX_FAKE_HIP_VERSION");
+    return v && v[0] ? atoi(v) : 60200000;
+}
+/* The processor as HIP's gcnArch: major * 100 + minor * 10 + stepping (the last two hex digits
+ * are minor and stepping). */
 int gcn_arch() {
-    const char *a = arch_name() + 3;
+    const std::string name = arch_name();
+    const char *a = name.c_str() + 3;
     size_t n = strlen(a);
     if (n < 3) return 0;
     char major[8] = {0};
@@ -194,9 +214,10 @@ EXPORT int hipDeviceGetAttribute(int *value, int attr, int device) {
     case 87:
         *value = 64;
         return kSuccess; /* wavefront */
-    case 10003:
+    case 10003:          /* gcnArch up to ROCm 5.7; hipDeviceAttributeUnused4 since 6.0 */
+        if (runtime_version() >= 60000000) return kInvalidValue;
         *value = gcn;
-        return kSuccess; /* gcnArch */
+        return kSuccess;
     default:
         return kNotSupported;
     }
@@ -226,13 +247,40 @@ EXPORT int hipDeviceGetPCIBusId(char *id, int len, int device) {
 
 EXPORT int hipRuntimeGetVersion(int *v) {
     if (!v) return kInvalidValue;
-    *v = 60200000; /* "6.2" */
+    *v = runtime_version();
     return kSuccess;
 }
 
 EXPORT int hipDriverGetVersion(int *v) {
     if (!v) return kInvalidValue;
-    *v = 60200000;
+    *v = runtime_version();
+    return kSuccess;
+}
+
+/* hipDeviceProp_t: only the fields the plugin reads, at the offsets of the HIP headers (ROCm 6
+ * layout R0600: name at 0, gcnArchName at 1160, 1472 bytes; ROCm 5 layout R0000: name at 0,
+ * gcnArch at 392, gcnArchName at 396, 792 bytes); the rest zero. */
+static void fill_props(void *prop, size_t size, size_t arch_name_at) {
+    char *p = static_cast<char *>(prop);
+    memset(p, 0, size);
+    snprintf(p, 256, "AMD Instinct MI300X (kmux fake HIP runtime)");
+    snprintf(p + arch_name_at, 256, "%s", target_id());
+}
+
+EXPORT int hipGetDevicePropertiesR0600(void *prop, int device) {
+    if (runtime_version() < 60000000) return kNotSupported; /* no such symbol before ROCm 6.0 */
+    if (!prop) return kInvalidValue;
+    if (!valid_device(device)) return kInvalidDevice;
+    fill_props(prop, 1472, 1160);
+    return kSuccess;
+}
+
+EXPORT int hipGetDeviceProperties(void *prop, int device) {
+    if (!prop) return kInvalidValue;
+    if (!valid_device(device)) return kInvalidDevice;
+    fill_props(prop, 792, 396);
+    int gcn = gcn_arch();
+    memcpy(static_cast<char *>(prop) + 392, &gcn, sizeof gcn);
     return kSuccess;
 }
 
@@ -244,6 +292,8 @@ EXPORT const char *hipGetErrorName(int e) {
         return "hipErrorInvalidValue";
     case kOutOfMemory:
         return "hipErrorOutOfMemory";
+    case kInvalidConfiguration:
+        return "hipErrorInvalidConfiguration";
     case kNoDevice:
         return "hipErrorNoDevice";
     case kInvalidDevice:
@@ -394,25 +444,48 @@ EXPORT int hipEventElapsedTime(float *ms, void *a, void *b) {
     return kSuccess;
 }
 
-/* The image must be a clang offload bundle holding a code object for the current device's
- * architecture, as the real runtime requires (it would then load that code object). */
+/* Can a device of target id `device` load a code object of target id `code` ("gfx942",
+ * "gfx942:xnack-")? Same processor, and every feature the code object specifies equal to the
+ * device's (LLVM's target-id rules; written here independently of the plugin's hip_target.h). */
+static bool loads(const std::string &device, const std::string &code) {
+    auto processor = [](const std::string &t) { return t.substr(0, t.find(':')); };
+    if (processor(device) != processor(code)) return false;
+    size_t at = code.find(':');
+    while (at != std::string::npos) {
+        size_t next = code.find(':', at + 1);
+        std::string f = code.substr(at + 1, next == std::string::npos ? next : next - at - 1);
+        if (f.size() < 2) return false;
+        std::string name = f.substr(0, f.size() - 1);
+        size_t d = (device + ":").find(":" + name);
+        if (d != std::string::npos) {
+            char have = (device + ":")[d + 1 + name.size()];
+            if (have != f.back()) return false;
+        }
+        at = next;
+    }
+    return true;
+}
+
+/* The image must be a clang offload bundle holding a code object the current device loads, as
+ * the real runtime requires (it would then load that code object). */
 EXPORT int hipModuleLoadData(void **m, const void *image) {
     if (!m || !image) return kInvalidValue;
+    int forced = env_int("KMUX_FAKE_HIP_LOAD_ERROR", 0);
+    if (forced) return forced;
     static const char magic[] = "__CLANG_OFFLOAD_BUNDLE__";
     const char *p = static_cast<const char *>(image);
     if (memcmp(p, magic, sizeof magic - 1) != 0) return kInvalidImage;
     uint64_t n;
     memcpy(&n, p + 24, sizeof n);
-    char want[32];
-    snprintf(want, sizeof want, "amdgcn-amd-amdhsa--%s", arch_name());
+    static const char triple[] = "amdgcn-amd-amdhsa--";
     const char *q = p + 32;
     bool found = false;
     for (uint64_t i = 0; i < n && i < 64; i++) {
         uint64_t len;
         memcpy(&len, q + 16, sizeof len); /* offset, size, id length, id */
         std::string id(q + 24, (size_t)len);
-        if (id.size() >= strlen(want) &&
-            id.compare(id.size() - strlen(want), strlen(want), want) == 0)
+        size_t t = id.find(triple);
+        if (t != std::string::npos && loads(target_id(), id.substr(t + sizeof triple - 1)))
             found = true;
         q += 24 + len;
     }
@@ -442,7 +515,14 @@ EXPORT int hipModuleLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz
                                  void **extra) {
     (void)s;
     if (!fn || extra || shared != 0) return kInvalidValue;
-    if (bx * by * bz > 1024 || gx == 0 || bx == 0) return kInvalidValue;
+    if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0) return kInvalidValue;
+    /* HIP's global work size per dimension is 32-bit; more threads per block than 1024 is
+     * hipErrorInvalidConfiguration from ROCm 7.0 on (hipErrorInvalidValue before) */
+    if ((uint64_t)gx * bx > UINT32_MAX || (uint64_t)gy * by > UINT32_MAX ||
+        (uint64_t)gz * bz > UINT32_MAX)
+        return kInvalidConfiguration;
+    if ((uint64_t)bx * by * bz > 1024)
+        return runtime_version() >= 70000000 ? kInvalidConfiguration : kInvalidValue;
     const kernel *k = static_cast<const kernel *>(fn);
     kmux_gpu_emu_configure(64, (uint64_t)env_int("KMUX_FAKE_HIP_SEED", 1));
     int e = k->run(dim3(gx, gy, gz), dim3(bx, by, bz), params);
