@@ -6,6 +6,8 @@
  *   tolerance.c  precision figures of dtypes and compute types, error bounds, comparison
  *   guard.c      guarded host images, device copies, writes outside a tensor
  *   env.c        the devices under test and the oracle ("ref")
+ *   require_device.c  KMUX_CONFORMANCE_REQUIRE_DEVICE, checked before Criterion's main (an
+ *                object library, kmux_conformance_require, also linked by tests/test_amp.c)
  *   tables.c     the type combinations under test (from the public API) and conv shapes
  *   gemm.c       GEMM cases: layout, reproducer line, f64 model, fills, run and check
  *
@@ -40,6 +42,10 @@
  *                                  the same comparisons and tolerances (ignored with _FULL)
  *   KMUX_CONFORMANCE_DEVICES=a,b   only these device ids (ref always runs, as the oracle)
  *   KMUX_CONFORMANCE_CASE=N        only case number N of each test (as printed on failure)
+ *   KMUX_CONFORMANCE_REQUIRE_DEVICE=ID  the suite is registered for device ID (tests/fake_hip:
+ *                                  hip:0): without it, exit 77 ("Skipped") with the reason
+ *                                  instead of checking only ref; with
+ *   KMUX_CONFORMANCE_DEVICE_PROMISED=1  (the build promised ID) fail instead (require_device.c)
  */
 #ifndef KMUX_CONFORMANCE_H
 #define KMUX_CONFORMANCE_H
