@@ -2,6 +2,7 @@
 # pkg-config file (kmux.pc); plugins install themselves to <libdir>/kmux (kmux_add_plugin).
 include(CMakePackageConfigHelpers)
 
+kmux_install_rpath(kmux)   # one RUNPATH in both trees (cmake/KmuxRunpath.cmake)
 install(TARGETS kmux EXPORT kmuxTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -30,7 +30,7 @@ target_link_libraries(kmux_check_core PUBLIC kmux PkgConfig::KMUX_CHECK_JANSSON 
 add_executable(kmux-check ${CMAKE_CURRENT_LIST_DIR}/kmux_check/main.c)
 kmux_target_defaults(kmux-check)
 target_link_libraries(kmux-check PRIVATE kmux_check_core)
-install(TARGETS kmux-check RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+kmux_install_program(kmux-check)   # RUNPATH $ORIGIN/../lib (cmake/KmuxRunpath.cmake)
 
 if(KMUX_BUILD_TESTS)
   # The command line on this machine: text and JSON (validated against the schema with Ajv).
