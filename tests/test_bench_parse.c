@@ -90,6 +90,38 @@ Test(bench_desc, conv_errors) {
     conv_fails("mb2ic3ih10oc4khx", "expected a number");
 }
 
+Test(bench_desc, conv_3d_notation_depth_1_is_2d_other_depths_unsupported) {
+    /* benchdnn's shapes_dilated:28, and sd/pd/dd with '_' (dd1 with kd1 is still depth 1) */
+    kb_conv_shape c = conv("mb2ic16id1ih2iw1oc16od1oh1ow1kd1kh2kw1pd0ph0pw0dd0dh1dw0");
+    cr_assert(c.ih == 2 && c.kh == 2 && c.dh == 1 && c.oh == 1 && c.iw == 1);
+    c = conv("mb2_ic4id1ih6oc4od1oh6_kd1kh3_sd1sh1_pd0ph1_dd1dh0");
+    cr_assert(c.ih == 6 && c.oh == 6 && c.ph == 1 && c.iw == 6);
+    conv_fails("mb2ic16id2ih1oc16kd2kh1", "3-D convolution (id2 kd2 od1) is not supported");
+    conv_fails("mb1ic4id1ih5oc4kd1kh3pd1", "(id1 kd1 od3 pd1)");
+    conv_fails("mb2ic3ih5oc4kh3kd1", "without id and kd");
+    kb_problem p, q;
+    memset(&p, 0, sizeof p);
+    memset(&q, 0, sizeof q);
+    char err[256] = "", d[512];
+    cr_assert(kb_parse_problem("mb2ic16id3ih1oc16kd2kh1dd1n\"x\"", &p, err, sizeof err), "%s", err);
+    cr_assert(strstr(p.unsupported, "3-D") && p.depth.id == 3 && p.depth.od == 1, "%s",
+              p.unsupported);
+    kb_format_desc(&p, d, sizeof d);
+    cr_assert(kb_parse_problem(d, &q, err, sizeof err), "%s: %s", d, err);
+    cr_assert(!memcmp(&p.depth, &q.depth, sizeof p.depth) && !memcmp(&p.cv, &q.cv, sizeof p.cv),
+              "%s", d);
+    cr_assert_not(kb_parse_desc(d, &q, err, sizeof err), "kb_parse_desc runs only what kmux can");
+    kb_settings s;
+    kb_settings_default(&s);
+    kb_problem_list l = {NULL, 0, 0};
+    cr_assert(kb_batch_parse("mb2ic4ih6oc5kh3\nmb2ic16id2ih1oc16kd2kh1\nmb2ic4ih6oc5kh1\n", "f",
+                             NULL, &s, &l, err, sizeof err),
+              "a 3-D line does not stop the batch: %s", err);
+    cr_assert(l.n == 3 && !l.v[0].unsupported[0] && l.v[1].unsupported[0] &&
+              !l.v[2].unsupported[0]);
+    kb_problem_list_free(&l);
+}
+
 Test(bench_desc, conv_to_kmux_desc_converts_dilation_and_end_padding) {
     kb_problem p;
     memset(&p, 0, sizeof p);

@@ -100,11 +100,17 @@ static int resolve_axis(const char *axis, int64_t i, int64_t k, int64_t s, int64
     return 1;
 }
 
-int kb_parse_conv_desc(const char *s, kb_conv_shape *cv, char *name, size_t name_cap, char *err,
-                       size_t err_cap) {
+/* The conv grammar with benchdnn's depth axis (id od kd sd pd dd). A depth of 1 (id1 kd1 od1 pd0)
+ * leaves *dp all 0: the 2-D problem. Another depth fills *dp and the reason into why (a valid
+ * 3-D convolution, which kmux cannot run). Returns 1, or 0 with a message in err. */
+static int parse_conv(const char *s, kb_conv_shape *cv, kb_conv_depth *dp, char *name,
+                      size_t name_cap, char *why, size_t why_cap, char *err, size_t err_cap) {
     int64_t g = 1, mb = 2, ic = 0, ih = 0, iw = 0, oc = 0, oh = 0, ow = 0, kh = 0, kw = 0;
     int64_t sh = 1, sw = 1, ph = -1, pw = -1, dh = 0, dw = 0;
-    int has_sw = 0, has_sh = 0, has_oh = 0, has_ow = 0;
+    int64_t id = 0, od = 0, kd = 0, sd = 1, pd = -1, dd = 0;
+    int has_sw = 0, has_sh = 0, has_oh = 0, has_ow = 0, has_od = 0;
+    memset(dp, 0, sizeof *dp);
+    if (why && why_cap) why[0] = '\0';
     if (name && name_cap) name[0] = '\0';
     const char *p = s;
     while (*p) {
@@ -173,15 +179,19 @@ int kb_parse_conv_desc(const char *s, kb_conv_shape *cv, char *name, size_t name
             dst = &dh;
         else if (!strcmp(key, "dw"))
             dst = &dw;
-        else if (!strcmp(key, "id") || !strcmp(key, "od") || !strcmp(key, "kd") ||
-                 !strcmp(key, "sd") || !strcmp(key, "pd") || !strcmp(key, "dd")) {
-            int ok = (key[0] == 'p' || key[0] == 'd') ? v == 0 : v == 1;
-            if (!ok) {
-                snprintf(err, err_cap, "3-D convolution (%s%lld) is not supported", key, v);
-                return 0;
-            }
-            continue;
-        } else {
+        else if (!strcmp(key, "id"))
+            dst = &id;
+        else if (!strcmp(key, "od"))
+            dst = &od, has_od = 1;
+        else if (!strcmp(key, "kd"))
+            dst = &kd;
+        else if (!strcmp(key, "sd"))
+            dst = &sd;
+        else if (!strcmp(key, "pd"))
+            dst = &pd;
+        else if (!strcmp(key, "dd"))
+            dst = &dd;
+        else {
             snprintf(err, err_cap, "unknown field '%s' in %s", key, s);
             return 0;
         }
@@ -191,8 +201,11 @@ int kb_parse_conv_desc(const char *s, kb_conv_shape *cv, char *name, size_t name
         snprintf(err, err_cap, "ic and oc must be given and > 0 in %s", s);
         return 0;
     }
-    if ((has_oh && oh == 0) || (has_ow && ow == 0)) {
-        snprintf(err, err_cap, "o%s0: an output size must be > 0 in %s", has_oh && !oh ? "h" : "w",
+    if ((has_oh && oh == 0) || (has_ow && ow == 0) || (has_od && od == 0)) {
+        snprintf(err, err_cap, "o%s0: an output size must be > 0 in %s",
+                 has_oh && !oh   ? "h"
+                 : has_ow && !ow ? "w"
+                                 : "d",
                  s);
         return 0;
     }
@@ -205,6 +218,18 @@ int kb_parse_conv_desc(const char *s, kb_conv_shape *cv, char *name, size_t name
      * missing on one axis only are taken from the other axis where benchdnn would fail. */
     int no_h = !(ih | kh | oh | dh) && !has_sh && ph < 1;
     int no_w = !(iw | kw | ow | dw) && !has_sw && pw < 1;
+    int no_d = !(id | kd | od | dd) && sd == 1 && pd < 1; /* benchdnn's test */
+    if (!no_d) {
+        if (id <= 0 || kd <= 0) {
+            snprintf(err, err_cap, "3-D convolution without id and kd (both must be > 0) in %s", s);
+            return 0;
+        }
+        if (!resolve_axis("d", id, kd, sd, &pd, dd, &od, err, err_cap)) return 0;
+        if (no_h && no_w) { /* benchdnn: only d-values, a cube */
+            ih = iw = id, kh = kw = kd, oh = ow = od, ph = pw = pd, sh = sw = sd, dh = dw = dd;
+            no_h = no_w = 0;
+        }
+    }
     if (no_h && no_w) {
         snprintf(err, err_cap, "no spatial sizes (ih/kh) in %s", s);
         return 0;
@@ -221,10 +246,14 @@ int kb_parse_conv_desc(const char *s, kb_conv_shape *cv, char *name, size_t name
     }
     if (!resolve_axis("h", ih, kh, sh, &ph, dh, &oh, err, err_cap)) return 0;
     if (!resolve_axis("w", iw, kw, sw, &pw, dw, &ow, err, err_cap)) return 0;
-    int64_t sizes[3][4] = {{mb, ic, ih, iw}, {oc, ic / g, kh, kw}, {mb, oc, oh, ow}};
+    /* a depth of 1 is the 2-D problem: its one output plane reads input plane 0 (no padding) */
+    int depth = !no_d && !(id == 1 && kd == 1 && od == 1 && pd == 0);
+    int64_t sizes[3][5] = {{mb, ic, ih, iw, depth ? id : 1},
+                           {oc, ic / g, kh, kw, depth ? kd : 1},
+                           {mb, oc, oh, ow, depth ? od : 1}};
     static const char *const tensor[3] = {"source", "weights", "destination"};
     for (int t = 0; t < 3; ++t)
-        if (!kb_dims_fit(sizes[t], 4)) {
+        if (!kb_dims_fit(sizes[t], 5)) {
             snprintf(err, err_cap, "the %s tensor has more than 2^%d elements in %s", tensor[t],
                      KB_DESC_ELEMENTS_LOG2, s);
             return 0;
@@ -232,7 +261,24 @@ int kb_parse_conv_desc(const char *s, kb_conv_shape *cv, char *name, size_t name
     cv->g = g, cv->mb = mb, cv->ic = ic, cv->ih = ih, cv->iw = iw, cv->oc = oc, cv->oh = oh;
     cv->ow = ow, cv->kh = kh, cv->kw = kw, cv->sh = sh, cv->sw = sw, cv->ph = ph, cv->pw = pw;
     cv->dh = dh, cv->dw = dw;
+    if (depth) {
+        dp->id = id, dp->od = od, dp->kd = kd, dp->sd = sd, dp->pd = pd, dp->dd = dd;
+        char pad[32] = "";
+        if (pd) snprintf(pad, sizeof pad, " pd%lld", (long long)pd);
+        if (why && why_cap)
+            snprintf(why, why_cap,
+                     "3-D convolution (id%lld kd%lld od%lld%s) is not supported: kmux "
+                     "convolutions are 2-D (a depth of 1, id1 kd1 od1 pd0, runs as one)",
+                     (long long)id, (long long)kd, (long long)od, pad);
+    }
     return 1;
+}
+
+int kb_parse_conv_desc(const char *s, kb_conv_shape *cv, char *name, size_t name_cap, char *err,
+                       size_t err_cap) {
+    kb_conv_depth dp;
+    if (!parse_conv(s, cv, &dp, name, name_cap, err, err_cap, err, err_cap)) return 0;
+    return dp.id == 0; /* a real depth: the reason is in err */
 }
 
 /* Parses "AxBxC" (count >= 1 numbers) into dims; returns the count or 0. */
@@ -339,11 +385,21 @@ int kb_parse_matmul_desc(const char *s, kb_matmul_shape *mm, char *name, size_t 
     return 1;
 }
 
-int kb_parse_desc(const char *s, kb_problem *p, char *err, size_t err_cap) {
+int kb_parse_problem(const char *s, kb_problem *p, char *err, size_t err_cap) {
+    memset(&p->depth, 0, sizeof p->depth);
+    p->unsupported[0] = '\0';
     if (isdigit((unsigned char)s[0])) {
         p->op = KB_OP_MATMUL;
         return kb_parse_matmul_desc(s, &p->mm, p->name, sizeof p->name, err, err_cap);
     }
     p->op = KB_OP_CONV;
-    return kb_parse_conv_desc(s, &p->cv, p->name, sizeof p->name, err, err_cap);
+    return parse_conv(s, &p->cv, &p->depth, p->name, sizeof p->name, p->unsupported,
+                      sizeof p->unsupported, err, err_cap);
+}
+
+int kb_parse_desc(const char *s, kb_problem *p, char *err, size_t err_cap) {
+    if (!kb_parse_problem(s, p, err, err_cap)) return 0;
+    if (!p->unsupported[0]) return 1;
+    snprintf(err, err_cap, "%s", p->unsupported);
+    return 0;
 }

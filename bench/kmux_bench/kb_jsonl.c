@@ -36,10 +36,17 @@ static json_t *problem_json(const kb_problem *p) {
                                 c->kh, c->kw,         c->sh, c->sw, c->ph, c->pw, c->dh, c->dw};
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
             json_object_set_new(shape, keys[i], json_integer((json_int_t)vals[i]));
+        const kb_conv_depth *d = &p->depth; /* a 3-D convolution (UNSUPPORTED, not run) */
+        if (d->id > 0) {
+            const char *dkeys[] = {"id", "od", "kd", "sd", "pd", "dd"};
+            const int64_t dvals[] = {d->id, d->od, d->kd, d->sd, d->pd, d->dd};
+            for (size_t i = 0; i < sizeof dkeys / sizeof dkeys[0]; ++i)
+                json_object_set_new(shape, dkeys[i], json_integer((json_int_t)dvals[i]));
+        }
     }
     json_t *o = json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s, s:s}, s:s, s:o, s:f, s:f, s:i}",
-        "descriptor", desc, "name", p->name, "workload", p->workload, "op", kb_op_name(p->op),
+        "descriptor", desc, "name", p->name, "workload", p->workload, "op", kb_problem_op_name(p),
         "direction", kb_dir_name(p->dir), "options", opts, "reproducer", kb_sb_str(&repro),
         "dtypes", "src", kb_dtype_name(p->set.dt[0]), "wei", kb_dtype_name(p->set.dt[1]), "dst",
         kb_dtype_name(p->set.dt[2]), "compute", kb_compute_name(kb_problem_compute(p)), "shape",
@@ -229,7 +236,7 @@ int kb_jsonl_read(const char *path, int file, kb_rec_list *out, char *err, size_
             snprintf(dt, sizeof dt, "%s", s0);
         else
             snprintf(dt, sizeof dt, "%s:%s:%s", s0, s1, s2);
-        if (!strcmp(r.op, "conv2d"))
+        if (!strcmp(r.op, "conv2d") || !strcmp(r.op, "conv3d"))
             snprintf(r.label, sizeof r.label, "%s %s %s", *name ? name : desc, r.direction, dt);
         else
             snprintf(r.label, sizeof r.label, "%s %s", *name ? name : desc, dt);

@@ -106,6 +106,10 @@ const char *kb_op_name(kb_op op) {
     return op == KB_OP_CONV ? "conv2d" : "matmul";
 }
 
+const char *kb_problem_op_name(const kb_problem *p) {
+    return p->op == KB_OP_CONV && p->depth.id > 0 ? "conv3d" : kb_op_name(p->op);
+}
+
 const char *kb_dir_name(kb_dir d) {
     switch (d) {
     case KB_DIR_BWD_D:

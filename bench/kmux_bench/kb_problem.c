@@ -42,7 +42,22 @@ int64_t kb_conv_mb(const kb_problem *p) {
 
 void kb_format_desc(const kb_problem *p, char *buf, size_t cap) {
     kb_sb sb = KB_SB_INIT;
-    if (p->op == KB_OP_CONV) {
+    if (p->op == KB_OP_CONV && p->depth.id > 0) { /* 3-D: benchdnn's canonical order */
+        const kb_conv_shape *c = &p->cv;
+        const kb_conv_depth *d = &p->depth;
+        if (c->g != 1) kb_sb_printf(&sb, "g%lld", (long long)c->g);
+        kb_sb_printf(&sb, "mb%lldic%lldid%lldih%lldiw%lldoc%lldod%lldoh%lldow%lld",
+                     (long long)kb_conv_mb(p), (long long)c->ic, (long long)d->id, (long long)c->ih,
+                     (long long)c->iw, (long long)c->oc, (long long)d->od, (long long)c->oh,
+                     (long long)c->ow);
+        kb_sb_printf(&sb, "kd%lldkh%lldkw%lldsd%lldsh%lldsw%lldpd%lldph%lldpw%lld",
+                     (long long)d->kd, (long long)c->kh, (long long)c->kw, (long long)d->sd,
+                     (long long)c->sh, (long long)c->sw, (long long)d->pd, (long long)c->ph,
+                     (long long)c->pw);
+        if (d->dd || c->dh || c->dw)
+            kb_sb_printf(&sb, "dd%llddh%llddw%lld", (long long)d->dd, (long long)c->dh,
+                         (long long)c->dw);
+    } else if (p->op == KB_OP_CONV) {
         const kb_conv_shape *c = &p->cv;
         if (c->g != 1) kb_sb_printf(&sb, "g%lld", (long long)c->g);
         kb_sb_printf(&sb, "mb%lldic%lldih%lldiw%lldoc%lldoh%lldow%lldkh%lldkw%lld",
@@ -154,8 +169,10 @@ double kb_problem_flops(const kb_problem *p) {
         return 2.0 * (double)m->m * (double)m->n * (double)m->k * batch;
     }
     const kb_conv_shape *c = &p->cv;
+    const kb_conv_depth *d = &p->depth; /* 3-D (not run): its depth counts too */
+    double depth = d->id > 0 ? (double)d->od * (double)d->kd : 1.0;
     return 2.0 * (double)kb_conv_mb(p) * (double)c->oc * (double)c->oh * (double)c->ow *
-           (double)(c->ic / c->g) * (double)c->kh * (double)c->kw;
+           (double)(c->ic / c->g) * (double)c->kh * (double)c->kw * depth;
 }
 
 double kb_problem_min_bytes(const kb_problem *p) {
@@ -168,9 +185,12 @@ double kb_problem_min_bytes(const kb_problem *p) {
     }
     const kb_conv_shape *c = &p->cv;
     double mb = (double)kb_conv_mb(p);
-    double x = mb * (double)c->ic * (double)c->ih * (double)c->iw;
-    double w = (double)c->oc * (double)(c->ic / c->g) * (double)c->kh * (double)c->kw;
-    double y = mb * (double)c->oc * (double)c->oh * (double)c->ow;
+    const kb_conv_depth *d = &p->depth;
+    int three = d->id > 0;
+    double x = mb * (double)c->ic * (double)c->ih * (double)c->iw * (three ? (double)d->id : 1.0);
+    double w = (double)c->oc * (double)(c->ic / c->g) * (double)c->kh * (double)c->kw *
+               (three ? (double)d->kd : 1.0);
+    double y = mb * (double)c->oc * (double)c->oh * (double)c->ow * (three ? (double)d->od : 1.0);
     return x * (double)kmux_dtype_bytes(p->set.dt[0]) + w * (double)kmux_dtype_bytes(p->set.dt[1]) +
            y * (double)kmux_dtype_bytes(p->set.dt[2]);
 }

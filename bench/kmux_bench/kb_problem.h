@@ -8,6 +8,12 @@
  * a missing output size is computed from the padding (0 when absent), a missing padding is
  * computed from the output size, and dilation 0 means dense. '_' may separate the fields.
  * kmux's API counts dilation from 1 (1 = dense): kb_conv_to_desc converts.
+ * benchdnn's 3-D notation (idID odOD kdKD sdSD pdPD ddDD, placed as in its canonical form
+ * gXmbX_icXidXihXiwX_ocXodXohXowX_kdXkhXkwX_sdXshXswX_pdXphXpwX_ddXdhXdwX_nS) resolves the depth
+ * axis by the same rules (only d-values: h and w copy them, a cube); a depth of 1 (id1 kd1 od1
+ * pd0, any sd and dd) is the 2-D problem and parses as it. Any other depth is a 3-D convolution,
+ * which kmux cannot run: kb_parse_problem returns it marked unsupported (reported, not run);
+ * kb_parse_desc and kb_parse_conv_desc refuse it.
  *
  * Matmul descriptors follow benchdnn's matmul driver: MxK:KxN[:MxN], batched BxMxK:BxKxN (any
  * number of leading batch dims; one operand may be broadcast with all batch dims 1), an optional
@@ -50,12 +56,21 @@ typedef struct kb_conv_shape {
     int64_t g, mb, ic, ih, iw, oc, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw; /**< dh, dw: 0 = dense */
 } kb_conv_shape;
 
+/** The depth axis of a 3-D convolution (benchdnn's id, od, kd, sd, pd, dd), resolved; all 0 for a
+ *  2-D problem (and for a depth of 1, which is one). */
+typedef struct kb_conv_depth {
+    int64_t id, od, kd, sd, pd, dd;
+} kb_conv_depth;
+
 /** One problem: an op, its shape, its settings, and where it came from. */
 typedef struct kb_problem {
     kb_op op;
     kb_dir dir; /**< one direction (after expansion) */
     kb_matmul_shape mm;
     kb_conv_shape cv;
+    kb_conv_depth depth;   /**< depth.id > 0: a 3-D convolution (cv holds its h and w axes) */
+    char unsupported[200]; /**< why kmux cannot run it ("" when it can): an UNSUPPORTED row per
+                                device, not run (kb_run_problem) */
     kb_settings set;
     char name[160];    /**< benchdnn's n"..." or a workload label; may be "" */
     char workload[32]; /**< "deepbench-gemm-train", "resnet50", ... or "" */
@@ -90,8 +105,15 @@ int kb_parse_matmul_desc(const char *s, kb_matmul_shape *mm, char *name, size_t 
                          size_t err_cap);
 
 /** Parses either kind (a matmul descriptor starts with a digit) into p->op/shape/name; the
- *  settings of p are left alone. Returns 1 on success; 0 with a message in err. */
+ *  settings of p are left alone. Returns 1 on success; 0 with a message in err (also for a
+ *  valid problem kmux cannot run, a 3-D convolution). */
 int kb_parse_desc(const char *s, kb_problem *p, char *err, size_t err_cap);
+
+/** As kb_parse_desc, but a valid descriptor that kmux cannot run (a 3-D convolution with a depth
+ *  other than 1) parses too: 1 with p->unsupported saying why (and p->depth filled), so that it
+ *  is reported UNSUPPORTED as benchdnn would and the run goes on. 0 (a syntax or value error,
+ *  message in err) as kb_parse_desc otherwise. p->unsupported is "" for a problem that runs. */
+int kb_parse_problem(const char *s, kb_problem *p, char *err, size_t err_cap);
 
 /** The canonical descriptor of p (shape and name, no settings) into buf; parsing it gives the
  *  same shape back. The effective minibatch (--mb) is written. */
@@ -128,6 +150,8 @@ double kb_problem_min_bytes(const kb_problem *p);
 
 /** "matmul" or "conv2d". */
 const char *kb_op_name(kb_op op);
+/** The op name of p's record: kb_op_name, "conv3d" for a 3-D convolution (p->depth.id > 0). */
+const char *kb_problem_op_name(const kb_problem *p);
 /** "FWD", "BWD_D", "BWD_W". */
 const char *kb_dir_name(kb_dir d);
 /** Parses FWD|FWD_D|FWD_B|FWD_I|BWD_D|BWD_W|BWD_WB|ALL into a mask. Returns 1 on success. */

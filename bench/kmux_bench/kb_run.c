@@ -406,6 +406,7 @@ double kb_problem_host_bytes(const kb_problem *p, const kb_run_opts *o, int host
 
 double kb_problem_estimate_s(const kb_problem *p, const kb_target *targets, int ntargets,
                              const kb_run_opts *o) {
+    if (p->unsupported[0]) return 0; /* not run */
     double flops = kb_problem_flops(p), s = 0;
     /* the oracle: ref accumulates in f64 at about 1 GFLOP/s, on at most its budget */
     if (o->verify) s += (flops < o->ref_budget_flops ? flops : o->ref_budget_flops) / 1e9;
@@ -467,6 +468,17 @@ static void result_init(kb_result *r, const kb_problem *p, const kb_target *tg,
 size_t kb_run_problem(const kb_problem *p, kmux_device *ref, kmux_stream *ref_stream,
                       kb_target *targets, int ntargets, const kb_run_opts *o, kb_result *results,
                       size_t cap) {
+    if (p->unsupported[0]) { /* kmux cannot express it (3-D): UNSUPPORTED everywhere, not run */
+        kb_oracle none;
+        memset(&none, 0, sizeof none);
+        size_t n = 0;
+        for (int k = 0; k < ntargets && n < cap; ++k, ++n) {
+            result_init(&results[n], p, &targets[k], &none);
+            results[n].status = KMUX_ERR_UNSUPPORTED;
+            kb_strlcpy(results[n].error, p->unsupported, sizeof results[n].error);
+        }
+        return n;
+    }
     int host_devices = 0;
     for (int k = 0; k < ntargets; ++k)
         host_devices += targets[k].props.is_host;

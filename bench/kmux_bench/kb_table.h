@@ -19,8 +19,10 @@ void kb_table_row(FILE *f, const kb_result *r);
 /** The verification column text: PASSED, PASSED~ (sampled), FAILED, MISTRUSTED, UNSUPPORTED,
  *  ERROR, or "-" (not verified). */
 const char *kb_table_verdict(const kb_result *r);
-/** Prints the legend and the count of each verdict. Returns the number of results that failed,
- *  were mistrusted or errored (not counting UNSUPPORTED). */
+/** Prints the legend and the count of each verdict, and benchdnn's summary line ("tests:N
+ *  passed:P skipped:S mistrusted:M unimplemented:U failed:F": skipped = problems kmux cannot
+ *  express, e.g. 3-D; unimplemented = a device's UNSUPPORTED; failed = FAILED + ERROR). Returns
+ *  the number of results that failed, were mistrusted or errored (not counting UNSUPPORTED). */
 int kb_table_summary(FILE *f, const kb_result *results, size_t n);
 
 /** After the table: the n rows results[idx[k]] printed before a clock re-check found the clock

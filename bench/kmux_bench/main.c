@@ -52,7 +52,7 @@ static int collect_problems(const kb_options *o, kb_problem_list *out) {
             p.set = o->settings;
             p.occurrences = 1;
             char e[300];
-            ok = kb_parse_desc(s->text, &p, e, sizeof e);
+            ok = kb_parse_problem(s->text, &p, e, sizeof e); /* 3-D: an UNSUPPORTED row */
             if (ok)
                 kb_problem_list_push(&raw, &p);
             else
