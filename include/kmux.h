@@ -186,8 +186,9 @@ typedef struct kmux_context_options {
     size_t struct_size; /**< sizeof(kmux_context_options) */
     const char
         *backend_path;    /**< ':'-separated plugin folders searched FIRST (KMUX_BACKEND_PATH) */
-    const char *backends; /**< ','-separated allow-list of backend names (KMUX_BACKENDS);
-                               "ref" is always loaded */
+    const char *backends; /**< ','-separated allow-list of backend names (KMUX_BACKENDS):
+                               "openblas", "onednn", "cuda", "hip", "auto" (the routing
+                               device cpu:auto); "ref" is always loaded */
     const char *default_device; /**< what "auto" resolves to (KMUX_DEVICE) */
     int num_threads;            /**< threads of CPU backends; 0 = KMUX_NUM_THREADS or all cores */
     int verbose;                /**< -1 = KMUX_VERBOSE; 0 off, 1 executions, 2 + loading/plans.
@@ -252,16 +253,17 @@ KMUX_API kmux_status kmux_context_destroy(kmux_context *ctx);
 
 /** Description of one backend, loaded or not. Strings live as long as the context. */
 typedef struct kmux_backend_info {
-    const char *name;    /**< "ref", "openblas", "onednn", "cuda", "hip" */
+    const char *name;    /**< "ref", "openblas", "onednn", "cuda", "hip", "auto" (cpu:auto) */
     const char *version; /**< version of the native library it wraps ("OpenBLAS 0.3.21"), or "" */
-    const char *path;    /**< file it was loaded from; "(built in)" for ref */
+    const char *path;    /**< file it was loaded from; "(built in)" for ref and auto */
     int available;       /**< 1 when it has at least one usable device */
     const char *reason;  /**< why it is unavailable ("" when available) */
     int device_count;    /**< devices it contributes */
 } kmux_backend_info;
 
-/** Number of backends the context knows about: every plugin file found (loaded or rejected) and
- *  "ref". Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if ctx or count is NULL. */
+/** Number of backends the context knows about: every plugin file found (loaded or rejected),
+ *  "ref", and the built-in routing backend "auto" unless the allow-list leaves it out.
+ *  Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if ctx or count is NULL. */
 KMUX_API kmux_status kmux_backend_count(const kmux_context *ctx, int *count);
 
 /** Fills *info for backend i (0 <= i < count). Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if a
@@ -278,8 +280,9 @@ KMUX_API kmux_status kmux_device_get(const kmux_context *ctx, int i, kmux_device
 
 /** Finds a device by its id: "ref", "cpu:openblas", "cpu:onednn", "cpu:auto", "cuda:0",
  *  "hip:1", or "cuda" / "hip" for index 0 of that backend, or "auto": the context's
- *  default_device (KMUX_DEVICE) when set, else the first GPU, else cpu:onednn, cpu:openblas, ref
- *  ("auto" always names a real device; it never resolves to the routing device cpu:auto).
+ *  default_device (KMUX_DEVICE) when set and not "auto", else the first GPU, else cpu:onednn,
+ *  cpu:openblas, ref ("auto" resolves to the routing device cpu:auto only when default_device
+ *  names it).
  *  "cpu:auto" is a routing device, present when cpu:onednn or cpu:openblas is (and "auto" is not
  *  left out by the KMUX_BACKENDS allow-list): each of its plans is made on every CPU device that
  *  can run the problem, its implementations are theirs in the order cpu:onednn, cpu:openblas, and
@@ -464,7 +467,8 @@ KMUX_API kmux_status kmux_event_destroy(kmux_event *event);
  *   f16      f16, f32     F32, F16 (c = f16 only)
  *   bf16     bf16, f32    F32
  *   fp8 (any of the four, a and b may differ within OCP or within FNUZ)  f32, f16, bf16  F32
- *   i8       i32          I32
+ *   i8       i32          I32    (not on cpu:openblas: it has no integer GEMM and refuses
+ *                                  i8 with KMUX_ERR_UNSUPPORTED)
  * The result is computed in the compute type and rounded once to c_type (round to nearest even).
  */
 
