@@ -87,6 +87,12 @@ cleanup
 rm -rf "$root"
 mkdir -p "$root"
 tar -C "$root" -xf "$tarball"
+# The apt client settings of this machine's package registry (a proxy, or a snapshot mirror whose
+# Release files must not be rejected as expired), so that the root reaches the mirror as this
+# machine does; kmux's own files are not among them.
+for f in /etc/apt/apt.conf.d/*; do
+  [ -f "$f" ] && grep -q '^Acquire::' "$f" && cp "$f" "$root/etc/apt/apt.conf.d/"
+done
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 git clone -q --no-local "$repo" "$root/src/kmux"
 git -C "$root/src/kmux" checkout -q "$(git -C "$repo" rev-parse HEAD)"
