@@ -50,6 +50,10 @@ static kmux_status check_create(const char *fn, const kmux_device *dev, const vo
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "%s: prefs->require_deterministic = %d must be 0 or 1", fn,
                               out->require_deterministic);
+    if (out->allow_fast_accumulation != 0 && out->allow_fast_accumulation != 1)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "%s: prefs->allow_fast_accumulation = %d must be 0 or 1", fn,
+                              out->allow_fast_accumulation);
     if (out->tune != KMUX_TUNE_DEFAULT && out->tune != KMUX_TUNE_OFF && out->tune != KMUX_TUNE_ON)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "%s: prefs->tune = %d must be KMUX_TUNE_DEFAULT (0), KMUX_TUNE_OFF "

@@ -82,10 +82,11 @@ static void make_key(const kmux_plan *pl, const kmux_plan_prefs *prefs, char *ke
                  kmux_compute_type_name(d->compute_type), (long long)d->pad_bottom,
                  (long long)d->pad_right);
     }
-    snprintf(key, size, "%s|kmux %s|%s %s (%s)|%s|threads=%d|%s|%s|emu%d,det%d,ws%zu", fp,
+    snprintf(key, size, "%s|kmux %s|%s %s (%s)|%s|threads=%d|%s|%s|emu%d,det%d,fa%d,ws%zu", fp,
              KMUX_VERSION_STRING, dev->backend->name, dev->backend->version,
              dev->props.library_version, dev->props.id, dev->ctx->num_threads, types, shape,
-             prefs->allow_emulation, prefs->require_deterministic, prefs->max_workspace_bytes);
+             prefs->allow_emulation, prefs->require_deterministic, prefs->allow_fast_accumulation,
+             prefs->max_workspace_bytes);
     sanitize(key);
 }
 

@@ -553,12 +553,20 @@ typedef struct kmux_matmul_desc {
  *  tensors' size. */
 typedef struct kmux_plan_prefs {
     size_t struct_size;
-    size_t max_workspace_bytes; /**< workspace the plan may use; SIZE_MAX = backend default */
-    int allow_emulation;        /**< 1: a type may be run by converting it to a wider one in a
-                                     workspace (f16/bf16 on CPUs without native kernels); the
-                                     implementation name then says so ("+cvt") */
-    int require_deterministic;  /**< 1: only bitwise reproducible implementations */
-    int tune;                   /**< kmux_tune: choose the implementation by measurement */
+    size_t max_workspace_bytes;  /**< workspace the plan may use; SIZE_MAX = backend default */
+    int allow_emulation;         /**< 1: a type may be run by converting it to a wider one in a
+                                      workspace (f16/bf16 on CPUs without native kernels); the
+                                      implementation name then says so ("+cvt") */
+    int require_deterministic;   /**< 1: only bitwise reproducible implementations */
+    int tune;                    /**< kmux_tune: choose the implementation by measurement */
+    int allow_fast_accumulation; /**< 1: an fp8 GEMM may accumulate in the matrix unit's
+                                      native precision without promoting partial sums to f32
+                                      at every k-step (cuBLASLt CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+                                      as Transformer Engine uses for forward GEMMs; faster on
+                                      sm_89/sm_90, less accurate at large K). 0 (the default):
+                                      f32 accumulation. No effect on other types or on CPU
+                                      backends, which always accumulate in f32; the
+                                      implementation name says ",fast_accum" where it applies */
 } kmux_plan_prefs;
 
 /** kmux_plan_prefs.tune: whether a new plan with several implementations (impl_count > 1) on a
@@ -589,7 +597,8 @@ typedef enum kmux_tune { KMUX_TUNE_DEFAULT = 0, KMUX_TUNE_OFF = 1, KMUX_TUNE_ON 
 #define KMUX_PLAN_PREFS_INIT                                                                       \
     {                                                                                              \
         .struct_size = sizeof(kmux_plan_prefs), .max_workspace_bytes = SIZE_MAX,                   \
-        .allow_emulation = 1, .require_deterministic = 0, .tune = KMUX_TUNE_DEFAULT                \
+        .allow_emulation = 1, .require_deterministic = 0, .tune = KMUX_TUNE_DEFAULT,               \
+        .allow_fast_accumulation = 0                                                               \
     }
 
 /** Pointers of one matmul execution. alpha/beta: host scalars as in kmux_gemm_ex. The fp8

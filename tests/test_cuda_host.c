@@ -197,6 +197,15 @@ Test(cuda_host, bf16x9_reported_only_when_known_to_run) {
     }
 }
 
+/* Defect: the emulated compute type was requested on every SM, although bf16x9 is Blackwell's. */
+Test(cuda_host, bf16x9_asked_only_on_blackwell) {
+    const int no[] = {80, 86, 89, 90, 99}, yes[] = {100, 103, 120};
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        cr_expect_eq(kmux_cuda_bf16x9_offered(no[i]), 0, "sm_%d has no bf16x9 emulation", no[i]);
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+        cr_expect_eq(kmux_cuda_bf16x9_offered(yes[i]), 1, "sm_%d has bf16x9 emulation", yes[i]);
+}
+
 /* ---- device guard ------------------------------------------------------------------------- */
 
 /* Defect: restoring "device 0" on a thread that never chose one created a context on GPU 0. */

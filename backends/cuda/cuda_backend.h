@@ -69,6 +69,7 @@ typedef struct kmux_cuda_stream {
     cudnnHandle_t dnn; /**< bound to this stream; created on its first convolution */
     void *ws;          /**< workspace of cuBLASLt/cuDNN/packing on this stream, grown on demand */
     size_t ws_size;
+    int ws_async; /* ws came from cudaMallocAsync (else cudaMalloc: freed after a sync) */
 } kmux_cuda_stream;
 
 /** A timing event. */

@@ -124,6 +124,10 @@ int kmux_cuda_algo_cap(size_t cap, int user_cap, size_t extra, size_t *algo_cap)
 
 /* ---- F32_FAST_BF16 ---- */
 
+int kmux_cuda_bf16x9_offered(int sm) {
+    return sm >= 100;
+}
+
 kmux_compute_type kmux_cuda_bf16x9_effective(int emulated_compute, int cap_known, int algo_emulates,
                                              int eager, const char **tag) {
     /* Under the default (performant) strategy cuBLASLt decides per call whether emulation pays

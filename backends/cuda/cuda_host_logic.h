@@ -102,6 +102,11 @@ int kmux_cuda_algo_cap(size_t cap, int user_cap, size_t extra, size_t *algo_cap)
 
 /* ---- F32_FAST_BF16 ---- */
 
+/** 1 when a device of compute capability sm (10 * major + minor) has cuBLASLt's bf16x9
+ *  emulation of f32 GEMM (Blackwell, sm_100 and newer), so that F32_FAST_BF16 asks cuBLASLt for
+ *  CUBLAS_COMPUTE_32F_EMULATED_16BFX9; 0 below (strict f32 is then used). */
+int kmux_cuda_bf16x9_offered(int sm);
+
 /** What an F32_FAST_BF16 plan reports for one candidate. emulated_compute: the candidate was
  *  found for CUBLAS_COMPUTE_32F_EMULATED_16BFX9; cap_known: this cuBLASLt can say whether the
  *  algorithm emulates (CUBLASLT_ALGO_CAP_FLOATING_POINT_EMULATION_SUPPORT); algo_emulates: its

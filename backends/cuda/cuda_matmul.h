@@ -105,7 +105,8 @@ typedef struct matmul_plan {
     cublasOperation_t opa, opb;           /* of A', B' as the caller stores them */
     int64_t lda, ldb, stride_a, stride_b; /* of A', B' as the caller stores them */
     kmux_dtype at, bt;
-    int fp8; /* OCP fp8 inputs */
+    int fp8;        /* OCP fp8 inputs */
+    int fast_accum; /* fp8 and prefs.allow_fast_accumulation: CUBLASLT_MATMUL_DESC_FAST_ACCUM */
     int n_cfg;
     lt_config cfg[2];
     int n_impl;

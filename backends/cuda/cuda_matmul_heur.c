@@ -51,6 +51,11 @@ cublasStatus_t kmux_cuda_init_op(const matmul_plan *p, const lt_config *c,
     if ((s = cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi)) !=
         CUBLAS_STATUS_SUCCESS)
         return s;
+    if (p->fast_accum) {
+        int8_t fa = 1;
+        s = cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fa, sizeof fa);
+        if (s != CUBLAS_STATUS_SUCCESS) return s;
+    }
     if (c->epilogue & CUBLASLT_EPILOGUE_BIAS) {
         int32_t bt = p->bias_dt;
         s = cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt);
@@ -158,6 +163,7 @@ static void name_impl(const matmul_plan *p, const lt_config *c, unsigned align, 
     if (c->zero_a || c->zero_b) APPEND("+zeropad");
     if (c->post_epi) APPEND("+post_epilogue");
     if (c->use_temp) APPEND("+f32tmp");
+    if (p->fast_accum) APPEND(",fast_accum");
 #undef APPEND
     snprintf(im->name, sizeof im->name, "cublasLt:algo=%d,tile=%s,stages=%s,splitk=%d%s", id, tn,
              sn, splitk, extra);
@@ -204,11 +210,21 @@ int kmux_cuda_query(kmux_cuda_state *st, matmul_plan *p, int cfg, unsigned align
                                        res, &got);
     *last = s;
     /* NOT_SUPPORTED: no kernel for this configuration; INVALID_VALUE: a combination this
-     * cuBLASLt rejects outright. Either way the caller tries the next configuration. */
-    if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_INVALID_VALUE) return 0;
-    if (s != CUBLAS_STATUS_SUCCESS) {
+     * cuBLASLt rejects outright; any other failure of the heuristic query (ARCH_MISMATCH,
+     * an internal error of one configuration, ...) also means "no candidate here": the caller
+     * tries the next configuration, and plan creation fails only when none has a candidate
+     * (the last status is then named). Only ALLOC_FAILED stops it: the host is out of memory. */
+    if (s == CUBLAS_STATUS_ALLOC_FAILED) {
         lt_check(st, s, "cublasLtMatmulAlgoGetHeuristic");
         return -1;
+    }
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        if (st->host->verbose >= 2)
+            st->host->trace(2,
+                            "cuda,matmul_plan,cublasLtMatmulAlgoGetHeuristic: %s (%d): no "
+                            "candidate for this configuration",
+                            cublasLtGetStatusName(s), (int)s);
+        return 0;
     }
     int n = 0;
     for (int i = 0; i < got; i++) {

@@ -257,6 +257,7 @@ kmux_status kmux_cuda_matmul_plan_create(void *state, int device, const kmux_mat
     p->d = *d;
     p->bias_dt = kmux_cuda_data_type(d->bias_type);
     set_view(p);
+    p->fast_accum = p->fp8 && prefs && prefs->allow_fast_accumulation;
 
     /* The core runs empty and degenerate problems itself (ABI v2); should one arrive anyway,
      * the plan is still valid and never builds a cuBLASLt layout with 0 rows. */
@@ -307,6 +308,9 @@ static kmux_status build_lt(kmux_cuda_state *st, matmul_plan *p, size_t cap, int
                             char *why, size_t why_size) {
     const kmux_matmul_desc *d = &p->d;
     const int device = p->hdr.device;
+    /* bf16x9 emulation of f32 (CUBLAS_COMPUTE_32F_EMULATED_16BFX9) is a Blackwell feature:
+     * asked for only where the device has it; elsewhere F32_FAST_BF16 runs strict f32 */
+    const int bf16x9 = kmux_cuda_bf16x9_offered(st->devices[device].sm);
     kmux_cuda_guard g;
     kmux_status s = kmux_cuda_enter(st, device, "kmux_matmul_plan_create", &g);
     if (s != KMUX_OK) return s;
@@ -314,7 +318,7 @@ static kmux_status build_lt(kmux_cuda_state *st, matmul_plan *p, size_t cap, int
     int found = 0;
     if (s == KMUX_OK) {
         p->cfg[0].post_epi = (d->epilogue & KMUX_EPILOGUE_BIAS) && !p->swapped;
-        kmux_cuda_choose_compute(d->compute_type, 1, &p->cfg[0]);
+        kmux_cuda_choose_compute(d->compute_type, bf16x9, &p->cfg[0]);
         s = build_config(st, p, 0, 0, KMUX_CUDA_MAX_ALGOS, cap, user_cap, &found, why, why_size);
     }
     p->n_cfg = found > 0 ? 1 : 0;
@@ -327,7 +331,7 @@ static kmux_status build_lt(kmux_cuda_state *st, matmul_plan *p, size_t cap, int
         lt_config *c1 = &p->cfg[1];
         *c1 = p->cfg[0];
         c1->post_epi = d->epilogue != 0;
-        kmux_cuda_choose_compute(d->compute_type, 1, c1);
+        kmux_cuda_choose_compute(d->compute_type, bf16x9, c1);
         char why1[256];
         s = build_config(st, p, 1, 1, KMUX_CUDA_ALT_ALGOS, cap, user_cap, &found, why1,
                          sizeof why1);

@@ -130,16 +130,38 @@ kmux_status kmux_cuda_stream_workspace(kmux_cuda_state *st, kmux_cuda_stream *s,
     if (st->devices[s->device].memory_pools) {
         /* Stream-ordered: the old block is released after the work queued before it, the new
          * one is usable by everything queued after; no device-wide synchronisation. */
-        if (s->ws) (void)cudaFreeAsync(s->ws, s->stream);
+        if (s->ws && s->ws_async) {
+            (void)cudaFreeAsync(s->ws, s->stream);
+        } else if (s->ws) { /* a cudaMalloc fallback block: only after the stream drains */
+            (void)cudaStreamSynchronize(s->stream);
+            (void)cudaFree(s->ws);
+        }
         s->ws = NULL;
         s->ws_size = 0;
+        s->ws_async = 1;
         e = cudaMallocAsync(&p, want, s->stream);
         if (e != cudaSuccess && want > bytes) {
             (void)cudaGetLastError();
             want = bytes;
             e = cudaMallocAsync(&p, want, s->stream);
         }
+        if (e != cudaSuccess) {
+            /* The pool refused (its release threshold, a pool limit, or a driver whose pools do
+             * not work under this process, e.g. some MPS/vGPU setups): fall back to cudaMalloc
+             * after the stream drains, as the pool-less path does. The block is freed with
+             * cudaFree either way (stream_destroy). */
+            (void)cudaGetLastError();
+            s->ws_async = 0;
+            e = cudaStreamSynchronize(s->stream);
+            if (e == cudaSuccess) e = cudaMalloc(&p, want);
+            if (e != cudaSuccess && want > bytes) {
+                (void)cudaGetLastError();
+                want = bytes;
+                e = cudaMalloc(&p, want);
+            }
+        }
     } else {
+        s->ws_async = 0;
         e = cudaStreamSynchronize(s->stream);
         if (e == cudaSuccess && s->ws) e = cudaFree(s->ws);
         s->ws = NULL;
@@ -250,20 +272,28 @@ kmux_status kmux_cuda_event_record(void *state, void *event, void *stream) {
     kmux_cuda_state *st = STATE(state);
     kmux_cuda_event *ev = event;
     kmux_cuda_stream *s = stream;
+    /* The stream's device is the one entered (the core has checked that the event's is the
+     * same); an adopted stream keeps the device it was adopted on. */
     kmux_cuda_guard g;
-    kmux_status ks = kmux_cuda_enter(st, ev->device, "kmux_event_record", &g);
+    kmux_status ks = kmux_cuda_enter(st, s->device, "kmux_event_record", &g);
     if (ks != KMUX_OK) return ks;
     cudaError_t e = cudaEventRecord(ev->event, s->stream);
     kmux_cuda_leave(&g);
     if (e != cudaSuccess)
-        return kmux_cuda_fail(st, e, "kmux_event_record: cudaEventRecord on cuda:%d", ev->device);
+        return kmux_cuda_fail(st, e, "kmux_event_record: cudaEventRecord on cuda:%d", s->device);
     return KMUX_OK;
 }
 
 kmux_status kmux_cuda_event_synchronize(void *state, void *event) {
     kmux_cuda_state *st = STATE(state);
     kmux_cuda_event *ev = event;
+    /* under the event's device: a thread with no current context, or another GPU's, must not
+     * reach the runtime with the wrong one */
+    kmux_cuda_guard g;
+    kmux_status ks = kmux_cuda_enter(st, ev->device, "kmux_event_synchronize", &g);
+    if (ks != KMUX_OK) return ks;
     cudaError_t e = cudaEventSynchronize(ev->event);
+    kmux_cuda_leave(&g);
     if (e != cudaSuccess)
         return kmux_cuda_fail(st, e, "kmux_event_synchronize: cudaEventSynchronize on cuda:%d",
                               ev->device);
@@ -274,7 +304,11 @@ kmux_status kmux_cuda_event_elapsed_ms(void *state, void *start, void *end, floa
     kmux_cuda_state *st = STATE(state);
     const kmux_cuda_event *a = start, *b = end;
     float t = 0.0f;
+    kmux_cuda_guard g;
+    kmux_status ks = kmux_cuda_enter(st, a->device, "kmux_event_elapsed_ms", &g);
+    if (ks != KMUX_OK) return ks;
     cudaError_t e = cudaEventElapsedTime(&t, a->event, b->event);
+    kmux_cuda_leave(&g);
     if (e != cudaSuccess)
         return kmux_cuda_fail(st, e,
                               "kmux_event_elapsed_ms: cudaEventElapsedTime on cuda:%d (are both "
