@@ -33,6 +33,7 @@ static kmux_status ref_init(const kmux_backend_host *host, void **state) {
     }
     st->hdr.host = host;
     st->hdr.num_threads = 1; /* ref runs every operation in the calling thread */
+    st->panel_elems = kmux_ref_panel_elems_from_env();
     *state = st;
     return KMUX_OK;
 }

@@ -21,11 +21,12 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* Doubles of one panel of op(B) (8 MiB). KMUX_REF_PANEL_ELEMS overrides it: an internal knob for
- * tests (results do not depend on it: every dot product sums l = 0..k-1 in order). */
+/* Doubles of one panel of op(B) (8 MiB). KMUX_REF_PANEL_ELEMS overrides it, read once per context
+ * (ref_init): an internal knob for tests (results do not depend on it: every dot product sums
+ * l = 0..k-1 in order). */
 #define REF_PANEL_ELEMS ((int64_t)1 << 20)
 
-static int64_t ref_panel_elems(void) {
+int64_t kmux_ref_panel_elems_from_env(void) {
     const char *v = getenv("KMUX_REF_PANEL_ELEMS");
     long long x = v ? strtoll(v, NULL, 10) : 0;
     return x > 0 ? (int64_t)x : REF_PANEL_ELEMS;
@@ -79,7 +80,7 @@ static void ref_mm_panel(const kmux_matmul_desc *d, const kmux_matmul_args *a, i
 kmux_status kmux_ref_matmul_execute(void *state, const void *plan, int impl, void *stream,
                                     const kmux_matmul_args *args) {
     const kmux_matmul_desc *d = &((const ref_plan *)plan)->mm;
-    int64_t nb = ref_panel_elems() / d->k;
+    int64_t nb = ((const ref_state *)state)->panel_elems / d->k;
     if (nb < 1) nb = 1;
     if (nb > d->n) nb = d->n;
     size_t elems = (size_t)d->k + (size_t)nb * (size_t)d->k + (size_t)d->m * (size_t)d->n;

@@ -10,6 +10,7 @@
 /** Backend state: one per context. Starts with the CPU header (host services, threads). */
 typedef struct ref_state {
     kmux_cpu_state_header hdr;
+    int64_t panel_elems; /**< doubles of one panel of op(B) in GEMM; read once in ref_init */
 } ref_state;
 
 typedef enum ref_plan_kind { REF_PLAN_MATMUL = 1, REF_PLAN_CONV2D = 2 } ref_plan_kind;
@@ -20,6 +21,10 @@ typedef struct ref_plan {
     kmux_matmul_desc mm; /**< REF_PLAN_MATMUL */
     kmux_conv2d_desc cv; /**< REF_PLAN_CONV2D */
 } ref_plan;
+
+/** Doubles of one GEMM panel of op(B): KMUX_REF_PANEL_ELEMS if set to a positive integer (an
+ *  internal knob for tests; results do not depend on it), else 2^20 (8 MiB). Read by ref_init. */
+int64_t kmux_ref_panel_elems_from_env(void);
 
 /** Reports an allocation failure of `bytes` in function `fn` through host->set_error. */
 kmux_status kmux_ref_oom(void *state, const char *fn, size_t bytes);
