@@ -3,27 +3,34 @@
 # (written for the offline H200 we can get: driver 580, nvcc 13.0, CMake, ninja, python3 with
 # PyTorch cu130 and cuBLAS/cuDNN in NVIDIA's pip wheels, no package registry):
 #   1. stop at once (exit 2) when there is no GPU;
-#   2. configure and build (Release; the CUDA plugin only, for the GPU's own architecture, e.g.
-#      sm_90 on an H200, so the build takes a few minutes); cuBLASLt and cuDNN come from the
-#      toolkit or the pip wheels (backends/cuda/CMakeLists.txt searches both; the plugin's
-#      RUNPATH points at what it found); Criterion and jansson from pkg-config or the folder
-#      tests/gpu/bundle_deps.sh fills (KMUX_GPU_DEPS);
-#   3. kmux_gpu_checks: the CUDA backend's GPU-only checks against ref (precision strict f32 vs
+#   2. stop at once (exit 6) when pkg-config, Criterion or jansson is missing: carry them with
+#      tests/gpu/bundle_deps.sh (run beforehand on a machine that has them, e.g. the CI image:
+#      it fills <repo>/.gpu-deps, which run.sh picks up; give the folder to the remote run);
+#   3. configure and build (Release; the CUDA plugin only, for the GPU's own architecture, e.g.
+#      sm_90 on an H200), and only the targets the run uses: libkmux, the CUDA plugin,
+#      kmux-info, kmux-bench, kmux_gpu_checks and the test programs of the ctest stage (not the
+#      emulator, sanitizer or CPU-only programs); cuBLASLt and cuDNN come from the toolkit or the
+#      pip wheels (backends/cuda/CMakeLists.txt searches both; the plugin's RUNPATH points at
+#      what it found);
+#   4. kmux-bench on cuda:0 over tests/gpu/cases.batch -> kmux.jsonl (every problem verified
+#      against ref), then torch_bench.py on the same problems -> torch.jsonl (both append and
+#      flush every record: a timeout loses nothing); every record carries the GPU name, driver,
+#      clocks (machine label), library versions and the git commit;
+#   5. `kmux-bench report kmux.jsonl torch.jsonl`: the side-by-side table, printed as soon as
+#      the benchmarks end (within 62% of the budget: about 6 minutes of a 10-minute limit);
+#   6. kmux_gpu_checks: the CUDA backend's GPU-only checks against ref (precision strict f32 vs
 #      TF32 at K = 16384, i8 d_scale/amax, unaligned operands and bias, fp8 with K and N not
 #      multiples of 16, asymmetric convolution padding, honest bf16x9 names), and every
 #      implementation of each plan - cuBLASLt's, cuDNN's and kmux's own GEMM and convolution
 #      kernels (kernels/gpu, "kmux-gpu:...") - on every GEMM type row and convolution case, one
 #      table line per implementation (impls_gemm, impls_conv; summarised in checks-impls.txt);
-#   4. kmux-bench on cuda:0 over tests/gpu/cases.batch -> kmux.jsonl, then torch_bench.py on the
-#      same problems -> torch.jsonl (both append and flush every record: a timeout loses nothing);
-#      every record carries the GPU name, driver, clocks (machine label), library versions and
-#      the git commit;
-#   5. ctest -R 'cuda|conformance' with the GPU present (test_cuda, test_cuda_host and the
+#   7. ctest -R 'cuda|conformance' with the GPU present (test_cuda, test_cuda_host and the
 #      conformance suites, which then run on cuda:0: the first 4 implementations of each plan and
 #      every kmux-gpu one beyond them, KMUX_CONFORMANCE_IMPLS=kmux-gpu:), with the time left;
-#   6. `kmux-bench report kmux.jsonl torch.jsonl` (the side-by-side table), printed LAST.
-# A part that cannot run (no Criterion, no jansson, no PyTorch) is reported loudly and makes the
-# exit status non-zero; the other parts still run.
+#   8. the summary, and the table again.
+# Each stage ends by a fixed share of the budget (build 40%, kmux-bench 52%, PyTorch 62%, checks
+# 80%, ctest 97%); a stage that ends early leaves its time to the next. A part that cannot run
+# (no PyTorch) is reported loudly and makes the exit status non-zero; the other parts still run.
 #
 #   tests/gpu/run.sh [--build-only] [--quick] [BUILD_DIR]      (BUILD_DIR default: build-gpu)
 #
@@ -35,6 +42,8 @@
 #   KMUX_GPU_BUDGET_S  total time budget in seconds (default 570)
 #   KMUX_GPU_MIN_TIME  seconds each benchmark problem is timed for (default 0.3; --quick 0.1)
 #   KMUX_GPU_DEPS      folder of carried build dependencies (default <repo>/.gpu-deps)
+#   OUT                when set, logs, records and the report go to $OUT/gpu-run (else
+#                      BUILD_DIR/gpu-run), written as they are made
 #   KMUX_GPU_JOBS      build jobs (default: nproc)
 #   KMUX_COMMIT        the commit to name in records when the tree is not a git checkout
 #   CUDNN_ROOT, CUBLASLT_ROOT  where cuDNN / cuBLASLt live, when neither the toolkit nor a pip
@@ -42,8 +51,8 @@
 #
 # Exit status: 0 all passed; 2 no GPU (nothing was built or run); 3 toolchain missing or
 # configure/build failed; 4 a GPU check or test failed or timed out; 5 a benchmark problem failed
-# verification or did not run; 6 a part could not run (missing Criterion, jansson or PyTorch).
-# Logs, records and the report: BUILD_DIR/gpu-run/.
+# verification or did not run; 6 a dependency is missing (pkg-config, Criterion, jansson: nothing
+# was built) or a part could not run (PyTorch).
 set -u -o pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -55,7 +64,7 @@ for a in "$@"; do
     case "$a" in
     --build-only) build_only=1 ;;
     --quick) quick=1 ;;
-    -h | --help) sed -n '2,46p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,58p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $a (see --help)"; exit 3 ;;
     *) build="$a" ;;
     esac
@@ -65,9 +74,17 @@ case "$build" in /*) ;; *) build="$PWD/$build" ;; esac
 budget=${KMUX_GPU_BUDGET_S:-570}
 start=$(date +%s)
 deadline=$((start + budget))
-left() { echo $((deadline - $(date +%s))); }
-# seconds for a stage: what is left minus a reserve for the stages after it, at least $2
-stage() { local t=$(($(left) - $1)); [ "$t" -lt "$2" ] && t=$2; echo "$t"; }
+# seconds for a stage that must end by $1 permille of the budget (at least $2, never past the
+# deadline): the reserves of later stages scale with the budget
+until_mark() {
+    local now t
+    now=$(date +%s)
+    t=$((start + budget * $1 / 1000 - now))
+    [ "$t" -lt "$2" ] && t=$2
+    [ $((now + t)) -gt "$deadline" ] && t=$((deadline - now))
+    [ "$t" -lt 1 ] && t=1
+    echo "$t"
+}
 say() { echo "run.sh [$(($(date +%s) - start))s] $*"; }
 missing=() # parts that could not run, for the summary and exit status 6
 loud() { echo "run.sh: ************************************************************"; echo "run.sh: *** $*"; echo "run.sh: ************************************************************"; }
@@ -128,34 +145,33 @@ EOF
 [ -n "$wheel_libs" ] && say "NVIDIA pip wheels: $wheel_libs"
 run_ld="$wheel_libs"
 deps=${KMUX_GPU_DEPS:-$root/.gpu-deps}
+# pkg-config itself, then Criterion (the test suite) and jansson (kmux-bench, kmux-info): all
+# three are needed, so a missing one stops the run here, before minutes of building
+if ! command -v pkg-config >/dev/null 2>&1; then
+    loud "pkg-config NOT FOUND: CMake finds Criterion and jansson through it. Install pkg-config (or pkgconf)."
+    echo "run.sh: nothing was built. Exit status 6."
+    exit 6
+fi
 for dep in criterion jansson; do
     if ! pkg-config --exists "$dep" 2>/dev/null && [ -f "$deps/$dep/lib/pkgconfig/$dep.pc" ]; then
         export PKG_CONFIG_PATH="$deps/$dep/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
         run_ld="$deps/$dep/lib${run_ld:+:$run_ld}"
         say "$dep from $deps/$dep"
     fi
+    if ! pkg-config --exists "$dep" 2>/dev/null; then
+        loud "$dep NOT FOUND (pkg-config $dep; no $deps/$dep/lib/pkgconfig/$dep.pc). Run tests/gpu/bundle_deps.sh
+run.sh: *** on a machine that has it (the CI image has both) and carry .gpu-deps to this one."
+        echo "run.sh: nothing was built. Exit status 6."
+        exit 6
+    fi
 done
-tests_built=1
-if ! pkg-config --exists criterion 2>/dev/null; then
-    tests_built=0
-    cmake_args+=(-DKMUX_BUILD_TESTS=OFF)
-    missing+=("test suite (no Criterion)")
-    loud "Criterion NOT FOUND (pkg-config criterion; no $deps/criterion): the Criterion test suite is NOT built
-run.sh: *** and will NOT run. Run tests/gpu/bundle_deps.sh on a machine that has Criterion and carry .gpu-deps."
-fi
-bench_built=1
-if ! pkg-config --exists jansson 2>/dev/null; then
-    bench_built=0
-    missing+=("kmux-bench (no jansson)")
-    loud "jansson NOT FOUND (pkg-config jansson; no $deps/jansson): kmux-bench is NOT built, no benchmark records.
-run.sh: *** Run tests/gpu/bundle_deps.sh on a machine that has jansson and carry .gpu-deps."
-fi
 
-# ---- 3. configure and build -----------------------------------------------------------------
+# ---- 3. configure and build what the run uses -------------------------------------------------
 log="$build/gpu-run"
+[ -n "${OUT:-}" ] && log="$OUT/gpu-run"
 mkdir -p "$log"
-say "configure: $build (${archs:+sm archs $archs, }$jobs jobs)"
-if ! timeout "$(stage 360 30)" cmake -S "$root" -B "$build" "${generator[@]}" "${cmake_args[@]}" >"$log/configure.log" 2>&1; then
+say "configure: $build (${archs:+sm archs $archs, }$jobs jobs; logs: $log)"
+if ! timeout "$(until_mark 150 30)" cmake -S "$root" -B "$build" "${generator[@]}" "${cmake_args[@]}" >"$log/configure.log" 2>&1; then
     tail -n 30 "$log/configure.log"
     echo "run.sh: configure FAILED (log: $log/configure.log). Exit status 3."
     exit 3
@@ -165,46 +181,46 @@ if ! grep -q "kmux: CUDA backend built" "$log/configure.log"; then
     echo "run.sh: the CUDA backend is not built (see above). Exit status 3."
     exit 3
 fi
-if ! timeout "$(stage 300 60)" cmake --build "$build" -j "$jobs" >"$log/build.log" 2>&1; then
+# the ctest stage's tests -> their programs: a test named after its program, or after the
+# program plus a suffix (test_cuda_listing and test_cuda_gpu run test_cuda); scripts have none
+ctest_re='cuda|conformance'
+ctest_skip='^(cuda_gpu_checks|cuda_run_sh_no_gpu)$'
+all_targets=$(cmake --build "$build" --target help 2>/dev/null | sed -n 's/^\([A-Za-z0-9_.+-]*\): .*/\1/p; s/^\.\.\. \([A-Za-z0-9_.+-]*\).*/\1/p')
+has_target() { echo "$all_targets" | grep -qx "$1"; }
+targets=(kmux kmux-cuda kmux-info kmux-bench kmux_gpu_checks)
+for name in $(cd "$build" && ctest -N -R "$ctest_re" -E "$ctest_skip" | sed -n 's/^ *Test *#[0-9]*: *//p'); do
+    t=$name
+    while [ -n "$t" ] && ! has_target "$t"; do
+        case "$t" in *_*) t=${t%_*} ;; *) t="" ;; esac
+    done
+    [ -n "$t" ] && [[ " ${targets[*]} " != *" $t "* ]] && targets+=("$t")
+done
+for t in "${targets[@]}"; do
+    has_target "$t" || { echo "run.sh: the build has no target $t. Exit status 3."; exit 3; }
+done
+say "build (up to $(until_mark 400 60)s): ${targets[*]}"
+if ! timeout "$(until_mark 400 60)" cmake --build "$build" -j "$jobs" --target "${targets[@]}" >"$log/build.log" 2>&1; then
     grep -E "error|FAILED" "$log/build.log" | head -n 20
     echo "run.sh: build FAILED or timed out (log: $log/build.log). Exit status 3."
     exit 3
 fi
 say "built"
 if [ "$build_only" = 1 ]; then
-    echo "run.sh: --build-only: configure and build done${missing:+; NOT built: ${missing[*]}}."
-    [ ${#missing[@]} -gt 0 ] && exit 6
+    echo "run.sh: --build-only: configure and build done."
     exit 0
 fi
 export LD_LIBRARY_PATH="$run_ld${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 # ---- 4. is cuda:0 usable for kmux? ----------------------------------------------------------
 "$build/bin/kmux-info" >"$log/kmux-info.log" 2>&1 || true
-grep -iE "cuda" "$log/kmux-info.log" | head -n 6 | sed 's/^/  /'
-
-# ---- 5. GPU checks --------------------------------------------------------------------------
-rc_checks=0
-t=$(stage 330 60)
-say "kmux_gpu_checks (up to ${t}s)"
-timeout "$t" "$build/bin/kmux_gpu_checks" >"$log/checks.log" 2>&1
-rc=$?
-grep -E "^(PASS|FAIL|SKIP)" "$log/checks.log" | grep -vE "^PASS impls_" | sed 's/^/  /'
-# the implementation table (one line per implementation of every plan), and how many ran
-grep -E "^  impls_" "$log/checks.log" >"$log/checks-impls.txt" || true
-say "implementations run against ref: $(grep -c ' ok ' "$log/checks-impls.txt") ok, $(grep -cE ' (WRONG|FAILED) ' "$log/checks-impls.txt") wrong or failed, $(grep -c 'kmux-gpu:' "$log/checks-impls.txt") of them kmux-gpu (table: $log/checks-impls.txt)"
-case $rc in
-0) checks_status="PASS" ;;
-77)
-    echo "run.sh: NO GPU for kmux: a GPU is present but the cuda backend cannot use it:"
-    grep -E "^SKIP" "$log/checks.log"
-    echo "run.sh: Exit status 2."
+cuda_line=$(grep -E "^ *cuda " "$log/kmux-info.log" | head -n 1)
+echo "  ${cuda_line:-kmux-info lists no cuda backend}"
+if ! echo "$cuda_line" | grep -q " available"; then
+    echo "run.sh: NO GPU for kmux: a GPU is present but the cuda backend cannot use it (log: $log/kmux-info.log). Exit status 2."
     exit 2
-    ;;
-124) checks_status="TIMEOUT after ${t}s"; rc_checks=4 ;;
-*) checks_status="FAIL (exit $rc, $(grep -c '^FAIL' "$log/checks.log") failed)"; rc_checks=4 ;;
-esac
+fi
 
-# ---- 6. benchmarks: kmux on cuda:0, then PyTorch on the same problems -----------------------
+# ---- 5. benchmarks: kmux on cuda:0, then PyTorch on the same problems; the table ------------
 commit=${KMUX_COMMIT:-$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
 gq() { nvidia-smi --query-gpu="$1" --format=csv,noheader,nounits 2>/dev/null | head -n 1 | sed 's/^ *//;s/ *$//'; }
 label="$(gq name), driver $(gq driver_version), max clocks sm $(gq clocks.max.sm) MHz mem $(gq clocks.max.mem) MHz (at start sm $(gq clocks.sm) mem $(gq clocks.mem)), commit $commit"
@@ -217,77 +233,93 @@ if [ "$quick" = 1 ]; then
     batch="$log/cases-quick.batch"
 fi
 rc_bench=0
-bench_status="not run (kmux-bench not built)"
 torch_status="not run"
-if [ "$bench_built" = 1 ]; then
-    t=$(stage 200 60)
-    say "kmux-bench on cuda:0 (up to ${t}s) -> $log/kmux.jsonl"
-    timeout "$t" "$build/bin/kmux-bench" --backend=cuda:0 --batch="$batch" --min-time="$min_time" \
-        --label="$label" --out="$log/kmux.jsonl" >"$log/kmux-bench.log" 2>&1
+t=$(until_mark 520 30)
+say "kmux-bench on cuda:0 (up to ${t}s) -> $log/kmux.jsonl"
+timeout "$t" "$build/bin/kmux-bench" --backend=cuda:0 --batch="$batch" --min-time="$min_time" \
+    --label="$label" --out="$log/kmux.jsonl" >"$log/kmux-bench.log" 2>&1
+rc=$?
+tail -n 25 "$log/kmux-bench.log" | sed 's/^/  /'
+n=$(wc -l <"$log/kmux.jsonl" 2>/dev/null || echo 0)
+case $rc in
+0) bench_status="PASS ($n records)" ;;
+124) bench_status="TIMEOUT after ${t}s ($n records kept)"; rc_bench=5 ;;
+*) bench_status="FAIL (exit $rc, $n records)"; rc_bench=5 ;;
+esac
+if [ ! -s "$log/kmux.jsonl" ]; then
+    torch_status="not run (no kmux records)"
+elif python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+    t=$(until_mark 620 20)
+    say "PyTorch on the same problems (up to ${t}s) -> $log/torch.jsonl"
+    PYTHONUNBUFFERED=1 timeout "$t" python3 "$here/torch_bench.py" --records "$log/kmux.jsonl" \
+        --out "$log/torch.jsonl" --min-time "$min_time" >"$log/torch-bench.log" 2>&1
     rc=$?
-    tail -n 25 "$log/kmux-bench.log" | sed 's/^/  /'
-    n=$(wc -l <"$log/kmux.jsonl" 2>/dev/null || echo 0)
+    tail -n 20 "$log/torch-bench.log" | sed 's/^/  /'
     case $rc in
-    0) bench_status="PASS ($n records)" ;;
-    124) bench_status="TIMEOUT after ${t}s ($n records kept)"; rc_bench=5 ;;
-    *) bench_status="FAIL (exit $rc, $n records)"; rc_bench=5 ;;
+    0) torch_status="ran ($(wc -l <"$log/torch.jsonl") records)" ;;
+    124) torch_status="TIMEOUT after ${t}s ($(wc -l <"$log/torch.jsonl" 2>/dev/null || echo 0) records kept)" ;;
+    *) torch_status="FAIL (exit $rc, see $log/torch-bench.log)" ;;
     esac
-    if [ ! -s "$log/kmux.jsonl" ]; then
-        torch_status="not run (no kmux records)"
-    elif python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
-        t=$(stage 90 45)
-        say "PyTorch on the same problems (up to ${t}s) -> $log/torch.jsonl"
-        # the wheels' own libraries for PyTorch, not kmux's LD_LIBRARY_PATH additions
-        PYTHONUNBUFFERED=1 timeout "$t" python3 "$here/torch_bench.py" --records "$log/kmux.jsonl" \
-            --out "$log/torch.jsonl" --min-time "$min_time" >"$log/torch-bench.log" 2>&1
-        rc=$?
-        tail -n 20 "$log/torch-bench.log" | sed 's/^/  /'
-        case $rc in
-        0) torch_status="ran ($(wc -l <"$log/torch.jsonl") records)" ;;
-        124) torch_status="TIMEOUT after ${t}s ($(wc -l <"$log/torch.jsonl" 2>/dev/null || echo 0) records kept)" ;;
-        *) torch_status="FAIL (exit $rc, see $log/torch-bench.log)" ;;
-        esac
-        [ $rc -ne 0 ] && missing+=("PyTorch benchmark ($torch_status)")
-    else
-        torch_status="not run: python3 -c 'import torch' with CUDA failed"
-        missing+=("PyTorch benchmark (no torch with CUDA)")
-        loud "PyTorch with CUDA NOT available: kmux is benchmarked alone"
-    fi
+    [ $rc -ne 0 ] && missing+=("PyTorch benchmark ($torch_status)")
+else
+    torch_status="not run: python3 -c 'import torch' with CUDA failed"
+    missing+=("PyTorch benchmark (no torch with CUDA)")
+    loud "PyTorch with CUDA NOT available: kmux is benchmarked alone"
 fi
+report() {
+    [ -s "$log/kmux.jsonl" ] || { echo "run.sh: no benchmark records, no table"; return; }
+    local files=("$log/kmux.jsonl")
+    [ -s "$log/torch.jsonl" ] && files+=("$log/torch.jsonl")
+    [ -s "$log/report.txt" ] || "$build/bin/kmux-bench" report "${files[@]}" >"$log/report.txt" 2>&1 || true
+    cat "$log/report.txt"
+}
+echo
+say "the side-by-side table (kmux $bench_status; PyTorch $torch_status):"
+report
+echo
+
+# ---- 6. GPU checks --------------------------------------------------------------------------
+rc_checks=0
+t=$(until_mark 800 30)
+say "kmux_gpu_checks (up to ${t}s)"
+timeout "$t" "$build/bin/kmux_gpu_checks" >"$log/checks.log" 2>&1
+rc=$?
+grep -E "^(PASS|FAIL|SKIP)" "$log/checks.log" | grep -vE "^PASS impls_" | sed 's/^/  /'
+# the implementation table (one line per implementation of every plan), and how many ran
+grep -E "^  impls_" "$log/checks.log" >"$log/checks-impls.txt" || true
+say "implementations run against ref: $(grep -c ' ok ' "$log/checks-impls.txt") ok, $(grep -cE ' (WRONG|FAILED) ' "$log/checks-impls.txt") wrong or failed, $(grep -c 'kmux-gpu:' "$log/checks-impls.txt") of them kmux-gpu (table: $log/checks-impls.txt)"
+case $rc in
+0) checks_status="PASS" ;;
+77) checks_status="SKIPPED: $(grep -m 1 '^SKIP' "$log/checks.log")"; rc_checks=4 ;;
+124) checks_status="TIMEOUT after ${t}s"; rc_checks=4 ;;
+*) checks_status="FAIL (exit $rc, $(grep -c '^FAIL' "$log/checks.log") failed)"; rc_checks=4 ;;
+esac
 
 # ---- 7. tests, with the time that is left ----------------------------------------------------
 rc_tests=0
-tests_status="NOT BUILT (no Criterion)"
-if [ "$tests_built" = 1 ]; then
-    t=$(stage 25 30)
-    say "ctest (up to ${t}s)"
-    # the tests that run on cuda:0 (test_cuda*, the conformance suites); kmux_gpu_checks ran
-    # above, and the dry-run test of this script is for machines without a GPU
-    (cd "$build" && KMUX_CONFORMANCE_IMPLS=kmux-gpu: timeout "$t" ctest --output-on-failure -j "$(((jobs + 1) / 2))" --timeout 300 \
-        -R 'cuda|conformance' -E '^(cuda_gpu_checks|cuda_run_sh_no_gpu)$') >"$log/ctest.log" 2>&1
-    rc=$?
-    summary=$(grep -E "tests passed|tests failed" "$log/ctest.log" | tail -n 1)
-    if [ $rc -eq 0 ]; then
-        tests_status="PASS: $summary"
-    else
-        rc_tests=4
-        [ $rc -eq 124 ] && tests_status="TIMEOUT after ${t}s" || tests_status="FAIL: $summary"
-        grep -E "^[0-9/ ]*Test +#.*(Failed|Timeout|Exception)|\*\*\*" "$log/ctest.log" | head -n 20
-    fi
+t=$(until_mark 970 20)
+say "ctest (up to ${t}s)"
+# the tests that run on cuda:0 (test_cuda*, the conformance suites); kmux_gpu_checks ran
+# above, and the dry-run test of this script is for machines without a GPU
+(cd "$build" && KMUX_CONFORMANCE_IMPLS=kmux-gpu: timeout "$t" ctest --output-on-failure -j "$(((jobs + 1) / 2))" --timeout 300 \
+    -R "$ctest_re" -E "$ctest_skip") >"$log/ctest.log" 2>&1
+rc=$?
+summary=$(grep -E "tests passed|tests failed" "$log/ctest.log" | tail -n 1)
+if [ $rc -eq 0 ]; then
+    tests_status="PASS: $summary"
+else
+    rc_tests=4
+    [ $rc -eq 124 ] && tests_status="TIMEOUT after ${t}s" || tests_status="FAIL: $summary"
+    grep -E "^[0-9/ ]*Test +#.*(Failed|Timeout|Exception)|\*\*\*" "$log/ctest.log" | head -n 20
 fi
 
-# ---- 8. summary and the side-by-side table (last) --------------------------------------------
+# ---- 8. summary, and the table again (the end of the output is what a remote run shows) ------
 echo
-echo "run.sh summary ($(($(date +%s) - start))s): GPU checks $checks_status; kmux benchmark $bench_status; PyTorch $torch_status; tests $tests_status"
+echo "run.sh summary ($(($(date +%s) - start))s of ${budget}s): GPU checks $checks_status; kmux benchmark $bench_status; PyTorch $torch_status; tests $tests_status"
 [ ${#missing[@]} -gt 0 ] && loud "NOT RUN: ${missing[*]}"
 echo "logs and records: $log"
 echo
-if [ -s "$log/kmux.jsonl" ]; then
-    files=("$log/kmux.jsonl")
-    [ -s "$log/torch.jsonl" ] && files+=("$log/torch.jsonl")
-    "$build/bin/kmux-bench" report "${files[@]}" >"$log/report.txt" 2>&1 || true
-    cat "$log/report.txt"
-fi
+report
 
 [ $rc_checks -ne 0 ] && exit $rc_checks
 [ $rc_tests -ne 0 ] && exit $rc_tests
