@@ -262,9 +262,33 @@ Test(cuda, backend_listed_with_honest_reason) {
         /* the native error by name: cudaErrorInsufficientDriver, cudaErrorNoDevice, ... */
         cr_assert(strstr(bi.reason, "cudaError") != NULL,
                   "reason '%s' does not name the CUDA error", bi.reason);
+        /* and where cuBLASLt and cuDNN were opened from, or what was tried */
+        cr_expect(strstr(bi.reason, "cuBLASLt ") && strstr(bi.reason, "cuDNN "),
+                  "reason '%s' does not name the libraries", bi.reason);
         TU_STATUS(KMUX_ERR_NOT_FOUND, kmux_device_find(ctx, "cuda:0", &dev));
         cr_log_info("cuda unavailable: %s", bi.reason);
     }
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* ctest test_cuda_libs: KMUX_CUDA_LIB_PATH names a folder whose libcublasLt.so.13 exports only
+ * cublasLtCreate (tests/fake_cuda/partial_cublaslt.c). The plugin opens it (the folder comes
+ * before the loader's path), finds cublasLtDestroy missing, offers no device and says which
+ * file lacks which symbol; it never calls into the partial table. */
+Test(cuda, backend_names_partial_library) {
+    const char *dir = getenv("KMUX_TEST_PARTIAL_LT_DIR");
+    if (!dir) cr_skip_test("KMUX_TEST_PARTIAL_LT_DIR not set (ctest test_cuda_libs sets it)");
+    cr_assert_eq(setenv("KMUX_CUDA_LIB_PATH", dir, 1), 0);
+    kmux_context *ctx = tu_context();
+    kmux_backend_info bi;
+    cr_assert(cuda_backend(ctx, &bi), "no 'cuda' backend listed");
+    cr_log_info("cuda: %s | %s", bi.version, bi.reason);
+    cr_expect_eq(bi.available, 0, "available with a partial cuBLASLt");
+    cr_expect_eq(bi.device_count, 0);
+    cr_expect(strstr(bi.version, "cuBLASLt unavailable") != NULL, "version '%s'", bi.version);
+    char want[600];
+    snprintf(want, sizeof want, "%s/libcublasLt.so.13: no symbol cublasLtDestroy", dir);
+    cr_expect(strstr(bi.reason, want) != NULL, "reason '%s' lacks '%s'", bi.reason, want);
     TU_OK(kmux_context_destroy(ctx));
 }
 

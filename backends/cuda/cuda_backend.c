@@ -16,21 +16,29 @@
 /* Devices older than Ampere are not offered: the plugin's kernels are built for sm_80+ only. */
 #define KMUX_CUDA_MIN_SM 80
 
+/* "CUDA runtime 13.0, cuBLASLt 13.1.0, cuDNN 9.19.0"; "cuDNN unavailable" for a library
+ * kmux_cuda_libs_load could not open. */
 static void format_version(kmux_cuda_state *st) {
     int rt = 0;
     (void)cudaRuntimeGetVersion(&rt);
-    size_t lt = cublasLtGetVersion();
-    size_t dnn = cudnnGetVersion();
-    snprintf(st->version, sizeof st->version,
-             "CUDA runtime %d.%d, cuBLASLt %zu.%zu.%zu, cuDNN %zu.%zu.%zu", rt / 1000,
-             (rt % 1000) / 10, lt / 10000, (lt % 10000) / 100, lt % 100, dnn / 10000,
-             (dnn % 10000) / 100, dnn % 100);
+    char lt[32] = "cuBLASLt unavailable", dnn[32] = "cuDNN unavailable";
+    if (kmux_cuda_lib.lt_ok) {
+        size_t v = cublasLtGetVersion();
+        snprintf(lt, sizeof lt, "cuBLASLt %zu.%zu.%zu", v / 10000, (v % 10000) / 100, v % 100);
+    }
+    if (kmux_cuda_lib.dnn_ok) {
+        size_t v = cudnnGetVersion();
+        snprintf(dnn, sizeof dnn, "cuDNN %zu.%zu.%zu", v / 10000, (v % 10000) / 100, v % 100);
+    }
+    snprintf(st->version, sizeof st->version, "CUDA runtime %d.%d, %s, %s", rt / 1000,
+             (rt % 1000) / 10, lt, dnn);
 }
 
 static kmux_status cuda_init(const kmux_backend_host *host, void **state) {
     kmux_cuda_state *st = calloc(1, sizeof *st);
     if (!st) return host->set_error(KMUX_ERR_OUT_OF_MEMORY, "cuda init: out of memory");
     st->host = host;
+    (void)kmux_cuda_libs_load(); /* whether they are usable is probe's answer */
     format_version(st);
     *state = st;
     return KMUX_OK;
@@ -56,8 +64,11 @@ static void cuda_fini(void *state) {
     free(st);
 }
 
-/* Writes why there is no usable device. */
+/* Writes why there is no usable device, and which cuBLASLt / cuDNN files were opened (or what
+ * was tried), so that a host without a GPU still tells whether the libraries are in place. */
 static void no_device_reason(cudaError_t e, char *reason, size_t size) {
+    char libs[1100];
+    kmux_cuda_libs_describe(libs, sizeof libs);
     int driver = 0, runtime = 0;
     (void)cudaDriverGetVersion(&driver);
     (void)cudaRuntimeGetVersion(&runtime);
@@ -74,6 +85,17 @@ static void no_device_reason(cudaError_t e, char *reason, size_t size) {
     else
         snprintf(reason, size, "cudaGetDeviceCount failed (%s (%d): %s)", cudaGetErrorName(e),
                  (int)e, cudaGetErrorString(e));
+    size_t len = strlen(reason);
+    if (len + 1 < size) snprintf(reason + len, size - len, "; %s", libs);
+}
+
+/* Writes which of cuBLASLt / cuDNN could not be opened, and where each was looked for. */
+static void no_library_reason(char *reason, size_t size) {
+    char libs[1100];
+    kmux_cuda_libs_describe(libs, sizeof libs);
+    snprintf(reason, size, "%s%s%s missing (%s)", kmux_cuda_lib.lt_ok ? "" : "cuBLASLt",
+             !kmux_cuda_lib.lt_ok && !kmux_cuda_lib.dnn_ok ? " and " : "",
+             kmux_cuda_lib.dnn_ok ? "" : "cuDNN", libs);
 }
 
 static kmux_status cuda_probe(void *state, int *device_count, char *reason, size_t reason_size) {
@@ -83,6 +105,8 @@ static kmux_status cuda_probe(void *state, int *device_count, char *reason, size
         if (st->device_count == 0 && reason_size) {
             if (st->probe_error != cudaSuccess)
                 no_device_reason(st->probe_error, reason, reason_size);
+            else if (!kmux_cuda_libs_load())
+                no_library_reason(reason, reason_size);
             else
                 snprintf(reason, reason_size, "no CUDA device of sm_%d or newer", KMUX_CUDA_MIN_SM);
         }
@@ -101,6 +125,10 @@ static kmux_status cuda_probe(void *state, int *device_count, char *reason, size
     if (n <= 0) {
         st->probe_error = cudaErrorNoDevice;
         if (reason_size) no_device_reason(cudaErrorNoDevice, reason, reason_size);
+        return KMUX_OK;
+    }
+    if (!kmux_cuda_libs_load()) { /* no device is offered without both libraries */
+        if (reason_size) no_library_reason(reason, reason_size);
         return KMUX_OK;
     }
     st->devices = calloc((size_t)n, sizeof *st->devices);

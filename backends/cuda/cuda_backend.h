@@ -26,6 +26,7 @@
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 
+#include "cuda_libs.h" /* after the vendor headers: routes their calls through dlopen'ed tables */
 #include "dispatch/common/kmux_common.h"
 #include "kmux_backend.h"
 

@@ -1,0 +1,215 @@
+/*
+ * cuda_libs.c - opens cuBLASLt and cuDNN at run time and fills the call table of cuda_libs.h
+ * (search order there). Once per process: the libraries are process-wide and never closed (as
+ * cuBLAS and cuDNN themselves expect: unloading them under live handles is undefined).
+ */
+#define _GNU_SOURCE /* dl_iterate_phdr, RTLD_NOLOAD */
+#define KMUX_CUDA_LIBS_IMPL
+#include "cuda_libs.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+__attribute__((visibility("hidden"))) kmux_cuda_libs kmux_cuda_lib;
+static pthread_once_t libs_once = PTHREAD_ONCE_INIT;
+
+/* The sonames, newest first. cuBLASLt 12 is accepted for a plugin built with 13's headers: the
+ * descriptors are opaque (sized by *Init_internal) and the optional 13.0 symbols stay NULL. */
+static const char *const lt_sonames[] = {"libcublasLt.so.13", "libcublasLt.so.12", NULL};
+static const char *const dnn_sonames[] = {"libcudnn.so.9", NULL};
+
+/* Appends `sep` (when buf is not empty) and `item` to buf (size bytes), truncating silently. */
+static void append(char *buf, size_t size, const char *sep, const char *item) {
+    size_t len = strlen(buf);
+    if (len + 1 < size) snprintf(buf + len, size - len, "%s%s", len ? sep : "", item);
+}
+
+/* Where the running Python keeps NVIDIA's wheels: up to 8 site-packages / dist-packages
+ * folders (dist-packages: Debian's pip). */
+typedef struct py_prefixes {
+    char dir[8][512];
+    int n;
+} py_prefixes;
+
+static void add_site_packages(py_prefixes *pp, const char *prefix, const char *pyver) {
+    if (!prefix || !prefix[0] || !pyver || !pyver[0]) return;
+    static const char *const kinds[] = {"site-packages", "dist-packages"};
+    for (int k = 0; k < 2 && pp->n < 8; k++) {
+        char d[512];
+        if (snprintf(d, sizeof d, "%s/lib/%s/%s", prefix, pyver, kinds[k]) >= (int)sizeof d) return;
+        int seen = 0;
+        for (int i = 0; i < pp->n; i++)
+            seen |= strcmp(pp->dir[i], d) == 0;
+        if (!seen) snprintf(pp->dir[pp->n++], sizeof pp->dir[0], "%s", d);
+    }
+}
+
+/* "python3.11" from a path ending in .../libpython3.11.so.1.0 or .../python3.11; "" if neither. */
+static void python_version_of(const char *path, char *out, size_t size) {
+    out[0] = '\0';
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (strncmp(base, "lib", 3) == 0) base += 3;
+    if (strncmp(base, "python3.", 8) != 0) return;
+    size_t n = 8;
+    while (base[n] >= '0' && base[n] <= '9')
+        n++;
+    if (n == 8 || n >= size) return;
+    memcpy(out, base, n);
+    out[n] = '\0';
+}
+
+/* The prefix two folders above `path` (<prefix>/lib/libpython3.X.so, <prefix>/bin/python3.X). */
+static void prefix_of(const char *path, char *out, size_t size) {
+    snprintf(out, size, "%s", path);
+    for (int up = 0; up < 2; up++) {
+        char *slash = strrchr(out, '/');
+        if (!slash) {
+            out[0] = '\0';
+            return;
+        }
+        *slash = '\0';
+    }
+}
+
+static int find_libpython(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    char ver[32], prefix[512];
+    if (!info->dlpi_name || !strstr(info->dlpi_name, "libpython3.")) return 0;
+    python_version_of(info->dlpi_name, ver, sizeof ver);
+    prefix_of(info->dlpi_name, prefix, sizeof prefix);
+    add_site_packages(data, prefix, ver);
+    return 0;
+}
+
+/* The running Python's prefixes: a loaded libpython3.X's, the python3.X executable's, the
+ * virtual environment's (VIRTUAL_ENV) and the user's (~/.local); none when no Python runs. */
+static void python_site_packages(py_prefixes *pp) {
+    char exe[512], ver[32], prefix[512], user[512];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    const char *venv = getenv("VIRTUAL_ENV"), *home = getenv("HOME");
+    pp->n = 0;
+    dl_iterate_phdr(find_libpython, pp);
+    if (n <= 0) return;
+    exe[n] = '\0';
+    python_version_of(exe, ver, sizeof ver);
+    if (!ver[0]) return;
+    prefix_of(exe, prefix, sizeof prefix);
+    add_site_packages(pp, prefix, ver);
+    add_site_packages(pp, venv, ver);
+    if (home && snprintf(user, sizeof user, "%s/.local", home) < (int)sizeof user)
+        add_site_packages(pp, user, ver);
+}
+
+/* Opens the first of `sonames` found; writes the file opened (or what was tried) to `where`. */
+static void *open_library(const char *const *sonames, const char *wheel, char *where, size_t size) {
+    char tried[2048] = "", path[1024];
+    /* 1. already in the process (RTLD_NOLOAD: a reference, no second copy) */
+    for (const char *const *s = sonames; *s; s++) {
+        void *h = dlopen(*s, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+        if (h) {
+            snprintf(where, size, "%s (already loaded)", *s);
+            return h;
+        }
+    }
+    /* 2. KMUX_CUDA_LIB_PATH */
+    const char *env = getenv("KMUX_CUDA_LIB_PATH");
+    if (env && env[0]) {
+        char dirs[1024];
+        snprintf(dirs, sizeof dirs, "%s", env);
+        for (char *save = NULL, *dir = strtok_r(dirs, ":", &save); dir;
+             dir = strtok_r(NULL, ":", &save))
+            for (const char *const *s = sonames; *s; s++) {
+                snprintf(path, sizeof path, "%s/%s", dir, *s);
+                void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+                if (h) {
+                    snprintf(where, size, "%s", path);
+                    return h;
+                }
+                append(tried, sizeof tried, ", ", path);
+            }
+    }
+    /* 3. the loader's search (LD_LIBRARY_PATH, this plugin's RUNPATH, ld.so.cache) */
+    for (const char *const *s = sonames; *s; s++) {
+        void *h = dlopen(*s, RTLD_NOW | RTLD_LOCAL);
+        if (h) {
+            struct link_map *lm = NULL;
+            if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0])
+                snprintf(where, size, "%s", lm->l_name);
+            else
+                snprintf(where, size, "%s", *s);
+            return h;
+        }
+        append(tried, sizeof tried, ", ", *s);
+    }
+    /* 4. NVIDIA's pip wheels of the running Python */
+    py_prefixes pp;
+    python_site_packages(&pp);
+    for (int i = 0; i < pp.n; i++)
+        for (const char *const *s = sonames; *s; s++) {
+            snprintf(path, sizeof path, "%s/nvidia/%s/lib/%s", pp.dir[i], wheel, *s);
+            void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+            if (h) {
+                snprintf(where, size, "%s", path);
+                return h;
+            }
+            append(tried, sizeof tried, ", ", path);
+        }
+    snprintf(where, size, "not found (tried %s on the loader path%s)", tried,
+             env && env[0] ? " and in KMUX_CUDA_LIB_PATH" : "; KMUX_CUDA_LIB_PATH not set");
+    return NULL;
+}
+
+/* dlsym every name of a list; on a missing one, `where` says which and 0 is returned. */
+#define KMUX_CUDA_LIB_SYM(name)                                                                    \
+    if (ok) {                                                                                      \
+        *(void **)&tab->name = dlsym(h, #name);                                                    \
+        if (!tab->name) {                                                                          \
+            snprintf(missing, sizeof missing, "%s", #name);                                        \
+            ok = 0;                                                                                \
+        }                                                                                          \
+    }
+#define KMUX_CUDA_LIB_OPT(name) *(void **)&tab->name = dlsym(h, #name);
+
+static int load_lt(void *h) {
+    __typeof__(kmux_cuda_lib.lt) *tab = &kmux_cuda_lib.lt;
+    char missing[96] = "";
+    int ok = 1;
+    KMUX_CUDA_LT_FUNCS(KMUX_CUDA_LIB_SYM)
+    KMUX_CUDA_LT_OPTIONAL_FUNCS(KMUX_CUDA_LIB_OPT)
+    if (!ok) append(kmux_cuda_lib.lt_where, sizeof kmux_cuda_lib.lt_where, ": no symbol ", missing);
+    return ok;
+}
+
+static int load_dnn(void *h) {
+    __typeof__(kmux_cuda_lib.dnn) *tab = &kmux_cuda_lib.dnn;
+    char missing[96] = "";
+    int ok = 1;
+    KMUX_CUDA_DNN_FUNCS(KMUX_CUDA_LIB_SYM)
+    if (!ok)
+        append(kmux_cuda_lib.dnn_where, sizeof kmux_cuda_lib.dnn_where, ": no symbol ", missing);
+    return ok;
+}
+
+static void load_once(void) {
+    kmux_cuda_libs *L = &kmux_cuda_lib;
+    void *lt = open_library(lt_sonames, "cublas", L->lt_where, sizeof L->lt_where);
+    void *dnn = open_library(dnn_sonames, "cudnn", L->dnn_where, sizeof L->dnn_where);
+    L->lt_ok = lt && load_lt(lt);
+    L->dnn_ok = dnn && load_dnn(dnn);
+}
+
+int kmux_cuda_libs_load(void) {
+    pthread_once(&libs_once, load_once);
+    return kmux_cuda_lib.lt_ok && kmux_cuda_lib.dnn_ok;
+}
+
+void kmux_cuda_libs_describe(char *buf, size_t size) {
+    kmux_cuda_libs_load();
+    snprintf(buf, size, "cuBLASLt %s; cuDNN %s", kmux_cuda_lib.lt_where, kmux_cuda_lib.dnn_where);
+}
