@@ -1,7 +1,11 @@
 #!/bin/sh
-# ctest cuda_run_sh_no_gpu: on a machine without a GPU, tests/gpu/run.sh stops at once with exit
-# status 2 and says "NO GPU", having built nothing. Skipped (77) where a GPU is present: there
-# run.sh does the real run. $1: a scratch build folder.
+# ctest cuda_run_sh_no_gpu: the exits of tests/gpu/run.sh that come before any build, checked on
+# a machine without a GPU (skipped, 77, where a GPU is present: there run.sh does the real run):
+#   1. no GPU: exit status 2, "NO GPU", nothing configured;
+#   2. a GPU (a fake nvidia-smi on PATH) but no Criterion/jansson for pkg-config (PKG_CONFIG_LIBDIR
+#      pointed at an empty folder, no bundle in KMUX_GPU_DEPS): exit status 6 at once, naming
+#      the missing dependency and bundle_deps.sh, nothing configured.
+# $1: a scratch folder; $2: the nvcc the build uses (its folder goes on PATH for step 2).
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:-${TMPDIR:-/tmp}/kmux-run-sh-dry}
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU [0-9]'; then
@@ -9,10 +13,31 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q 
     exit 77
 fi
 rm -rf "$dir"
-out=$("$here/run.sh" "$dir" 2>&1)
+mkdir -p "$dir/fakebin" "$dir/empty"
+
+out=$("$here/run.sh" "$dir/build" 2>&1)
 rc=$?
 echo "$out"
-[ "$rc" -eq 2 ] || { echo "FAIL: exit status $rc, want 2"; exit 1; }
+[ "$rc" -eq 2 ] || { echo "FAIL: no GPU: exit status $rc, want 2"; exit 1; }
 echo "$out" | grep -q "NO GPU" || { echo "FAIL: no 'NO GPU' line"; exit 1; }
-[ ! -e "$dir/CMakeCache.txt" ] || { echo "FAIL: run.sh configured a build without a GPU"; exit 1; }
-echo "PASS: run.sh without a GPU stops at the 'NO GPU' exit"
+[ ! -e "$dir/build/CMakeCache.txt" ] || { echo "FAIL: run.sh configured a build without a GPU"; exit 1; }
+
+cat >"$dir/fakebin/nvidia-smi" <<'SMI'
+#!/bin/sh
+case "$*" in
+*-L*) echo "GPU 0: Fake H200 (UUID: GPU-00000000-0000-0000-0000-000000000000)" ;;
+*compute_cap*) echo "9.0" ;;
+*) echo "fake nvidia-smi" ;;
+esac
+SMI
+chmod +x "$dir/fakebin/nvidia-smi"
+nvcc_dir=$(dirname "${2:-/usr/local/cuda/bin/nvcc}")
+out=$(PATH="$dir/fakebin:$nvcc_dir:$PATH" PKG_CONFIG_LIBDIR="$dir/empty" PKG_CONFIG_PATH= \
+    KMUX_GPU_DEPS="$dir/empty" "$here/run.sh" "$dir/build" 2>&1)
+rc=$?
+echo "$out"
+[ "$rc" -eq 6 ] || { echo "FAIL: missing Criterion: exit status $rc, want 6"; exit 1; }
+echo "$out" | grep -q "criterion NOT FOUND" || { echo "FAIL: no 'criterion NOT FOUND' line"; exit 1; }
+echo "$out" | grep -q "bundle_deps.sh" || { echo "FAIL: the message does not name bundle_deps.sh"; exit 1; }
+[ ! -e "$dir/build/CMakeCache.txt" ] || { echo "FAIL: run.sh configured a build with a dependency missing"; exit 1; }
+echo "PASS: run.sh stops at the 'NO GPU' exit without a GPU, and at exit 6 without Criterion"
