@@ -239,6 +239,33 @@ kmux_status kmux_event_synchronize(kmux_event *event) {
                    "kmux_event_synchronize", event->dev);
 }
 
+/* stream_wait_event is an optional slot of ABI 2.5: absent when NULL or beyond struct_size. */
+static int has_stream_wait(const kmux_backend_ops *ops) {
+    return ops->struct_size >=
+               offsetof(kmux_backend_ops, stream_wait_event) + sizeof(ops->stream_wait_event) &&
+           ops->stream_wait_event != NULL;
+}
+
+kmux_status kmux_stream_wait_event(kmux_stream *stream, kmux_event *event) {
+    kmux_clear_error();
+    if (!stream || !event)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_stream_wait_event: %s is NULL",
+                              !stream ? "stream" : "event");
+    CHECK_HANDLE("kmux_stream_wait_event", "stream", stream, KMUX_HANDLE_STREAM);
+    CHECK_HANDLE("kmux_stream_wait_event", "event", event, KMUX_HANDLE_EVENT);
+    if (!event->recorded)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "kmux_stream_wait_event: event (on %s) was never recorded",
+                              event->dev->props.id);
+    kmux_backend_instance *b = stream->dev->backend;
+    if (event->dev->backend == b && has_stream_wait(b->ops))
+        return checked(b->ops->stream_wait_event(b->state, stream->native, event->native),
+                       "kmux_stream_wait_event", stream->dev);
+    /* no device-side wait across backends (or in this plugin): the same order on the host */
+    return checked(OPS(event->dev)->event_synchronize(STATE(event->dev), event->native),
+                   "kmux_stream_wait_event", event->dev);
+}
+
 kmux_status kmux_event_elapsed_ms(kmux_event *start, kmux_event *end, float *ms) {
     kmux_clear_error();
     if (!start || !end || !ms)

@@ -434,6 +434,19 @@ KMUX_API kmux_status kmux_event_record(kmux_event *event, kmux_stream *stream);
  *  asynchronous error of the device. */
 KMUX_API kmux_status kmux_event_synchronize(kmux_event *event);
 
+/** Makes work submitted to stream after this call wait until the work before event's last
+ *  record has finished, without blocking the calling thread (as cudaStreamWaitEvent with flags
+ *  0): the cross-stream dependency of a training step (a copy stream and a compute stream, say).
+ *  The event may be of another device of the same backend (cuda:1's event on a cuda:0 stream,
+ *  as CUDA allows). Where the backend has no device-side wait (CPU devices, whose streams finish
+ *  every call before returning; a plugin of ABI minor < 5) or the event belongs to another
+ *  backend or context, kmux waits for the event on the host before returning: the same order,
+ *  at the cost of blocking the caller. A later kmux_event_record of the event does not affect
+ *  this wait. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if a pointer is NULL or destroyed or
+ *  the event was never recorded; KMUX_ERR_DEVICE for an error of the device (with the native
+ *  error's name). */
+KMUX_API kmux_status kmux_stream_wait_event(kmux_stream *stream, kmux_event *event);
+
 /** Milliseconds between two recorded, completed events of one device (as
  *  cudaEventElapsedTime; monotonic clock on CPU devices). Returns KMUX_OK;
  *  KMUX_ERR_INVALID_ARGUMENT if a pointer is NULL, the devices differ or an event was never

@@ -26,7 +26,8 @@
  *   implementation index, device_caps, matmul_degenerate. v1 plugins are rejected with a reason.
  * - ABI 2.1 appended device_diag; ABI 2.2 appended host_alloc / host_free (page-locked host
  *   memory); ABI 2.3 appended dtype_instead / dtype_instead_note to kmux_device_caps (the dtype
- *   a device runs in place of one it does not); ABI 2.4 appended settle_ms to kmux_device_caps.
+ *   a device runs in place of one it does not); ABI 2.4 appended settle_ms to kmux_device_caps;
+ *   ABI 2.5 appended stream_wait_event.
  *   Slots appended at the end are optional: NULL or beyond struct_size = absent.
  * - Backends never print to stdout, never abort; host->trace (stderr) is for KMUX_VERBOSE >= 2.
  */
@@ -40,7 +41,7 @@ extern "C" {
 #endif
 
 #define KMUX_BACKEND_ABI_MAJOR 2
-#define KMUX_BACKEND_ABI_MINOR 4
+#define KMUX_BACKEND_ABI_MINOR 5
 #define KMUX_BACKEND_ENTRY_SYMBOL "kmux_backend_entry"
 
 /** Services the core offers to a plugin (valid for the lifetime of the backend instance). */
@@ -223,6 +224,12 @@ typedef struct kmux_backend_ops {
     kmux_status (*host_alloc)(void *state, int device, size_t bytes, void **ptr);
     /** Frees memory from host_alloc (ptr != NULL). */
     kmux_status (*host_free)(void *state, int device, void *ptr);
+    /* ---- cross-stream dependency (optional, ABI minor 5; NULL or beyond struct_size: the core
+     *      waits for the event on the host instead) ---- */
+    /** Work submitted to `stream` after this call waits until `event` (recorded, of this
+     *  backend, possibly of another device) has completed; returns without waiting on the host
+     *  (as cudaStreamWaitEvent / hipStreamWaitEvent with flags 0). */
+    kmux_status (*stream_wait_event)(void *state, void *stream, void *event);
 } kmux_backend_ops;
 
 /** The one symbol a plugin exports. Returns NULL only if the plugin cannot work at all. */

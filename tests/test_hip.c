@@ -223,6 +223,49 @@ Test(hip_dev, memory_streams_events) {
     kmux_context_destroy(ctx);
 }
 
+/* kmux_stream_wait_event on hip:0 is hipStreamWaitEvent on the stream's device (the fake counts
+ * the calls: the device-side wait, not the core's host-side fallback), and data written on one
+ * stream before the event is read by the other after it. */
+Test(hip_dev, stream_waits_on_another_streams_event) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    int (*waits)(void) = NULL;
+    const char *fake = getenv("KMUX_HIP_RUNTIME");
+    void *h = fake && fake[0] ? dlopen(fake, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    if (h) *(void **)&waits = dlsym(h, "kmux_fake_hip_stream_waits");
+    int before = waits ? waits() : 0;
+    kmux_stream *s1 = NULL, *s2 = NULL;
+    kmux_event *e = NULL;
+    TU_OK(kmux_stream_create(dev, &s1));
+    TU_OK(kmux_stream_create(dev, &s2));
+    TU_OK(kmux_event_create(dev, &e));
+    unsigned char host[256], back[256];
+    for (int i = 0; i < 256; i++)
+        host[i] = (unsigned char)(255 - i);
+    void *a = NULL, *b = NULL;
+    TU_OK(kmux_malloc(dev, sizeof host, &a));
+    TU_OK(kmux_malloc(dev, sizeof host, &b));
+    TU_OK(kmux_memcpy(s1, a, host, sizeof host, KMUX_MEMCPY_HOST_TO_DEVICE));
+    TU_OK(kmux_event_record(e, s1));
+    TU_OK(kmux_stream_wait_event(s2, e));
+    TU_OK(kmux_memcpy(s2, b, a, sizeof host, KMUX_MEMCPY_DEVICE_TO_DEVICE));
+    TU_OK(kmux_memcpy(s2, back, b, sizeof back, KMUX_MEMCPY_DEVICE_TO_HOST));
+    TU_OK(kmux_stream_synchronize(s2));
+    cr_expect(memcmp(back, host, sizeof back) == 0);
+    if (waits)
+        cr_expect_eq(waits(), before + 1, "hipStreamWaitEvent called %d times, want 1",
+                     waits() - before);
+    else
+        cr_log_info("not the fake runtime: hipStreamWaitEvent calls not counted");
+    if (h) dlclose(h);
+    TU_OK(kmux_free(dev, a));
+    TU_OK(kmux_free(dev, b));
+    TU_OK(kmux_event_destroy(e));
+    TU_OK(kmux_stream_destroy(s1));
+    TU_OK(kmux_stream_destroy(s2));
+    kmux_context_destroy(ctx);
+}
+
 /* kmux_host_malloc goes through hipHostMalloc: pinned memory round-trips through the device,
  * and on the fake runtime (which tracks the two kinds apart, as ROCm does) neither free takes
  * the other's pointer. */

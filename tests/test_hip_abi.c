@@ -124,6 +124,7 @@ SIG(hipEventDestroy, (hipEvent_t));
 SIG(hipEventRecord, (hipEvent_t, hipStream_t));
 SIG(hipEventSynchronize, (hipEvent_t));
 SIG(hipEventElapsedTime, (float *, hipEvent_t, hipEvent_t));
+SIG(hipStreamWaitEvent, (hipStream_t, hipEvent_t, unsigned int));
 SIG(hipModuleLoadData, (hipModule_t *, const void *));
 SIG(hipModuleUnload, (hipModule_t));
 SIG(hipModuleGetFunction, (hipFunction_t *, hipModule_t, const char *));

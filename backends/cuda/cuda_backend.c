@@ -247,6 +247,7 @@ static const kmux_backend_ops cuda_ops = {
     .loss_scale_update = KMUX_CUDA_AMP_SLOT(kmux_cuda_amp_loss_scale),
     .fp8_scale_update = KMUX_CUDA_AMP_SLOT(kmux_cuda_amp_fp8_scale),
     .device_diag = kmux_cuda_device_diag,
+    .stream_wait_event = kmux_cuda_stream_wait_event,
 };
 
 KMUX_BACKEND_EXPORT const kmux_backend_ops *kmux_backend_entry(void);

@@ -178,6 +178,8 @@ kmux_status kmux_cuda_event_create(void *state, int device, void **event);
 kmux_status kmux_cuda_event_destroy(void *state, void *event);
 kmux_status kmux_cuda_event_record(void *state, void *event, void *stream);
 kmux_status kmux_cuda_event_synchronize(void *state, void *event);
+/** As cudaStreamWaitEvent(stream, event, 0), under the stream's device. */
+kmux_status kmux_cuda_stream_wait_event(void *state, void *stream, void *event);
 kmux_status kmux_cuda_event_elapsed_ms(void *state, void *start, void *end, float *ms);
 
 /* ---- cuda_props.c ------------------------------------------------------------------------ */

@@ -284,6 +284,24 @@ kmux_status kmux_cuda_event_record(void *state, void *event, void *stream) {
     return KMUX_OK;
 }
 
+kmux_status kmux_cuda_stream_wait_event(void *state, void *stream, void *event) {
+    kmux_cuda_state *st = STATE(state);
+    kmux_cuda_stream *s = stream;
+    kmux_cuda_event *ev = event;
+    /* under the stream's device; the event may be another device's (CUDA allows it) */
+    kmux_cuda_guard g;
+    kmux_status ks = kmux_cuda_enter(st, s->device, "kmux_stream_wait_event", &g);
+    if (ks != KMUX_OK) return ks;
+    cudaError_t e = cudaStreamWaitEvent(s->stream, ev->event, 0);
+    kmux_cuda_leave(&g);
+    if (e != cudaSuccess)
+        return kmux_cuda_fail(st, e,
+                              "kmux_stream_wait_event: cudaStreamWaitEvent on cuda:%d (event of "
+                              "cuda:%d)",
+                              s->device, ev->device);
+    return KMUX_OK;
+}
+
 kmux_status kmux_cuda_event_synchronize(void *state, void *event) {
     kmux_cuda_state *st = STATE(state);
     kmux_cuda_event *ev = event;

@@ -124,6 +124,8 @@ typedef struct kmux_hip_api {
     kmux_hip_error (*hipEventRecord)(kmux_hip_event event, kmux_hip_stream stream);
     kmux_hip_error (*hipEventSynchronize)(kmux_hip_event event);
     kmux_hip_error (*hipEventElapsedTime)(float *ms, kmux_hip_event start, kmux_hip_event stop);
+    kmux_hip_error (*hipStreamWaitEvent)(kmux_hip_stream stream, kmux_hip_event event,
+                                         unsigned flags);
     kmux_hip_error (*hipModuleLoadData)(kmux_hip_module *module, const void *image);
     kmux_hip_error (*hipModuleUnload)(kmux_hip_module module);
     kmux_hip_error (*hipModuleGetFunction)(kmux_hip_function *fn, kmux_hip_module module,
@@ -165,6 +167,7 @@ typedef struct kmux_hip_api {
     X(hipEventRecord)                                                                              \
     X(hipEventSynchronize)                                                                         \
     X(hipEventElapsedTime)                                                                         \
+    X(hipStreamWaitEvent)                                                                          \
     X(hipModuleLoadData)                                                                           \
     X(hipModuleUnload)                                                                             \
     X(hipModuleGetFunction)                                                                        \

@@ -150,6 +150,7 @@ static const kmux_backend_ops hip_ops = {
     .event_record = kmux_hip_event_record,
     .event_synchronize = kmux_hip_event_synchronize,
     .event_elapsed_ms = kmux_hip_event_elapsed_ms,
+    .stream_wait_event = kmux_hip_stream_wait_event,
     .matmul = &kmux_hip_matmul_ops,
     .conv2d = &kmux_hip_conv2d_ops,
     .matmul_degenerate = kmux_hip_matmul_degenerate,

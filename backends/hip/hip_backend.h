@@ -187,6 +187,8 @@ kmux_status kmux_hip_mem_set(void *state, void *stream, void *dst, int value, si
 kmux_status kmux_hip_event_create(void *state, int device, void **event);
 kmux_status kmux_hip_event_destroy(void *state, void *event);
 kmux_status kmux_hip_event_record(void *state, void *event, void *stream);
+/** As hipStreamWaitEvent(stream, event, 0), under the stream's device. */
+kmux_status kmux_hip_stream_wait_event(void *state, void *stream, void *event);
 kmux_status kmux_hip_event_synchronize(void *state, void *event);
 kmux_status kmux_hip_event_elapsed_ms(void *state, void *start, void *end, float *ms);
 

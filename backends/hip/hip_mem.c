@@ -183,6 +183,21 @@ kmux_status kmux_hip_event_record(void *state, void *event, void *stream) {
     return KMUX_OK;
 }
 
+kmux_status kmux_hip_stream_wait_event(void *state, void *stream, void *event) {
+    kmux_hip_state *st = state;
+    kmux_hip_stream_t *s = stream;
+    kmux_hip_event_t *ev = event;
+    ENTER(st, s->device, "kmux_stream_wait_event"); /* the event may be another device's */
+    kmux_hip_error e = st->api.hipStreamWaitEvent(s->stream, ev->event, 0);
+    LEAVE(st);
+    if (e != KMUX_HIP_SUCCESS)
+        return kmux_hip_fail(st, e,
+                             "kmux_stream_wait_event: hipStreamWaitEvent on hip:%d (event of "
+                             "hip:%d)",
+                             s->device, ev->device);
+    return KMUX_OK;
+}
+
 kmux_status kmux_hip_event_synchronize(void *state, void *event) {
     kmux_hip_state *st = state;
     kmux_hip_event_t *ev = event;

@@ -18,6 +18,7 @@
  */
 #include "fake_hip.h"
 
+#include <atomic>
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
@@ -430,6 +431,24 @@ EXPORT int hipEventRecord(void *e, void *s) {
     if (!e) return kInvalidHandle;
     static_cast<event *>(e)->ms = now_ms();
     return kSuccess;
+}
+
+/* Streams of the fake run every call before returning, so a wait has nothing to order; it checks
+ * its arguments as HIP documents them (flags must be 0) and is counted, so that tests can tell
+ * the plugin's device-side wait from the core's host-side fallback. */
+static std::atomic<int> stream_waits{0};
+
+EXPORT int hipStreamWaitEvent(void *s, void *e, unsigned flags) {
+    (void)s; /* NULL: the default stream */
+    if (!e) return kInvalidHandle;
+    if (flags != 0) return kInvalidValue;
+    stream_waits++;
+    return kSuccess;
+}
+
+/** Test hook, not a HIP function: how many hipStreamWaitEvent calls succeeded. */
+EXPORT int kmux_fake_hip_stream_waits(void) {
+    return stream_waits.load();
 }
 
 EXPORT int hipEventSynchronize(void *e) {

@@ -7,7 +7,8 @@
  * computed exactly (f64 accumulation, so function checks against ref pass); large ones are not
  * computed at all. Time is virtual: every operation advances its stream's clock by the time the
  * configured rates give, and events read that clock, so measured rates are exactly the rates set
- * here. Environment (read at init):
+ * here; kmux_stream_wait_event moves a stream's clock up to the event's (ABI 2.5 slot), so
+ * cross-stream order shows in elapsed times (tests/test_stream_wait.c). Environment (read at init):
  *   KMUX_FAKE_GPU_ARCH          "gfx942"       props.arch
  *   KMUX_FAKE_GPU_TARGET        "gfx942:sramecc+:xnack-"  diag.target_id
  *   KMUX_FAKE_GPU_CODE_OBJECTS  "gfx942"       diag.code_objects
@@ -272,6 +273,15 @@ static kmux_status f_event_record(void *state, void *e, void *s) {
     return KMUX_OK;
 }
 
+/* The stream's clock jumps to the event's when the event is later (as a GPU stream idles until
+ * the other stream's work before the event is done). */
+static kmux_status f_stream_wait(void *state, void *s, void *e) {
+    fake_stream *fs = s;
+    const fake_event *fe = e;
+    if (fe->t > fs->t) fs->t = fe->t;
+    return KMUX_OK;
+}
+
 static kmux_status f_event_sync(void *state, void *e) {
     return KMUX_OK;
 }
@@ -421,6 +431,7 @@ static const kmux_backend_ops ops = {
     .device_diag = f_device_diag,
     .host_alloc = f_host_alloc,
     .host_free = f_host_free,
+    .stream_wait_event = f_stream_wait,
 };
 
 KMUX_BACKEND_EXPORT const kmux_backend_ops *kmux_backend_entry(void);
