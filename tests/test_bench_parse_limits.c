@@ -50,10 +50,8 @@ Test(bench_desc_limits, values_that_would_overflow_are_rejected) {
 
 static void round_trip(const char *desc, const char *name) {
     kb_problem p, q;
-    memset(&p, 0, sizeof p);
-    memset(&q, 0, sizeof q);
-    kb_settings_default(&p.set);
-    kb_settings_default(&q.set);
+    kb_problem_init(&p);
+    kb_problem_init(&q);
     char err[512] = "", buf[1024];
     cr_assert(kb_parse_desc(desc, &p, err, sizeof err), "%s: %s", desc, err);
     cr_expect_str_eq(p.name, name);

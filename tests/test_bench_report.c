@@ -173,7 +173,8 @@ Test(bench_report, merge_geomean_network_and_html) {
     }
 }
 
-static char *report_text(char **paths, int n) {
+/* The report of the records in paths[0..n-1] as text; baseline: R.baseline (-1: the default). */
+static char *report_text_with(char **paths, int n, long baseline) {
     kb_rec_list recs = {NULL, 0, 0};
     char err[256];
     for (int i = 0; i < n; ++i)
@@ -181,6 +182,7 @@ static char *report_text(char **paths, int n) {
     kb_report R;
     double cost[4] = {0, 0, 0, 0};
     kb_report_build(&R, &recs, paths, n, cost);
+    if (baseline >= 0) R.baseline = baseline;
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -188,6 +190,10 @@ static char *report_text(char **paths, int n) {
     fclose(f);
     kb_report_free(&R);
     return buf;
+}
+
+static char *report_text(char **paths, int n) {
+    return report_text_with(paths, n, -1);
 }
 
 Test(bench_report, noisy_cells_marked_not_ranked_and_duplicates_reported) {
@@ -216,21 +222,8 @@ Test(bench_report, noisy_cells_marked_not_ranked_and_duplicates_reported) {
 }
 
 static char *report_text_baseline(char *path, long baseline) {
-    kb_rec_list recs = {NULL, 0, 0};
-    char err[256];
-    cr_assert(kb_jsonl_read(path, 0, &recs, err, sizeof err), "%s", err);
-    kb_report R;
     char *paths[1] = {path};
-    double cost[1] = {0};
-    kb_report_build(&R, &recs, paths, 1, cost);
-    R.baseline = baseline;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    kb_report_print(&R, f);
-    fclose(f);
-    kb_report_free(&R);
-    return buf;
+    return report_text_with(paths, 1, baseline);
 }
 
 Test(bench_report, rows_name_dtype_and_direction_reasons_baseline_reproducers) {

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "kmux.h"
+#include "kmux_common.h"
 
 #define MAX_DEVICES 32
 #define MAX_NOTES 512
@@ -307,16 +308,7 @@ static void conv_tables(matrix *mx) {
 }
 
 static int selected(const char *list, const char *id) {
-    if (!list) return 1;
-    size_t n = strlen(id);
-    for (const char *p = list; *p;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len == n && strncmp(p, id, n) == 0) return 1;
-        if (!end) break;
-        p = end + 1;
-    }
-    return 0;
+    return kmux_common_name_listed(list, id);
 }
 
 /** Every id of the comma-separated list is one of the selected devices; else 0 with the

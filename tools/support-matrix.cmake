@@ -2,7 +2,7 @@
 # Markdown (docs/support-matrix.md). Included by tools/CMakeLists.txt (tools/*.cmake).
 add_executable(kmux-support-matrix ${CMAKE_CURRENT_LIST_DIR}/kmux_support_matrix.c)
 kmux_target_defaults(kmux-support-matrix)
-target_link_libraries(kmux-support-matrix PRIVATE kmux)
+target_link_libraries(kmux-support-matrix PRIVATE kmux kmux_common)
 kmux_install_program(kmux-support-matrix)   # RUNPATH $ORIGIN/../lib (cmake/KmuxRunpath.cmake)
 
 # docs/support-matrix.md is this tool's output on the devices tools/support-matrix.sh names:

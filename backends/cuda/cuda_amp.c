@@ -8,6 +8,7 @@
 
 #if defined(KMUX_CUDA_HAVE_GPU_KERNELS)
 
+#include "kmux_gpu_caps.h"
 #include "kmux_gpu_kernels.h"
 
 /* Runs one launcher on the stream's device; names the operation in any error. */
@@ -77,12 +78,7 @@ kmux_status kmux_cuda_amp_fp8_scale(void *state, void *stream, const float *amax
 }
 
 uint32_t kmux_cuda_amp_dtypes(void) {
-    const kmux_dtype t[] = {KMUX_F64,     KMUX_F32,     KMUX_F16,          KMUX_BF16,
-                            KMUX_F8_E4M3, KMUX_F8_E5M2, KMUX_F8_E4M3_FNUZ, KMUX_F8_E5M2_FNUZ};
-    uint32_t m = 0;
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        m |= 1u << t[i];
-    return m;
+    return kmux_gpu_amp_dtypes();
 }
 
 #else

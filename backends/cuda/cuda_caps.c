@@ -16,6 +16,7 @@
 #include "cuda_backend.h"
 #include "cuda_host_logic.h"
 #include "cuda_impl_order.h"
+#include "kmux_gpu_caps.h"
 #include "kmux_gpu_gemm_params.h"
 #include "dispatch/common/kmux_type_rules.h"
 
@@ -31,14 +32,8 @@ kmux_status kmux_cuda_device_caps(void *state, int device, kmux_device_caps *cap
     int sm = st->devices[device].sm;
     int n = 0;
     const kmux_type_combination *rows = kmux_rules_matmul_table(&n);
+    kmux_gpu_matmul_caps(caps); /* cuBLASLt's limits are no tighter than the own kernel's */
     kmux_op_caps *m = &caps->matmul;
-    m->supported = 1;
-    m->max_dim = INT32_MAX;
-    m->max_batch = INT32_MAX;
-    m->max_elements = 0;
-    m->max_ld = 0;
-    m->ptr_align = 1;
-    m->epilogues = KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_GELU;
     for (int i = 0; i < n && i < 64; i++)
         if (kmux_cuda_matmul_row_runs(rows[i].a_type, rows[i].b_type, rows[i].c_type,
                                       rows[i].compute_type, sm) ||
@@ -50,17 +45,7 @@ kmux_status kmux_cuda_device_caps(void *state, int device, kmux_device_caps *cap
         if (kmux_cuda_conv_row_runs(rows[i].a_type, rows[i].compute_type) ||
             own_conv_row(rows[i].a_type))
             conv_rows |= UINT64_C(1) << i;
-    for (int dir = 0; dir < 3; dir++) {
-        kmux_op_caps *c = &caps->conv2d[dir];
-        c->supported = 1;
-        c->max_dim = INT_MAX;
-        c->max_elements = INT_MAX;
-        c->ptr_align = 1;
-        c->layouts = (1u << KMUX_NCHW) | (1u << KMUX_NHWC);
-        c->asymmetric_padding = 1;
-        c->groups = 1;
-        c->type_rows = conv_rows;
-    }
+    kmux_gpu_conv2d_caps(caps, conv_rows); /* the own kernel serves every shape cuDNN refuses */
     caps->amp_dtypes = kmux_cuda_amp_dtypes();
     return KMUX_OK;
 }

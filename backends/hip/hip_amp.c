@@ -7,6 +7,7 @@
  */
 #include "dispatch/common/kmux_dtype_desc.h"
 #include "hip_backend.h"
+#include "kmux_gpu_caps.h"
 
 kmux_status kmux_hip_amp_cast(void *state, void *stream, int64_t n, const void *src,
                               kmux_dtype src_type, void *dst, kmux_dtype dst_type,
@@ -54,10 +55,5 @@ kmux_status kmux_hip_amp_fp8_scale(void *state, void *stream, const float *amax_
 }
 
 uint32_t kmux_hip_amp_dtypes(void) {
-    const kmux_dtype t[] = {KMUX_F64,     KMUX_F32,     KMUX_F16,          KMUX_BF16,
-                            KMUX_F8_E4M3, KMUX_F8_E5M2, KMUX_F8_E4M3_FNUZ, KMUX_F8_E5M2_FNUZ};
-    uint32_t m = 0;
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        m |= 1u << t[i];
-    return m;
+    return kmux_gpu_amp_dtypes();
 }

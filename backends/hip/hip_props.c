@@ -36,6 +36,7 @@
 #include "dispatch/common/kmux_dtype_desc.h"
 #include "dispatch/common/kmux_type_rules.h"
 #include "hip_backend.h"
+#include "kmux_gpu_caps.h"
 
 int kmux_hip_arch_rates_get(const char *arch, kmux_hip_arch_rates *r) {
     memset(r, 0, sizeof *r);
@@ -232,13 +233,9 @@ kmux_status kmux_hip_device_caps(void *state, int device, kmux_device_caps *caps
     const char *arch = dev->arch;
     int n = 0;
     const kmux_type_combination *rows = kmux_rules_matmul_table(&n);
+    /* every epilogue: the own kernel's, and the degenerate matmul's (hip_ops.c, the CPU finish) */
+    kmux_gpu_matmul_caps(caps);
     kmux_op_caps *m = &caps->matmul;
-    m->supported = 1;
-    m->max_dim = INT32_MAX;
-    m->max_batch = INT32_MAX;
-    m->ptr_align = 1;
-    /* the degenerate matmul runs every epilogue (hip_ops.c, THE CPU finish) */
-    m->epilogues = KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_GELU;
     for (int i = 0; i < n && i < 64; i++)
         if (arch_runs(arch, rows[i].a_type) && arch_runs(arch, rows[i].b_type) &&
             arch_runs(arch, rows[i].c_type))
@@ -247,17 +244,7 @@ kmux_status kmux_hip_device_caps(void *state, int device, kmux_device_caps *caps
     uint64_t conv_rows = 0;
     for (int i = 0; i < n && i < 64; i++)
         if (arch_runs(arch, rows[i].a_type)) conv_rows |= UINT64_C(1) << i;
-    for (int dir = 0; dir < 3; dir++) {
-        kmux_op_caps *c = &caps->conv2d[dir];
-        c->supported = 1;
-        c->max_dim = INT_MAX;
-        c->max_elements = INT_MAX;
-        c->ptr_align = 1;
-        c->layouts = (1u << KMUX_NCHW) | (1u << KMUX_NHWC);
-        c->asymmetric_padding = 1;
-        c->groups = 1;
-        c->type_rows = conv_rows;
-    }
+    kmux_gpu_conv2d_caps(caps, conv_rows);
     caps->amp_dtypes = kmux_hip_amp_dtypes();
     /* fp8 honesty (ABI 2.3, written only where the core's struct has the fields): the fp8 family
      * the architecture lacks is refused by the core naming the one it has */

@@ -10,6 +10,11 @@
 #include "kb_util.h"
 #include "kmux_dtype_desc.h"
 
+void kb_problem_init(kb_problem *p) {
+    memset(p, 0, sizeof *p);
+    kb_settings_default(&p->set);
+}
+
 void kb_settings_default(kb_settings *s) {
     memset(s, 0, sizeof *s);
     s->dir_mask = KB_DIR_FWD;

@@ -77,6 +77,9 @@ typedef struct kb_problem {
     int occurrences;   /**< times the layer occurs in its network (model view); 1 otherwise */
 } kb_problem;
 
+/** An empty problem (all zero) with the default settings (kb_settings_default). */
+void kb_problem_init(kb_problem *p);
+
 /** A growable list of problems. */
 typedef struct kb_problem_list {
     kb_problem *v;

@@ -100,18 +100,28 @@ void fmt_time(char *buf, size_t size, double s) {
         snprintf(buf, size, "%.3f us", s * 1e6);
 }
 
+/* The line of a failed or unverified comparison (returns 1), or the two medians (returns 0) and
+ * their times formatted into a (kmux) and b (direct), 32 bytes each. */
+static int medians(const char *what, const char *dev, const contestant *k, const contestant *d,
+                   int reps, int verified, double *tk, double *td, char *a, char *b) {
+    if (!k->ok || !d->ok || !verified) {
+        line(what, dev, k->ok ? "" : "failed", d->ok ? "" : "failed",
+             verified ? "" : "WRONG RESULT", "", 0);
+        return 1;
+    }
+    *tk = median(k->secs, reps);
+    *td = median(d->secs, reps);
+    fmt_time(a, 32, *tk);
+    fmt_time(b, 32, *td);
+    return 0;
+}
+
 /* Ratio line: throughput of kmux relative to direct (time_direct / time_kmux). */
 void ratio_line(const char *what, const char *dev, const contestant *k, const contestant *d,
                 int reps, double target, int verified) {
     char a[32], b[32], v[32], t[32];
-    if (!k->ok || !d->ok || !verified) {
-        line(what, dev, k->ok ? "" : "failed", d->ok ? "" : "failed",
-             verified ? "" : "WRONG RESULT", "", 0);
-        return;
-    }
-    double tk = median(k->secs, reps), td = median(d->secs, reps);
-    fmt_time(a, sizeof a, tk);
-    fmt_time(b, sizeof b, td);
+    double tk, td;
+    if (medians(what, dev, k, d, reps, verified, &tk, &td, a, b)) return;
     snprintf(v, sizeof v, "%.2f%%", 100.0 * td / tk);
     snprintf(t, sizeof t, ">= %.0f%%", 100.0 * target);
     line(what, dev, a, b, v, t, td / tk >= target);
@@ -120,14 +130,8 @@ void ratio_line(const char *what, const char *dev, const contestant *k, const co
 void added_line(const char *what, const char *dev, const contestant *k, const contestant *d,
                 int reps, double target_us, int verified) {
     char a[32], b[32], v[32], t[32];
-    if (!k->ok || !d->ok || !verified) {
-        line(what, dev, k->ok ? "" : "failed", d->ok ? "" : "failed",
-             verified ? "" : "WRONG RESULT", "", 0);
-        return;
-    }
-    double tk = median(k->secs, reps), td = median(d->secs, reps);
-    fmt_time(a, sizeof a, tk);
-    fmt_time(b, sizeof b, td);
+    double tk, td;
+    if (medians(what, dev, k, d, reps, verified, &tk, &td, a, b)) return;
     snprintf(v, sizeof v, "%+.3f us", (tk - td) * 1e6);
     snprintf(t, sizeof t, "<= %.1f us", target_us);
     line(what, dev, a, b, v, t, (tk - td) * 1e6 <= target_us);

@@ -53,4 +53,8 @@ static inline int32_t kmux_common_wrap_i32(uint64_t u) {
     return (int32_t)(w - 2147483648u) - INT32_MAX - 1;
 }
 
+/** 1 when `name` is one of the comma-separated entries of `list` (exact match, no spaces
+ *  trimmed), or when list is NULL (no selection: everything is listed); else 0. */
+int kmux_common_name_listed(const char *list, const char *name);
+
 #endif

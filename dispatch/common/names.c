@@ -5,6 +5,8 @@
  */
 #include "kmux_common.h"
 
+#include <string.h>
+
 #include "kmux_dtype_desc.h"
 
 /* Names and sizes are columns of THE dtype table (kmux_dtype_desc.h). */
@@ -71,4 +73,17 @@ const char *kmux_common_status_str(kmux_status s) {
         return "KMUX_ERR_INTERNAL";
     }
     return "KMUX_STATUS_UNKNOWN";
+}
+
+int kmux_common_name_listed(const char *list, const char *name) {
+    if (!list) return 1;
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0) return 1;
+        if (!end) break;
+        p = end + 1;
+    }
+    return 0;
 }

@@ -4,18 +4,11 @@
  */
 #include "conformance.h"
 
+#include "kmux_common.h"
+
 static int device_selected(const char *id) {
     const char *sel = getenv("KMUX_CONFORMANCE_DEVICES");
-    if (!sel || !sel[0]) return 1;
-    size_t n = strlen(id);
-    for (const char *p = sel; *p;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len == n && strncmp(p, id, n) == 0) return 1;
-        if (!end) break;
-        p = end + 1;
-    }
-    return 0;
+    return !sel || !sel[0] || kmux_common_name_listed(sel, id);
 }
 
 void cf_env_init(cf_env *env) {

@@ -4,6 +4,7 @@
  * device the moment it is added; and the convolution shapes.
  */
 #include "conformance.h"
+#include "conv_quick_shapes.h"
 
 static int read_rows(kmux_status (*count_fn)(int *),
                      kmux_status (*get_fn)(int, kmux_type_combination *), cf_combo *out, int max) {
@@ -27,19 +28,8 @@ int cf_conv_combos(cf_combo *out, int max) {
                      max);
 }
 
-/* n, c, h, w, k, r, s, groups, stride h/w, pad top/bottom/left/right, dilation h/w */
-static const tu_conv_geom QUICK[] = {
-    {2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* odd sizes, "same" padding */
-    {1, 4, 11, 7, 6, 3, 2, 2, 2, 1, 0, 2, 1, 0, 1, 1},  /* 2 groups, asymmetric pad, stride */
-    {3, 6, 9, 8, 6, 3, 3, 6, 1, 2, 2, 1, 0, 1, 2, 1},   /* depthwise, dilation 2x1 */
-    {2, 5, 13, 11, 7, 1, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1}, /* 1x1, stride 2 */
-    {1, 2, 5, 5, 3, 5, 5, 1, 1, 1, 0, 0, 0, 0, 1, 1},   /* filter covers the input */
-    {2, 8, 17, 15, 4, 3, 5, 2, 3, 2, 1, 2, 2, 1, 2, 3}, /* everything at once */
-    {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1},   /* 1x1x1x1 */
-    {2, 3, 6, 7, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   /* depthwise, multiplier 2 */
-    {1, 3, 10, 10, 2, 2, 2, 1, 3, 3, 0, 0, 0, 0, 1, 1}, /* stride > filter: gaps in dx */
-    {1, 2, 7, 5, 4, 3, 3, 1, 1, 1, 3, 0, 0, 2, 1, 1},   /* padding larger than filter - 1 */
-};
+/* conv_quick_shapes.h */
+static const tu_conv_geom QUICK[] = {KMUX_CONV_QUICK_SHAPES};
 
 static const tu_conv_geom FULL[] = {
     {2, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},

@@ -19,10 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memcpy(s, data, size);
     s[size] = '\0';
     kb_problem p, q;
-    memset(&p, 0, sizeof p);
-    memset(&q, 0, sizeof q);
-    kb_settings_default(&p.set);
-    kb_settings_default(&q.set);
+    kb_problem_init(&p);
+    kb_problem_init(&q);
     char err[512] = "", buf[1024];
     if (kb_parse_desc(s, &p, err, sizeof err)) {
         if (p.op == KB_OP_CONV) p.dir = KB_DIR_FWD;

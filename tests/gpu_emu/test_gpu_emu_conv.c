@@ -11,25 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../conformance/conv_quick_shapes.h"
 #include "emu_common.h"
 #include "kmux_dtype_desc.h"
 #include "kmux_gpu_kernels.h"
 #include "kmux_type_rules.h"
 
-/* n, c, h, w, k, r, s, groups, stride h/w, pad top/bottom/left/right, dilation h/w: the quick
- * shapes of tests/test_conformance_conv.c */
-static const int64_t SHAPES[][16] = {
-    {2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* odd sizes, "same" padding */
-    {1, 4, 11, 7, 6, 3, 2, 2, 2, 1, 0, 2, 1, 0, 1, 1},  /* 2 groups, asymmetric pad, stride */
-    {3, 6, 9, 8, 6, 3, 3, 6, 1, 2, 2, 1, 0, 1, 2, 1},   /* depthwise, dilation 2x1 */
-    {2, 5, 13, 11, 7, 1, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1}, /* 1x1, stride 2 */
-    {1, 2, 5, 5, 3, 5, 5, 1, 1, 1, 0, 0, 0, 0, 1, 1},   /* filter covers the input */
-    {2, 8, 17, 15, 4, 3, 5, 2, 3, 2, 1, 2, 2, 1, 2, 3}, /* everything at once */
-    {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1},   /* 1x1x1x1 */
-    {2, 3, 6, 7, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   /* depthwise, multiplier 2 */
-    {1, 3, 10, 10, 2, 2, 2, 1, 3, 3, 0, 0, 0, 0, 1, 1}, /* stride > filter: gaps in dx */
-    {1, 2, 7, 5, 4, 3, 3, 1, 1, 1, 3, 0, 0, 2, 1, 1},   /* padding larger than filter - 1 */
-};
+/* the quick shapes of tests/test_conformance_conv.c (conv_quick_shapes.h: n, c, h, w, k, r, s,
+ * groups, stride h/w, pad top/bottom/left/right, dilation h/w) */
+static const int64_t SHAPES[][16] = {KMUX_CONV_QUICK_SHAPES};
 #define NSHAPES ((int)(sizeof SHAPES / sizeof SHAPES[0]))
 
 static kmux_conv2d_desc make_desc(const int64_t *v, kmux_layout l, kmux_conv_direction dir,

@@ -21,12 +21,11 @@ void tu_pair_close(tu_pair *p) {
     memset(p, 0, sizeof *p);
 }
 
-kmux_status tu_run_matmul(kmux_device *dev, const kmux_matmul_desc *d, const kmux_plan_prefs *prefs,
-                          const kmux_matmul_args *a, int impl_step, char *impl, size_t impl_size,
-                          kmux_plan_info *info_out) {
-    kmux_plan *plan = NULL;
-    kmux_status s = kmux_matmul_plan_create(dev, d, prefs, &plan);
-    if (s != KMUX_OK) return s;
+/* Steps `plan` impl_step implementations on, names the one it runs, executes it once on a new
+ * stream of dev (the matmul args mm, or the convolution args cv), synchronises and destroys it. */
+static kmux_status run_plan(kmux_device *dev, kmux_plan *plan, const kmux_matmul_args *mm,
+                            const kmux_conv2d_args *cv, int impl_step, char *impl, size_t impl_size,
+                            kmux_plan_info *info_out) {
     for (int i = 0; i < impl_step; i++)
         TU_OK(kmux_plan_next_impl(plan));
     kmux_plan_info info;
@@ -35,11 +34,20 @@ kmux_status tu_run_matmul(kmux_device *dev, const kmux_matmul_desc *d, const kmu
     if (info_out) *info_out = info;
     kmux_stream *st = NULL;
     TU_OK(kmux_stream_create(dev, &st));
-    s = kmux_matmul_execute(plan, st, a);
+    kmux_status s = mm ? kmux_matmul_execute(plan, st, mm) : kmux_conv2d_execute(plan, st, cv);
     TU_OK(kmux_stream_synchronize(st));
     TU_OK(kmux_stream_destroy(st));
     TU_OK(kmux_plan_destroy(plan));
     return s;
+}
+
+kmux_status tu_run_matmul(kmux_device *dev, const kmux_matmul_desc *d, const kmux_plan_prefs *prefs,
+                          const kmux_matmul_args *a, int impl_step, char *impl, size_t impl_size,
+                          kmux_plan_info *info_out) {
+    kmux_plan *plan = NULL;
+    kmux_status s = kmux_matmul_plan_create(dev, d, prefs, &plan);
+    if (s != KMUX_OK) return s;
+    return run_plan(dev, plan, a, NULL, impl_step, impl, impl_size, info_out);
 }
 
 kmux_status tu_run_conv(kmux_device *dev, const kmux_conv2d_desc *d, const kmux_plan_prefs *prefs,
@@ -47,17 +55,7 @@ kmux_status tu_run_conv(kmux_device *dev, const kmux_conv2d_desc *d, const kmux_
     kmux_plan *plan = NULL;
     kmux_status s = kmux_conv2d_plan_create(dev, d, prefs, &plan);
     if (s != KMUX_OK) return s;
-    for (int i = 0; i < impl_step; i++)
-        TU_OK(kmux_plan_next_impl(plan));
-    kmux_plan_info info;
-    TU_OK(kmux_plan_info_get(plan, &info));
-    if (impl) snprintf(impl, impl_size, "%s", info.impl);
-    kmux_stream *st = NULL;
-    TU_OK(kmux_stream_create(dev, &st));
-    s = kmux_conv2d_execute(plan, st, a);
-    TU_OK(kmux_stream_synchronize(st));
-    TU_OK(kmux_stream_destroy(st));
-    TU_OK(kmux_plan_destroy(plan));
+    s = run_plan(dev, plan, NULL, a, impl_step, impl, impl_size, NULL);
     return s;
 }
 

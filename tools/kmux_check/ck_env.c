@@ -16,15 +16,6 @@ static void add(ck_run *run, const char *subject, const char *name, const ck_ver
     ck_report_add(run->report, "environment", subject, name, v, NAN, NAN, "");
 }
 
-static ck_verdict mk(ck_status s, const char *detail, const char *hint) {
-    ck_verdict v;
-    memset(&v, 0, sizeof v);
-    v.status = s;
-    snprintf(v.detail, sizeof v.detail, "%s", detail);
-    snprintf(v.hint, sizeof v.hint, "%s", hint && s != CK_PASS ? hint : "");
-    return v;
-}
-
 static int family_wanted(const ck_run *run, const char *name) {
     if (strcmp(name, "cuda") == 0) return run->want_gpu_cuda;
     if (strcmp(name, "hip") == 0) return run->want_gpu_hip;
@@ -45,14 +36,15 @@ static void check_plugins(ck_run *run) {
         if (b.available) {
             snprintf(detail, sizeof detail, "%s, %d device%s [%s]", b.version[0] ? b.version : "-",
                      b.device_count, b.device_count == 1 ? "" : "s", b.path);
-            ck_verdict v = mk(CK_PASS, detail, NULL);
+            ck_verdict v = ck_verdict_of(CK_PASS, detail, NULL);
             add(run, b.name, "plugin", &v);
         } else if (family_wanted(run, b.name) || gpu) {
             snprintf(detail, sizeof detail, "unavailable: %s [%s]", b.reason, b.path);
             /* Asked for by name and not usable: the stack is not ready. Found while looking
              * for what there is: a SKIP that says why. */
             int failed = gpu && run->explicit_backend && family_wanted(run, b.name);
-            ck_verdict v = mk(failed ? CK_FAIL : CK_SKIP, detail,
+            ck_verdict v =
+                ck_verdict_of(failed ? CK_FAIL : CK_SKIP, detail,
                               failed ? "fix the reason above, then run kmux-info" : NULL);
             add(run, b.name, "plugin", &v);
         }
@@ -67,7 +59,8 @@ static void check_plugins(ck_run *run) {
                  "KMUX_BACKEND_PATH)",
                  missing[i], i == 0 ? "CUDA" : "HIP");
         int failed = run->explicit_backend && family_wanted(run, missing[i]);
-        ck_verdict v = mk(failed ? CK_FAIL : CK_SKIP, detail, failed ? "install the plugin" : NULL);
+        ck_verdict v =
+            ck_verdict_of(failed ? CK_FAIL : CK_SKIP, detail, failed ? "install the plugin" : NULL);
         add(run, missing[i], "plugin", &v);
     }
 }
@@ -88,7 +81,8 @@ static void check_gpu_versions(ck_run *run) {
                  : p.driver_version[0] ? p.driver_version
                                        : "?",
                  d.libraries[0] ? d.libraries : p.library_version);
-        ck_verdict v = mk(st == KMUX_OK || p.driver_version[0] ? CK_PASS : CK_SKIP, detail, NULL);
+        ck_verdict v =
+            ck_verdict_of(st == KMUX_OK || p.driver_version[0] ? CK_PASS : CK_SKIP, detail, NULL);
         add(run, p.id, "versions", &v);
     }
 }
@@ -163,7 +157,8 @@ static int collect_lib(struct dl_phdr_info *info, size_t size, void *data) {
 static void check_vendor_libraries(ck_run *run) {
     lib_list l = {""};
     dl_iterate_phdr(collect_lib, &l);
-    ck_verdict v = mk(l.text[0] ? CK_PASS : CK_SKIP,
+    ck_verdict v =
+        ck_verdict_of(l.text[0] ? CK_PASS : CK_SKIP,
                       l.text[0] ? l.text : "no vendor library loaded by the plugins", NULL);
     add(run, "host", "vendor_libraries", &v);
 }
@@ -183,14 +178,14 @@ static void check_kernel_driver(ck_run *run, const char *subject, const char *mo
     ck_verdict v;
     if (line[0]) {
         snprintf(detail, sizeof detail, "%s kernel driver: %s", module, line);
-        v = mk(CK_PASS, detail, NULL);
+        v = ck_verdict_of(CK_PASS, detail, NULL);
     } else if (access(dir, F_OK) == 0) {
         snprintf(detail, sizeof detail, "%s kernel module loaded (version not readable from %s)",
                  module, path);
-        v = mk(CK_PASS, detail, NULL);
+        v = ck_verdict_of(CK_PASS, detail, NULL);
     } else {
         snprintf(detail, sizeof detail, "%s kernel module not loaded (no %s)", module, dir);
-        v = mk(CK_SKIP, detail, NULL);
+        v = ck_verdict_of(CK_SKIP, detail, NULL);
     }
     add(run, subject, "kernel_driver", &v);
 }
@@ -198,7 +193,7 @@ static void check_kernel_driver(ck_run *run, const char *subject, const char *mo
 void ck_check_environment(ck_run *run) {
     char detail[384];
     snprintf(detail, sizeof detail, "kmux %s", kmux_version());
-    ck_verdict v = mk(CK_PASS, detail, NULL);
+    ck_verdict v = ck_verdict_of(CK_PASS, detail, NULL);
     add(run, "kmux", "library", &v);
     check_plugins(run);
     check_vendor_libraries(run);

@@ -14,17 +14,22 @@
 #include "ck_values.h"
 #include "dispatch/common/kmux_type_rules.h"
 
-static void add(ck_run *run, const char *subject, const char *name, const ck_verdict *v) {
-    ck_report_add(run->report, "function", subject, name, v, NAN, NAN, "");
+/* FAIL: the device under test returned st (its message from kmux_last_error), with `hint`. */
+static ck_verdict device_failed(kmux_status st, const char *hint) {
+    char detail[384];
+    snprintf(detail, sizeof detail, "%s: %s", kmux_status_str(st), kmux_last_error());
+    return ck_verdict_of(CK_FAIL, detail, hint);
 }
 
-static ck_verdict mk(ck_status s, const char *detail, const char *hint) {
-    ck_verdict v;
-    memset(&v, 0, sizeof v);
-    v.status = s;
-    snprintf(v.detail, sizeof v.detail, "%s", detail);
-    snprintf(v.hint, sizeof v.hint, "%s", hint && s != CK_PASS ? hint : "");
-    return v;
+/* SKIP: ref, the oracle, failed (its message from kmux_last_error): nothing to compare with. */
+static ck_verdict ref_failed(void) {
+    char detail[384];
+    snprintf(detail, sizeof detail, "ref failed: %s", kmux_last_error());
+    return ck_verdict_of(CK_SKIP, detail, NULL);
+}
+
+static void add(ck_run *run, const char *subject, const char *name, const ck_verdict *v) {
+    ck_report_add(run->report, "function", subject, name, v, NAN, NAN, "");
 }
 
 static void fill(double *x, size_t n, unsigned seed) {
@@ -67,11 +72,12 @@ static void check_launch(ck_run *run, kmux_device *dev, kmux_stream *s, const ch
     if (st == KMUX_OK) st = kmux_stream_synchronize(s);
     if (st == KMUX_OK) {
         snprintf(detail, sizeof detail, "%s ran and completed", what);
-        ck_verdict v = mk(CK_PASS, detail, NULL);
+        ck_verdict v = ck_verdict_of(CK_PASS, detail, NULL);
         add(run, id, "launch", &v);
     } else {
         snprintf(detail, sizeof detail, "%s: %s: %s", what, kmux_status_str(st), kmux_last_error());
-        ck_verdict v = mk(CK_FAIL, detail, "run kmux-info and KMUX_VERBOSE=2 kmux-check");
+        ck_verdict v =
+            ck_verdict_of(CK_FAIL, detail, "run kmux-info and KMUX_VERBOSE=2 kmux-check");
         add(run, id, "launch", &v);
     }
     kmux_free(dev, src);
@@ -99,15 +105,15 @@ static void check_copies(ck_run *run, kmux_device *dev, kmux_stream *s, const ch
     }
     ck_verdict v;
     if (st != KMUX_OK) {
-        snprintf(detail, sizeof detail, "%s: %s", kmux_status_str(st), kmux_last_error());
-        v = mk(CK_FAIL, detail, "check the driver with kmux-info");
+        v = device_failed(st, "check the driver with kmux-info");
     } else {
         size_t bad = 0;
         for (size_t i = 0; i < bytes; i++)
             bad += h[i] != back[i];
         snprintf(detail, sizeof detail, "1 MiB host->device->device->host: %zu bytes differ", bad);
-        v = mk(bad ? CK_FAIL : CK_PASS, detail,
-               "copies corrupt data: check the device's memory (ECC errors) and the IOMMU setup");
+        v = ck_verdict_of(
+            bad ? CK_FAIL : CK_PASS, detail,
+            "copies corrupt data: check the device's memory (ECC errors) and the IOMMU setup");
     }
     add(run, id, "copy_roundtrip", &v);
     if (a) kmux_free(dev, a);
@@ -161,7 +167,7 @@ static void check_matmul(ck_run *run, kmux_stream *s, kmux_stream *ref_s, const 
     fill(B, GK * GN, 2);
     for (int i = 0; i < rows; i++) {
         const kmux_type_combination *r = &table[i];
-        char name[48], detail[384];
+        char name[48];
         snprintf(name, sizeof name, "matmul %s:%s:%s/%s", kmux_dtype_name(r->a_type),
                  kmux_dtype_name(r->b_type), kmux_dtype_name(r->c_type),
                  kmux_compute_type_name(r->compute_type));
@@ -172,11 +178,9 @@ static void check_matmul(ck_run *run, kmux_stream *s, kmux_stream *ref_s, const 
         }
         ck_verdict v;
         if (st != KMUX_OK) {
-            snprintf(detail, sizeof detail, "%s: %s", kmux_status_str(st), kmux_last_error());
-            v = mk(CK_FAIL, detail, "rerun with KMUX_VERBOSE=2 to see the implementation");
+            v = device_failed(st, "rerun with KMUX_VERBOSE=2 to see the implementation");
         } else if (run_gemm(ref_s, r, A, B, want) != KMUX_OK) {
-            snprintf(detail, sizeof detail, "ref failed: %s", kmux_last_error());
-            v = mk(CK_SKIP, detail, NULL);
+            v = ref_failed();
         } else {
             ck_compare c = compare(got, want, GM * GN);
             v = ck_judge_compare(&c);
@@ -252,7 +256,7 @@ static void check_conv(ck_run *run, kmux_stream *s, kmux_stream *ref_s, const ch
     for (int dir = KMUX_CONV_FWD; dir <= KMUX_CONV_BWD_WEIGHTS; dir++) {
         for (int i = 0; i < rows; i++) {
             kmux_conv2d_desc d = conv_desc((kmux_conv_direction)dir, &table[i]);
-            char name[48], detail[384];
+            char name[48];
             snprintf(name, sizeof name, "conv_%s %s/%s", dir_names[dir], kmux_dtype_name(d.x_type),
                      kmux_compute_type_name(d.compute_type));
             size_t n = 0, n_ref = 0;
@@ -263,11 +267,9 @@ static void check_conv(ck_run *run, kmux_stream *s, kmux_stream *ref_s, const ch
             }
             ck_verdict v;
             if (st != KMUX_OK) {
-                snprintf(detail, sizeof detail, "%s: %s", kmux_status_str(st), kmux_last_error());
-                v = mk(CK_FAIL, detail, "rerun with KMUX_VERBOSE=2 to see the implementation");
+                v = device_failed(st, "rerun with KMUX_VERBOSE=2 to see the implementation");
             } else if (run_conv(ref_s, &d, x, w, y, want, &n_ref) != KMUX_OK) {
-                snprintf(detail, sizeof detail, "ref failed: %s", kmux_last_error());
-                v = mk(CK_SKIP, detail, NULL);
+                v = ref_failed();
             } else {
                 ck_compare c = compare(got, want, n);
                 v = ck_judge_compare(&c);
@@ -314,7 +316,7 @@ static void check_cast(ck_run *run, kmux_stream *s, kmux_stream *ref_s, const ch
         if (st[0] != KMUX_OK || st[1] != KMUX_OK) {
             snprintf(detail, sizeof detail, "%s%s: %s", st[0] != KMUX_OK ? "" : "ref: ",
                      kmux_status_str(st[0] != KMUX_OK ? st[0] : st[1]), kmux_last_error());
-            v = mk(st[0] != KMUX_OK ? CK_FAIL : CK_SKIP, detail, NULL);
+            v = ck_verdict_of(st[0] != KMUX_OK ? CK_FAIL : CK_SKIP, detail, NULL);
         } else {
             ck_compare c = compare(got, want, N);
             /* Bit-exact rounding: NaN == NaN counts as a match. */
@@ -357,7 +359,7 @@ static void check_amax(ck_run *run, kmux_stream *s, kmux_stream *ref_s, const ch
     for (int i = 0; i < N; i++) /* the largest magnitude sits in the middle, negative */
         in[i] = i == N / 2 ? -3.5 : (double)((i * 29) % 23 - 11) / 8.0;
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
-        char name[48], detail[384];
+        char name[48];
         snprintf(name, sizeof name, "amax %s", kmux_dtype_name(types[t]));
         double got = 0, want = 0;
         kmux_status st = run_amax(s, types[t], in, N, &got);
@@ -367,11 +369,9 @@ static void check_amax(ck_run *run, kmux_stream *s, kmux_stream *ref_s, const ch
         }
         ck_verdict v;
         if (st != KMUX_OK) {
-            snprintf(detail, sizeof detail, "%s: %s", kmux_status_str(st), kmux_last_error());
-            v = mk(CK_FAIL, detail, "rerun with KMUX_VERBOSE=2 for the native error");
+            v = device_failed(st, "rerun with KMUX_VERBOSE=2 for the native error");
         } else if (run_amax(ref_s, types[t], in, N, &want) != KMUX_OK) {
-            snprintf(detail, sizeof detail, "ref failed: %s", kmux_last_error());
-            v = mk(CK_SKIP, detail, NULL);
+            v = ref_failed();
         } else {
             ck_compare c = compare(&got, &want, 1);
             v = ck_judge_compare(&c);
@@ -385,7 +385,8 @@ static void check_amax(ck_run *run, kmux_stream *s, kmux_stream *ref_s, const ch
 void ck_check_function(ck_run *run) {
     kmux_stream *ref_s = NULL;
     if (kmux_stream_create(run->ref, &ref_s) != KMUX_OK) {
-        ck_verdict v = mk(CK_FAIL, kmux_last_error(), "the reference backend must always work");
+        ck_verdict v =
+            ck_verdict_of(CK_FAIL, kmux_last_error(), "the reference backend must always work");
         add(run, "ref", "stream", &v);
         return;
     }
@@ -394,7 +395,8 @@ void ck_check_function(ck_run *run) {
         const char *id = kmux_device_id(dev);
         kmux_stream *s = NULL;
         if (kmux_stream_create(dev, &s) != KMUX_OK) {
-            ck_verdict v = mk(CK_FAIL, kmux_last_error(), "check the driver with kmux-info");
+            ck_verdict v =
+                ck_verdict_of(CK_FAIL, kmux_last_error(), "check the driver with kmux-info");
             add(run, id, "stream", &v);
             continue;
         }
@@ -409,7 +411,7 @@ void ck_check_function(ck_run *run) {
             char detail[384];
             snprintf(detail, sizeof detail, "not run (the device does not support them): %.330s%s",
                      unsupported, strlen(unsupported) > 330 ? "..." : "");
-            ck_verdict v = mk(CK_SKIP, detail, NULL);
+            ck_verdict v = ck_verdict_of(CK_SKIP, detail, NULL);
             add(run, id, "unsupported", &v);
         }
         kmux_stream_destroy(s);

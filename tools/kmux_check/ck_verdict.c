@@ -40,6 +40,10 @@ static ck_verdict verdict(ck_status s, const char *hint, const char *fmt, ...) {
     return v;
 }
 
+ck_verdict ck_verdict_of(ck_status s, const char *detail, const char *hint) {
+    return verdict(s, hint, "%s", detail);
+}
+
 /* ---- speed ---------------------------------------------------------------------------------- */
 
 ck_verdict ck_judge_rate(double measured, double reference, ck_rate_rule rule, int busy,

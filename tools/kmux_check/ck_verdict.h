@@ -31,6 +31,9 @@ typedef struct ck_rate_rule {
     double fail_frac;
 } ck_rate_rule;
 
+/** A verdict of status s with `detail`, and `hint` (NULL: none) kept only when s is not PASS. */
+ck_verdict ck_verdict_of(ck_status s, const char *detail, const char *hint);
+
 /** Judges `measured` (units as reference, > 0) against reference * rule. reference <= 0 (not
  *  known) gives SKIP with `what_unknown` ("DRAM peak unknown: ..."). busy != 0 (the host was loaded
  * by other work while measuring) turns a FAIL into a WARN that says so. fix: the hint used when not
