@@ -2,11 +2,12 @@
  * test_cuda_host.c - the CUDA plugin's pure host logic (backends/cuda/cuda_host_logic.c), run on
  * every machine: no GPU, no CUDA toolkit, no cudart. Each test pins one decision that a defect
  * of the plugin got wrong (see the test names): the fallback keyed by alignment class, the fp8
- * layout rules, the workspace cap after packing, the honest F32_FAST_BF16 name, the device guard
- * that must not create a context on GPU 0, the post-kernel arguments of an i8 -> i32 GEMM with
- * d_scale/amax, the padded copy of an asymmetric convolution, and the device's type rows; and
- * where kmux's own GEMM/convolution kernels are offered and become the default
- * (cuda_impl_order.c).
+ * layout rules, the workspace cap after packing, the honest F32_FAST_BF16 name (the device guard,
+ * which must not create a context on GPU 0, runs against the fake driver: test_cuda's
+ * guard_leaves_the_callers_context in ctest cuda_fake_test_cuda), the post-kernel arguments of
+ * an i8 -> i32 GEMM with d_scale/amax, the padded copy of an asymmetric convolution, and the
+ * device's type rows; and where kmux's own GEMM/convolution kernels are offered and become the
+ * default (cuda_impl_order.c).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -204,21 +205,6 @@ Test(cuda_host, bf16x9_asked_only_on_blackwell) {
         cr_expect_eq(kmux_cuda_bf16x9_offered(no[i]), 0, "sm_%d has no bf16x9 emulation", no[i]);
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
         cr_expect_eq(kmux_cuda_bf16x9_offered(yes[i]), 1, "sm_%d has bf16x9 emulation", yes[i]);
-}
-
-/* ---- device guard ------------------------------------------------------------------------- */
-
-/* Defect: restoring "device 0" on a thread that never chose one created a context on GPU 0. */
-Test(cuda_host, guard_leaves_a_thread_without_context_as_it_came) {
-    cr_expect_eq(kmux_cuda_guard_decide(1, 0, 0, 1), KMUX_CUDA_GUARD_PUSH_POP,
-                 "a cuda:1 user's fresh thread must not get a context on GPU 0");
-    cr_expect_eq(kmux_cuda_guard_decide(1, 0, 0, 0), KMUX_CUDA_GUARD_PUSH_POP);
-    cr_expect_eq(kmux_cuda_guard_decide(1, 1, 0, 1), KMUX_CUDA_GUARD_SET_RESTORE,
-                 "a thread that chose GPU 0 gets it back");
-    cr_expect_eq(kmux_cuda_guard_decide(1, 1, 1, 1), KMUX_CUDA_GUARD_NONE);
-    cr_expect_eq(kmux_cuda_guard_decide(0, 0, 0, 1), KMUX_CUDA_GUARD_SET_RESTORE,
-                 "driver unknown: the runtime-only switch");
-    cr_expect_eq(kmux_cuda_guard_decide(0, 0, 1, 1), KMUX_CUDA_GUARD_NONE);
 }
 
 /* ---- capabilities ------------------------------------------------------------------------- */

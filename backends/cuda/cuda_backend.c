@@ -3,7 +3,7 @@
  * per-device library handles that are created on first use.
  *
  * init and probe never need a GPU: without a driver, probe answers 0 devices and the reason
- * ("no CUDA driver (cudaErrorInsufficientDriver: ...)"). Nothing here creates a CUDA context:
+ * ("no CUDA driver (libcuda.so.1 not found (tried ...))"). Nothing here creates a CUDA context:
  * contexts (hundreds of MiB of device memory each) appear only when memory, a stream or a plan
  * is first made on a device, so kmux-info and the probe of an unused backend stay cheap.
  */
@@ -16,12 +16,13 @@
 /* Devices older than Ampere are not offered: the plugin's kernels are built for sm_80+ only. */
 #define KMUX_CUDA_MIN_SM 80
 
-/* "CUDA runtime 13.0, cuBLASLt 13.1.0, cuDNN 9.19.0"; "cuDNN unavailable" for a library
- * kmux_cuda_libs_load could not open. */
+/* "CUDA driver 13.0, cuBLASLt 13.1.0, cuDNN 9.19.0"; "no CUDA driver" / "cuDNN unavailable" for
+ * a library kmux_cuda_libs_load could not open. */
 static void format_version(kmux_cuda_state *st) {
-    int rt = 0;
-    (void)cudaRuntimeGetVersion(&rt);
-    char lt[32] = "cuBLASLt unavailable", dnn[32] = "cuDNN unavailable";
+    int drv = 0;
+    char d[32] = "no CUDA driver", lt[32] = "cuBLASLt unavailable", dnn[32] = "cuDNN unavailable";
+    if (kmux_cuda_lib.drv_ok && cuDriverGetVersion(&drv) == CUDA_SUCCESS)
+        snprintf(d, sizeof d, "CUDA driver %d.%d", drv / 1000, (drv % 1000) / 10);
     if (kmux_cuda_lib.lt_ok) {
         size_t v = cublasLtGetVersion();
         snprintf(lt, sizeof lt, "cuBLASLt %zu.%zu.%zu", v / 10000, (v % 10000) / 100, v % 100);
@@ -30,8 +31,7 @@ static void format_version(kmux_cuda_state *st) {
         size_t v = cudnnGetVersion();
         snprintf(dnn, sizeof dnn, "cuDNN %zu.%zu.%zu", v / 10000, (v % 10000) / 100, v % 100);
     }
-    snprintf(st->version, sizeof st->version, "CUDA runtime %d.%d, %s, %s", rt / 1000,
-             (rt % 1000) / 10, lt, dnn);
+    snprintf(st->version, sizeof st->version, "%s, %s, %s", d, lt, dnn);
 }
 
 static kmux_status cuda_init(const kmux_backend_host *host, void **state) {
@@ -47,6 +47,7 @@ static kmux_status cuda_init(const kmux_backend_host *host, void **state) {
 static void cuda_fini(void *state) {
     kmux_cuda_state *st = state;
     if (!st) return;
+    kmux_cuda_modules_unload(st);
     for (int i = 0; i < st->device_count; i++) {
         kmux_cuda_device *d = &st->devices[i];
         if (d->lt || d->dnn) {
@@ -65,26 +66,27 @@ static void cuda_fini(void *state) {
 }
 
 /* Writes why there is no usable device, and which cuBLASLt / cuDNN files were opened (or what
- * was tried), so that a host without a GPU still tells whether the libraries are in place. */
-static void no_device_reason(cudaError_t e, char *reason, size_t size) {
-    char libs[1100];
+ * was tried), so that a host without a GPU still tells whether the libraries are in place.
+ * e: what cuInit / cuDeviceGetCount answered; CUDA_ERROR_NOT_FOUND when libcuda.so.1 itself was
+ * not opened. */
+static void no_device_reason(CUresult e, char *reason, size_t size) {
+    char libs[1100], drv[600], buf[32];
     kmux_cuda_libs_describe(libs, sizeof libs);
-    int driver = 0, runtime = 0;
-    (void)cudaDriverGetVersion(&driver);
-    (void)cudaRuntimeGetVersion(&runtime);
-    if (e == cudaErrorInsufficientDriver && driver == 0)
-        snprintf(reason, size, "no CUDA driver (%s: %s)", cudaGetErrorName(e),
-                 cudaGetErrorString(e));
-    else if (e == cudaErrorInsufficientDriver)
-        snprintf(reason, size, "CUDA driver %d.%d is older than the CUDA runtime %d.%d (%s: %s)",
-                 driver / 1000, (driver % 1000) / 10, runtime / 1000, (runtime % 1000) / 10,
-                 cudaGetErrorName(e), cudaGetErrorString(e));
-    else if (e == cudaErrorNoDevice)
-        snprintf(reason, size, "no CUDA device (%s: %s)", cudaGetErrorName(e),
-                 cudaGetErrorString(e));
-    else
-        snprintf(reason, size, "cudaGetDeviceCount failed (%s (%d): %s)", cudaGetErrorName(e),
-                 (int)e, cudaGetErrorString(e));
+    const char *desc = NULL;
+    if (!kmux_cuda_lib.drv_ok) {
+        kmux_cuda_driver_describe(drv, sizeof drv);
+        snprintf(reason, size, "no CUDA driver (libcuda.so.1 %s)", drv);
+    } else {
+        if (cuGetErrorString(e, &desc) != CUDA_SUCCESS || !desc) desc = "no description";
+        const char *name = kmux_cuda_error_name(e, buf, sizeof buf);
+        if (e == CUDA_ERROR_NO_DEVICE)
+            snprintf(reason, size, "no CUDA device (%s: %s)", name, desc);
+        else if (e == CUDA_ERROR_STUB_LIBRARY || e == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH)
+            snprintf(reason, size, "no usable CUDA driver (%s: %s)", name, desc);
+        else
+            snprintf(reason, size, "cuInit / cuDeviceGetCount failed (%s (%d): %s)", name, (int)e,
+                     desc);
+    }
     size_t len = strlen(reason);
     if (len + 1 < size) snprintf(reason + len, size - len, "; %s", libs);
 }
@@ -103,7 +105,7 @@ static kmux_status cuda_probe(void *state, int *device_count, char *reason, size
     if (st->probed) {
         *device_count = st->device_count;
         if (st->device_count == 0 && reason_size) {
-            if (st->probe_error != cudaSuccess)
+            if (st->probe_error != CUDA_SUCCESS)
                 no_device_reason(st->probe_error, reason, reason_size);
             else if (!kmux_cuda_libs_load())
                 no_library_reason(reason, reason_size);
@@ -115,16 +117,13 @@ static kmux_status cuda_probe(void *state, int *device_count, char *reason, size
     st->probed = 1;
     *device_count = 0;
     int n = 0;
-    cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess) {
-        (void)cudaGetLastError();
+    (void)kmux_cuda_libs_load();
+    CUresult e = kmux_cuda_lib.drv_ok ? cuInit(0) : CUDA_ERROR_NOT_FOUND;
+    if (e == CUDA_SUCCESS) e = cuDeviceGetCount(&n);
+    if (e == CUDA_SUCCESS && n <= 0) e = CUDA_ERROR_NO_DEVICE;
+    if (e != CUDA_SUCCESS) {
         st->probe_error = e;
         if (reason_size) no_device_reason(e, reason, reason_size);
-        return KMUX_OK;
-    }
-    if (n <= 0) {
-        st->probe_error = cudaErrorNoDevice;
-        if (reason_size) no_device_reason(cudaErrorNoDevice, reason, reason_size);
         return KMUX_OK;
     }
     if (!kmux_cuda_libs_load()) { /* no device is offered without both libraries */
@@ -137,21 +136,25 @@ static kmux_status cuda_probe(void *state, int *device_count, char *reason, size
     char skipped[256] = "";
     for (int ord = 0; ord < n; ord++) {
         int major = 0, minor = 0, pools = 0;
-        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ord) != cudaSuccess ||
-            cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ord) != cudaSuccess) {
-            (void)cudaGetLastError();
+        CUdevice dev = 0;
+        if (cuDeviceGet(&dev, ord) != CUDA_SUCCESS ||
+            cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) !=
+                CUDA_SUCCESS ||
+            cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) !=
+                CUDA_SUCCESS)
             continue;
-        }
         if (major * 10 + minor < KMUX_CUDA_MIN_SM) {
             size_t len = strlen(skipped);
             snprintf(skipped + len, sizeof skipped - len, "%sdevice %d is sm_%d%d", len ? ", " : "",
                      ord, major, minor);
             continue;
         }
-        (void)cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, ord);
-        (void)cudaGetLastError();
+        if (cuDeviceGetAttribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, dev) !=
+            CUDA_SUCCESS)
+            pools = 0;
         kmux_cuda_device *d = &st->devices[st->device_count++];
         d->ordinal = ord;
+        d->dev = dev;
         d->sm = major * 10 + minor;
         d->memory_pools = pools;
         d->default_workspace = d->sm >= 90 ? 32 * KMUX_CUDA_MIB : 4 * KMUX_CUDA_MIB;
@@ -159,10 +162,8 @@ static kmux_status cuda_probe(void *state, int *device_count, char *reason, size
     }
     *device_count = st->device_count;
     if (st->device_count == 0 && reason_size)
-        snprintf(reason, reason_size,
-                 "no CUDA device of sm_%d or newer (%s); kmux-cuda is built for sm_80, sm_86, "
-                 "sm_89, sm_90",
-                 KMUX_CUDA_MIN_SM, skipped);
+        snprintf(reason, reason_size, "no CUDA device of sm_%d or newer (%s); kmux-cuda carries %s",
+                 KMUX_CUDA_MIN_SM, skipped, kmux_cuda_carried_archs());
     return KMUX_OK;
 }
 
@@ -241,11 +242,11 @@ static const kmux_backend_ops cuda_ops = {
     .matmul = &cuda_matmul_ops,
     .conv2d = &cuda_conv2d_ops,
     .matmul_degenerate = kmux_cuda_matmul_degenerate,
-    .cast = KMUX_CUDA_AMP_SLOT(kmux_cuda_amp_cast),
-    .amax = KMUX_CUDA_AMP_SLOT(kmux_cuda_amp_amax),
-    .unscale_check_finite = KMUX_CUDA_AMP_SLOT(kmux_cuda_amp_unscale),
-    .loss_scale_update = KMUX_CUDA_AMP_SLOT(kmux_cuda_amp_loss_scale),
-    .fp8_scale_update = KMUX_CUDA_AMP_SLOT(kmux_cuda_amp_fp8_scale),
+    .cast = kmux_cuda_amp_cast,
+    .amax = kmux_cuda_amp_amax,
+    .unscale_check_finite = kmux_cuda_amp_unscale,
+    .loss_scale_update = kmux_cuda_amp_loss_scale,
+    .fp8_scale_update = kmux_cuda_amp_fp8_scale,
     .device_diag = kmux_cuda_device_diag,
     .stream_wait_event = kmux_cuda_stream_wait_event,
 };

@@ -10,10 +10,17 @@
  * implementations), cuda_host_logic.c and cuda_impl_order.c (pure decisions, tested without a
  * GPU).
  *
- * Device selection: the CUDA runtime's "current device" is per-thread state that belongs to the
- * caller. Every entry point that needs a device switches to it with kmux_cuda_enter and switches
- * back with kmux_cuda_leave, so a trainer's own cudaSetDevice survives every kmux call, and a
- * thread that never chose a device is left without a context (no hidden context on GPU 0).
+ * The plugin calls the CUDA driver API (opened with dlopen, cuda_libs.h), never the runtime: its
+ * own kernels are fatbins embedded in the plugin (cuda_modules.c), loaded with cuModuleLoadData and
+ * launched by name through the GPU host layer shared with HIP (backends/gpu). cuBLASLt and cuDNN
+ * run on the device's primary context, the one the CUDA runtime (and PyTorch) use, so streams,
+ * events and device pointers pass between them and the plugin unchanged.
+ *
+ * Device selection: the current context is per-thread state that belongs to the caller. Every
+ * entry point that needs a device makes the device's primary context current with
+ * kmux_cuda_enter (cuCtxPushCurrent, unless it is current already) and restores the caller's
+ * with kmux_cuda_leave (cuCtxPopCurrent), so a trainer's own device choice survives every kmux
+ * call, and a thread that never chose a device is left without a context.
  */
 #ifndef KMUX_CUDA_BACKEND_H
 #define KMUX_CUDA_BACKEND_H
@@ -23,11 +30,13 @@
 #include <stdint.h>
 
 #include <cublasLt.h>
-#include <cuda_runtime_api.h>
+#include <cuda.h>
 #include <cudnn.h>
 
 #include "cuda_libs.h" /* after the vendor headers: routes their calls through dlopen'ed tables */
 #include "dispatch/common/kmux_common.h"
+#include "gpu_kernel_names.h" /* kmux_gpu_module_id */
+#include "gpu_launch.h"
 #include "kmux_backend.h"
 
 #define KMUX_CUDA_MIB ((size_t)1 << 20)
@@ -42,13 +51,16 @@
 typedef struct kmux_cuda_device {
     int ordinal;              /**< CUDA device ordinal */
     int sm;                   /**< 10 * major + minor, e.g. 90 */
-    int memory_pools;         /**< cudaDevAttrMemoryPoolsSupported: stream-ordered workspace */
+    int memory_pools;         /**< CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: stream-ordered
+                                   workspace */
     size_t default_workspace; /**< cuBLASLt workspace cap: 32 MiB on sm_90, 4 MiB elsewhere */
     pthread_mutex_t lock;     /**< guards the lazily created handles below */
-    void *primary;            /**< CUcontext: its primary context, retained on first need by
-                                   kmux_cuda_enter on a thread without a context */
-    cublasLtHandle_t lt;      /**< created on the first matmul plan (it creates the context) */
-    cudnnHandle_t dnn;        /**< for plan-time cuDNN queries only; created on first conv plan */
+    CUdevice dev;             /**< the driver's handle of `ordinal` */
+    CUcontext primary;        /**< its primary context, retained on first kmux_cuda_enter */
+    CUmodule modules[KMUX_GPU_MOD_COUNT]; /**< the embedded fatbins, loaded on first launch
+                                               (under lock), unloaded at fini */
+    cublasLtHandle_t lt; /**< created on the first matmul plan (it creates the context) */
+    cudnnHandle_t dnn;   /**< for plan-time cuDNN queries only; created on first conv plan */
 } kmux_cuda_device;
 
 /** The backend's state for one kmux context. */
@@ -56,27 +68,27 @@ typedef struct kmux_cuda_state {
     const kmux_backend_host *host;
     int probed;
     int device_count;
-    cudaError_t probe_error;   /**< cudaSuccess or what cudaGetDeviceCount said */
+    CUresult probe_error;      /**< CUDA_SUCCESS or what cuInit / cuDeviceGetCount said */
     kmux_cuda_device *devices; /**< device_count entries */
-    char version[160];         /**< "CUDA runtime 13.0, cuBLASLt 13.1.0, cuDNN 9.19.0" */
+    char version[160];         /**< "CUDA driver 13.0, cuBLASLt 13.1.0, cuDNN 9.19.0" */
 } kmux_cuda_state;
 
 /** A kmux stream on a CUDA device: the native stream plus what work on it needs. A stream is
  *  used by one thread at a time (kmux.h), so none of this needs a lock. */
 typedef struct kmux_cuda_stream {
     int device;
-    cudaStream_t stream;
+    CUstream stream;
     int own;           /**< 1 when kmux created the native stream and destroys it */
     cudnnHandle_t dnn; /**< bound to this stream; created on its first convolution */
     void *ws;          /**< workspace of cuBLASLt/cuDNN/packing on this stream, grown on demand */
     size_t ws_size;
-    int ws_async; /* ws came from cudaMallocAsync (else cudaMalloc: freed after a sync) */
+    int ws_async; /* ws came from cuMemAllocAsync (else cuMemAlloc: freed after a sync) */
 } kmux_cuda_stream;
 
 /** A timing event. */
 typedef struct kmux_cuda_event {
     int device;
-    cudaEvent_t event;
+    CUevent event;
 } kmux_cuda_event;
 
 /** Every plan of this backend starts with this header. */
@@ -101,13 +113,16 @@ kmux_status kmux_cuda_dnn_query_handle(kmux_cuda_state *st, int device, cudnnHan
 
 /* ---- cuda_errors.c ----------------------------------------------------------------------- */
 
-/** kmux status for a CUDA runtime error: out of memory -> KMUX_ERR_OUT_OF_MEMORY, no driver or
- *  device -> KMUX_ERR_DEVICE_UNAVAILABLE, not supported -> KMUX_ERR_UNSUPPORTED, else
- *  KMUX_ERR_DEVICE. */
-kmux_status kmux_cuda_status_of(cudaError_t e);
-/** Reports a failed CUDA runtime call through host->set_error: "<context>: cudaErrorX (n):
- *  <description>". Clears the runtime's (non-sticky) last error. Returns the mapped status. */
-kmux_status kmux_cuda_fail(const kmux_cuda_state *st, cudaError_t e, const char *fmt, ...)
+/** kmux status for a CUDA driver error: out of memory -> KMUX_ERR_OUT_OF_MEMORY, no driver or
+ *  device -> KMUX_ERR_DEVICE_UNAVAILABLE, not supported / no binary for the GPU ->
+ *  KMUX_ERR_UNSUPPORTED, else KMUX_ERR_DEVICE. */
+kmux_status kmux_cuda_status_of(CUresult e);
+/** The driver's name of e ("CUDA_ERROR_OUT_OF_MEMORY"), "CUresult <n>" for one it does not name
+ *  (buf: at least 32 bytes). */
+const char *kmux_cuda_error_name(CUresult e, char *buf, size_t size);
+/** Reports a failed CUDA driver call through host->set_error: "<context>: CUDA_ERROR_X (n):
+ *  <description>". Returns the mapped status. */
+kmux_status kmux_cuda_fail(const kmux_cuda_state *st, CUresult e, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
@@ -135,16 +150,14 @@ kmux_status kmux_cuda_error(const kmux_cuda_state *st, kmux_status status, const
 
 /* ---- cuda_runtime.c ---------------------------------------------------------------------- */
 
-/** What kmux_cuda_enter changed, undone by kmux_cuda_leave (kmux_cuda_guard_action). */
+/** What kmux_cuda_enter changed, undone by kmux_cuda_leave. */
 typedef struct kmux_cuda_guard {
-    int action;   /**< kmux_cuda_guard_action */
-    int previous; /**< SET_RESTORE: the caller's device */
+    int pushed; /**< 1: the device's primary context was pushed and is popped by leave */
 } kmux_cuda_guard;
 
-/** Makes `device` current for this thread, remembering what the thread had in *g
- *  (kmux_cuda_guard_decide: a thread with a context gets cudaSetDevice and its device back; a
- *  thread without one gets the device's primary context pushed and popped). Returns KMUX_OK or
- *  the mapped error (message names `fn`). Implemented in cuda_guard.c. */
+/** Makes `device`'s primary context current for this thread (retained on first use; pushed
+ *  unless it is current already), remembering it in *g. Returns KMUX_OK or the mapped error
+ *  (message names `fn`). Implemented in cuda_guard.c. */
 kmux_status kmux_cuda_enter(const kmux_cuda_state *st, int device, const char *fn,
                             kmux_cuda_guard *g);
 /** Restores what kmux_cuda_enter changed (errors are ignored: the caller's operation has already
@@ -178,13 +191,13 @@ kmux_status kmux_cuda_event_create(void *state, int device, void **event);
 kmux_status kmux_cuda_event_destroy(void *state, void *event);
 kmux_status kmux_cuda_event_record(void *state, void *event, void *stream);
 kmux_status kmux_cuda_event_synchronize(void *state, void *event);
-/** As cudaStreamWaitEvent(stream, event, 0), under the stream's device. */
+/** As cuStreamWaitEvent(stream, event, 0), under the stream's device. */
 kmux_status kmux_cuda_stream_wait_event(void *state, void *stream, void *event);
 kmux_status kmux_cuda_event_elapsed_ms(void *state, void *start, void *end, float *ms);
 
 /* ---- cuda_props.c ------------------------------------------------------------------------ */
 
-/** Fills the properties of device `device` from the runtime (no context is created). */
+/** Fills the properties of device `device` from the driver (no context is created). */
 kmux_status kmux_cuda_device_props(void *state, int device, kmux_device_props *props);
 
 /** Dense peak rates in FLOP (ops for int8) per clock per SM for an architecture, from NVIDIA's
@@ -231,22 +244,60 @@ void kmux_cuda_conv_plan_destroy(void *state, void *plan);
 
 /* ---- cuda_own.c: kmux's own kernels (kernels/gpu) as plan implementations ---------------- */
 
-/** Runs kmux_gpu_gemm (tile `tile`) for d and a on cs; `name` (the implementation's) goes into
- *  an error message. Returns KMUX_OK or the mapped launch error. */
+/** Runs kmux's own GEMM kernel (tile `tile`) for d and a on cs; `name` (the implementation's)
+ *  goes into an error message. Returns KMUX_OK or the mapped launch error. */
 kmux_status kmux_cuda_own_gemm(kmux_cuda_state *st, int device, const kmux_cuda_stream *cs,
                                const kmux_matmul_desc *d, const kmux_matmul_args *a, int tile,
                                const char *name);
-/** Runs kmux_gpu_conv2d likewise. */
+/** Runs kmux's own convolution kernel likewise. */
 kmux_status kmux_cuda_own_conv(kmux_cuda_state *st, int device, const kmux_cuda_stream *cs,
                                const kmux_conv2d_desc *d, const kmux_conv2d_args *a, int tile,
                                const char *name);
 
+/* ---- cuda_modules.c: the embedded fatbins and launches ---------------------------------- */
+
+/** A launcher of the shared GPU host layer (backends/gpu/gpu_launch.h) for stream cs: launches
+ *  through cuLaunchKernel from the embedded fatbins, memsets with cuMemsetD8Async, both under the
+ *  stream's device. */
+kmux_gpu_launcher kmux_cuda_launcher(kmux_cuda_state *st, const kmux_cuda_stream *cs);
+/** Unloads the modules of every device (backend fini; the device is entered per module). */
+void kmux_cuda_modules_unload(kmux_cuda_state *st);
+/** "sm_80,sm_86,sm_89,sm_90,compute_90": the code the fatbins carry (from the build). */
+const char *kmux_cuda_carried_archs(void);
+
+/* ---- driver calls on void * device pointers (CUdeviceptr is an integer) ------------------ */
+
+static inline CUdeviceptr kmux_cu_ptr(const void *p) {
+    return (CUdeviceptr)(uintptr_t)p;
+}
+static inline CUresult kmux_cu_malloc(void **p, size_t bytes) {
+    CUdeviceptr d = 0;
+    CUresult e = cuMemAlloc(&d, bytes);
+    *p = e == CUDA_SUCCESS ? (void *)(uintptr_t)d : NULL;
+    return e;
+}
+static inline CUresult kmux_cu_malloc_async(void **p, size_t bytes, CUstream s) {
+    CUdeviceptr d = 0;
+    CUresult e = cuMemAllocAsync(&d, bytes, s);
+    *p = e == CUDA_SUCCESS ? (void *)(uintptr_t)d : NULL;
+    return e;
+}
+static inline CUresult kmux_cu_free(void *p) {
+    return cuMemFree(kmux_cu_ptr(p));
+}
+static inline CUresult kmux_cu_memset_async(void *p, int value, size_t bytes, CUstream s) {
+    return cuMemsetD8Async(kmux_cu_ptr(p), (unsigned char)value, bytes, s);
+}
+/** Any direction (unified addressing: the driver tells host from device pointers). */
+static inline CUresult kmux_cu_memcpy_async(void *dst, const void *src, size_t bytes, CUstream s) {
+    return cuMemcpyAsync(kmux_cu_ptr(dst), kmux_cu_ptr(src), bytes, s);
+}
+
 /* ---- cuda_amp.c -------------------------------------------------------------------------- */
 
-/** The dtypes the mixed-precision slots run (bit 1 << kmux_dtype; 0 without kernels/gpu). */
+/** The dtypes the mixed-precision slots run (bit 1 << kmux_dtype). */
 uint32_t kmux_cuda_amp_dtypes(void);
-#if defined(KMUX_CUDA_HAVE_GPU_KERNELS)
-/* The mixed-precision slots on kernels/gpu (cuda_amp.c); NULL slots without those kernels. */
+/* The mixed-precision slots on kernels/gpu (cuda_amp.c). */
 kmux_status kmux_cuda_amp_cast(void *state, void *stream, int64_t n, const void *src,
                                kmux_dtype src_type, void *dst, kmux_dtype dst_type,
                                const kmux_cast_options *opts);
@@ -262,10 +313,6 @@ kmux_status kmux_cuda_amp_loss_scale(void *state, void *stream, float *scale,
 kmux_status kmux_cuda_amp_fp8_scale(void *state, void *stream, const float *amax_history,
                                     int64_t history_len, kmux_dtype fp8_type, float margin,
                                     float *scale);
-#define KMUX_CUDA_AMP_SLOT(fn) fn
-#else
-#define KMUX_CUDA_AMP_SLOT(fn) NULL
-#endif
 
 /* ---- cuda_lt_names.c (generated) --------------------------------------------------------- */
 

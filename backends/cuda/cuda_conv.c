@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_kernels.h"
 #include "cuda_backend.h"
 #include "cuda_conv_pad.h"
 #include "cuda_impl_order.h"
@@ -228,7 +229,7 @@ static kmux_status add_own(kmux_cuda_state *st, conv_plan *p, int own, const cha
     int64_t m, n;
     kmux_cuda_conv_gemm_mn(d, &m, &n);
     int tiles[8];
-    int nt = kmux_cuda_own_tiles(kmux_gpu_pick_tile(st->devices[p->hdr.device].sm, m, n),
+    int nt = kmux_cuda_own_tiles(kmux_gpu_host_pick_tile(st->devices[p->hdr.device].sm, m, n),
                                  KMUX_GPU_TILE_COUNT, tiles);
     conv_impl own_impl[8];
     for (int i = 0; i < nt; i++) {
@@ -237,7 +238,7 @@ static kmux_status add_own(kmux_cuda_state *st, conv_plan *p, int own, const cha
         im->tile = tiles[i];
         im->deterministic = 1; /* a fixed accumulation order, no atomics */
         im->effective = kmux_gpu_own_effective_compute(d->compute_type);
-        if (kmux_gpu_conv2d_name(d, tiles[i], im->name, sizeof im->name) != 0)
+        if (kmux_gpu_host_conv2d_name(d, tiles[i], im->name, sizeof im->name) != 0)
             return kmux_cuda_error(st, KMUX_ERR_INTERNAL,
                                    "kmux_conv2d_plan_create: no name for kmux-gpu tile %d",
                                    tiles[i]);
@@ -361,9 +362,14 @@ kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_con
     ranked r[RANKED_MAX];
     int got = 0;
     int rejected_cap = 0, rejected_det = 0, rejected_transform = 0;
+    cudnnStatus_t refused = CUDNN_STATUS_SUCCESS;
     if (s == KMUX_OK) {
         cs = heuristics(h, p, r, &got);
-        if (cs != CUDNN_STATUS_SUCCESS)
+        /* cuDNN refusing the problem (a NOT_SUPPORTED category status) means no algorithm: the
+         * own kernel runs it; anything else (allocation, a bad descriptor) fails the plan */
+        if (CUDNN_STATUS_CATEGORY(cs) == CUDNN_STATUS_NOT_SUPPORTED)
+            got = 0, refused = cs;
+        else if (cs != CUDNN_STATUS_SUCCESS)
             s = kmux_cuda_fail_dnn(
                 st, cs, "kmux_conv2d_plan_create: cudnnGet*Algorithm_v7 on cuda:%d", device);
     }
@@ -412,7 +418,10 @@ kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_con
         conv_free(p);
         return s;
     }
-    if (p->n_impl == 0)
+    if (p->n_impl == 0 && refused != CUDNN_STATUS_SUCCESS)
+        snprintf(why, sizeof why, "cuDNN %zu refuses the problem (cudnnGet*Algorithm_v7: %s)",
+                 cudnnGetVersion(), cudnnGetErrorString(refused));
+    else if (p->n_impl == 0)
         snprintf(why, sizeof why,
                  "no cuDNN %zu algorithm qualifies (%d ranked; %d over the %zu-byte workspace cap, "
                  "%d not deterministic, %d FFT/Winograd excluded at this precision)",

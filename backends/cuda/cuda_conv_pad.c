@@ -8,34 +8,32 @@
 
 #include <string.h>
 
-static cudaError_t copy3d(const kmux_cuda_conv_pad *pad, const void *src, size_t src_pitch,
-                          size_t src_rows, void *dst, size_t dst_pitch, size_t dst_rows,
-                          cudaStream_t stream) {
-    /* (make_cudaPitchedPtr and make_cudaExtent are C++-only helpers of driver_functions.h) */
-    struct cudaMemcpy3DParms m;
+static CUresult copy3d(const kmux_cuda_conv_pad *pad, const void *src, size_t src_pitch,
+                       size_t src_rows, void *dst, size_t dst_pitch, size_t dst_rows,
+                       CUstream stream) {
+    CUDA_MEMCPY3D m;
     memset(&m, 0, sizeof m);
-    m.srcPtr.ptr = (void *)(uintptr_t)src;
-    m.srcPtr.pitch = src_pitch;
-    m.srcPtr.xsize = pad->width_bytes;
-    m.srcPtr.ysize = src_rows;
-    m.dstPtr.ptr = dst;
-    m.dstPtr.pitch = dst_pitch;
-    m.dstPtr.xsize = pad->width_bytes;
-    m.dstPtr.ysize = dst_rows;
-    m.extent.width = pad->width_bytes;
-    m.extent.height = (size_t)pad->height;
-    m.extent.depth = (size_t)pad->depth;
-    m.kind = cudaMemcpyDeviceToDevice;
-    return cudaMemcpy3DAsync(&m, stream);
+    m.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    m.srcDevice = kmux_cu_ptr(src);
+    m.srcPitch = src_pitch;
+    m.srcHeight = src_rows;
+    m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    m.dstDevice = kmux_cu_ptr(dst);
+    m.dstPitch = dst_pitch;
+    m.dstHeight = dst_rows;
+    m.WidthInBytes = pad->width_bytes;
+    m.Height = (size_t)pad->height;
+    m.Depth = (size_t)pad->depth;
+    return cuMemcpy3DAsync(&m, stream);
 }
 
-kmux_status kmux_cuda_conv_pad_in(const kmux_cuda_state *st, int device, cudaStream_t stream,
+kmux_status kmux_cuda_conv_pad_in(const kmux_cuda_state *st, int device, CUstream stream,
                                   const kmux_cuda_conv_pad *pad, const void *src, void *dst) {
-    cudaError_t e = cudaMemsetAsync(dst, 0, pad->bytes, stream);
-    if (e == cudaSuccess)
+    CUresult e = kmux_cu_memset_async(dst, 0, pad->bytes, stream);
+    if (e == CUDA_SUCCESS)
         e = copy3d(pad, src, pad->src_pitch, (size_t)pad->height, (char *)dst + pad->dst_offset,
                    pad->dst_pitch, (size_t)pad->dst_rows, stream);
-    if (e != cudaSuccess)
+    if (e != CUDA_SUCCESS)
         return kmux_cuda_fail(st, e,
                               "kmux_conv2d_execute: zero-padded copy for asymmetric padding on "
                               "cuda:%d",
@@ -43,11 +41,11 @@ kmux_status kmux_cuda_conv_pad_in(const kmux_cuda_state *st, int device, cudaStr
     return KMUX_OK;
 }
 
-kmux_status kmux_cuda_conv_pad_out(const kmux_cuda_state *st, int device, cudaStream_t stream,
+kmux_status kmux_cuda_conv_pad_out(const kmux_cuda_state *st, int device, CUstream stream,
                                    const kmux_cuda_conv_pad *pad, const void *src, void *dst) {
-    cudaError_t e = copy3d(pad, (const char *)src + pad->dst_offset, pad->dst_pitch,
-                           (size_t)pad->dst_rows, dst, pad->src_pitch, (size_t)pad->height, stream);
-    if (e != cudaSuccess)
+    CUresult e = copy3d(pad, (const char *)src + pad->dst_offset, pad->dst_pitch,
+                        (size_t)pad->dst_rows, dst, pad->src_pitch, (size_t)pad->height, stream);
+    if (e != CUDA_SUCCESS)
         return kmux_cuda_fail(st, e,
                               "kmux_conv2d_execute: copying dx out of the padded tensor on "
                               "cuda:%d",

@@ -11,10 +11,10 @@
 
 /** Zeroes the copy `dst` and copies the caller's tensor `src` into its interior (BWD_DATA too:
  *  cuDNN reads beta * dx). */
-kmux_status kmux_cuda_conv_pad_in(const kmux_cuda_state *st, int device, cudaStream_t stream,
+kmux_status kmux_cuda_conv_pad_in(const kmux_cuda_state *st, int device, CUstream stream,
                                   const kmux_cuda_conv_pad *pad, const void *src, void *dst);
 /** Copies the interior of the padded copy `src` back to the caller's tensor `dst` (BWD_DATA). */
-kmux_status kmux_cuda_conv_pad_out(const kmux_cuda_state *st, int device, cudaStream_t stream,
+kmux_status kmux_cuda_conv_pad_out(const kmux_cuda_state *st, int device, CUstream stream,
                                    const kmux_cuda_conv_pad *pad, const void *src, void *dst);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * cuda_errors.c - CUDA runtime, cuBLASLt and cuDNN errors as kmux statuses with a message that
+ * cuda_errors.c - CUDA driver, cuBLASLt and cuDNN errors as kmux statuses with a message that
  * names the operation, the device and the native code with its name.
  */
 #include <stdarg.h>
@@ -7,26 +7,35 @@
 
 #include "cuda_backend.h"
 
-kmux_status kmux_cuda_status_of(cudaError_t e) {
+kmux_status kmux_cuda_status_of(CUresult e) {
     switch (e) {
-    case cudaSuccess:
+    case CUDA_SUCCESS:
         return KMUX_OK;
-    case cudaErrorMemoryAllocation:
+    case CUDA_ERROR_OUT_OF_MEMORY:
         return KMUX_ERR_OUT_OF_MEMORY;
-    case cudaErrorInsufficientDriver:
-    case cudaErrorNoDevice:
-    case cudaErrorDevicesUnavailable:
-    case cudaErrorInvalidDevice:
-    case cudaErrorSystemDriverMismatch:
-    case cudaErrorCompatNotSupportedOnDevice:
+    case CUDA_ERROR_NO_DEVICE:
+    case CUDA_ERROR_INVALID_DEVICE:
+    case CUDA_ERROR_DEINITIALIZED:
+    case CUDA_ERROR_NOT_INITIALIZED:
+    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
+    case CUDA_ERROR_DEVICE_UNAVAILABLE:
+    case CUDA_ERROR_STUB_LIBRARY:
         return KMUX_ERR_DEVICE_UNAVAILABLE;
-    case cudaErrorNotSupported:
-    case cudaErrorNoKernelImageForDevice:
-    case cudaErrorUnsupportedPtxVersion:
+    case CUDA_ERROR_NOT_SUPPORTED:
+    case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
         return KMUX_ERR_UNSUPPORTED;
     default:
         return KMUX_ERR_DEVICE;
     }
+}
+
+const char *kmux_cuda_error_name(CUresult e, char *buf, size_t size) {
+    const char *name = NULL;
+    if (kmux_cuda_lib.drv_ok && cuGetErrorName(e, &name) == CUDA_SUCCESS && name) return name;
+    snprintf(buf, size, "CUresult %d", (int)e);
+    return buf;
 }
 
 /* The message is built in two steps so that the caller's context comes first. */
@@ -39,16 +48,17 @@ static void format_context(char *buf, size_t size, const char *fmt, va_list ap) 
     vsnprintf(buf, size, fmt, ap);
 }
 
-kmux_status kmux_cuda_fail(const kmux_cuda_state *st, cudaError_t e, const char *fmt, ...) {
-    char ctx[512];
+kmux_status kmux_cuda_fail(const kmux_cuda_state *st, CUresult e, const char *fmt, ...) {
+    char ctx[512], buf[32];
     va_list ap;
     va_start(ap, fmt);
     format_context(ctx, sizeof ctx, fmt, ap);
     va_end(ap);
-    (void)cudaGetLastError(); /* clear a non-sticky error so the next call starts clean */
-    kmux_status s = kmux_cuda_status_of(e);
-    return st->host->set_error(s, "%s: %s (%d): %s [backend cuda]", ctx, cudaGetErrorName(e),
-                               (int)e, cudaGetErrorString(e));
+    const char *desc = NULL;
+    if (kmux_cuda_lib.drv_ok && cuGetErrorString(e, &desc) != CUDA_SUCCESS) desc = NULL;
+    return st->host->set_error(kmux_cuda_status_of(e), "%s: %s (%d): %s [backend cuda]", ctx,
+                               kmux_cuda_error_name(e, buf, sizeof buf), (int)e,
+                               desc ? desc : "no description");
 }
 
 kmux_status kmux_cuda_fail_lt(const kmux_cuda_state *st, cublasStatus_t s, const char *fmt, ...) {

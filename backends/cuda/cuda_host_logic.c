@@ -140,17 +140,6 @@ kmux_compute_type kmux_cuda_bf16x9_effective(int emulated_compute, int cap_known
     return KMUX_COMPUTE_F32;
 }
 
-/* ---- device guard ---- */
-
-kmux_cuda_guard_action kmux_cuda_guard_decide(int driver_known, int had_context, int current,
-                                              int target) {
-    if (!driver_known) /* cannot tell: the runtime-only behaviour */
-        return current == target ? KMUX_CUDA_GUARD_NONE : KMUX_CUDA_GUARD_SET_RESTORE;
-    if (!had_context) return KMUX_CUDA_GUARD_PUSH_POP;
-    if (current == target) return KMUX_CUDA_GUARD_NONE;
-    return KMUX_CUDA_GUARD_SET_RESTORE;
-}
-
 /* ---- capabilities ---- */
 
 int kmux_cuda_matmul_row_runs(kmux_dtype a, kmux_dtype b, kmux_dtype c, kmux_compute_type ct,

@@ -117,22 +117,6 @@ int kmux_cuda_bf16x9_offered(int sm);
 kmux_compute_type kmux_cuda_bf16x9_effective(int emulated_compute, int cap_known, int algo_emulates,
                                              int eager, const char **tag);
 
-/* ---- device guard ---- */
-
-/** What kmux_cuda_enter does on a thread. */
-typedef enum kmux_cuda_guard_action {
-    KMUX_CUDA_GUARD_NONE = 0,        /**< the device's context is current already */
-    KMUX_CUDA_GUARD_SET_RESTORE = 1, /**< cudaSetDevice(target), later cudaSetDevice(previous) */
-    KMUX_CUDA_GUARD_PUSH_POP = 2     /**< push the target's primary context, later pop it: the
-                                          thread is left with no context, as it came */
-} kmux_cuda_guard_action;
-/** driver_known: the driver's cuCtxGetCurrent could be asked; had_context: the thread had a
- *  current context; current: cudaGetDevice's answer (0 on a thread that never chose one, -1 on
- *  error); target: the ordinal to run on. A thread with no context gets PUSH_POP, so that
- *  restoring "device 0" never creates a context on GPU 0 for a user of cuda:1 only. */
-kmux_cuda_guard_action kmux_cuda_guard_decide(int driver_known, int had_context, int current,
-                                              int target);
-
 /* ---- capabilities ---- */
 
 /** 1 when cuBLASLt runs the legal matmul row (a, b, c, compute) on an sm_`sm` device: no FNUZ

@@ -1,7 +1,7 @@
 /*
- * cuda_libs.c - opens cuBLASLt and cuDNN at run time and fills the call table of cuda_libs.h
- * (search order there). Once per process: the libraries are process-wide and never closed (as
- * cuBLAS and cuDNN themselves expect: unloading them under live handles is undefined).
+ * cuda_libs.c - opens the CUDA driver, cuBLASLt and cuDNN at run time and fills the call table of
+ * cuda_libs.h (search order there). Once per process: the libraries are process-wide and never
+ * closed (as cuBLAS and cuDNN themselves expect: unloading them under live handles is undefined).
  */
 #define _GNU_SOURCE /* dl_iterate_phdr, RTLD_NOLOAD */
 #define KMUX_CUDA_LIBS_IMPL
@@ -22,6 +22,7 @@ static pthread_once_t libs_once = PTHREAD_ONCE_INIT;
  * descriptors are opaque (sized by *Init_internal) and the optional 13.0 symbols stay NULL. */
 static const char *const lt_sonames[] = {"libcublasLt.so.13", "libcublasLt.so.12", NULL};
 static const char *const dnn_sonames[] = {"libcudnn.so.9", NULL};
+static const char *const drv_sonames[] = {"libcuda.so.1", NULL};
 
 /* Appends `sep` (when buf is not empty) and `item` to buf (size bytes), truncating silently. */
 static void append(char *buf, size_t size, const char *sep, const char *item) {
@@ -147,9 +148,10 @@ static void *open_library(const char *const *sonames, const char *wheel, char *w
         }
         append(tried, sizeof tried, ", ", *s);
     }
-    /* 4. NVIDIA's pip wheels of the running Python */
+    /* 4. NVIDIA's pip wheels of the running Python (not for the driver: wheel NULL) */
     py_prefixes pp;
-    python_site_packages(&pp);
+    pp.n = 0;
+    if (wheel) python_site_packages(&pp);
     for (int i = 0; i < pp.n; i++)
         for (const char *const *s = sonames; *s; s++) {
             snprintf(path, sizeof path, "%s/nvidia/%s/lib/%s", pp.dir[i], wheel, *s);
@@ -165,16 +167,37 @@ static void *open_library(const char *const *sonames, const char *wheel, char *w
     return NULL;
 }
 
-/* dlsym every name of a list; on a missing one, `where` says which and 0 is returned. */
+/* dlsym every name of a list; on a missing one, `where` says which and 0 is returned. The name
+ * is stringized after expansion: cuda.h's cuMemAlloc is the symbol cuMemAlloc_v2. */
+#define KMUX_CUDA_STR2(x) #x
+#define KMUX_CUDA_STR(x) KMUX_CUDA_STR2(x)
 #define KMUX_CUDA_LIB_SYM(name)                                                                    \
     if (ok) {                                                                                      \
-        *(void **)&tab->name = dlsym(h, #name);                                                    \
+        *(void **)&tab->name = sym_of(h, KMUX_CUDA_STR(name));                                     \
         if (!tab->name) {                                                                          \
-            snprintf(missing, sizeof missing, "%s", #name);                                        \
+            snprintf(missing, sizeof missing, "%s", KMUX_CUDA_STR(name));                          \
             ok = 0;                                                                                \
         }                                                                                          \
     }
-#define KMUX_CUDA_LIB_OPT(name) *(void **)&tab->name = dlsym(h, #name);
+#define KMUX_CUDA_LIB_OPT(name) *(void **)&tab->name = sym_of(h, KMUX_CUDA_STR(name));
+
+static void *sym_of(void *h, const char *name) {
+    void *p = dlsym(h, name);
+    /* drivers before 12.8 export cuEventElapsedTime only; the _v2 that newer headers name has
+     * the same signature and semantics */
+    if (!p && strcmp(name, "cuEventElapsedTime_v2") == 0) p = dlsym(h, "cuEventElapsedTime");
+    return p;
+}
+
+static int load_drv(void *h) {
+    __typeof__(kmux_cuda_lib.drv) *tab = &kmux_cuda_lib.drv;
+    char missing[96] = "";
+    int ok = 1;
+    KMUX_CUDA_DRV_FUNCS(KMUX_CUDA_LIB_SYM)
+    if (!ok)
+        append(kmux_cuda_lib.drv_where, sizeof kmux_cuda_lib.drv_where, ": no symbol ", missing);
+    return ok;
+}
 
 static int load_lt(void *h) {
     __typeof__(kmux_cuda_lib.lt) *tab = &kmux_cuda_lib.lt;
@@ -198,6 +221,8 @@ static int load_dnn(void *h) {
 
 static void load_once(void) {
     kmux_cuda_libs *L = &kmux_cuda_lib;
+    void *drv = open_library(drv_sonames, NULL, L->drv_where, sizeof L->drv_where);
+    L->drv_ok = drv && load_drv(drv);
     void *lt = open_library(lt_sonames, "cublas", L->lt_where, sizeof L->lt_where);
     void *dnn = open_library(dnn_sonames, "cudnn", L->dnn_where, sizeof L->dnn_where);
     L->lt_ok = lt && load_lt(lt);
@@ -212,4 +237,9 @@ int kmux_cuda_libs_load(void) {
 void kmux_cuda_libs_describe(char *buf, size_t size) {
     kmux_cuda_libs_load();
     snprintf(buf, size, "cuBLASLt %s; cuDNN %s", kmux_cuda_lib.lt_where, kmux_cuda_lib.dnn_where);
+}
+
+void kmux_cuda_driver_describe(char *buf, size_t size) {
+    kmux_cuda_libs_load();
+    snprintf(buf, size, "%s", kmux_cuda_lib.drv_where);
 }

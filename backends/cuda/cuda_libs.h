@@ -1,7 +1,8 @@
 /*
- * cuda_libs.h - cuBLASLt and cuDNN, opened at run time (dlopen) instead of linked: the plugin has
- * no NEEDED entry for either, so it loads on a host without them (and reports which one is
- * missing), and tests can put fakes in their place.
+ * cuda_libs.h - the CUDA driver (libcuda.so.1), cuBLASLt and cuDNN, opened at run time (dlopen)
+ * instead of linked: the plugin has no NEEDED entry for any of them (and no CUDA runtime: it
+ * calls the driver API), so it loads on a host without them (and reports which one is missing),
+ * and tests put fakes in their place (tests/fake_cuda).
  *
  * Every function of the two libraries that the plugin calls is listed once below. Its pointer has
  * the type of the vendor header's own declaration (__typeof__), so a call through it is checked
@@ -17,7 +18,12 @@
  *   4. NVIDIA's pip-wheel folders of the running Python (<prefix>/lib/python3.X/site-packages/
  *      nvidia/{cublas,cudnn}/lib, the prefix taken from VIRTUAL_ENV and from a loaded
  *      libpython3.X or the python3.X executable).
- * Sonames: libcublasLt.so.13 then libcublasLt.so.12; libcudnn.so.9.
+ * Sonames: libcublasLt.so.13 then libcublasLt.so.12; libcudnn.so.9; libcuda.so.1 (the driver:
+ * steps 1 to 3 only; it is never in a wheel, and the toolkit's stubs/libcuda.so is not a driver).
+ *
+ * Driver calls are named as cuda.h names them: several are macros for a versioned symbol
+ * (cuMemAlloc is cuMemAlloc_v2), and the table resolves the versioned name the header chose, so
+ * the plugin gets the ABI it was compiled against.
  */
 #ifndef KMUX_CUDA_LIBS_H
 #define KMUX_CUDA_LIBS_H
@@ -25,7 +31,51 @@
 #include <stddef.h>
 
 #include <cublasLt.h>
+#include <cuda.h>
 #include <cudnn.h>
+
+/* The CUDA driver API functions the plugin calls (cuda.h's names; macros expand to the versioned
+ * symbol, e.g. cuMemAlloc_v2). cuEventElapsedTime is resolved as _v2, else the first version
+ * (same signature; drivers before 12.8 have only that one). */
+#define KMUX_CUDA_DRV_FUNCS(X)                                                                     \
+    X(cuInit)                                                                                      \
+    X(cuDriverGetVersion)                                                                          \
+    X(cuDeviceGetCount)                                                                            \
+    X(cuDeviceGet)                                                                                 \
+    X(cuDeviceGetName)                                                                             \
+    X(cuDeviceTotalMem)                                                                            \
+    X(cuDeviceGetAttribute)                                                                        \
+    X(cuDeviceGetPCIBusId)                                                                         \
+    X(cuDevicePrimaryCtxRetain)                                                                    \
+    X(cuDevicePrimaryCtxRelease)                                                                   \
+    X(cuCtxGetCurrent)                                                                             \
+    X(cuCtxPushCurrent)                                                                            \
+    X(cuCtxPopCurrent)                                                                             \
+    X(cuGetErrorName)                                                                              \
+    X(cuGetErrorString)                                                                            \
+    X(cuMemAlloc)                                                                                  \
+    X(cuMemFree)                                                                                   \
+    X(cuMemAllocAsync)                                                                             \
+    X(cuMemFreeAsync)                                                                              \
+    X(cuMemHostAlloc)                                                                              \
+    X(cuMemFreeHost)                                                                               \
+    X(cuMemcpyAsync)                                                                               \
+    X(cuMemsetD8Async)                                                                             \
+    X(cuMemcpy3DAsync)                                                                             \
+    X(cuMemGetInfo)                                                                                \
+    X(cuStreamCreate)                                                                              \
+    X(cuStreamDestroy)                                                                             \
+    X(cuStreamSynchronize)                                                                         \
+    X(cuStreamWaitEvent)                                                                           \
+    X(cuEventCreate)                                                                               \
+    X(cuEventDestroy)                                                                              \
+    X(cuEventRecord)                                                                               \
+    X(cuEventSynchronize)                                                                          \
+    X(cuEventElapsedTime)                                                                          \
+    X(cuModuleLoadData)                                                                            \
+    X(cuModuleUnload)                                                                              \
+    X(cuModuleGetFunction)                                                                         \
+    X(cuLaunchKernel)
 
 /* The cuBLASLt functions the plugin calls (the *Init ones are the header's static inline
  * wrappers around *Init_internal, which is what the library exports). */
@@ -89,10 +139,15 @@
 
 /** The opened libraries: filled once per process by kmux_cuda_libs_load, read-only after it. */
 typedef struct kmux_cuda_libs {
+    int drv_ok;          /**< 1: the driver opened and every required symbol found */
+    char drv_where[512]; /**< the driver file opened, or why not */
     int lt_ok;           /**< 1: cuBLASLt opened and every required symbol found */
     int dnn_ok;          /**< 1: cuDNN opened and every required symbol found */
     char lt_where[512];  /**< the file opened, or why not ("not found (tried ...)") */
     char dnn_where[512]; /**< the same for cuDNN */
+    struct {
+        KMUX_CUDA_DRV_FUNCS(KMUX_CUDA_LIB_FN)
+    } drv;
     struct {
         KMUX_CUDA_LT_FUNCS(KMUX_CUDA_LIB_FN)
         KMUX_CUDA_LT_OPTIONAL_FUNCS(KMUX_CUDA_LIB_FN)
@@ -105,15 +160,103 @@ typedef struct kmux_cuda_libs {
 /** The process's table; valid after kmux_cuda_libs_load. Hidden (the plugin's own). */
 extern kmux_cuda_libs kmux_cuda_lib;
 
-/** Opens cuBLASLt and cuDNN once per process (thread-safe; later calls return at once).
- *  Returns 1 when both are usable, 0 otherwise: kmux_cuda_lib.lt_where / dnn_where say which
- *  library was opened from where, or what was tried. Never aborts, never prints. */
+/** Opens the driver, cuBLASLt and cuDNN once per process (thread-safe; later calls return at
+ *  once). Returns 1 when cuBLASLt and cuDNN are both usable, 0 otherwise (the driver's state is
+ *  kmux_cuda_lib.drv_ok): kmux_cuda_lib.*_where say which library was opened from where, or what
+ *  was tried. Never aborts, never prints. */
 int kmux_cuda_libs_load(void);
 
 /** Writes "cuBLASLt <file>; cuDNN <file>" (or what was missing) into buf (size bytes). */
 void kmux_cuda_libs_describe(char *buf, size_t size);
+/** Writes the driver file opened (or what was tried, or its missing symbol) into buf. */
+void kmux_cuda_driver_describe(char *buf, size_t size);
 
 #ifndef KMUX_CUDA_LIBS_IMPL /* cuda_libs.c itself names the real symbols for dlsym */
+/* driver calls: where cuda.h maps a name to its versioned symbol (cuMemAlloc -> cuMemAlloc_v2),
+ * the versioned name is redirected, so either spelling reaches the table entry of the ABI the
+ * header chose */
+#define cuInit (*kmux_cuda_lib.drv.cuInit)
+#define cuDriverGetVersion (*kmux_cuda_lib.drv.cuDriverGetVersion)
+#define cuDeviceGetCount (*kmux_cuda_lib.drv.cuDeviceGetCount)
+#define cuDeviceGet (*kmux_cuda_lib.drv.cuDeviceGet)
+#define cuDeviceGetName (*kmux_cuda_lib.drv.cuDeviceGetName)
+#ifdef cuDeviceTotalMem
+#define cuDeviceTotalMem_v2 (*kmux_cuda_lib.drv.cuDeviceTotalMem_v2)
+#else
+#define cuDeviceTotalMem (*kmux_cuda_lib.drv.cuDeviceTotalMem)
+#endif
+#define cuDeviceGetAttribute (*kmux_cuda_lib.drv.cuDeviceGetAttribute)
+#define cuDeviceGetPCIBusId (*kmux_cuda_lib.drv.cuDeviceGetPCIBusId)
+#define cuDevicePrimaryCtxRetain (*kmux_cuda_lib.drv.cuDevicePrimaryCtxRetain)
+#ifdef cuDevicePrimaryCtxRelease
+#define cuDevicePrimaryCtxRelease_v2 (*kmux_cuda_lib.drv.cuDevicePrimaryCtxRelease_v2)
+#else
+#define cuDevicePrimaryCtxRelease (*kmux_cuda_lib.drv.cuDevicePrimaryCtxRelease)
+#endif
+#define cuCtxGetCurrent (*kmux_cuda_lib.drv.cuCtxGetCurrent)
+#ifdef cuCtxPushCurrent
+#define cuCtxPushCurrent_v2 (*kmux_cuda_lib.drv.cuCtxPushCurrent_v2)
+#else
+#define cuCtxPushCurrent (*kmux_cuda_lib.drv.cuCtxPushCurrent)
+#endif
+#ifdef cuCtxPopCurrent
+#define cuCtxPopCurrent_v2 (*kmux_cuda_lib.drv.cuCtxPopCurrent_v2)
+#else
+#define cuCtxPopCurrent (*kmux_cuda_lib.drv.cuCtxPopCurrent)
+#endif
+#define cuGetErrorName (*kmux_cuda_lib.drv.cuGetErrorName)
+#define cuGetErrorString (*kmux_cuda_lib.drv.cuGetErrorString)
+#ifdef cuMemAlloc
+#define cuMemAlloc_v2 (*kmux_cuda_lib.drv.cuMemAlloc_v2)
+#else
+#define cuMemAlloc (*kmux_cuda_lib.drv.cuMemAlloc)
+#endif
+#ifdef cuMemFree
+#define cuMemFree_v2 (*kmux_cuda_lib.drv.cuMemFree_v2)
+#else
+#define cuMemFree (*kmux_cuda_lib.drv.cuMemFree)
+#endif
+#define cuMemAllocAsync (*kmux_cuda_lib.drv.cuMemAllocAsync)
+#define cuMemFreeAsync (*kmux_cuda_lib.drv.cuMemFreeAsync)
+#define cuMemHostAlloc (*kmux_cuda_lib.drv.cuMemHostAlloc)
+#define cuMemFreeHost (*kmux_cuda_lib.drv.cuMemFreeHost)
+#define cuMemcpyAsync (*kmux_cuda_lib.drv.cuMemcpyAsync)
+#define cuMemsetD8Async (*kmux_cuda_lib.drv.cuMemsetD8Async)
+#ifdef cuMemcpy3DAsync
+#define cuMemcpy3DAsync_v2 (*kmux_cuda_lib.drv.cuMemcpy3DAsync_v2)
+#else
+#define cuMemcpy3DAsync (*kmux_cuda_lib.drv.cuMemcpy3DAsync)
+#endif
+#ifdef cuMemGetInfo
+#define cuMemGetInfo_v2 (*kmux_cuda_lib.drv.cuMemGetInfo_v2)
+#else
+#define cuMemGetInfo (*kmux_cuda_lib.drv.cuMemGetInfo)
+#endif
+#define cuStreamCreate (*kmux_cuda_lib.drv.cuStreamCreate)
+#ifdef cuStreamDestroy
+#define cuStreamDestroy_v2 (*kmux_cuda_lib.drv.cuStreamDestroy_v2)
+#else
+#define cuStreamDestroy (*kmux_cuda_lib.drv.cuStreamDestroy)
+#endif
+#define cuStreamSynchronize (*kmux_cuda_lib.drv.cuStreamSynchronize)
+#define cuStreamWaitEvent (*kmux_cuda_lib.drv.cuStreamWaitEvent)
+#define cuEventCreate (*kmux_cuda_lib.drv.cuEventCreate)
+#ifdef cuEventDestroy
+#define cuEventDestroy_v2 (*kmux_cuda_lib.drv.cuEventDestroy_v2)
+#else
+#define cuEventDestroy (*kmux_cuda_lib.drv.cuEventDestroy)
+#endif
+#define cuEventRecord (*kmux_cuda_lib.drv.cuEventRecord)
+#define cuEventSynchronize (*kmux_cuda_lib.drv.cuEventSynchronize)
+#ifdef cuEventElapsedTime
+#define cuEventElapsedTime_v2 (*kmux_cuda_lib.drv.cuEventElapsedTime_v2)
+#else
+#define cuEventElapsedTime (*kmux_cuda_lib.drv.cuEventElapsedTime)
+#endif
+#define cuModuleLoadData (*kmux_cuda_lib.drv.cuModuleLoadData)
+#define cuModuleUnload (*kmux_cuda_lib.drv.cuModuleUnload)
+#define cuModuleGetFunction (*kmux_cuda_lib.drv.cuModuleGetFunction)
+#define cuLaunchKernel (*kmux_cuda_lib.drv.cuLaunchKernel)
 #define cublasLtCreate (*kmux_cuda_lib.lt.cublasLtCreate)
 #define cublasLtDestroy (*kmux_cuda_lib.lt.cublasLtDestroy)
 #define cublasLtGetStatusName (*kmux_cuda_lib.lt.cublasLtGetStatusName)

@@ -139,15 +139,17 @@ int kmux_cuda_query(kmux_cuda_state *st, matmul_plan *p, int cfg, unsigned align
 
 /* ---- cuda_matmul_pack.c ---- */
 /** Copies A' (or B') into the workspace at dst as configuration c wants it (TN, ld_p, zero
- *  padding), or a same-layout copy when `copy_only` (an fp8 operand under 16-byte alignment).
- *  Returns 0 or a cudaError_t. */
-int kmux_cuda_pack_operand(const matmul_plan *p, const lt_config *c, int which_b, int copy_only,
-                           const void *src, void *dst, cudaStream_t stream);
+ *  padding), or a same-layout copy when `copy_only` (an fp8 operand under 16-byte alignment),
+ *  on stream cs (its device entered). Returns KMUX_OK or the mapped error, with a message. */
+kmux_status kmux_cuda_pack_operand(kmux_cuda_state *st, const kmux_cuda_stream *cs,
+                                   const matmul_plan *p, const lt_config *c, int which_b,
+                                   int copy_only, const void *src, void *dst);
 /** Bytes of a same-layout copy of A' (which_b = 0) or B', 256-rounded. */
 size_t kmux_cuda_copy_bytes(const matmul_plan *p, int which_b);
 
 /* ---- cuda_matmul_post.c ---- */
-kmux_status kmux_cuda_launch_post(kmux_cuda_state *st, int device, cudaStream_t stream,
+/** Launches the post kernel with a on stream cs (its device entered). */
+kmux_status kmux_cuda_launch_post(kmux_cuda_state *st, const kmux_cuda_stream *cs,
                                   const kmux_cuda_post_args *a);
 
 #endif

@@ -169,23 +169,13 @@ static kmux_status lt_execute(kmux_cuda_state *st, const matmul_plan *p, int run
     char *wsb = ws;
 
     if (c->pack_a || copy_a) {
-        int e = kmux_cuda_pack_operand(p, c, 0, copy_a, A, wsb + off_a, cs->stream);
-        if (e != 0) {
-            s = kmux_cuda_fail(st, (cudaError_t)e,
-                               "kmux_matmul_execute: packing fp8/int8 operand A' on cuda:%d",
-                               p->hdr.device);
-            goto out;
-        }
+        s = kmux_cuda_pack_operand(st, cs, p, c, 0, copy_a, A, wsb + off_a);
+        if (s != KMUX_OK) goto out;
         A = wsb + off_a;
     }
     if (c->pack_b || copy_b) {
-        int e = kmux_cuda_pack_operand(p, c, 1, copy_b, B, wsb + off_b, cs->stream);
-        if (e != 0) {
-            s = kmux_cuda_fail(st, (cudaError_t)e,
-                               "kmux_matmul_execute: packing fp8/int8 operand B' on cuda:%d",
-                               p->hdr.device);
-            goto out;
-        }
+        s = kmux_cuda_pack_operand(st, cs, p, c, 1, copy_b, B, wsb + off_b);
+        if (s != KMUX_OK) goto out;
         B = wsb + off_b;
     }
 
@@ -231,7 +221,7 @@ static kmux_status lt_execute(kmux_cuda_state *st, const matmul_plan *p, int run
         kmux_cuda_post_args a;
         kmux_cuda_post_after_gemm_args(d, args, c->use_temp, (const float *)(void *)(wsb + off_t),
                                        c->ld_temp, c->ld_temp * c->n_p, c->post_epi, &a);
-        s = kmux_cuda_launch_post(st, p->hdr.device, cs->stream, &a);
+        s = kmux_cuda_launch_post(st, cs, &a);
     }
 out:
     kmux_cuda_leave(&g);

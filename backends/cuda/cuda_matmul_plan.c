@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_kernels.h"
 #include "cuda_matmul.h"
 #include "kmux_gpu_gemm_params.h"
 #include "dispatch/common/kmux_dtype_desc.h"
@@ -213,14 +214,14 @@ static kmux_status add_own(kmux_cuda_state *st, matmul_plan *p, int own, const c
         st->host->trace(2, "cuda,matmul_plan,cuda:%d,no cuBLASLt implementation (%s): kmux-gpu",
                         p->hdr.device, why);
     int tiles[8];
-    int nt = kmux_cuda_own_tiles(kmux_gpu_pick_tile(st->devices[p->hdr.device].sm, d->m, d->n),
+    int nt = kmux_cuda_own_tiles(kmux_gpu_host_pick_tile(st->devices[p->hdr.device].sm, d->m, d->n),
                                  KMUX_GPU_TILE_COUNT, tiles);
     for (int i = 0; i < nt && p->n_impl < KMUX_CUDA_MAX_IMPLS; i++) {
         lt_impl *im = &p->impl[p->n_impl];
         memset(im, 0, sizeof *im);
         im->tile = tiles[i];
         im->effective = kmux_gpu_own_effective_compute(d->compute_type);
-        if (kmux_gpu_gemm_name(d, tiles[i], im->name, sizeof im->name) != 0)
+        if (kmux_gpu_host_gemm_name(d, tiles[i], im->name, sizeof im->name) != 0)
             return kmux_cuda_error(st, KMUX_ERR_INTERNAL,
                                    "kmux_matmul_plan_create: no name for kmux-gpu tile %d",
                                    tiles[i]);

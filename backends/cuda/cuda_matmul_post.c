@@ -1,19 +1,18 @@
 /*
- * cuda_matmul_post.c - launches of the post kernel (cuda_kernels.h): after cuBLASLt (bias of a
+ * cuda_matmul_post.c - launches of the post kernel (kernels/gpu/kmux_gpu_post.cu, through the
+ * shared GPU host layer): after cuBLASLt (bias of a
  * column-major GEMM, the f32 temporary, d_scale and amax_d for non-fp8 outputs), and the
  * degenerate matmul slot of ABI v2 (k == 0 or alpha == 0: D = d_scale * act(beta * C + bias),
  * A and B unread), which the core calls for this non-host device. The arguments come from
  * cuda_host_logic.c (tested without a GPU).
  */
 #include "cuda_matmul.h"
+#include "gpu_kernels.h"
 
-kmux_status kmux_cuda_launch_post(kmux_cuda_state *st, int device, cudaStream_t stream,
+kmux_status kmux_cuda_launch_post(kmux_cuda_state *st, const kmux_cuda_stream *cs,
                                   const kmux_cuda_post_args *a) {
-    int e = kmux_cuda_post_launch(stream, a);
-    if (e != 0)
-        return kmux_cuda_fail(st, (cudaError_t)e,
-                              "kmux_matmul_execute: post-processing kernel on cuda:%d", device);
-    return KMUX_OK;
+    const kmux_gpu_launcher l = kmux_cuda_launcher(st, cs);
+    return kmux_gpu_host_post(&l, a);
 }
 
 kmux_status kmux_cuda_matmul_degenerate(void *state, void *stream, const kmux_matmul_desc *desc,
@@ -26,7 +25,7 @@ kmux_status kmux_cuda_matmul_degenerate(void *state, void *stream, const kmux_ma
     kmux_cuda_guard g;
     kmux_status s = kmux_cuda_enter(st, cs->device, "kmux_matmul_execute", &g);
     if (s != KMUX_OK) return s;
-    s = kmux_cuda_launch_post(st, cs->device, cs->stream, &a);
+    s = kmux_cuda_launch_post(st, cs, &a);
     kmux_cuda_leave(&g);
     return s;
 }

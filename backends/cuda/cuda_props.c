@@ -1,9 +1,8 @@
 /*
  * cuda_props.c - properties of a CUDA device and its peak rates.
  *
- * Everything comes from runtime queries that do not create a context (cudaGetDeviceProperties,
- * cudaDeviceGetAttribute, cudaDeviceGetPCIBusId). CUDA 13 removed the clock fields from
- * cudaDeviceProp, so clocks are read with cudaDeviceGetAttribute.
+ * Everything comes from driver queries that do not create a context (cuDeviceGetName,
+ * cuDeviceTotalMem, cuDeviceGetAttribute, cuDeviceGetPCIBusId).
  *
  * Peak FLOP/s = rate per clock per SM (table below) x SM count x max boost clock.
  * Rates are dense (no 2:4 sparsity), per SM per clock, from NVIDIA's architecture whitepapers:
@@ -82,65 +81,64 @@ static void read_kernel_driver_version(char *buf, size_t size) {
     fclose(f);
 }
 
-static int attr(int ordinal, enum cudaDeviceAttr a) {
+static int attr(CUdevice dev, CUdevice_attribute a) {
     int v = 0;
-    if (cudaDeviceGetAttribute(&v, a, ordinal) != cudaSuccess) {
-        (void)cudaGetLastError();
-        v = 0;
-    }
+    if (cuDeviceGetAttribute(&v, a, dev) != CUDA_SUCCESS) v = 0;
     return v;
 }
 
 kmux_status kmux_cuda_device_props(void *state, int device, kmux_device_props *props) {
     kmux_cuda_state *st = state;
     const kmux_cuda_device *d = &st->devices[device];
-    struct cudaDeviceProp p;
-    cudaError_t e = cudaGetDeviceProperties(&p, d->ordinal);
-    if (e != cudaSuccess)
-        return kmux_cuda_fail(st, e, "device_props: cudaGetDeviceProperties(%d) for cuda:%d",
+    char name[256] = "";
+    size_t total = 0;
+    CUresult e = cuDeviceGetName(name, (int)sizeof name, d->dev);
+    if (e == CUDA_SUCCESS) e = cuDeviceTotalMem(&total, d->dev);
+    if (e != CUDA_SUCCESS)
+        return kmux_cuda_fail(st, e,
+                              "device_props: cuDeviceGetName/cuDeviceTotalMem(%d) for cuda:%d",
                               d->ordinal, device);
+    const int major = attr(d->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    const int minor = attr(d->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    const int sms = attr(d->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
 
     memset(props, 0, sizeof *props);
     snprintf(props->id, sizeof props->id, "cuda:%d", device);
     snprintf(props->backend, sizeof props->backend, "cuda");
     snprintf(props->vendor, sizeof props->vendor, "NVIDIA");
-    snprintf(props->name, sizeof props->name, "%s", p.name);
-    snprintf(props->arch, sizeof props->arch, "sm_%d%d", p.major, p.minor);
+    snprintf(props->name, sizeof props->name, "%s", name);
+    snprintf(props->arch, sizeof props->arch, "sm_%d%d", major, minor);
 
-    int drv = 0, rt = 0;
-    (void)cudaDriverGetVersion(&drv);
-    (void)cudaRuntimeGetVersion(&rt);
+    int drv = 0;
+    (void)cuDriverGetVersion(&drv);
     char kmod[32];
     read_kernel_driver_version(kmod, sizeof kmod);
     if (kmod[0])
-        snprintf(props->driver_version, sizeof props->driver_version,
-                 "%s (CUDA driver %d.%d, runtime %d.%d)", kmod, drv / 1000, (drv % 1000) / 10,
-                 rt / 1000, (rt % 1000) / 10);
+        snprintf(props->driver_version, sizeof props->driver_version, "%s (CUDA driver %d.%d)",
+                 kmod, drv / 1000, (drv % 1000) / 10);
     else
-        snprintf(props->driver_version, sizeof props->driver_version,
-                 "CUDA driver %d.%d, runtime %d.%d", drv / 1000, (drv % 1000) / 10, rt / 1000,
-                 (rt % 1000) / 10);
+        snprintf(props->driver_version, sizeof props->driver_version, "CUDA driver %d.%d",
+                 drv / 1000, (drv % 1000) / 10);
     size_t lt = cublasLtGetVersion(), dnn = cudnnGetVersion();
     snprintf(props->library_version, sizeof props->library_version,
              "cuBLASLt %zu.%zu.%zu, cuDNN %zu.%zu.%zu", lt / 10000, (lt % 10000) / 100, lt % 100,
              dnn / 10000, (dnn % 10000) / 100, dnn % 100);
-    if (cudaDeviceGetPCIBusId(props->pci_bus_id, (int)sizeof props->pci_bus_id, d->ordinal) !=
-        cudaSuccess) {
-        (void)cudaGetLastError();
+    if (cuDeviceGetPCIBusId(props->pci_bus_id, (int)sizeof props->pci_bus_id, d->dev) !=
+        CUDA_SUCCESS) {
         props->pci_bus_id[0] = '\0';
     }
 
     props->is_host = 0;
-    props->memory_bytes = (int64_t)p.totalGlobalMem;
-    props->compute_units = p.multiProcessorCount;
-    int clock_khz = attr(d->ordinal, cudaDevAttrClockRate);
-    int mem_clock_khz = attr(d->ordinal, cudaDevAttrMemoryClockRate);
-    int bus_bits = attr(d->ordinal, cudaDevAttrGlobalMemoryBusWidth);
+    props->memory_bytes = (int64_t)total;
+    props->compute_units = sms;
+    int clock_khz = attr(d->dev, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+    int mem_clock_khz = attr(d->dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+    int bus_bits = attr(d->dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
     props->clock_mhz = clock_khz / 1000.0;
     /* double data rate: two transfers per memory clock */
     props->mem_bandwidth_gbps = 2.0 * mem_clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
 
-    int sm = p.major * 10 + p.minor;
+    int sm = major * 10 + minor;
     unsigned char *ds = props->dtype_support;
     ds[KMUX_F64] = ds[KMUX_F32] = ds[KMUX_F16] = ds[KMUX_I8] = ds[KMUX_I32] = 1;
     ds[KMUX_BF16] = sm >= 80;
@@ -151,9 +149,9 @@ kmux_status kmux_cuda_device_props(void *state, int device, kmux_device_props *p
     ds[KMUX_F8_E4M3_FNUZ] = ds[KMUX_F8_E5M2_FNUZ] = 1;
 
     kmux_cuda_arch_rates r;
-    int geforce = strstr(p.name, "GeForce") != NULL || strstr(p.name, "TITAN") != NULL;
+    int geforce = strstr(name, "GeForce") != NULL || strstr(name, "TITAN") != NULL;
     if (kmux_cuda_arch_rates_get(sm, geforce, &r)) {
-        double base = (double)p.multiProcessorCount * clock_khz * 1e3;
+        double base = (double)sms * clock_khz * 1e3;
         for (int t = 0; t < KMUX_DTYPE_COUNT; t++) {
             int tensor = t != KMUX_F64 && t != KMUX_F32;
             props->peak_flops[t] = r.per_clock_sm[t] * base * (tensor ? r.tensor_clock_ratio : 1.0);

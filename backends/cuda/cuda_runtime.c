@@ -20,10 +20,10 @@ kmux_status kmux_cuda_mem_alloc(void *state, int device, size_t bytes, void **pt
     kmux_status s = kmux_cuda_enter(st, device, "kmux_malloc", &g);
     if (s != KMUX_OK) return s;
     void *p = NULL;
-    cudaError_t e = cudaMalloc(&p, bytes);
+    CUresult e = kmux_cu_malloc(&p, bytes);
     kmux_cuda_leave(&g);
-    if (e != cudaSuccess)
-        return kmux_cuda_fail(st, e, "kmux_malloc: cudaMalloc(%zu bytes) on cuda:%d", bytes,
+    if (e != CUDA_SUCCESS)
+        return kmux_cuda_fail(st, e, "kmux_malloc: cuMemAlloc(%zu bytes) on cuda:%d", bytes,
                               device);
     *ptr = p;
     return KMUX_OK;
@@ -35,10 +35,10 @@ kmux_status kmux_cuda_mem_free(void *state, int device, void *ptr) {
     kmux_cuda_guard g;
     kmux_status s = kmux_cuda_enter(st, device, "kmux_free", &g);
     if (s != KMUX_OK) return s;
-    cudaError_t e = cudaFree(ptr);
+    CUresult e = kmux_cu_free(ptr);
     kmux_cuda_leave(&g);
-    if (e != cudaSuccess)
-        return kmux_cuda_fail(st, e, "kmux_free: cudaFree(%p) on cuda:%d", ptr, device);
+    if (e != CUDA_SUCCESS)
+        return kmux_cuda_fail(st, e, "kmux_free: cuMemFree(%p) on cuda:%d", ptr, device);
     return KMUX_OK;
 }
 
@@ -59,14 +59,14 @@ kmux_status kmux_cuda_stream_create(void *state, int device, void *native, int o
         }
         /* A blocking stream (default flags) stays ordered with the legacy default stream, so
          * work a caller queued there with plain CUDA calls is seen by kmux. */
-        cudaError_t e = cudaStreamCreate(&s->stream);
+        CUresult e = cuStreamCreate(&s->stream, CU_STREAM_DEFAULT);
         kmux_cuda_leave(&g);
-        if (e != cudaSuccess) {
+        if (e != CUDA_SUCCESS) {
             free(s);
-            return kmux_cuda_fail(st, e, "kmux_stream_create: cudaStreamCreate on cuda:%d", device);
+            return kmux_cuda_fail(st, e, "kmux_stream_create: cuStreamCreate on cuda:%d", device);
         }
     } else {
-        s->stream = (cudaStream_t)native;
+        s->stream = (CUstream)native;
     }
     *stream = s;
     return KMUX_OK;
@@ -79,21 +79,21 @@ kmux_status kmux_cuda_stream_destroy(void *state, void *stream) {
     kmux_cuda_guard g;
     kmux_status ks = kmux_cuda_enter(st, s->device, "kmux_stream_destroy", &g);
     if (ks != KMUX_OK) return ks;
-    cudaError_t e = cudaStreamSynchronize(s->stream);
-    cudaError_t e2 = cudaSuccess;
-    /* cudaFree also releases a cudaMallocAsync block; the stream is idle by now. */
-    if (s->ws) e2 = cudaFree(s->ws);
+    CUresult e = cuStreamSynchronize(s->stream);
+    CUresult e2 = CUDA_SUCCESS;
+    /* cuMemFree also releases a cuMemAllocAsync block; the stream is idle by now. */
+    if (s->ws) e2 = kmux_cu_free(s->ws);
     if (s->dnn) cudnnDestroy(s->dnn);
     if (s->own) {
-        cudaError_t e3 = cudaStreamDestroy(s->stream);
-        if (e2 == cudaSuccess) e2 = e3;
+        CUresult e3 = cuStreamDestroy(s->stream);
+        if (e2 == CUDA_SUCCESS) e2 = e3;
     }
     kmux_cuda_leave(&g);
     free(s);
-    if (e != cudaSuccess)
+    if (e != CUDA_SUCCESS)
         return kmux_cuda_fail(
-            st, e, "kmux_stream_destroy: cudaStreamSynchronize (an earlier asynchronous error)");
-    if (e2 != cudaSuccess)
+            st, e, "kmux_stream_destroy: cuStreamSynchronize (an earlier asynchronous error)");
+    if (e2 != CUDA_SUCCESS)
         return kmux_cuda_fail(st, e2, "kmux_stream_destroy: releasing the stream");
     return KMUX_OK;
 }
@@ -104,10 +104,10 @@ kmux_status kmux_cuda_stream_synchronize(void *state, void *stream) {
     kmux_cuda_guard g;
     kmux_status ks = kmux_cuda_enter(st, s->device, "kmux_stream_synchronize", &g);
     if (ks != KMUX_OK) return ks;
-    cudaError_t e = cudaStreamSynchronize(s->stream);
+    CUresult e = cuStreamSynchronize(s->stream);
     kmux_cuda_leave(&g);
-    if (e != cudaSuccess)
-        return kmux_cuda_fail(st, e, "kmux_stream_synchronize: cudaStreamSynchronize on cuda:%d",
+    if (e != CUDA_SUCCESS)
+        return kmux_cuda_fail(st, e, "kmux_stream_synchronize: cuStreamSynchronize on cuda:%d",
                               s->device);
     return KMUX_OK;
 }
@@ -126,49 +126,46 @@ kmux_status kmux_cuda_stream_workspace(kmux_cuda_state *st, kmux_cuda_stream *s,
     size_t want = kmux_cuda_align_up(bytes, KMUX_CUDA_MIB);
     if (want < 2 * s->ws_size) want = kmux_cuda_align_up(2 * s->ws_size, KMUX_CUDA_MIB);
     void *p = NULL;
-    cudaError_t e;
+    CUresult e;
     if (st->devices[s->device].memory_pools) {
         /* Stream-ordered: the old block is released after the work queued before it, the new
          * one is usable by everything queued after; no device-wide synchronisation. */
         if (s->ws && s->ws_async) {
-            (void)cudaFreeAsync(s->ws, s->stream);
-        } else if (s->ws) { /* a cudaMalloc fallback block: only after the stream drains */
-            (void)cudaStreamSynchronize(s->stream);
-            (void)cudaFree(s->ws);
+            (void)cuMemFreeAsync(kmux_cu_ptr(s->ws), s->stream);
+        } else if (s->ws) { /* a cuMemAlloc fallback block: only after the stream drains */
+            (void)cuStreamSynchronize(s->stream);
+            (void)kmux_cu_free(s->ws);
         }
         s->ws = NULL;
         s->ws_size = 0;
         s->ws_async = 1;
-        e = cudaMallocAsync(&p, want, s->stream);
-        if (e != cudaSuccess && want > bytes) {
-            (void)cudaGetLastError();
+        e = kmux_cu_malloc_async(&p, want, s->stream);
+        if (e != CUDA_SUCCESS && want > bytes) {
             want = bytes;
-            e = cudaMallocAsync(&p, want, s->stream);
+            e = kmux_cu_malloc_async(&p, want, s->stream);
         }
-        if (e != cudaSuccess) {
+        if (e != CUDA_SUCCESS) {
             /* The pool refused (its release threshold, a pool limit, or a driver whose pools do
-             * not work under this process, e.g. some MPS/vGPU setups): fall back to cudaMalloc
+             * not work under this process, e.g. some MPS/vGPU setups): fall back to cuMemAlloc
              * after the stream drains, as the pool-less path does. The block is freed with
-             * cudaFree either way (stream_destroy). */
-            (void)cudaGetLastError();
+             * cuMemFree either way (stream_destroy). */
             s->ws_async = 0;
-            e = cudaStreamSynchronize(s->stream);
-            if (e == cudaSuccess) e = cudaMalloc(&p, want);
-            if (e != cudaSuccess && want > bytes) {
-                (void)cudaGetLastError();
+            e = cuStreamSynchronize(s->stream);
+            if (e == CUDA_SUCCESS) e = kmux_cu_malloc(&p, want);
+            if (e != CUDA_SUCCESS && want > bytes) {
                 want = bytes;
-                e = cudaMalloc(&p, want);
+                e = kmux_cu_malloc(&p, want);
             }
         }
     } else {
         s->ws_async = 0;
-        e = cudaStreamSynchronize(s->stream);
-        if (e == cudaSuccess && s->ws) e = cudaFree(s->ws);
+        e = cuStreamSynchronize(s->stream);
+        if (e == CUDA_SUCCESS && s->ws) e = kmux_cu_free(s->ws);
         s->ws = NULL;
         s->ws_size = 0;
-        if (e == cudaSuccess) e = cudaMalloc(&p, want);
+        if (e == CUDA_SUCCESS) e = kmux_cu_malloc(&p, want);
     }
-    if (e != cudaSuccess)
+    if (e != CUDA_SUCCESS)
         return kmux_cuda_fail(st, e, "%s: allocating %zu bytes of workspace on cuda:%d", fn, want,
                               s->device);
     s->ws = p;
@@ -199,20 +196,19 @@ kmux_status kmux_cuda_stream_dnn(kmux_cuda_state *st, kmux_cuda_stream *s, cudnn
 
 kmux_status kmux_cuda_mem_copy(void *state, void *stream, void *dst, const void *src, size_t bytes,
                                kmux_memcpy_kind kind) {
+    (void)kind; /* unified addressing: the driver tells host from device pointers */
     kmux_cuda_state *st = STATE(state);
     kmux_cuda_stream *s = stream;
     if (bytes == 0) return KMUX_OK;
-    static const enum cudaMemcpyKind kinds[] = {cudaMemcpyHostToHost, cudaMemcpyHostToDevice,
-                                                cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice};
     kmux_cuda_guard g;
     kmux_status ks = kmux_cuda_enter(st, s->device, "kmux_memcpy", &g);
     if (ks != KMUX_OK) return ks;
-    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kinds[kind], s->stream);
+    CUresult e = kmux_cu_memcpy_async(dst, src, bytes, s->stream);
     kmux_cuda_leave(&g);
-    if (e != cudaSuccess)
+    if (e != CUDA_SUCCESS)
         return kmux_cuda_fail(
-            st, e, "kmux_memcpy: cudaMemcpyAsync(dst=%p, src=%p, %zu bytes, kind=%d) on cuda:%d",
-            dst, src, bytes, (int)kind, s->device);
+            st, e, "kmux_memcpy: cuMemcpyAsync(dst=%p, src=%p, %zu bytes, kind=%d) on cuda:%d", dst,
+            src, bytes, (int)kind, s->device);
     return KMUX_OK;
 }
 
@@ -223,11 +219,11 @@ kmux_status kmux_cuda_mem_set(void *state, void *stream, void *dst, int value, s
     kmux_cuda_guard g;
     kmux_status ks = kmux_cuda_enter(st, s->device, "kmux_memset", &g);
     if (ks != KMUX_OK) return ks;
-    cudaError_t e = cudaMemsetAsync(dst, value, bytes, s->stream);
+    CUresult e = kmux_cu_memset_async(dst, value, bytes, s->stream);
     kmux_cuda_leave(&g);
-    if (e != cudaSuccess)
+    if (e != CUDA_SUCCESS)
         return kmux_cuda_fail(
-            st, e, "kmux_memset: cudaMemsetAsync(dst=%p, value=%d, %zu bytes) on cuda:%d", dst,
+            st, e, "kmux_memset: cuMemsetD8Async(dst=%p, value=%d, %zu bytes) on cuda:%d", dst,
             value, bytes, s->device);
     return KMUX_OK;
 }
@@ -245,11 +241,11 @@ kmux_status kmux_cuda_event_create(void *state, int device, void **event) {
         free(ev);
         return ks;
     }
-    cudaError_t e = cudaEventCreate(&ev->event);
+    CUresult e = cuEventCreate(&ev->event, CU_EVENT_DEFAULT);
     kmux_cuda_leave(&g);
-    if (e != cudaSuccess) {
+    if (e != CUDA_SUCCESS) {
         free(ev);
-        return kmux_cuda_fail(st, e, "kmux_event_create: cudaEventCreate on cuda:%d", device);
+        return kmux_cuda_fail(st, e, "kmux_event_create: cuEventCreate on cuda:%d", device);
     }
     *event = ev;
     return KMUX_OK;
@@ -261,10 +257,10 @@ kmux_status kmux_cuda_event_destroy(void *state, void *event) {
     if (!ev) return KMUX_OK;
     kmux_cuda_guard g;
     kmux_status ks = kmux_cuda_enter(st, ev->device, "kmux_event_destroy", &g);
-    cudaError_t e = cudaEventDestroy(ev->event);
+    CUresult e = cuEventDestroy(ev->event);
     if (ks == KMUX_OK) kmux_cuda_leave(&g);
     free(ev);
-    if (e != cudaSuccess) return kmux_cuda_fail(st, e, "kmux_event_destroy: cudaEventDestroy");
+    if (e != CUDA_SUCCESS) return kmux_cuda_fail(st, e, "kmux_event_destroy: cuEventDestroy");
     return KMUX_OK;
 }
 
@@ -277,10 +273,10 @@ kmux_status kmux_cuda_event_record(void *state, void *event, void *stream) {
     kmux_cuda_guard g;
     kmux_status ks = kmux_cuda_enter(st, s->device, "kmux_event_record", &g);
     if (ks != KMUX_OK) return ks;
-    cudaError_t e = cudaEventRecord(ev->event, s->stream);
+    CUresult e = cuEventRecord(ev->event, s->stream);
     kmux_cuda_leave(&g);
-    if (e != cudaSuccess)
-        return kmux_cuda_fail(st, e, "kmux_event_record: cudaEventRecord on cuda:%d", s->device);
+    if (e != CUDA_SUCCESS)
+        return kmux_cuda_fail(st, e, "kmux_event_record: cuEventRecord on cuda:%d", s->device);
     return KMUX_OK;
 }
 
@@ -292,11 +288,11 @@ kmux_status kmux_cuda_stream_wait_event(void *state, void *stream, void *event) 
     kmux_cuda_guard g;
     kmux_status ks = kmux_cuda_enter(st, s->device, "kmux_stream_wait_event", &g);
     if (ks != KMUX_OK) return ks;
-    cudaError_t e = cudaStreamWaitEvent(s->stream, ev->event, 0);
+    CUresult e = cuStreamWaitEvent(s->stream, ev->event, 0);
     kmux_cuda_leave(&g);
-    if (e != cudaSuccess)
+    if (e != CUDA_SUCCESS)
         return kmux_cuda_fail(st, e,
-                              "kmux_stream_wait_event: cudaStreamWaitEvent on cuda:%d (event of "
+                              "kmux_stream_wait_event: cuStreamWaitEvent on cuda:%d (event of "
                               "cuda:%d)",
                               s->device, ev->device);
     return KMUX_OK;
@@ -310,10 +306,10 @@ kmux_status kmux_cuda_event_synchronize(void *state, void *event) {
     kmux_cuda_guard g;
     kmux_status ks = kmux_cuda_enter(st, ev->device, "kmux_event_synchronize", &g);
     if (ks != KMUX_OK) return ks;
-    cudaError_t e = cudaEventSynchronize(ev->event);
+    CUresult e = cuEventSynchronize(ev->event);
     kmux_cuda_leave(&g);
-    if (e != cudaSuccess)
-        return kmux_cuda_fail(st, e, "kmux_event_synchronize: cudaEventSynchronize on cuda:%d",
+    if (e != CUDA_SUCCESS)
+        return kmux_cuda_fail(st, e, "kmux_event_synchronize: cuEventSynchronize on cuda:%d",
                               ev->device);
     return KMUX_OK;
 }
@@ -325,11 +321,11 @@ kmux_status kmux_cuda_event_elapsed_ms(void *state, void *start, void *end, floa
     kmux_cuda_guard g;
     kmux_status ks = kmux_cuda_enter(st, a->device, "kmux_event_elapsed_ms", &g);
     if (ks != KMUX_OK) return ks;
-    cudaError_t e = cudaEventElapsedTime(&t, a->event, b->event);
+    CUresult e = cuEventElapsedTime(&t, a->event, b->event);
     kmux_cuda_leave(&g);
-    if (e != cudaSuccess)
+    if (e != CUDA_SUCCESS)
         return kmux_cuda_fail(st, e,
-                              "kmux_event_elapsed_ms: cudaEventElapsedTime on cuda:%d (are both "
+                              "kmux_event_elapsed_ms: cuEventElapsedTime on cuda:%d (are both "
                               "events recorded and complete?)",
                               a->device);
     *ms = t;

@@ -10,14 +10,15 @@
  * ROCm answers hipErrorInvalidConfiguration or wraps it), refused with KMUX_ERR_UNSUPPORTED naming
  * the sizes. Modules are loaded on a device's first launch, under the device lock, and kept
  * until the backend is finalised. Kernels are looked up by their mangled names
- * (hip_kernels.c) with hipModuleGetFunction at each launch (a hash lookup in the runtime).
+ * (backends/gpu/gpu_kernel_names.h) with hipModuleGetFunction at each launch (a hash lookup in the
+ * runtime).
  */
 #include <stdint.h>
 #include <stdio.h>
 
 #include "hip_backend.h"
 
-static kmux_status module_of(kmux_hip_state *st, int device, kmux_hip_module_id id,
+static kmux_status module_of(kmux_hip_state *st, int device, kmux_gpu_module_id id,
                              const char *what, kmux_hip_module *out) {
     kmux_hip_device *d = &st->devices[device];
     kmux_status s = KMUX_OK;
@@ -59,7 +60,7 @@ static kmux_status module_of(kmux_hip_state *st, int device, kmux_hip_module_id 
 
 void kmux_hip_modules_unload(kmux_hip_state *st, int device) {
     kmux_hip_device *d = &st->devices[device];
-    for (int i = 0; i < KMUX_HIP_MOD_COUNT; i++) {
+    for (int i = 0; i < KMUX_GPU_MOD_COUNT; i++) {
         if (!d->modules[i]) continue;
         kmux_hip_guard g;
         if (kmux_hip_enter(st, device, "hip fini", &g) == KMUX_OK) {
@@ -68,13 +69,6 @@ void kmux_hip_modules_unload(kmux_hip_state *st, int device) {
         }
         d->modules[i] = NULL;
     }
-}
-
-kmux_status kmux_hip_launch(kmux_hip_state *st, const kmux_hip_stream_t *s, kmux_hip_module_id mod,
-                            const char *name, unsigned grid, unsigned block, void **params,
-                            const char *what) {
-    const unsigned g3[3] = {grid, 1, 1};
-    return kmux_hip_launch_3d(st, s, mod, name, g3, block, params, what);
 }
 
 /* Why the launch shape cannot be launched (buf), or NULL when it can; *status: what to answer
@@ -102,7 +96,7 @@ static const char *bad_shape(const unsigned grid[3], const unsigned block[3], ch
 }
 
 kmux_status kmux_hip_launch_3d(kmux_hip_state *st, const kmux_hip_stream_t *s,
-                               kmux_hip_module_id mod, const char *name, const unsigned grid[3],
+                               kmux_gpu_module_id mod, const char *name, const unsigned grid[3],
                                unsigned block, void **params, const char *what) {
     const unsigned block3[3] = {block, 1, 1};
     char why[160];

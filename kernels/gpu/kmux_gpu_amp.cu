@@ -7,7 +7,7 @@
 #include "kmux_gpu_formats.cuh"
 #include "kmux_gpu_kernels.h"
 
-namespace {
+namespace kmux_gpu_k {
 
 /* x *= inv in place, rounded once to T (f32: the IEEE multiply; f64: the f64 multiply; f16/bf16:
  * decoded exactly, the exact product rounded once), found_inf = 1 when an element was not
@@ -55,7 +55,7 @@ __global__ void fp8_scale_kernel(const float *history, int64_t len, double fmax,
     *scale = kmux_fp8_scale_from_fmax(*scale, amax, fmax, (float)margin); /* margin: a float */
 }
 
-unsigned blocks_for(int64_t n) {
+static unsigned blocks_for(int64_t n) {
     int64_t b = (n + KMUX_GPU_BLOCK - 1) / KMUX_GPU_BLOCK;
     if (b < 1) b = 1;
     if (b > KMUX_GPU_MAX_BLOCKS) b = KMUX_GPU_MAX_BLOCKS;
@@ -68,7 +68,7 @@ int launch_unscale(kmux_gpu_stream_t st, int64_t n, void *x, const float *inv, f
     return (int)kmux_gpu_get_last_error();
 }
 
-} // namespace
+} // namespace kmux_gpu_k
 
 extern "C" int kmux_gpu_unscale_check_finite(void *stream, int64_t count, void *const *tensors,
                                              const int64_t *sizes, const kmux_dtype *types,
@@ -79,16 +79,20 @@ extern "C" int kmux_gpu_unscale_check_finite(void *stream, int64_t count, void *
         int e;
         switch (types[t]) {
         case KMUX_F64:
-            e = launch_unscale<KMUX_F64>(st, sizes[t], tensors[t], inv_scale, found_inf);
+            e = kmux_gpu_k::launch_unscale<KMUX_F64>(st, sizes[t], tensors[t], inv_scale,
+                                                     found_inf);
             break;
         case KMUX_F32:
-            e = launch_unscale<KMUX_F32>(st, sizes[t], tensors[t], inv_scale, found_inf);
+            e = kmux_gpu_k::launch_unscale<KMUX_F32>(st, sizes[t], tensors[t], inv_scale,
+                                                     found_inf);
             break;
         case KMUX_F16:
-            e = launch_unscale<KMUX_F16>(st, sizes[t], tensors[t], inv_scale, found_inf);
+            e = kmux_gpu_k::launch_unscale<KMUX_F16>(st, sizes[t], tensors[t], inv_scale,
+                                                     found_inf);
             break;
         case KMUX_BF16:
-            e = launch_unscale<KMUX_BF16>(st, sizes[t], tensors[t], inv_scale, found_inf);
+            e = kmux_gpu_k::launch_unscale<KMUX_BF16>(st, sizes[t], tensors[t], inv_scale,
+                                                      found_inf);
             break;
         default:
             e = (int)KMUX_GPU_ERROR_INVALID_VALUE;
@@ -102,7 +106,7 @@ extern "C" int kmux_gpu_unscale_check_finite(void *stream, int64_t count, void *
 extern "C" int kmux_gpu_loss_scale_update(void *stream, float *scale, int32_t *growth_tracker,
                                           const float *found_inf, double growth_factor,
                                           double backoff_factor, int64_t growth_interval) {
-    KMUX_GPU_LAUNCH(1, 1, (kmux_gpu_stream_t)stream, loss_scale_kernel)
+    KMUX_GPU_LAUNCH(1, 1, (kmux_gpu_stream_t)stream, kmux_gpu_k::loss_scale_kernel)
     (scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval);
     return (int)kmux_gpu_get_last_error();
 }
@@ -112,7 +116,7 @@ extern "C" int kmux_gpu_fp8_scale_update(void *stream, const float *amax_history
                                          float *scale) {
     if (!kmux_dtype_is_fp8(fp8_type)) return (int)KMUX_GPU_ERROR_INVALID_VALUE;
     const double fmax = kmux_dtype_desc_of(fp8_type).max_finite;
-    KMUX_GPU_LAUNCH(1, 1, (kmux_gpu_stream_t)stream, fp8_scale_kernel)
+    KMUX_GPU_LAUNCH(1, 1, (kmux_gpu_stream_t)stream, kmux_gpu_k::fp8_scale_kernel)
     (amax_history, history_len, fmax, (double)margin, scale);
     return (int)kmux_gpu_get_last_error();
 }

@@ -7,7 +7,7 @@
 #include "kmux_gpu_formats.cuh"
 #include "kmux_gpu_kernels.h"
 
-namespace {
+namespace kmux_gpu_k {
 
 /* Converts element i: returns the amax bits of the source value. */
 template <int S, int D>
@@ -68,7 +68,7 @@ __global__ void __launch_bounds__(KMUX_GPU_BLOCK)
     kmux_gpu_block_max_to(m, amax);
 }
 
-unsigned blocks_for(int64_t n, int per_thread) {
+static unsigned blocks_for(int64_t n, int per_thread) {
     int64_t b =
         (n + (int64_t)KMUX_GPU_BLOCK * per_thread - 1) / ((int64_t)KMUX_GPU_BLOCK * per_thread);
     if (b < 1) b = 1;
@@ -115,7 +115,7 @@ template <int S> int launch_amax(kmux_gpu_stream_t st, int64_t n, const void *x,
     return (int)kmux_gpu_get_last_error();
 }
 
-} // namespace
+} // namespace kmux_gpu_k
 
 extern "C" int kmux_gpu_cast(void *stream, int64_t n, const void *src, kmux_dtype src_type,
                              void *dst, kmux_dtype dst_type, int saturate, const float *scale,
@@ -130,21 +130,29 @@ extern "C" int kmux_gpu_cast(void *stream, int64_t n, const void *src, kmux_dtyp
     if (n <= 0) return 0;
     switch (src_type) {
     case KMUX_F64:
-        return launch_cast_to<KMUX_F64>(st, n, src, dst, dst_type, saturate, scale, amax);
+        return kmux_gpu_k::launch_cast_to<KMUX_F64>(st, n, src, dst, dst_type, saturate, scale,
+                                                    amax);
     case KMUX_F32:
-        return launch_cast_to<KMUX_F32>(st, n, src, dst, dst_type, saturate, scale, amax);
+        return kmux_gpu_k::launch_cast_to<KMUX_F32>(st, n, src, dst, dst_type, saturate, scale,
+                                                    amax);
     case KMUX_F16:
-        return launch_cast_to<KMUX_F16>(st, n, src, dst, dst_type, saturate, scale, amax);
+        return kmux_gpu_k::launch_cast_to<KMUX_F16>(st, n, src, dst, dst_type, saturate, scale,
+                                                    amax);
     case KMUX_BF16:
-        return launch_cast_to<KMUX_BF16>(st, n, src, dst, dst_type, saturate, scale, amax);
+        return kmux_gpu_k::launch_cast_to<KMUX_BF16>(st, n, src, dst, dst_type, saturate, scale,
+                                                     amax);
     case KMUX_F8_E4M3:
-        return launch_cast_to<KMUX_F8_E4M3>(st, n, src, dst, dst_type, saturate, scale, amax);
+        return kmux_gpu_k::launch_cast_to<KMUX_F8_E4M3>(st, n, src, dst, dst_type, saturate, scale,
+                                                        amax);
     case KMUX_F8_E5M2:
-        return launch_cast_to<KMUX_F8_E5M2>(st, n, src, dst, dst_type, saturate, scale, amax);
+        return kmux_gpu_k::launch_cast_to<KMUX_F8_E5M2>(st, n, src, dst, dst_type, saturate, scale,
+                                                        amax);
     case KMUX_F8_E4M3_FNUZ:
-        return launch_cast_to<KMUX_F8_E4M3_FNUZ>(st, n, src, dst, dst_type, saturate, scale, amax);
+        return kmux_gpu_k::launch_cast_to<KMUX_F8_E4M3_FNUZ>(st, n, src, dst, dst_type, saturate,
+                                                             scale, amax);
     case KMUX_F8_E5M2_FNUZ:
-        return launch_cast_to<KMUX_F8_E5M2_FNUZ>(st, n, src, dst, dst_type, saturate, scale, amax);
+        return kmux_gpu_k::launch_cast_to<KMUX_F8_E5M2_FNUZ>(st, n, src, dst, dst_type, saturate,
+                                                             scale, amax);
     default:
         return (int)KMUX_GPU_ERROR_INVALID_VALUE;
     }
@@ -157,21 +165,21 @@ extern "C" int kmux_gpu_amax(void *stream, int64_t n, const void *x, kmux_dtype 
     if (n <= 0) return 0;
     switch (type) {
     case KMUX_F64:
-        return launch_amax<KMUX_F64>(st, n, x, amax);
+        return kmux_gpu_k::launch_amax<KMUX_F64>(st, n, x, amax);
     case KMUX_F32:
-        return launch_amax<KMUX_F32>(st, n, x, amax);
+        return kmux_gpu_k::launch_amax<KMUX_F32>(st, n, x, amax);
     case KMUX_F16:
-        return launch_amax<KMUX_F16>(st, n, x, amax);
+        return kmux_gpu_k::launch_amax<KMUX_F16>(st, n, x, amax);
     case KMUX_BF16:
-        return launch_amax<KMUX_BF16>(st, n, x, amax);
+        return kmux_gpu_k::launch_amax<KMUX_BF16>(st, n, x, amax);
     case KMUX_F8_E4M3:
-        return launch_amax<KMUX_F8_E4M3>(st, n, x, amax);
+        return kmux_gpu_k::launch_amax<KMUX_F8_E4M3>(st, n, x, amax);
     case KMUX_F8_E5M2:
-        return launch_amax<KMUX_F8_E5M2>(st, n, x, amax);
+        return kmux_gpu_k::launch_amax<KMUX_F8_E5M2>(st, n, x, amax);
     case KMUX_F8_E4M3_FNUZ:
-        return launch_amax<KMUX_F8_E4M3_FNUZ>(st, n, x, amax);
+        return kmux_gpu_k::launch_amax<KMUX_F8_E4M3_FNUZ>(st, n, x, amax);
     case KMUX_F8_E5M2_FNUZ:
-        return launch_amax<KMUX_F8_E5M2_FNUZ>(st, n, x, amax);
+        return kmux_gpu_k::launch_amax<KMUX_F8_E5M2_FNUZ>(st, n, x, amax);
     default:
         return (int)KMUX_GPU_ERROR_INVALID_VALUE;
     }

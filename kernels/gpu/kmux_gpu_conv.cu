@@ -20,18 +20,18 @@
 #include "kmux_gpu_kernels.h"
 #include "kmux_gpu_tile.cuh"
 
-namespace {
+namespace kmux_gpu_k {
 
 typedef kmux_gpu_conv_params conv_params; /* kmux_gpu_conv_params.h: shared with module launches */
 
-KMUX_DEV int64_t x_at(const conv_params &p, int64_t n, int64_t c, int64_t h, int64_t w) {
+static KMUX_DEV int64_t x_at(const conv_params &p, int64_t n, int64_t c, int64_t h, int64_t w) {
     return p.nhwc ? ((n * p.h + h) * p.w + w) * p.c + c : ((n * p.c + c) * p.h + h) * p.w + w;
 }
 /* c: channel within the group */
-KMUX_DEV int64_t w_at(const conv_params &p, int64_t k, int64_t c, int64_t r, int64_t s) {
+static KMUX_DEV int64_t w_at(const conv_params &p, int64_t k, int64_t c, int64_t r, int64_t s) {
     return p.nhwc ? ((k * p.r + r) * p.s + s) * p.cg + c : ((k * p.cg + c) * p.r + r) * p.s + s;
 }
-KMUX_DEV int64_t y_at(const conv_params &p, int64_t n, int64_t k, int64_t pp, int64_t q) {
+static KMUX_DEV int64_t y_at(const conv_params &p, int64_t n, int64_t k, int64_t pp, int64_t q) {
     return p.nhwc ? ((n * p.p + pp) * p.q + q) * p.k + k : ((n * p.k + k) * p.p + pp) * p.q + q;
 }
 
@@ -197,18 +197,18 @@ int launch_type(kmux_gpu_stream_t st, const conv_params &p, kmux_conv_direction 
     }
 }
 
-const char *dir_name(kmux_conv_direction d) {
+static const char *dir_name(kmux_conv_direction d) {
     return d == KMUX_CONV_FWD ? "fwd" : d == KMUX_CONV_BWD_DATA ? "bwd_data" : "bwd_weights";
 }
 
-} // namespace
+} // namespace kmux_gpu_k
 
 extern "C" int kmux_gpu_conv2d_name(const kmux_conv2d_desc *d, int tile, char *buf, size_t size) {
     char t[48];
     if (!kmux_gpu_tile_label(tile, t, sizeof t)) return -1;
-    int r = snprintf(buf, size, "kmux-gpu:conv2d:%s:%s:%s:acc=%s:tile=%s", dir_name(d->direction),
-                     d->layout == KMUX_NHWC ? "nhwc" : "nchw", kmux_dtype_desc_of(d->x_type).name,
-                     d->x_type == KMUX_F64 ? "f64" : "f32", t);
+    int r = snprintf(buf, size, "kmux-gpu:conv2d:%s:%s:%s:acc=%s:tile=%s",
+                     kmux_gpu_k::dir_name(d->direction), d->layout == KMUX_NHWC ? "nhwc" : "nchw",
+                     kmux_dtype_desc_of(d->x_type).name, d->x_type == KMUX_F64 ? "f64" : "f32", t);
     return r < 0 || (size_t)r >= size ? -1 : 0;
 }
 
@@ -217,18 +217,18 @@ extern "C" int kmux_gpu_conv2d(void *stream, const kmux_conv2d_desc *d, const km
     kmux_gpu_stream_t st = (kmux_gpu_stream_t)stream;
     if (tile < 0 || tile >= KMUX_GPU_TILE_COUNT) return (int)KMUX_GPU_ERROR_INVALID_VALUE;
     if (max_grid_yz <= 0 || max_grid_yz > KMUX_GPU_MAX_GRID_YZ) max_grid_yz = KMUX_GPU_MAX_GRID_YZ;
-    conv_params p;
+    kmux_gpu_conv_params p;
     kmux_gpu_conv_params_fill(&p, d, a);
     if (d->x_type != d->w_type || d->x_type != d->y_type) return (int)KMUX_GPU_ERROR_INVALID_VALUE;
     switch (d->x_type) {
     case KMUX_F64:
-        return launch_type<KMUX_F64, double>(st, p, d->direction, tile, max_grid_yz);
+        return kmux_gpu_k::launch_type<KMUX_F64, double>(st, p, d->direction, tile, max_grid_yz);
     case KMUX_F32:
-        return launch_type<KMUX_F32, float>(st, p, d->direction, tile, max_grid_yz);
+        return kmux_gpu_k::launch_type<KMUX_F32, float>(st, p, d->direction, tile, max_grid_yz);
     case KMUX_F16:
-        return launch_type<KMUX_F16, float>(st, p, d->direction, tile, max_grid_yz);
+        return kmux_gpu_k::launch_type<KMUX_F16, float>(st, p, d->direction, tile, max_grid_yz);
     case KMUX_BF16:
-        return launch_type<KMUX_BF16, float>(st, p, d->direction, tile, max_grid_yz);
+        return kmux_gpu_k::launch_type<KMUX_BF16, float>(st, p, d->direction, tile, max_grid_yz);
     default:
         return (int)KMUX_GPU_ERROR_INVALID_VALUE;
     }

@@ -19,7 +19,7 @@
 #include "kmux_gpu_kernels.h"
 #include "kmux_gpu_tile.cuh"
 
-namespace {
+namespace kmux_gpu_k {
 
 typedef kmux_gpu_gemm_params gemm_params; /* kmux_gpu_gemm_params.h: shared with module launches */
 
@@ -51,15 +51,15 @@ template <typename E> KMUX_DEV E activate(E v, int act) {
     return v;
 }
 
-KMUX_DEV uint32_t amax_bits_of(float v) {
+static KMUX_DEV uint32_t amax_bits_of(float v) {
     return kmux_gpu_amax_bits(v);
 }
-KMUX_DEV uint32_t amax_bits_of(double v) {
+static KMUX_DEV uint32_t amax_bits_of(double v) {
     return kmux_gpu_amax_bits_f64(v);
 }
 
 /* int32 of v, rounded to nearest even, saturated, NaN -> 0 (as ref). */
-KMUX_DEV int32_t to_i32(double v) {
+static KMUX_DEV int32_t to_i32(double v) {
     if (v != v) return 0;
     if (v <= -2147483648.0) return INT32_MIN;
     if (v >= 2147483647.0) return INT32_MAX;
@@ -86,8 +86,8 @@ KMUX_DEV void epilogue_float(const gemm_params &p, E ab, E acc, int64_t ci, int6
 }
 
 /* Integer epilogue: wrapping alpha * AB + beta * C without scales, else in f64 as ref. */
-KMUX_DEV void epilogue_int(const gemm_params &p, double ab, int32_t acc, int64_t ci,
-                           uint32_t &amax_bits) {
+static KMUX_DEV void epilogue_int(const gemm_params &p, double ab, int32_t acc, int64_t ci,
+                                  uint32_t &amax_bits) {
     int32_t *c = (int32_t *)p.C;
     if (p.int_plain) {
         uint32_t v = p.skip_ab ? 0u : (uint32_t)(int32_t)p.alpha * (uint32_t)acc;
@@ -174,8 +174,8 @@ int launch_fp8_b(kmux_gpu_stream_t st, const gemm_params &p, kmux_dtype bt, int 
     return (int)KMUX_GPU_ERROR_INVALID_VALUE;
 }
 
-int launch(kmux_gpu_stream_t st, const gemm_params &p, kmux_dtype at, kmux_dtype bt, int tile,
-           int max_yz) {
+static int launch(kmux_gpu_stream_t st, const gemm_params &p, kmux_dtype at, kmux_dtype bt,
+                  int tile, int max_yz) {
     if (!kmux_gpu_gemm_pair_runs(at, bt)) return (int)KMUX_GPU_ERROR_INVALID_VALUE;
     if (kmux_dtype_is_fp8(at)) { /* one fp8 family per GEMM (the type table) */
         switch (at) {
@@ -205,11 +205,11 @@ int launch(kmux_gpu_stream_t st, const gemm_params &p, kmux_dtype at, kmux_dtype
     }
 }
 
-const char *acc_name(kmux_dtype a) {
+static const char *acc_name(kmux_dtype a) {
     return a == KMUX_F64 ? "f64" : a == KMUX_I8 ? "i32" : "f32";
 }
 
-} // namespace
+} // namespace kmux_gpu_k
 
 extern "C" int kmux_gpu_tile_count(void) {
     return KMUX_GPU_TILE_COUNT;
@@ -225,7 +225,7 @@ extern "C" int kmux_gpu_gemm_name(const kmux_matmul_desc *d, int tile, char *buf
     if (!kmux_gpu_tile_label(tile, t, sizeof t)) return -1;
     int r = snprintf(buf, size, "kmux-gpu:gemm:%s*%s->%s:acc=%s:tile=%s",
                      kmux_dtype_desc_of(d->a_type).name, kmux_dtype_desc_of(d->b_type).name,
-                     kmux_dtype_desc_of(d->c_type).name, acc_name(d->a_type), t);
+                     kmux_dtype_desc_of(d->c_type).name, kmux_gpu_k::acc_name(d->a_type), t);
     return r < 0 || (size_t)r >= size ? -1 : 0;
 }
 
@@ -239,7 +239,7 @@ extern "C" int kmux_gpu_gemm(void *stream, const kmux_matmul_desc *d, const kmux
         kmux_gpu_error_t e = kmux_gpu_memset_async(a->amax_d, 0, sizeof(float), st);
         if (e != KMUX_GPU_SUCCESS) return (int)e;
     }
-    gemm_params p;
+    kmux_gpu_gemm_params p;
     kmux_gpu_gemm_params_fill(&p, d, a);
-    return launch(st, p, d->a_type, d->b_type, tile, max_grid_yz);
+    return kmux_gpu_k::launch(st, p, d->a_type, d->b_type, tile, max_grid_yz);
 }

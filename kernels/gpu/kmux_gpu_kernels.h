@@ -14,6 +14,11 @@
  * functions of the same names, bit for bit equal to the CPU kernels of kernels/cpu:
  * round-to-nearest-even once (a scaled value is the exact product rounded once), NaN kept,
  * subnormals kept (no flush-to-zero), overflow to Inf / NaN / the largest finite value.
+ *
+ * The kernels themselves live in namespace kmux_gpu_k (named, not anonymous: nvcc mangles an
+ * anonymous namespace with a per-file hash, and the module launchers of backends/gpu launch them
+ * by mangled name, gpu_kernel_names.h); the non-template helpers there are static, so that one
+ * program or library may link several of these sources (the fake GPU runtimes of the tests).
  */
 #ifndef KMUX_GPU_KERNELS_H
 #define KMUX_GPU_KERNELS_H

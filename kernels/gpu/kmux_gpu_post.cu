@@ -9,12 +9,12 @@
 #include "kmux_gpu_formats.cuh"
 #include "kmux_gpu_kernels.h"
 
-namespace {
+namespace kmux_gpu_k {
 
 /* Grid-stride launches: at most this many blocks. */
 constexpr int64_t kMaxBlocks = 65535;
 
-unsigned blocks_for(int64_t total) {
+static unsigned blocks_for(int64_t total) {
     int64_t b = (total + KMUX_GPU_BLOCK - 1) / KMUX_GPU_BLOCK;
     if (b > kMaxBlocks) b = kMaxBlocks;
     if (b < 1) b = 1;
@@ -31,16 +31,16 @@ template <typename A> KMUX_DEV A act(A v, int a) {
     return v;
 }
 
-KMUX_DEV uint32_t bits_of(float v) {
+static KMUX_DEV uint32_t bits_of(float v) {
     return kmux_gpu_amax_bits(v);
 }
-KMUX_DEV uint32_t bits_of(double v) {
+static KMUX_DEV uint32_t bits_of(double v) {
     return kmux_gpu_amax_bits_f64(v);
 }
 
 /* (r, c, b) of flat index i, and the element of D. */
-KMUX_DEV int64_t d_index(const kmux_gpu_post_args &a, int64_t i, int64_t &r, int64_t &c,
-                         int64_t &b) {
+static KMUX_DEV int64_t d_index(const kmux_gpu_post_args &a, int64_t i, int64_t &r, int64_t &c,
+                                int64_t &b) {
     r = i % a.rows;
     const int64_t rest = i / a.rows;
     c = rest % a.cols;
@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(KMUX_GPU_BLOCK) post_kernel(kmux_gpu_post_args
     if (a.amax) kmux_gpu_block_max_to(local, a.amax);
 }
 
-KMUX_DEV int32_t to_i32(double v) {
+static KMUX_DEV int32_t to_i32(double v) {
     if (v != v) return 0;
     if (v <= -2147483648.0) return INT32_MIN;
     if (v >= 2147483647.0) return INT32_MAX;
@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(KMUX_GPU_BLOCK)
     }
 }
 
-} // namespace
+} // namespace kmux_gpu_k
 
 extern "C" int kmux_gpu_post_launch(void *stream, const kmux_gpu_post_args *a) {
     kmux_gpu_stream_t st = (kmux_gpu_stream_t)stream;
@@ -123,20 +123,20 @@ extern "C" int kmux_gpu_post_launch(void *stream, const kmux_gpu_post_args *a) {
     }
     const int64_t total = a->rows * a->cols * a->batch;
     if (total <= 0) return 0;
-    const unsigned blocks = blocks_for(total);
+    const unsigned blocks = kmux_gpu_k::blocks_for(total);
     switch (a->d_type) {
     case KMUX_F64:
-        KMUX_GPU_LAUNCH(blocks, KMUX_GPU_BLOCK, st, post_kernel<double>)(*a);
+        KMUX_GPU_LAUNCH(blocks, KMUX_GPU_BLOCK, st, kmux_gpu_k::post_kernel<double>)(*a);
         break;
     case KMUX_F32:
     case KMUX_F16:
     case KMUX_BF16:
         if (a->bias && a->bias_type != KMUX_F32 && a->bias_type != a->d_type)
             return (int)KMUX_GPU_ERROR_INVALID_VALUE;
-        KMUX_GPU_LAUNCH(blocks, KMUX_GPU_BLOCK, st, post_kernel<float>)(*a);
+        KMUX_GPU_LAUNCH(blocks, KMUX_GPU_BLOCK, st, kmux_gpu_k::post_kernel<float>)(*a);
         break;
     case KMUX_I32:
-        KMUX_GPU_LAUNCH(blocks, KMUX_GPU_BLOCK, st, post_kernel_i32)(*a);
+        KMUX_GPU_LAUNCH(blocks, KMUX_GPU_BLOCK, st, kmux_gpu_k::post_kernel_i32)(*a);
         break;
     default:
         return (int)KMUX_GPU_ERROR_INVALID_VALUE;
@@ -149,7 +149,8 @@ extern "C" int kmux_gpu_pack_bytes(void *stream, const void *src, int64_t rows, 
                                    int64_t ldd, int64_t dst_bs, int64_t batch) {
     const int64_t total = rows * cols * batch;
     if (total <= 0) return 0;
-    KMUX_GPU_LAUNCH(blocks_for(total), KMUX_GPU_BLOCK, (kmux_gpu_stream_t)stream, pack_bytes_kernel)
+    KMUX_GPU_LAUNCH(kmux_gpu_k::blocks_for(total), KMUX_GPU_BLOCK, (kmux_gpu_stream_t)stream,
+                    kmux_gpu_k::pack_bytes_kernel)
     ((const uint8_t *)src, rows, cols, src_rs, src_cs, src_bs, (uint8_t *)dst, ldd, dst_bs, batch);
     return (int)kmux_gpu_get_last_error();
 }

@@ -14,24 +14,18 @@
  * copy or a kernel argument outside any allocation of the right kind is refused like a real
  * runtime would fault. Everything is synchronous (streams and events are in order by
  * construction); events record a monotonic time. Kernels run in the emulator with 64-lane waves
- * (gfx942's width) and shuffled block order.
+ * (gfx942's width) and shuffled block order ($KMUX_FAKE_HIP_SEED, default 1). The kernel
+ * registry, memory tracking and launch are the core shared with the fake CUDA driver
+ * (fake_gpu_core.h).
  */
 #include "fake_hip.h"
 
 #include <atomic>
-#include <dlfcn.h>
-#include <elf.h>
-#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <map>
-#include <mutex>
 #include <string>
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
@@ -53,10 +47,6 @@ enum {
     kNotSupported = 801
 };
 
-struct kernel {
-    std::string name;
-    fake_hip::runner run;
-};
 struct module {
     int device;
 };
@@ -68,16 +58,12 @@ struct event {
     double ms = -1.0;
 };
 
-std::mutex mu;
-std::map<const void *, fake_hip::runner> by_address; /* registered, not yet named */
-std::map<std::string, kernel> kernels;
-std::map<uintptr_t, size_t> allocations;
 thread_local int current = 0;
 
-int env_int(const char *name, int dflt) {
-    const char *v = getenv(name);
-    return v && v[0] ? atoi(v) : dflt;
-}
+using fake_gpu::env_int;
+using fake_gpu::is_device;
+using fake_gpu::now_ms;
+
 /* $KMUX_FAKE_HIP_ARCH, the full target id (gcnArchName) */
 const char *target_id() {
     const char *a = getenv("KMUX_FAKE_HIP_ARCH");
@@ -112,70 +98,7 @@ bool valid_device(int d) {
     return d >= 0 && d < device_count();
 }
 
-/* Names every registered kernel from the fake's own ELF symbol table (local symbols of the
- * anonymous-namespace kernels, mangled by the host compiler). */
-void name_kernels() {
-    if (!kernels.empty() || by_address.empty()) return;
-    Dl_info info;
-    if (!dladdr(reinterpret_cast<const void *>(&name_kernels), &info) || !info.dli_fname) return;
-    int fd = open(info.dli_fname, O_RDONLY);
-    if (fd < 0) return;
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        close(fd);
-        return;
-    }
-    void *map = mmap(nullptr, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (map == MAP_FAILED) return;
-    const char *base = static_cast<const char *>(map);
-    const Elf64_Ehdr *eh = reinterpret_cast<const Elf64_Ehdr *>(base);
-    const Elf64_Shdr *sh = reinterpret_cast<const Elf64_Shdr *>(base + eh->e_shoff);
-    const uintptr_t load = reinterpret_cast<uintptr_t>(info.dli_fbase);
-    for (int i = 0; i < eh->e_shnum; i++) {
-        if (sh[i].sh_type != SHT_SYMTAB) continue;
-        const Elf64_Sym *sym = reinterpret_cast<const Elf64_Sym *>(base + sh[i].sh_offset);
-        const char *str = base + sh[sh[i].sh_link].sh_offset;
-        size_t n = sh[i].sh_size / sizeof(Elf64_Sym);
-        for (size_t j = 0; j < n; j++) {
-            if (ELF64_ST_TYPE(sym[j].st_info) != STT_FUNC || sym[j].st_value == 0) continue;
-            auto it = by_address.find(reinterpret_cast<const void *>(load + sym[j].st_value));
-            if (it == by_address.end()) continue;
-            kernels[str + sym[j].st_name] = kernel{str + sym[j].st_name, it->second};
-        }
-    }
-    munmap(map, (size_t)sb.st_size);
-}
-
-/* [p, p + bytes) inside one allocation? */
-bool is_device(const void *p, size_t bytes) {
-    uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    auto it = allocations.upper_bound(a);
-    if (it == allocations.begin()) return false;
-    --it;
-    return a >= it->first && a + bytes <= it->first + it->second;
-}
-
-double now_ms() {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-struct registrar {
-    registrar() {
-        fake_hip::register_cast();
-        fake_hip::register_amp();
-        fake_hip::register_gemm();
-        fake_hip::register_conv();
-    }
-} registrar_instance;
-
 } // namespace
-
-void fake_hip::add_kernel(const void *address, runner run) {
-    by_address[address] = run;
-}
 
 EXPORT int hipGetDeviceCount(int *count) {
     if (!count) return kInvalidValue;
@@ -335,51 +258,35 @@ EXPORT int hipSetDevice(int d) {
 
 EXPORT int hipMalloc(void **p, size_t bytes) {
     if (!p) return kInvalidValue;
-    void *q = aligned_alloc(256, (bytes + 255) / 256 * 256);
+    void *q = fake_gpu::device_alloc(bytes, 256);
     if (!q) return kOutOfMemory;
-    std::lock_guard<std::mutex> g(mu);
-    allocations[reinterpret_cast<uintptr_t>(q)] = bytes;
     *p = q;
     return kSuccess;
 }
 
 EXPORT int hipFree(void *p) {
     if (!p) return kSuccess;
-    std::lock_guard<std::mutex> g(mu);
-    auto it = allocations.find(reinterpret_cast<uintptr_t>(p));
-    if (it == allocations.end()) return kInvalidValue;
-    allocations.erase(it);
-    free(p);
-    return kSuccess;
+    return fake_gpu::device_free(p) ? kSuccess : kInvalidValue;
 }
 
 /* Pinned host memory: tracked apart from device memory, so that freeing one with the other's
  * function fails as on ROCm. */
-static std::map<uintptr_t, size_t> host_allocations;
 
 EXPORT int hipHostMalloc(void **p, size_t bytes, unsigned flags) {
     if (!p || flags != 0) return kInvalidValue;
-    void *q = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+    void *q = fake_gpu::host_alloc(bytes, 4096);
     if (!q) return kOutOfMemory;
-    std::lock_guard<std::mutex> g(mu);
-    host_allocations[reinterpret_cast<uintptr_t>(q)] = bytes;
     *p = q;
     return kSuccess;
 }
 
 EXPORT int hipHostFree(void *p) {
     if (!p) return kSuccess;
-    std::lock_guard<std::mutex> g(mu);
-    auto it = host_allocations.find(reinterpret_cast<uintptr_t>(p));
-    if (it == host_allocations.end()) return kInvalidValue;
-    host_allocations.erase(it);
-    free(p);
-    return kSuccess;
+    return fake_gpu::host_free(p) ? kSuccess : kInvalidValue;
 }
 
 EXPORT int hipMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, void *s) {
     (void)s;
-    std::lock_guard<std::mutex> g(mu);
     /* hipMemcpyKind: 0 H2H, 1 H2D, 2 D2H, 3 D2D, 4 default */
     bool dd = is_device(dst, bytes), sd = is_device(src, bytes);
     if (kind < 0 || kind > 4 || (kind == 1 && (!dd || sd)) || (kind == 2 && (dd || !sd)) ||
@@ -391,7 +298,6 @@ EXPORT int hipMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, vo
 
 EXPORT int hipMemsetAsync(void *dst, int value, size_t bytes, void *s) {
     (void)s;
-    std::lock_guard<std::mutex> g(mu);
     if (!is_device(dst, bytes)) return kInvalidValue;
     memset(dst, value, bytes);
     return kSuccess;
@@ -521,11 +427,9 @@ EXPORT int hipModuleUnload(void *m) {
 
 EXPORT int hipModuleGetFunction(void **fn, void *m, const char *name) {
     if (!fn || !m || !name) return kInvalidValue;
-    std::lock_guard<std::mutex> g(mu);
-    name_kernels();
-    auto it = kernels.find(name);
-    if (it == kernels.end()) return kNotFound;
-    *fn = &it->second;
+    const fake_gpu::kernel *k = fake_gpu::find_kernel(name);
+    if (!k) return kNotFound;
+    *fn = const_cast<fake_gpu::kernel *>(k);
     return kSuccess;
 }
 
@@ -542,8 +446,8 @@ EXPORT int hipModuleLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz
         return kInvalidConfiguration;
     if ((uint64_t)bx * by * bz > 1024)
         return runtime_version() >= 70000000 ? kInvalidConfiguration : kInvalidValue;
-    const kernel *k = static_cast<const kernel *>(fn);
-    kmux_gpu_emu_configure(64, (uint64_t)env_int("KMUX_FAKE_HIP_SEED", 1));
-    int e = k->run(dim3(gx, gy, gz), dim3(bx, by, bz), params);
+    const fake_gpu::kernel *k = static_cast<const fake_gpu::kernel *>(fn);
+    int e = fake_gpu::launch(k, dim3(gx, gy, gz), dim3(bx, by, bz), params, 64,
+                             (uint64_t)env_int("KMUX_FAKE_HIP_SEED", 1));
     return e == 0 ? kSuccess : kLaunchFailure;
 }

@@ -8,7 +8,7 @@
 
 namespace {
 template <int S, int D> void one() {
-    fake_hip::add<&cast_kernel<S, D>>();
+    fake_hip::add<&kmux_gpu_k::cast_kernel<S, D>>();
 }
 template <int S> void row() {
     one<S, KMUX_F64>();
@@ -19,7 +19,7 @@ template <int S> void row() {
     one<S, KMUX_F8_E5M2>();
     one<S, KMUX_F8_E4M3_FNUZ>();
     one<S, KMUX_F8_E5M2_FNUZ>();
-    fake_hip::add<&amax_kernel<S>>();
+    fake_hip::add<&kmux_gpu_k::amax_kernel<S>>();
 }
 } // namespace
 

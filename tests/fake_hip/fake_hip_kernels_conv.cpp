@@ -10,7 +10,7 @@
 namespace {
 template <int T, typename Acc, int D> void dir() {
 #define KMUX_FAKE_TILE_(id, bm, bn, bk, tm, tn)                                                    \
-    fake_hip::add<&conv_kernel<T, Acc, D, bm, bn, bk, tm, tn>>();
+    fake_hip::add<&kmux_gpu_k::conv_kernel<T, Acc, D, bm, bn, bk, tm, tn>>();
     KMUX_GPU_TILES(KMUX_FAKE_TILE_)
 #undef KMUX_FAKE_TILE_
 }

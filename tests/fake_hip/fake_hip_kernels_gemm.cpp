@@ -10,7 +10,7 @@
 namespace {
 template <int A, int B, typename Acc> void pair() {
 #define KMUX_FAKE_TILE_(id, bm, bn, bk, tm, tn)                                                    \
-    fake_hip::add<&gemm_kernel<A, B, Acc, bm, bn, bk, tm, tn>>();
+    fake_hip::add<&kmux_gpu_k::gemm_kernel<A, B, Acc, bm, bn, bk, tm, tn>>();
     KMUX_GPU_TILES(KMUX_FAKE_TILE_)
 #undef KMUX_FAKE_TILE_
 }

@@ -184,7 +184,7 @@ fi
 # the ctest stage's tests -> their programs: a test named after its program, or after the
 # program plus a suffix (test_cuda_listing and test_cuda_gpu run test_cuda); scripts have none
 ctest_re='cuda|conformance'
-ctest_skip='^(cuda_gpu_checks|cuda_run_sh_no_gpu)$'
+ctest_skip='^(cuda_gpu_checks|cuda_run_sh_no_gpu|cuda_fake_.*|test_fake_cuda_driver)$' # the fakes' tests: CI's
 all_targets=$(cmake --build "$build" --target help 2>/dev/null | sed -n 's/^\([A-Za-z0-9_.+-]*\): .*/\1/p; s/^\.\.\. \([A-Za-z0-9_.+-]*\).*/\1/p')
 has_target() { echo "$all_targets" | grep -qx "$1"; }
 targets=(kmux kmux-cuda kmux-info kmux-bench kmux_gpu_checks)

@@ -1,0 +1,23 @@
+# backends/gpu: the GPU host layer shared by the CUDA and HIP plugins (kernel names, launch logic
+# of kernels/gpu on a vendor's kmux_gpu_launcher). Not a library of its own: each plugin compiles
+# these sources in (kmux_gpu_add_host_layer), so neither exports them. Included by both plugins'
+# CMakeLists.txt (the function is global; paths come from the function's own file, since
+# variables set here would reach only the first including directory).
+include_guard(GLOBAL)
+
+# Adds the layer to a plugin target.
+function(kmux_gpu_add_host_layer target)
+  set(d ${CMAKE_CURRENT_FUNCTION_LIST_DIR})
+  target_sources(${target} PRIVATE ${d}/gpu_kernel_names.c ${d}/gpu_elementwise.c ${d}/gpu_amp.c
+                 ${d}/gpu_tiled.c ${d}/gpu_post.c)
+  target_include_directories(${target} PRIVATE ${d} ${KMUX_SOURCE_DIR}/kernels/gpu
+                             ${KMUX_SOURCE_DIR}/dispatch/common)
+endfunction()
+
+# The kernel names alone (no vendor call), for the name tests (test_hip_kernel_names).
+if(NOT TARGET kmux_gpu_kernel_names)
+  add_library(kmux_gpu_kernel_names STATIC ${CMAKE_CURRENT_LIST_DIR}/gpu_kernel_names.c)
+  kmux_target_defaults(kmux_gpu_kernel_names)
+  target_include_directories(kmux_gpu_kernel_names PUBLIC ${CMAKE_CURRENT_LIST_DIR}
+                             ${KMUX_SOURCE_DIR}/include ${KMUX_SOURCE_DIR}/dispatch/common)
+endif()
