@@ -19,9 +19,7 @@ static void diag_unknown(kmux_device_diag *d) {
 
 /* The plugin's table has the slot when it was built with it (struct_size covers it). */
 static int has_diag_slot(const kmux_backend_ops *ops) {
-    return ops &&
-           ops->struct_size >= offsetof(kmux_backend_ops, device_diag) + sizeof(ops->device_diag) &&
-           ops->device_diag != NULL;
+    return ops && KMUX_OPS_HAS(ops, device_diag);
 }
 
 kmux_status kmux_device_diag_get(const kmux_device *dev, kmux_device_diag *diag) {

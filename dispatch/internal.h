@@ -6,12 +6,21 @@
 #define KMUX_INTERNAL_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdarg.h>
 
 #include "dispatch/common/kmux_common.h"
 #include "kmux_backend.h"
 
 #define KMUX_REASON_MAX 512
+
+/** 1 when a plugin's table has the optional slot `field` set: its struct_size (the size of the
+ *  table the plugin was built with) covers the slot and the slot is not NULL. Optional slots are
+ *  those added in a minor ABI version (kmux_backend.h); an older plugin's table ends before them.
+ */
+#define KMUX_OPS_HAS(ops, field)                                                                   \
+    ((ops)->struct_size >= offsetof(kmux_backend_ops, field) + sizeof((ops)->field) &&             \
+     (ops)->field != NULL)
 
 /* ---- errors (errors.c) ---- */
 

@@ -48,8 +48,7 @@ kmux_status kmux_free(kmux_device *dev, void *ptr) {
 /* host_alloc / host_free are optional slots of ABI 2.2: absent when NULL or beyond the
  * plugin's struct_size (older plugins). */
 static int has_host_slots(const kmux_backend_ops *ops) {
-    return ops->struct_size >= offsetof(kmux_backend_ops, host_free) + sizeof(ops->host_free) &&
-           ops->host_alloc != NULL && ops->host_free != NULL;
+    return KMUX_OPS_HAS(ops, host_alloc) && KMUX_OPS_HAS(ops, host_free);
 }
 
 static kmux_status host_unsupported(const char *fn, const kmux_device *dev) {
@@ -241,9 +240,7 @@ kmux_status kmux_event_synchronize(kmux_event *event) {
 
 /* stream_wait_event is an optional slot of ABI 2.5: absent when NULL or beyond struct_size. */
 static int has_stream_wait(const kmux_backend_ops *ops) {
-    return ops->struct_size >=
-               offsetof(kmux_backend_ops, stream_wait_event) + sizeof(ops->stream_wait_event) &&
-           ops->stream_wait_event != NULL;
+    return KMUX_OPS_HAS(ops, stream_wait_event);
 }
 
 kmux_status kmux_stream_wait_event(kmux_stream *stream, kmux_event *event) {
