@@ -7,7 +7,6 @@
  */
 #include "gpu_kernels.h"
 #include "cuda_backend.h"
-#include "kmux_gpu_caps.h"
 
 kmux_status kmux_cuda_amp_cast(void *state, void *stream, int64_t n, const void *src,
                                kmux_dtype src_type, void *dst, kmux_dtype dst_type,
@@ -46,5 +45,5 @@ kmux_status kmux_cuda_amp_fp8_scale(void *state, void *stream, const float *amax
 }
 
 uint32_t kmux_cuda_amp_dtypes(void) {
-    return kmux_gpu_amp_dtypes();
+    return kmux_gpu_host_amp_dtypes();
 }

@@ -66,6 +66,13 @@ int kmux_gpu_host_cast_type(kmux_dtype t) {
     return in(cast_types, NCAST, t);
 }
 
+uint32_t kmux_gpu_host_amp_dtypes(void) {
+    uint32_t m = 0;
+    for (int i = 0; i < NCAST; i++)
+        m |= 1u << cast_types[i];
+    return m;
+}
+
 int kmux_gpu_host_unscale_type(kmux_dtype t) {
     return in(wide_types, NWIDE, t);
 }

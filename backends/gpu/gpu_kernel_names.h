@@ -12,6 +12,7 @@
 #define KMUX_GPU_KERNEL_NAMES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kmux.h"
 
@@ -64,6 +65,10 @@ unsigned kmux_gpu_host_tile_threads(int tile);
 
 /** 1 when cast_kernel and amax_kernel are instantiated for dtype t (the floating dtypes). */
 int kmux_gpu_host_cast_type(kmux_dtype t);
+/** The dtypes the mixed-precision slots run, as the mask of kmux_device_caps.amp_dtypes (bit t
+ *  for dtype t): those the cast kernels are instantiated for (f64, f32, f16, bf16 and the four
+ *  fp8 formats, OCP and FNUZ, converted in software on every architecture). */
+uint32_t kmux_gpu_host_amp_dtypes(void);
 /** 1 when unscale_kernel is instantiated for dtype t (f64, f32, f16, bf16). */
 int kmux_gpu_host_unscale_type(kmux_dtype t);
 /** 1 when gemm_kernel is instantiated for inputs (a, b) (kmux_gpu_gemm.cu's launch()). */

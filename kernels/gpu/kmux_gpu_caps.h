@@ -12,18 +12,6 @@
 
 #include "kmux_backend.h"
 
-/** The dtypes the mixed-precision kernels (kmux_gpu_amp.cu, kmux_gpu_cast.cu) run, as the mask
- *  of kmux_device_caps.amp_dtypes (bit t for dtype t): f64, f32, f16, bf16 and the four fp8
- *  formats (OCP and FNUZ, converted in software on every architecture). */
-static inline uint32_t kmux_gpu_amp_dtypes(void) {
-    const kmux_dtype t[] = {KMUX_F64,     KMUX_F32,     KMUX_F16,          KMUX_BF16,
-                            KMUX_F8_E4M3, KMUX_F8_E5M2, KMUX_F8_E4M3_FNUZ, KMUX_F8_E5M2_FNUZ};
-    uint32_t m = 0;
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        m |= 1u << t[i];
-    return m;
-}
-
 /** Fills caps->matmul but its type rows as the own GEMM kernel (kmux_gpu_gemm.cu) serves it:
  *  m, n, k and the batch count up to INT32_MAX (32-bit indexing), no element or ld limit, no
  *  alignment, the bias, ReLU and GELU epilogues. The caller ORs in caps->matmul.type_rows. */
