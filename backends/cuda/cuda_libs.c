@@ -30,17 +30,17 @@ static void append(char *buf, size_t size, const char *sep, const char *item) {
     if (len + 1 < size) snprintf(buf + len, size - len, "%s%s", len ? sep : "", item);
 }
 
-/* Where the running Python keeps NVIDIA's wheels: up to 8 site-packages / dist-packages
+/* Where the running Python keeps NVIDIA's wheels: up to 12 site-packages / dist-packages
  * folders (dist-packages: Debian's pip). */
 typedef struct py_prefixes {
-    char dir[8][512];
+    char dir[12][512];
     int n;
 } py_prefixes;
 
 static void add_site_packages(py_prefixes *pp, const char *prefix, const char *pyver) {
     if (!prefix || !prefix[0] || !pyver || !pyver[0]) return;
     static const char *const kinds[] = {"site-packages", "dist-packages"};
-    for (int k = 0; k < 2 && pp->n < 8; k++) {
+    for (int k = 0; k < 2 && pp->n < 12; k++) {
         char d[512];
         if (snprintf(d, sizeof d, "%s/lib/%s/%s", prefix, pyver, kinds[k]) >= (int)sizeof d) return;
         int seen = 0;
@@ -65,16 +65,22 @@ static void python_version_of(const char *path, char *out, size_t size) {
     out[n] = '\0';
 }
 
-/* The prefix two folders above `path` (<prefix>/lib/libpython3.X.so, <prefix>/bin/python3.X). */
+/* The prefix two folders above `path` (<prefix>/lib/libpython3.X.so, <prefix>/bin/python3.X),
+ * three for a multiarch library folder (Debian's <prefix>/lib/x86_64-linux-gnu/libpython3.X.so). */
 static void prefix_of(const char *path, char *out, size_t size) {
     snprintf(out, size, "%s", path);
-    for (int up = 0; up < 2; up++) {
+    int ups = 2;
+    for (int up = 0; up < ups; up++) {
         char *slash = strrchr(out, '/');
         if (!slash) {
             out[0] = '\0';
             return;
         }
         *slash = '\0';
+        if (up == 0) { /* out: the file's folder; a multiarch triplet is one level more */
+            const char *last = strrchr(out, '/');
+            if (strstr(last ? last + 1 : out, "-linux-")) ups = 3;
+        }
     }
 }
 
@@ -85,6 +91,7 @@ static int find_libpython(struct dl_phdr_info *info, size_t size, void *data) {
     python_version_of(info->dlpi_name, ver, sizeof ver);
     prefix_of(info->dlpi_name, prefix, sizeof prefix);
     add_site_packages(data, prefix, ver);
+    if (strcmp(prefix, "/usr") == 0) add_site_packages(data, "/usr/local", ver); /* Debian pip */
     return 0;
 }
 
@@ -102,6 +109,8 @@ static void python_site_packages(py_prefixes *pp) {
     if (!ver[0]) return;
     prefix_of(exe, prefix, sizeof prefix);
     add_site_packages(pp, prefix, ver);
+    /* Debian's pip installs into /usr/local/lib/python3.X/dist-packages for /usr/bin/python3 */
+    if (strcmp(prefix, "/usr") == 0) add_site_packages(pp, "/usr/local", ver);
     add_site_packages(pp, venv, ver);
     if (home && snprintf(user, sizeof user, "%s/.local", home) < (int)sizeof user)
         add_site_packages(pp, user, ver);

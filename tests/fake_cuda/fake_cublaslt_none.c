@@ -6,7 +6,8 @@
  * descriptor init / set attribute succeed, cublasLtMatmulAlgoGetHeuristic answers
  * returnAlgoCount = 0 with CUBLAS_STATUS_NOT_SUPPORTED, cublasLtMatmul is
  * CUBLAS_STATUS_NOT_SUPPORTED. Put next to the fake driver (tests/fake_cuda), the plugin run
- * against it offers kmux's own kernels only. The computing fake comes later.
+ * against it offers kmux's own kernels only (the fallback path); the computing fake is
+ * fake_cublaslt.c.
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -6,8 +6,8 @@
  * (create / set / destroy succeed, a convolution descriptor reads back what was set),
  * cudnnGetConvolution*Algorithm_v7 answer returnedAlgoCount = 0 with CUDNN_STATUS_NOT_SUPPORTED,
  * the workspace queries and cudnnConvolution* are CUDNN_STATUS_NOT_SUPPORTED. Put next to the
- * fake driver (tests/fake_cuda), the plugin run against it offers kmux's own kernels only. The
- * computing fake comes later.
+ * fake driver (tests/fake_cuda), the plugin run against it offers kmux's own kernels only. A
+ * computing fake cuDNN (with the graph API the plugin is to move to) is not written yet.
  */
 #include <stdint.h>
 #include <stdlib.h>
