@@ -212,7 +212,12 @@ typedef struct kmux_context_options {
  *   threads in the child, call kmux there from a thread created after the fork, fork before
  *   the first multi-threaded call, or exec (posix_spawn) instead of forking.
  * - cuda and hip: the vendor runtimes do not support use across fork(); do GPU work in a child
- *   only if it exec()s, or if the parent never created a context that found a GPU.
+ *   only if it exec()s, or if the parent never created a context that found a GPU. Creating a
+ *   context whose backends include cuda initialises the CUDA driver (cuInit, as probing for
+ *   devices needs): a child forked afterwards cannot use CUDA, through kmux or anything else
+ *   (PyTorch's DataLoader workers, say), and kmux's cuda backend there reports why. A parent
+ *   that forks CUDA-using children creates its kmux contexts without the cuda backend
+ *   (kmux_context_options.backends, KMUX_BACKENDS) or after the forks.
  * Each CPU plugin calls its own vendor library: OpenBLAS and oneDNN are opened by the plugin
  * and their functions resolved on that library, so a cblas_sgemm or dnnl_* function of the
  * application (or of another BLAS it links) is never called in their place. */
@@ -404,8 +409,12 @@ KMUX_API kmux_status kmux_stream_create(kmux_device *dev, kmux_stream **stream);
 
 /** Adopts a native stream (cudaStream_t, hipStream_t) without taking ownership: destroying the
  *  kmux stream does not destroy the native one. NULL native_stream means the legacy default
- *  stream of GPU backends. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if dev or stream is NULL;
- *  KMUX_ERR_UNSUPPORTED on devices without native streams (CPU) when native_stream != NULL. */
+ *  stream of GPU backends (a program built for per-thread default streams passes
+ *  CU_STREAM_PER_THREAD / hipStreamPerThread). On cuda the stream must belong to the device's
+ *  primary context (the CUDA runtime's and PyTorch's streams do; one of a cuCtxCreate or green
+ *  context does not: kmux's work on it fails with the driver's error).
+ *  Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if dev or stream is NULL; KMUX_ERR_UNSUPPORTED on
+ *  devices without native streams (CPU) when native_stream != NULL. */
 KMUX_API kmux_status kmux_stream_wrap_native(kmux_device *dev, void *native_stream,
                                              kmux_stream **stream);
 

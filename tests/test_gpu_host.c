@@ -34,6 +34,8 @@ typedef struct record {
 
 static record rec;
 
+static kmux_status rec_set_error(kmux_status s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static kmux_status rec_set_error(kmux_status s, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

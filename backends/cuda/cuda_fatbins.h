@@ -17,7 +17,7 @@ typedef struct kmux_cuda_fatbin {
     size_t size;                /**< bytes */
 } kmux_cuda_fatbin;
 
-/** The fatbin of module id (one per kmux_gpu_module_id). */
-const kmux_cuda_fatbin *kmux_cuda_fatbin_get(kmux_gpu_module_id id);
+/** The fatbin of module id (one per kmux_gpu_module_id), by value: nothing shared is written. */
+kmux_cuda_fatbin kmux_cuda_fatbin_get(kmux_gpu_module_id id);
 
 #endif

@@ -161,16 +161,27 @@ static void *open_library(const char *const *sonames, const char *wheel, char *w
     py_prefixes pp;
     pp.n = 0;
     if (wheel) python_site_packages(&pp);
+    /* CUDA 12's wheels keep each library in nvidia/<library>/lib, CUDA 13's all of them in
+     * nvidia/cu13/lib */
+    const char *const folders[] = {wheel, "cu13", "cu12"};
     for (int i = 0; i < pp.n; i++)
-        for (const char *const *s = sonames; *s; s++) {
-            snprintf(path, sizeof path, "%s/nvidia/%s/lib/%s", pp.dir[i], wheel, *s);
-            void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-            if (h) {
-                snprintf(where, size, "%s", path);
-                return h;
+        for (int f = 0; f < 3; f++)
+            for (const char *const *s = sonames; *s; s++) {
+                snprintf(path, sizeof path, "%s/nvidia/%s/lib/%s", pp.dir[i], folders[f], *s);
+                if (access(path, F_OK) != 0) continue; /* absent: summarised below */
+                void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+                if (h) {
+                    snprintf(where, size, "%s", path);
+                    return h;
+                }
+                append(tried, sizeof tried, ", ", path);
             }
-            append(tried, sizeof tried, ", ", path);
-        }
+    if (pp.n > 0) {
+        char wheels[160];
+        snprintf(wheels, sizeof wheels, "nvidia/{%s,cu13,cu12}/lib of %d Python package folders",
+                 wheel, pp.n);
+        append(tried, sizeof tried, ", ", wheels);
+    }
     snprintf(where, size, "not found (tried %s on the loader path%s)", tried,
              env && env[0] ? " and in KMUX_CUDA_LIB_PATH" : "; KMUX_CUDA_LIB_PATH not set");
     return NULL;

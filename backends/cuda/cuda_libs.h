@@ -16,8 +16,9 @@
  *   3. the loader's own search: LD_LIBRARY_PATH, the plugin's RUNPATH (the folders CMake found at
  *      build time), ld.so.cache;
  *   4. NVIDIA's pip-wheel folders of the running Python (<prefix>/lib/python3.X/site-packages/
- *      nvidia/{cublas,cudnn}/lib, the prefix taken from VIRTUAL_ENV and from a loaded
- *      libpython3.X or the python3.X executable).
+ *      nvidia/{cublas,cudnn}/lib for CUDA 12's wheels, nvidia/cu13/lib for CUDA 13's, the
+ *      prefix taken from VIRTUAL_ENV, ~/.local and a loaded libpython3.X or the python3.X
+ *      executable; Debian's /usr/local dist-packages for /usr/bin/python3).
  * Sonames: libcublasLt.so.13 then libcublasLt.so.12; libcudnn.so.9; libcuda.so.1 (the driver:
  * steps 1 to 3 only; it is never in a wheel, and the toolkit's stubs/libcuda.so is not a driver).
  *
@@ -33,6 +34,13 @@
 #include <cublasLt.h>
 #include <cuda.h>
 #include <cudnn.h>
+
+/* With per-thread default streams cuda.h maps the stream calls to their _ptsz symbols, which the
+ * table below does not resolve; the plugin uses the legacy default stream (stream 0, as adopted
+ * native streams of the caller mean it) and explicit streams only. */
+#if defined(__CUDA_API_PER_THREAD_DEFAULT_STREAM)
+#error "kmux-cuda is built without CUDA_API_PER_THREAD_DEFAULT_STREAM (see cuda_libs.h)"
+#endif
 
 /* The CUDA driver API functions the plugin calls (cuda.h's names; macros expand to the versioned
  * symbol, e.g. cuMemAlloc_v2). cuEventElapsedTime is resolved as _v2, else the first version
@@ -62,7 +70,6 @@
     X(cuMemcpyAsync)                                                                               \
     X(cuMemsetD8Async)                                                                             \
     X(cuMemcpy3DAsync)                                                                             \
-    X(cuMemGetInfo)                                                                                \
     X(cuStreamCreate)                                                                              \
     X(cuStreamDestroy)                                                                             \
     X(cuStreamSynchronize)                                                                         \
@@ -226,11 +233,6 @@ void kmux_cuda_driver_describe(char *buf, size_t size);
 #define cuMemcpy3DAsync_v2 (*kmux_cuda_lib.drv.cuMemcpy3DAsync_v2)
 #else
 #define cuMemcpy3DAsync (*kmux_cuda_lib.drv.cuMemcpy3DAsync)
-#endif
-#ifdef cuMemGetInfo
-#define cuMemGetInfo_v2 (*kmux_cuda_lib.drv.cuMemGetInfo_v2)
-#else
-#define cuMemGetInfo (*kmux_cuda_lib.drv.cuMemGetInfo)
 #endif
 #define cuStreamCreate (*kmux_cuda_lib.drv.cuStreamCreate)
 #ifdef cuStreamDestroy

@@ -25,10 +25,13 @@ static kmux_status module_of(kmux_cuda_state *st, int device, kmux_gpu_module_id
     kmux_status s = KMUX_OK;
     pthread_mutex_lock(&d->lock);
     if (!d->modules[id]) {
-        const kmux_cuda_fatbin *fb = kmux_cuda_fatbin_get(id);
+        const kmux_cuda_fatbin fbv = kmux_cuda_fatbin_get(id), *fb = &fbv;
         CUresult e = cuModuleLoadData(&d->modules[id], fb->image);
+        /* no code the device runs: no cubin of its sm and a PTX the driver cannot JIT (too new
+         * for it, JIT absent or disabled) */
         if (e == CUDA_ERROR_NO_BINARY_FOR_GPU || e == CUDA_ERROR_INVALID_IMAGE ||
-            e == CUDA_ERROR_UNSUPPORTED_PTX_VERSION) {
+            e == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || e == CUDA_ERROR_INVALID_PTX ||
+            e == CUDA_ERROR_JIT_COMPILER_NOT_FOUND || e == CUDA_ERROR_JIT_COMPILATION_DISABLED) {
             char buf[32];
             d->modules[id] = NULL;
             s = kmux_cuda_error(st, KMUX_ERR_UNSUPPORTED,
@@ -114,7 +117,7 @@ static kmux_status launch(const kmux_gpu_launcher *l, kmux_gpu_module_id mod, co
     if (e != CUDA_SUCCESS) {
         kmux_cuda_leave(&g);
         return kmux_cuda_fail(st, e, "%s: cuModuleGetFunction(%s) in kmux_gpu_%s.cu", what, name,
-                              kmux_cuda_fatbin_get(mod)->name);
+                              kmux_cuda_fatbin_get(mod).name);
     }
     e = cuLaunchKernel(fn, grid[0], grid[1], grid[2], block, 1, 1, 0, cs->stream, params, NULL);
     kmux_cuda_leave(&g);

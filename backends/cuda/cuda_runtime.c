@@ -78,7 +78,13 @@ kmux_status kmux_cuda_stream_destroy(void *state, void *stream) {
     if (!s) return KMUX_OK;
     kmux_cuda_guard g;
     kmux_status ks = kmux_cuda_enter(st, s->device, "kmux_stream_destroy", &g);
-    if (ks != KMUX_OK) return ks;
+    if (ks != KMUX_OK) {
+        /* the device is gone (or this is a forked child): release what needs no context, so
+         * that nothing of the stream is lost (cuStreamDestroy takes the stream's own context) */
+        if (s->own) (void)cuStreamDestroy(s->stream);
+        free(s);
+        return ks;
+    }
     CUresult e = cuStreamSynchronize(s->stream);
     CUresult e2 = CUDA_SUCCESS;
     /* cuMemFree also releases a cuMemAllocAsync block; the stream is idle by now. */
