@@ -35,6 +35,12 @@
  * Refused (CUBLAS_STATUS_NOT_SUPPORTED): FNUZ types (CUDA has none), complex and other types,
  * mixed A/B types outside fp8, COL32 and other orders, pointer-array batches, aux epilogues,
  * backward epilogues, other pointer modes, block-scaled modes, the matrix transform API.
+ *
+ * Built a second time with KMUX_FAKE_LT_NONE (tests/fake_cuda/CMakeLists.txt: the placeholder
+ * next to the fake driver): the same descriptors and checks, but a cuBLASLt that has no
+ * algorithm for any problem (cublasLtMatmulAlgoGetHeuristic answers CUBLAS_STATUS_NOT_SUPPORTED
+ * with no result, cublasLtMatmul CUBLAS_STATUS_NOT_SUPPORTED), so the plugin run against it
+ * offers kmux's own kernels only (its fallback path).
  */
 #include <math.h>
 #include <stdint.h>
@@ -170,7 +176,11 @@ EXPORT const char *cublasLtGetStatusString(cublasStatus_t status) {
     case CUBLAS_STATUS_SUCCESS:
         return "success (kmux fake cuBLASLt, computing on host memory)";
     case CUBLAS_STATUS_NOT_SUPPORTED:
+#if defined(KMUX_FAKE_LT_NONE)
+        return "operation not supported (kmux fake cuBLASLt: no algorithm for any problem)";
+#else
         return "operation not supported (kmux fake cuBLASLt)";
+#endif
     case CUBLAS_STATUS_INVALID_VALUE:
         return "invalid value (kmux fake cuBLASLt)";
     case CUBLAS_STATUS_NOT_INITIALIZED:
@@ -701,6 +711,9 @@ EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
                                      (const fake_layout *)Bdesc, (const fake_layout *)Cdesc,
                                      (const fake_layout *)Ddesc, &p);
     if (s != CUBLAS_STATUS_SUCCESS) return s;
+#if defined(KMUX_FAKE_LT_NONE)
+    return CUBLAS_STATUS_NOT_SUPPORTED; /* no algorithm for any problem */
+#endif
     /* the promised alignments: the preferences, and the bias pointer's value */
     uint32_t have[5] = {pr->align[0], pr->align[1], pr->align[2], pr->align[3],
                         ptr_align((uintptr_t)p.d->bias)};
@@ -949,6 +962,9 @@ EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmu
                                      cudaStream_t stream) {
     (void)stream; /* the fake driver runs everything at once */
     if (!handle_ok(lightHandle)) return CUBLAS_STATUS_NOT_INITIALIZED;
+#if defined(KMUX_FAKE_LT_NONE)
+    return CUBLAS_STATUS_NOT_SUPPORTED; /* it offered no algorithm */
+#endif
     if (!alpha || !beta || !D) return CUBLAS_STATUS_INVALID_VALUE;
     problem p;
     cublasStatus_t s = check_problem((const fake_desc *)computeDesc, (const fake_layout *)Adesc,
