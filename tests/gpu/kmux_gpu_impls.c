@@ -269,9 +269,7 @@ int check_impls_gemm(void) {
 
 static int conv_case(kmux_dtype type, int layout, int dir, int shape) {
     static const char *const shapes[] = {"asym pad t0 b2 l1 r0, stride 2x1",
-                                         "pad 1, stride 2, "
-                                         "dilation 2",
-                                         "groups 2", "depthwise"};
+                                         "pad 1, stride 2, dilation 2", "groups 2", "depthwise"};
     kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
     d.direction = (kmux_conv_direction)dir;
     d.layout = layout ? KMUX_NHWC : KMUX_NCHW;
