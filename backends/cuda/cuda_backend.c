@@ -14,9 +14,6 @@
 #include "cuda_backend.h"
 
 /* Devices older than Ampere are not offered: the plugin's kernels are built for sm_80+ only. */
-/* probe_error of a driver older than the toolkit the plugin was built with (the driver API has
- * no code for it; CUDA_ERROR_NOT_SUPPORTED is what a call needing the newer driver answers) */
-#define KMUX_CUDA_DRIVER_TOO_OLD CUDA_ERROR_NOT_SUPPORTED
 #define KMUX_CUDA_MIN_SM 80
 
 /* "CUDA driver 13.0, cuBLASLt 13.1.0, cuDNN 9.19.0"; "no CUDA driver" / "cuDNN unavailable" for
@@ -72,6 +69,17 @@ static void cuda_fini(void *state) {
  * was tried), so that a host without a GPU still tells whether the libraries are in place.
  * e: what cuInit / cuDeviceGetCount answered; CUDA_ERROR_NOT_FOUND when libcuda.so.1 itself was
  * not opened. */
+/* Why a driver older than the CUDA major version the plugin was built with offers no device. */
+static void driver_too_old_reason(char *reason, size_t size) {
+    int v = 0;
+    (void)cuDriverGetVersion(&v);
+    snprintf(
+        reason, size,
+        "the CUDA driver (%d.%d) is older than the CUDA %d.%d kmux-cuda was built with: update "
+        "the driver, or build kmux with a CUDA %d toolkit",
+        v / 1000, (v % 1000) / 10, CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10, v / 1000);
+}
+
 static void no_device_reason(CUresult e, char *reason, size_t size) {
     char libs[1100], drv[600], buf[32];
     kmux_cuda_libs_describe(libs, sizeof libs);
@@ -84,15 +92,7 @@ static void no_device_reason(CUresult e, char *reason, size_t size) {
         const char *name = kmux_cuda_error_name(e, buf, sizeof buf);
         if (e == CUDA_ERROR_NO_DEVICE)
             snprintf(reason, size, "no CUDA device (%s: %s)", name, desc);
-        else if (e == KMUX_CUDA_DRIVER_TOO_OLD) {
-            int v = 0;
-            (void)cuDriverGetVersion(&v);
-            snprintf(reason, size,
-                     "the CUDA driver (%d.%d) is older than the CUDA %d.%d kmux-cuda was built "
-                     "with: update the driver, or build kmux with a CUDA %d toolkit",
-                     v / 1000, (v % 1000) / 10, CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10,
-                     v / 1000);
-        } else if (e == CUDA_ERROR_NOT_INITIALIZED) /* cuInit in a child of an initialised parent */
+        else if (e == CUDA_ERROR_NOT_INITIALIZED) /* cuInit in a child of an initialised parent */
             snprintf(reason, size,
                      "CUDA cannot be initialised in this process (%s: %s): was CUDA initialised "
                      "in a parent before fork()? (kmux.h, fork())",
@@ -121,7 +121,9 @@ static kmux_status cuda_probe(void *state, int *device_count, char *reason, size
     if (st->probed) {
         *device_count = st->device_count;
         if (st->device_count == 0 && reason_size) {
-            if (st->probe_error != CUDA_SUCCESS)
+            if (st->driver_too_old)
+                driver_too_old_reason(reason, reason_size);
+            else if (st->probe_error != CUDA_SUCCESS)
                 no_device_reason(st->probe_error, reason, reason_size);
             else if (!kmux_cuda_libs_load())
                 no_library_reason(reason, reason_size);
@@ -145,8 +147,8 @@ static kmux_status cuda_probe(void *state, int *device_count, char *reason, size
     int drv = 0;
     if (cuDriverGetVersion(&drv) == CUDA_SUCCESS && drv / 1000 < CUDA_VERSION / 1000) {
         /* the fatbins, cuBLASLt and cuDNN of a newer major version need its driver */
-        st->probe_error = KMUX_CUDA_DRIVER_TOO_OLD;
-        if (reason_size) no_device_reason(st->probe_error, reason, reason_size);
+        st->driver_too_old = 1;
+        if (reason_size) driver_too_old_reason(reason, reason_size);
         return KMUX_OK;
     }
     if (!kmux_cuda_libs_load()) { /* no device is offered without both libraries */

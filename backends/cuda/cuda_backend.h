@@ -69,6 +69,7 @@ typedef struct kmux_cuda_state {
     int probed;
     int device_count;
     CUresult probe_error;      /**< CUDA_SUCCESS or what cuInit / cuDeviceGetCount said */
+    int driver_too_old;        /**< 1: the driver is older than the CUDA major built with */
     kmux_cuda_device *devices; /**< device_count entries */
     char version[160];         /**< "CUDA driver 13.0, cuBLASLt 13.1.0, cuDNN 9.19.0" */
 } kmux_cuda_state;
@@ -244,15 +245,14 @@ void kmux_cuda_conv_plan_destroy(void *state, void *plan);
 
 /* ---- cuda_own.c: kmux's own kernels (kernels/gpu) as plan implementations ---------------- */
 
-/** Runs kmux's own GEMM kernel (tile `tile`) for d and a on cs; `name` (the implementation's)
- *  goes into an error message. Returns KMUX_OK or the mapped launch error. */
-kmux_status kmux_cuda_own_gemm(kmux_cuda_state *st, int device, const kmux_cuda_stream *cs,
-                               const kmux_matmul_desc *d, const kmux_matmul_args *a, int tile,
-                               const char *name);
+/** Runs kmux's own GEMM kernel (tile `tile`) for d and a on cs, through the shared GPU host
+ *  layer (whose messages name the device and the kernel). Returns KMUX_OK or the mapped launch
+ *  error. */
+kmux_status kmux_cuda_own_gemm(kmux_cuda_state *st, const kmux_cuda_stream *cs,
+                               const kmux_matmul_desc *d, const kmux_matmul_args *a, int tile);
 /** Runs kmux's own convolution kernel likewise. */
-kmux_status kmux_cuda_own_conv(kmux_cuda_state *st, int device, const kmux_cuda_stream *cs,
-                               const kmux_conv2d_desc *d, const kmux_conv2d_args *a, int tile,
-                               const char *name);
+kmux_status kmux_cuda_own_conv(kmux_cuda_state *st, const kmux_cuda_stream *cs,
+                               const kmux_conv2d_desc *d, const kmux_conv2d_args *a, int tile);
 
 /* ---- cuda_modules.c: the embedded fatbins and launches ---------------------------------- */
 

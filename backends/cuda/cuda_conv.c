@@ -453,8 +453,7 @@ kmux_status kmux_cuda_conv2d_execute(void *state, const void *plan, int impl, vo
     kmux_cuda_stream *cs = stream;
     if (impl < 0 || impl >= p->n_impl) impl = 0;
     const conv_impl *im = &p->impl[impl];
-    if (im->tile >= 0)
-        return kmux_cuda_own_conv(st, p->hdr.device, cs, &p->d, args, im->tile, im->name);
+    if (im->tile >= 0) return kmux_cuda_own_conv(st, cs, &p->d, args, im->tile);
     const kmux_cuda_conv_pad *pad = &p->pad;
     kmux_cuda_guard g;
     kmux_status s = kmux_cuda_enter(st, p->hdr.device, "kmux_conv2d_execute", &g);

@@ -142,8 +142,7 @@ kmux_status kmux_cuda_matmul_execute(void *state, const void *plan, int impl, vo
     if (run != impl && st->host->verbose >= 2)
         st->host->trace(2, "cuda,matmul_fallback,cuda:%d,impl %d -> %d (%s),%s", p->hdr.device,
                         impl, run, why[0] ? why : "alignment", im->name);
-    if (p->key[run].cfg == KMUX_CUDA_CFG_OWN)
-        return kmux_cuda_own_gemm(st, p->hdr.device, cs, d, args, im->tile, im->name);
+    if (p->key[run].cfg == KMUX_CUDA_CFG_OWN) return kmux_cuda_own_gemm(st, cs, d, args, im->tile);
     return lt_execute(st, p, run, &lc, cs, args);
 }
 

@@ -8,18 +8,14 @@
 #include "cuda_backend.h"
 #include "gpu_kernels.h"
 
-kmux_status kmux_cuda_own_gemm(kmux_cuda_state *st, int device, const kmux_cuda_stream *cs,
-                               const kmux_matmul_desc *d, const kmux_matmul_args *a, int tile,
-                               const char *name) {
-    (void)device, (void)name; /* the launcher names the device and the kernel */
+kmux_status kmux_cuda_own_gemm(kmux_cuda_state *st, const kmux_cuda_stream *cs,
+                               const kmux_matmul_desc *d, const kmux_matmul_args *a, int tile) {
     const kmux_gpu_launcher l = kmux_cuda_launcher(st, cs);
     return kmux_gpu_host_gemm(&l, d, a, tile);
 }
 
-kmux_status kmux_cuda_own_conv(kmux_cuda_state *st, int device, const kmux_cuda_stream *cs,
-                               const kmux_conv2d_desc *d, const kmux_conv2d_args *a, int tile,
-                               const char *name) {
-    (void)device, (void)name;
+kmux_status kmux_cuda_own_conv(kmux_cuda_state *st, const kmux_cuda_stream *cs,
+                               const kmux_conv2d_desc *d, const kmux_conv2d_args *a, int tile) {
     const kmux_gpu_launcher l = kmux_cuda_launcher(st, cs);
     return kmux_gpu_host_conv2d(&l, d, a, tile);
 }
