@@ -37,5 +37,5 @@ function(kmux_install_program tgt)
   set_target_properties(${tgt} PROPERTIES INSTALL_RPATH "${KMUX_PROGRAM_RPATH}"
                                           INSTALL_RPATH_USE_LINK_PATH ON)
   kmux_install_rpath(${tgt})
-  install(TARGETS ${tgt} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(TARGETS ${tgt} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tools)
 endfunction()

@@ -9,6 +9,7 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git clang-format   # toolchain
+  dpkg-dev file                                                    # cpack -G DEB (dpkg-shlibdeps; CPack needs file)
   clang libclang-rt-14-dev                                         # second compiler; libFuzzer + sanitizer runtimes (fuzz.sh)
   clang-19 clang-tools-19 lld-19 llvm-19                           # HIP device compiler (setup-hip-toolchain.sh)
   libopenblas-dev                                                  # cpu:openblas backend

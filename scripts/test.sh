@@ -30,8 +30,11 @@ echo "== clang build (warnings as errors) + quick tests =="
 # driver API; its kernels are nvcc fatbins), built here with its fakes, for sm_90 only (the
 # fatbins are not what this stage checks).
 # HIP: its code objects are built by the gcc stage already (clang-19 compiles them either way).
-CC=clang CXX=clang++ KMUX_BUILD_DIR=build-clang ./scripts/build.sh -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DKMUX_WITH_HIP=OFF
+# Generator: CMake's default, Unix Makefiles, as a packager, an IDE or a parent project uses it
+# (Ninja, which every other stage uses, makes the folders of a custom command's outputs; Make does
+# not): a custom command that writes into a folder nobody made fails here.
+CMAKE_GENERATOR="Unix Makefiles" CC=clang CXX=clang++ KMUX_BUILD_DIR=build-clang ./scripts/build.sh \
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DKMUX_WITH_HIP=OFF
 ctest --test-dir build-clang --output-on-failure --timeout 600 -L quick
 stage_done "clang build and quick tests"
 
