@@ -1,6 +1,8 @@
 /*
  * context.c - contexts, backend listing and device lookup.
  */
+#include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,17 +11,46 @@
 #include "internal.h"
 #include "verbose.h"
 
-/* Reads an integer environment variable; returns dflt when unset or not a number. */
-static int env_int(const char *name, int dflt) {
+/* The integer environment variables, parsed by one rule, the API field's: the whole value an
+ * integer in [lo, hi]. Unset or empty leaves *out alone; anything else that is not such an
+ * integer is an error naming the variable and its value (never silently ignored). */
+static kmux_status env_int(const char *name, const char *field, int lo, int hi, int *out) {
     const char *v = getenv(name);
-    if (!v || !*v) return dflt;
+    if (!v || !*v) return KMUX_OK;
     char *end = NULL;
+    errno = 0;
     long x = strtol(v, &end, 10);
-    if (*end != '\0' || x < 0 || x > 1 << 20) return dflt;
-    return (int)x;
+    if (end == v || *end != '\0' || errno == ERANGE || x < lo || x > hi)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "kmux_context_create: %s = '%.64s' is not an integer in [%d, %d] "
+                              "(the range of kmux_context_options.%s)",
+                              name, v, lo, hi, field);
+    *out = (int)x;
+    return KMUX_OK;
 }
 
-static void resolve_options(const kmux_context_options *opt, kmux_context_options *out) {
+/* Plugins are loaded only from absolute folders: a relative entry ("." or "lib") would load
+ * whatever the working folder holds. */
+static kmux_status check_backend_path(const char *list, const char *what) {
+    if (!list) return KMUX_OK;
+    if (strlen(list) >= KMUX_BACKEND_PATH_MAX)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "kmux_context_create: %s is %zu characters long, more than %d", what,
+                              strlen(list), KMUX_BACKEND_PATH_MAX - 1);
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ":");
+        if (n > 0 && p[0] != '/')
+            return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                                  "kmux_context_create: %s entry '%.*s' is not an absolute "
+                                  "folder (plugins are loaded only from absolute folders)",
+                                  what, (int)(n < 200 ? n : 200), p);
+        p += n;
+        if (*p == ':') p++;
+    }
+    return KMUX_OK;
+}
+
+static kmux_status resolve_options(const kmux_context_options *opt, kmux_context_options *out) {
     kmux_context_options d = KMUX_CONTEXT_OPTIONS_INIT;
     if (opt) {
         /* Fields beyond the caller's struct_size keep their defaults (older callers). */
@@ -30,14 +61,35 @@ static void resolve_options(const kmux_context_options *opt, kmux_context_option
     if (!d.backend_path) d.backend_path = getenv("KMUX_BACKEND_PATH");
     if (!d.backends) d.backends = getenv("KMUX_BACKENDS");
     if (!d.default_device) d.default_device = getenv("KMUX_DEVICE");
-    if (d.num_threads == 0) d.num_threads = env_int("KMUX_NUM_THREADS", 0);
-    if (d.num_threads == 0) {
+    kmux_status st = KMUX_OK;
+    if (d.num_threads == 0)
+        st = env_int("KMUX_NUM_THREADS", "num_threads", 1, KMUX_MAX_THREADS, &d.num_threads);
+    if (st == KMUX_OK && d.num_threads == 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
-        d.num_threads = n > 0 ? (int)n : 1;
+        d.num_threads = n > 0 ? (int)(n < KMUX_MAX_THREADS ? n : KMUX_MAX_THREADS) : 1;
     }
-    if (d.verbose == -1) d.verbose = env_int("KMUX_VERBOSE", 0);
+    if (st == KMUX_OK && d.verbose == -1) {
+        d.verbose = 0;
+        st = env_int("KMUX_VERBOSE", "verbose", 0, 9, &d.verbose);
+    }
     if (d.plan_cache_capacity == 0) d.plan_cache_capacity = 256;
     *out = d;
+    return st;
+}
+
+/* Why a backend's device id cannot be taken, or NULL. An id names its backend ("<name>",
+ * "<name>:<n>" or "<kind>:<name>", as "cuda:0", "cpu:onednn", "test:small") and is unique in
+ * the context: a plugin cannot pose as another backend's device. */
+static const char *device_id_problem(const kmux_context *c, const char *backend, const char *id) {
+    size_t n = strlen(backend), len = strlen(id);
+    const char *colon = strchr(id, ':');
+    int names_it = strcmp(id, backend) == 0 ||
+                   (colon && (size_t)(colon - id) == n && strncmp(id, backend, n) == 0) ||
+                   (colon && strcmp(colon + 1, backend) == 0);
+    if (len == 0 || !names_it) return "a device id must name its backend";
+    for (int i = 0; i < c->device_count; i++)
+        if (strcmp(c->devices[i]->props.id, id) == 0) return "another device has that id";
+    return NULL;
 }
 
 kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **ctx) {
@@ -49,17 +101,27 @@ kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **
                               "KMUX_CONTEXT_OPTIONS_INIT)",
                               opt->struct_size);
     kmux_context_options o;
-    resolve_options(opt, &o);
-    if (o.num_threads < 1 || o.num_threads > 4096)
+    const char *opt_path =
+        opt && opt->struct_size >= offsetof(kmux_context_options, backend_path) + sizeof(char *)
+            ? opt->backend_path
+            : NULL;
+    kmux_status st = resolve_options(opt, &o);
+    if (st != KMUX_OK) return st;
+    if (o.num_threads < 1 || o.num_threads > KMUX_MAX_THREADS)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
-                              "kmux_context_create: num_threads = %d is out of range [1, 4096]",
-                              o.num_threads);
-    if (o.verbose < 0 || o.verbose > 9 || o.plan_cache_capacity < -1)
-        return kmux_set_error(
-            KMUX_ERR_INVALID_ARGUMENT,
-            "kmux_context_create: verbose = %d or plan_cache_capacity = %d is out "
-            "of range",
-            o.verbose, o.plan_cache_capacity);
+                              "kmux_context_create: num_threads = %d is out of range [1, %d]",
+                              o.num_threads, KMUX_MAX_THREADS);
+    if (o.verbose < 0 || o.verbose > 9)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "kmux_context_create: verbose = %d is out of range [0, 9]",
+                              o.verbose);
+    if (o.plan_cache_capacity < -1 || o.plan_cache_capacity > KMUX_PLAN_CACHE_MAX)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "kmux_context_create: plan_cache_capacity = %d is out of range "
+                              "[-1, %d]",
+                              o.plan_cache_capacity, KMUX_PLAN_CACHE_MAX);
+    st = check_backend_path(o.backend_path, opt_path ? "backend_path" : "KMUX_BACKEND_PATH");
+    if (st != KMUX_OK) return st;
 
     kmux_context *c = kmux_handle_alloc(KMUX_HANDLE_CONTEXT, sizeof *c);
     if (!c) return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_context_create: out of memory");
@@ -69,17 +131,18 @@ kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **
     snprintf(c->default_device, sizeof c->default_device, "%s",
              o.default_device ? o.default_device : "");
 
-    kmux_status st = kmux_plan_cache_create(o.plan_cache_capacity, &c->plan_cache);
+    st = kmux_plan_cache_create(o.plan_cache_capacity, &c->plan_cache);
     if (st == KMUX_OK) st = kmux_load_backends(c, o.backend_path, o.backends);
     if (st != KMUX_OK) {
         kmux_context_destroy(c);
         return st;
     }
 
-    int total = 0;
+    /* each count is at most KMUX_MAX_DEVICES_PER_BACKEND (loader.c): the sum cannot wrap */
+    size_t total = 0;
     for (int i = 0; i < c->backend_count; i++)
-        if (c->backends[i].available) total += c->backends[i].device_count;
-    c->devices = calloc((size_t)(total > 0 ? total : 1), sizeof *c->devices);
+        if (c->backends[i].available) total += (size_t)c->backends[i].device_count;
+    c->devices = calloc(total > 0 ? total : 1, sizeof *c->devices);
     if (!c->devices) {
         kmux_context_destroy(c);
         return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_context_create: out of memory");
@@ -105,6 +168,14 @@ kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **
                 continue;
             }
             dev->props.id[sizeof dev->props.id - 1] = '\0';
+            const char *bad_id = device_id_problem(c, b->name, dev->props.id);
+            if (bad_id) {
+                kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "device %d has id '%s': %s", d,
+                               dev->props.id, bad_id);
+                kmux_trace(2, "load,%s,device %d,unusable: %s", b->name, d, kmux_last_error());
+                kmux_handle_release(dev);
+                continue;
+            }
             /* Capabilities are read once: dispatch/caps.c checks every plan against them. */
             memset(&dev->caps, 0, sizeof dev->caps);
             dev->caps.struct_size = (uint32_t)sizeof dev->caps;

@@ -13,6 +13,12 @@
 #include "kmux_backend.h"
 
 #define KMUX_REASON_MAX 512
+/** The most devices one backend may report (a probe answering more is refused at load). */
+#define KMUX_MAX_DEVICES_PER_BACKEND 1024
+/** Limits of kmux_context_options (and their environment variables). */
+#define KMUX_MAX_THREADS 4096
+#define KMUX_PLAN_CACHE_MAX 65536
+#define KMUX_BACKEND_PATH_MAX 4096
 
 /** 1 when a plugin's table has the optional slot `field` set: its struct_size (the size of the
  *  table the plugin was built with) covers the slot and the slot is not NULL. Optional slots are
@@ -159,6 +165,18 @@ struct kmux_context {
 /** Adds delta to a live counter of ctx. */
 #define KMUX_LIVE_ADD(ctx, field, delta)                                                           \
     __atomic_add_fetch(&(ctx)->field, (delta), __ATOMIC_RELAXED)
+
+/* ---- alloc_record.c: what kmux_malloc / kmux_host_malloc returned, process-wide ---- */
+
+typedef enum kmux_alloc_kind { KMUX_ALLOC_DEVICE = 1, KMUX_ALLOC_HOST = 2 } kmux_alloc_kind;
+/** Records a block a backend just returned (counts it in dev->ctx->live_allocs).
+ *  KMUX_ERR_OUT_OF_MEMORY (message set) when the record cannot grow: free the block then. */
+kmux_status kmux_alloc_record_add(kmux_device *dev, void *ptr, size_t bytes, kmux_alloc_kind kind);
+/** Removes ptr's record before it is freed; KMUX_ERR_INVALID_ARGUMENT (message names fn, ptr and
+ *  the devices) when ptr is not a live block of this kind on dev. *bytes: its size (may be NULL).
+ */
+kmux_status kmux_alloc_record_take(kmux_device *dev, void *ptr, kmux_alloc_kind kind,
+                                   const char *fn, size_t *bytes);
 
 /* ---- loader.c ---- */
 

@@ -4,9 +4,13 @@
  * Search order (the first file found for a backend name wins, so a folder earlier in the list
  * overrides an installed plugin):
  *   1. the context's backend_path option, else $KMUX_BACKEND_PATH (':'-separated folders);
- *   2. the folder of libkmux.so itself (found with dladdr), which is the build tree's lib/, and
- *      its kmux/ subfolder, which is where an installed (possibly relocated) kmux keeps them;
+ *   2. the folder of libkmux.so itself (found with dladdr when libkmux is loaded, made absolute),
+ *      which is the build tree's lib/, and its kmux/ subfolder, which is where an installed
+ *      (possibly relocated) kmux keeps them;
  *   3. <libdir>/kmux as configured at build time (KMUX_PLUGIN_DIR).
+ * Only absolute folders are searched, each resolved with realpath first. Trust: a plugin's code
+ * (its constructors) runs when it is opened, before any check of its table, so each folder
+ * searched must be writable only by trusted users (README, "Plugins and trust").
  * A plugin is a file named libkmux-<name>.so exporting KMUX_BACKEND_ENTRY_SYMBOL. Anything that
  * goes wrong with one plugin makes that backend "unavailable: <reason>", never a failure of the
  * context. Rejected plugins are unloaded at once; accepted ones are finalised when their context
@@ -15,6 +19,7 @@
 #define _GNU_SOURCE /* dladdr */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +28,7 @@
 #include "backends/ref/ref_backend.h"
 #include "auto.h"
 #include "internal.h"
+#include "kmux_so_file.h"
 
 #define KMUX_MAX_BACKENDS 32
 
@@ -73,6 +79,22 @@ static int name_allowed(const char *allow, const char *name) {
         p = end + 1;
     }
     return 0;
+}
+
+/* The folder of libkmux.so, absolute, found when the library is loaded: dladdr gives the name
+ * the loader used, which is relative when LD_LIBRARY_PATH or a RUNPATH was, and a program that
+ * changes directory before kmux_context_create would otherwise make it point elsewhere. */
+static char g_self_dir[PATH_MAX];
+
+__attribute__((constructor)) static void find_self_dir(void) {
+    Dl_info info;
+    if (!dladdr((void *)(uintptr_t)&find_self_dir, &info) || !info.dli_fname) return;
+    char real[PATH_MAX];
+    if (!realpath(info.dli_fname, real)) return;
+    char *slash = strrchr(real, '/');
+    if (!slash || slash == real) return;
+    *slash = '\0';
+    memcpy(g_self_dir, real, strlen(real) + 1);
 }
 
 static kmux_backend_instance *find_backend(kmux_context *ctx, const char *name) {
@@ -139,6 +161,11 @@ static void start_backend(kmux_context *ctx, kmux_backend_instance *b,
         set_reason(b, "%s", reason[0] ? reason : "no device found");
         return;
     }
+    if (count > KMUX_MAX_DEVICES_PER_BACKEND) {
+        set_reason(b, "probe reported %d devices, more than the %d one backend may have", count,
+                   KMUX_MAX_DEVICES_PER_BACKEND);
+        return;
+    }
     b->device_count = count;
     b->available = 1;
     b->reason[0] = '\0';
@@ -153,12 +180,20 @@ static void try_plugin_file(kmux_context *ctx, const char *dir, const char *file
         return;
     char name[32];
     size_t nlen = flen - 8 - 3;
-    if (nlen >= sizeof name) return;
+    if (nlen >= sizeof name) {
+        kmux_trace(2, "load,?,%s/%s,skipped: a backend name is at most %zu characters", dir, file,
+                   sizeof name - 1);
+        return;
+    }
     memcpy(name, file + 8, nlen);
     name[nlen] = '\0';
-    char path[1024];
-    if (snprintf(path, sizeof path, "%s/%s", dir, file) >= (int)sizeof path) return;
+    char path[sizeof ctx->backends[0].path];
+    int too_long = kmux_path_join(path, sizeof path, dir, file) != 0;
 
+    if (strcmp(name, "ref") == 0 || strcmp(name, "auto") == 0) { /* never opened */
+        kmux_trace(2, "load,%s,%s,skipped: '%s' is a built-in backend's name", name, dir, name);
+        return;
+    }
     kmux_backend_instance *seen = find_backend(ctx, name);
     if (seen) {
         kmux_trace(2, "load,%s,%s,skipped: already found at %s", name, path, seen->path);
@@ -170,8 +205,22 @@ static void try_plugin_file(kmux_context *ctx, const char *dir, const char *file
     snprintf(b->name, sizeof b->name, "%s", name);
     snprintf(b->path, sizeof b->path, "%s", path);
 
+    if (too_long) { /* never a shorter path: that would be another file */
+        snprintf(b->path, sizeof b->path, "%.200s.../%s", dir, file);
+        set_reason(b, "the path is longer than %zu bytes; not opened (%.200s.../%s)",
+                   sizeof path - 1, dir, file);
+        kmux_trace(2, "load,%s,%s,rejected: %s", name, b->path, b->reason);
+        return;
+    }
     if (!name_allowed(allow, name)) {
         set_reason(b, "not in the KMUX_BACKENDS allow-list (%s)", allow);
+        kmux_trace(2, "load,%s,%s,rejected: %s", name, path, b->reason);
+        return;
+    }
+    /* A truncated file would SIGBUS inside dlopen, a FIFO would block it: look first. */
+    char why[KMUX_REASON_MAX - 16];
+    if (kmux_so_file_check(path, why, sizeof why) != KMUX_SO_OK) {
+        set_reason(b, "cannot load %s", why);
         kmux_trace(2, "load,%s,%s,rejected: %s", name, path, b->reason);
         return;
     }
@@ -190,6 +239,11 @@ static void try_plugin_file(kmux_context *ctx, const char *dir, const char *file
         set_reason(b, "%s does not export a usable '%s'", path, KMUX_BACKEND_ENTRY_SYMBOL);
     } else if (raw->struct_size < offsetof(kmux_backend_ops, init)) {
         set_reason(b, "plugin table too small (%u bytes)", (unsigned)raw->struct_size);
+    } else if (!raw->name || strcmp(raw->name, name) != 0) {
+        /* the file's name is the backend's name (KMUX_BACKENDS, kmux-info, device lookup): a
+         * table calling itself another backend must not replace that one */
+        set_reason(b, "%s calls itself '%.31s', but its file name says '%s'; rejected", path,
+                   raw->name ? raw->name : "(null)", name);
     } else if (raw->abi_major != KMUX_BACKEND_ABI_MAJOR) {
         set_reason(b,
                    "built for plugin ABI %u (%u.%u); this libkmux loads ABI %d (rebuild the "
@@ -208,7 +262,15 @@ static void try_plugin_file(kmux_context *ctx, const char *dir, const char *file
     dlclose(handle);
 }
 
-static void scan_dir(kmux_context *ctx, const char *dir, const char *allow) {
+static void scan_dir(kmux_context *ctx, const char *folder, const char *allow) {
+    /* Absolute and canonical, so that what is loaded never depends on the working folder
+     * (relative entries are refused by kmux_context_create; this is the second guard). */
+    char dir[PATH_MAX];
+    if (folder[0] != '/' || !realpath(folder, dir)) {
+        kmux_trace(2, "load,search,%s,%s (not an error)", folder,
+                   folder[0] != '/' ? "relative folder skipped" : "folder not found");
+        return;
+    }
     DIR *d = opendir(dir);
     if (!d) {
         kmux_trace(2, "load,search,%s,folder not found (not an error)", dir);
@@ -256,20 +318,10 @@ kmux_status kmux_load_backends(kmux_context *ctx, const char *backend_path, cons
 
     if (backend_path && *backend_path) scan_path_list(ctx, backend_path, allow);
 
-    Dl_info info;
-    if (dladdr((void *)(uintptr_t)&kmux_load_backends, &info) && info.dli_fname) {
-        char dir[1024];
-        snprintf(dir, sizeof dir, "%s", info.dli_fname);
-        char *slash = strrchr(dir, '/');
-        if (slash) {
-            *slash = '\0';
-            scan_dir(ctx, dir, allow);
-            size_t len = strlen(dir);
-            if (len + 5 < sizeof dir) {
-                memcpy(dir + len, "/kmux", 6);
-                scan_dir(ctx, dir, allow);
-            }
-        }
+    if (g_self_dir[0]) {
+        scan_dir(ctx, g_self_dir, allow);
+        char sub[PATH_MAX];
+        if (kmux_path_join(sub, sizeof sub, g_self_dir, "kmux") == 0) scan_dir(ctx, sub, allow);
     }
     scan_dir(ctx, KMUX_PLUGIN_DIR, allow);
 

@@ -31,8 +31,13 @@ kmux_status kmux_malloc(kmux_device *dev, size_t bytes, void **ptr) {
         return KMUX_OK;
     }
     kmux_status st = OPS(dev)->mem_alloc(STATE(dev), dev->index, bytes, ptr);
-    if (st == KMUX_OK) KMUX_LIVE_ADD(dev->ctx, live_allocs, 1);
-    return checked(st, "kmux_malloc", dev);
+    if (st != KMUX_OK) return checked(st, "kmux_malloc", dev);
+    st = kmux_alloc_record_add(dev, *ptr, bytes, KMUX_ALLOC_DEVICE);
+    if (st != KMUX_OK) {
+        OPS(dev)->mem_free(STATE(dev), dev->index, *ptr);
+        *ptr = NULL;
+    }
+    return st;
 }
 
 kmux_status kmux_free(kmux_device *dev, void *ptr) {
@@ -40,9 +45,16 @@ kmux_status kmux_free(kmux_device *dev, void *ptr) {
     if (!dev) return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_free: dev is NULL");
     CHECK_HANDLE("kmux_free", "dev", dev, KMUX_HANDLE_DEVICE);
     if (!ptr) return KMUX_OK;
-    kmux_status st = OPS(dev)->mem_free(STATE(dev), dev->index, ptr);
-    if (st == KMUX_OK) KMUX_LIVE_ADD(dev->ctx, live_allocs, -1);
-    return checked(st, "kmux_free", dev);
+    size_t bytes = 0;
+    kmux_status st = kmux_alloc_record_take(dev, ptr, KMUX_ALLOC_DEVICE, "kmux_free", &bytes);
+    if (st != KMUX_OK) return st;
+    st = OPS(dev)->mem_free(STATE(dev), dev->index, ptr);
+    if (st != KMUX_OK) { /* still the caller's: it stays recorded */
+        kmux_status keep = checked(st, "kmux_free", dev);
+        kmux_alloc_record_add(dev, ptr, bytes, KMUX_ALLOC_DEVICE);
+        return keep;
+    }
+    return KMUX_OK;
 }
 
 /* host_alloc / host_free are optional slots of ABI 2.2: absent when NULL or beyond the
@@ -68,8 +80,13 @@ kmux_status kmux_host_malloc(kmux_device *dev, size_t bytes, void **ptr) {
     if (bytes == 0) return KMUX_OK;
     if (has_host_slots(OPS(dev))) {
         kmux_status st = OPS(dev)->host_alloc(STATE(dev), dev->index, bytes, ptr);
-        if (st == KMUX_OK) KMUX_LIVE_ADD(dev->ctx, live_allocs, 1);
-        return checked(st, "kmux_host_malloc", dev);
+        if (st != KMUX_OK) return checked(st, "kmux_host_malloc", dev);
+        st = kmux_alloc_record_add(dev, *ptr, bytes, KMUX_ALLOC_HOST);
+        if (st != KMUX_OK) {
+            OPS(dev)->host_free(STATE(dev), dev->index, *ptr);
+            *ptr = NULL;
+        }
+        return st;
     }
     if (!dev->props.is_host) return host_unsupported("kmux_host_malloc", dev);
     if (bytes > SIZE_MAX - 63)
@@ -79,8 +96,12 @@ kmux_status kmux_host_malloc(kmux_device *dev, size_t bytes, void **ptr) {
     if (!p)
         return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_host_malloc: out of memory (%zu bytes)",
                               bytes);
+    kmux_status st = kmux_alloc_record_add(dev, p, bytes, KMUX_ALLOC_HOST);
+    if (st != KMUX_OK) {
+        free(p);
+        return st;
+    }
     *ptr = p;
-    KMUX_LIVE_ADD(dev->ctx, live_allocs, 1);
     return KMUX_OK;
 }
 
@@ -89,14 +110,21 @@ kmux_status kmux_host_free(kmux_device *dev, void *ptr) {
     if (!dev) return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_host_free: dev is NULL");
     CHECK_HANDLE("kmux_host_free", "dev", dev, KMUX_HANDLE_DEVICE);
     if (!ptr) return KMUX_OK;
+    if (!has_host_slots(OPS(dev)) && !dev->props.is_host)
+        return host_unsupported("kmux_host_free", dev);
+    size_t bytes = 0;
+    kmux_status st = kmux_alloc_record_take(dev, ptr, KMUX_ALLOC_HOST, "kmux_host_free", &bytes);
+    if (st != KMUX_OK) return st;
     if (has_host_slots(OPS(dev))) {
-        kmux_status st = OPS(dev)->host_free(STATE(dev), dev->index, ptr);
-        if (st == KMUX_OK) KMUX_LIVE_ADD(dev->ctx, live_allocs, -1);
-        return checked(st, "kmux_host_free", dev);
+        st = OPS(dev)->host_free(STATE(dev), dev->index, ptr);
+        if (st != KMUX_OK) {
+            kmux_status keep = checked(st, "kmux_host_free", dev);
+            kmux_alloc_record_add(dev, ptr, bytes, KMUX_ALLOC_HOST);
+            return keep;
+        }
+        return KMUX_OK;
     }
-    if (!dev->props.is_host) return host_unsupported("kmux_host_free", dev);
     free(ptr);
-    KMUX_LIVE_ADD(dev->ctx, live_allocs, -1);
     return KMUX_OK;
 }
 

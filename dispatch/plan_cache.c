@@ -27,9 +27,10 @@ typedef struct cache_entry {
 
 struct kmux_plan_cache {
     pthread_mutex_t lock;
-    cache_entry *entries;
-    int capacity; /* <= 0: no caching */
-    int count;
+    cache_entry *entries; /* grown on demand up to capacity: a large capacity costs nothing
+                             until plans are cached */
+    int capacity;         /* <= 0: no caching */
+    int count, allocated;
     uint64_t clock;
 };
 
@@ -70,13 +71,6 @@ kmux_status kmux_plan_cache_create(int capacity, kmux_plan_cache **cache) {
     kmux_plan_cache *c = calloc(1, sizeof *c);
     if (!c) return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_context_create: out of memory");
     c->capacity = capacity;
-    if (capacity > 0) {
-        c->entries = calloc((size_t)capacity, sizeof *c->entries);
-        if (!c->entries) {
-            free(c);
-            return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_context_create: out of memory");
-        }
-    }
     pthread_mutex_init(&c->lock, NULL);
     *cache = c;
     return KMUX_OK;
@@ -115,7 +109,16 @@ kmux_status kmux_plan_cache_get_matmul(kmux_plan_cache *cache, kmux_device *dev,
     }
     int slot = -1;
     if (cache->capacity > 0) {
-        if (cache->count < cache->capacity) {
+        if (cache->count == cache->allocated && cache->count < cache->capacity) {
+            int n = cache->allocated ? cache->allocated * 2 : 16;
+            if (n > cache->capacity) n = cache->capacity;
+            cache_entry *grown = realloc(cache->entries, (size_t)n * sizeof *grown);
+            if (grown) { /* else: evict below, as when full */
+                cache->entries = grown;
+                cache->allocated = n;
+            }
+        }
+        if (cache->count < cache->allocated) {
             slot = cache->count++;
         } else {
             uint64_t oldest = UINT64_MAX;

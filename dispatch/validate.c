@@ -342,6 +342,29 @@ kmux_status kmux_validate_conv_args(const char *fn, const kmux_conv2d_desc *d,
     if (!a->x) return INVALID("%s: x is NULL", fn);
     if (!a->w) return INVALID("%s: w is NULL", fn);
     if (!a->y) return INVALID("%s: y is NULL", fn);
-    (void)d;
+    /* The tensor written (y forward, x backward-data, w backward-weights) must not overlap a tensor
+     * read: backends read and write in different orders, so the result would depend on the
+     * backend (as kmux_cast refuses an in-place cast). Sizes were checked at plan creation. */
+    int64_t P = 0, Q = 0;
+    if (kmux_validate_conv_desc(fn, d, &P, &Q) != KMUX_OK) return KMUX_ERR_INVALID_ARGUMENT;
+    const int64_t elems[3] = {d->n * d->c * d->h * d->w, d->k * (d->c / d->groups) * d->r * d->s,
+                              d->n * d->k * P * Q};
+    const kmux_dtype types[3] = {d->x_type, d->w_type, d->y_type};
+    const void *ptr[3] = {a->x, a->w, a->y};
+    static const char *const names[3] = {"x", "w", "y"};
+    size_t bytes[3];
+    for (int i = 0; i < 3; i++)
+        if (!kmux_bytes_of(elems[i], types[i], &bytes[i]))
+            return INVALID("%s: %s of %lld elements overflows the address space", fn, names[i],
+                           (long long)elems[i]);
+    int out = d->direction == KMUX_CONV_FWD ? 2 : d->direction == KMUX_CONV_BWD_DATA ? 0 : 1;
+    for (int i = 0; i < 3; i++) {
+        if (i == out) continue;
+        const char *o0 = ptr[out], *i0 = ptr[i];
+        if (o0 < i0 + bytes[i] && i0 < o0 + bytes[out])
+            return INVALID("%s: %s = %p (%zu bytes, written) overlaps %s = %p (%zu bytes, read); "
+                           "in-place convolutions are not supported",
+                           fn, names[out], ptr[out], bytes[out], names[i], ptr[i], bytes[i]);
+    }
     return KMUX_OK;
 }

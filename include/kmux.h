@@ -181,20 +181,37 @@ typedef struct kmux_plan kmux_plan;       /**< a prepared matmul or convolution 
 /** Options of kmux_context_create. Initialise with KMUX_CONTEXT_OPTIONS_INIT so that fields
  *  added in later versions get their defaults. An option that is 0/NULL falls back to the
  *  environment variable named beside it, then to the default. Required fields: struct_size and
- *  backend_path. */
+ *  backend_path. An environment variable is read by the field's own rule: a value outside the
+ *  field's range or not a whole integer (KMUX_NUM_THREADS=abc, KMUX_VERBOSE=-1) makes
+ *  kmux_context_create fail with KMUX_ERR_INVALID_ARGUMENT naming the variable and its value.
+ *
+ *  Plugins and trust: a plugin is a shared object whose code (its constructors) runs as soon as
+ *  it is opened, before kmux can check anything else of it, as with every plugin host
+ *  (dlopen-based: Python extension folders, GStreamer, oneDNN's and OpenBLAS's own loaders).
+ *  kmux opens every libkmux-<name>.so in the folders of backend_path / KMUX_BACKEND_PATH, the
+ *  folder of libkmux.so and its kmux/ subfolder, and <libdir>/kmux: each of them, and the
+ *  vendor-library folders KMUX_CUDA_LIB_PATH, KMUX_HIP_RUNTIME and ROCM_PATH, must be writable
+ *  only by users trusted to run code in the process. What kmux does check: folders are absolute
+ *  (a relative entry is refused) and resolved with realpath; a file that is not a regular file
+ *  or is truncated is not opened; a plugin's table must carry its file's name ("ref" and "auto"
+ *  are reserved) and its device ids must name it and be unique; each refusal is listed by
+ *  kmux_backend_info_get with its reason. */
 typedef struct kmux_context_options {
-    size_t struct_size; /**< sizeof(kmux_context_options) */
-    const char
-        *backend_path;    /**< ':'-separated plugin folders searched FIRST (KMUX_BACKEND_PATH) */
-    const char *backends; /**< ','-separated allow-list of backend names (KMUX_BACKENDS):
-                               "openblas", "onednn", "cuda", "hip", "auto" (the routing
-                               device cpu:auto); "ref" is always loaded */
+    size_t struct_size;         /**< sizeof(kmux_context_options) */
+    const char *backend_path;   /**< ':'-separated ABSOLUTE plugin folders searched FIRST
+                                     (KMUX_BACKEND_PATH); a relative entry or a list of 4096
+                                     characters or more is KMUX_ERR_INVALID_ARGUMENT */
+    const char *backends;       /**< ','-separated allow-list of backend names (KMUX_BACKENDS):
+                                     "openblas", "onednn", "cuda", "hip", "auto" (the routing
+                                     device cpu:auto); "ref" is always loaded */
     const char *default_device; /**< what "auto" resolves to (KMUX_DEVICE) */
-    int num_threads;            /**< threads of CPU backends; 0 = KMUX_NUM_THREADS or all cores */
+    int num_threads;            /**< threads of CPU backends, [1, 4096]; 0 = KMUX_NUM_THREADS or
+                                     all cores */
     int verbose;                /**< -1 = KMUX_VERBOSE; 0 off, 1 executions, 2 + loading/plans.
                                      The trace (stderr) is process-wide: its level is the
                                      highest asked by any context alive at the time */
-    int plan_cache_capacity;    /**< plans kept by kmux_gemm_ex & co (LRU); 0 = 256, -1 = none */
+    int plan_cache_capacity;    /**< plans kept by kmux_gemm_ex & co (LRU), at most 65536;
+                                     0 = 256, -1 = none. Room is taken as plans are cached */
 } kmux_context_options;
 
 #define KMUX_CONTEXT_OPTIONS_INIT                                                                  \
@@ -365,8 +382,13 @@ KMUX_API kmux_status kmux_device_diag_get(const kmux_device *dev, kmux_device_di
  *  KMUX_ERR_INVALID_ARGUMENT if dev or ptr is NULL; KMUX_ERR_OUT_OF_MEMORY; KMUX_ERR_DEVICE. */
 KMUX_API kmux_status kmux_malloc(kmux_device *dev, size_t bytes, void **ptr);
 
-/** Frees memory from kmux_malloc on the same device. NULL is a no-op. Returns KMUX_OK;
- *  KMUX_ERR_INVALID_ARGUMENT if dev is NULL; KMUX_ERR_DEVICE. */
+/** Frees memory from kmux_malloc on the same device. NULL is a no-op. kmux keeps a record of
+ *  every live block (process-wide), so a pointer kmux_malloc did not return on dev is refused
+ *  and left alone, as cudaFree answers cudaErrorInvalidValue: a block freed already, one from
+ *  kmux_host_malloc, malloc or a static array, one of another device or another context.
+ *  Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT if dev is NULL or ptr is not a live block of dev
+ *  (the message names ptr, dev and, where known, the device that owns it); KMUX_ERR_DEVICE for
+ *  a native error (the block then stays allocated and recorded). */
 KMUX_API kmux_status kmux_free(kmux_device *dev, void *ptr);
 
 /** Allocates bytes of page-locked (pinned) host memory usable for fast asynchronous copies with
@@ -379,8 +401,9 @@ KMUX_API kmux_status kmux_free(kmux_device *dev, void *ptr);
 KMUX_API kmux_status kmux_host_malloc(kmux_device *dev, size_t bytes, void **ptr);
 
 /** Frees memory from kmux_host_malloc on the same device. NULL is a no-op. Returns KMUX_OK;
- *  KMUX_ERR_INVALID_ARGUMENT if dev is NULL; KMUX_ERR_UNSUPPORTED as for kmux_host_malloc;
- *  KMUX_ERR_DEVICE for a native error. */
+ *  KMUX_ERR_INVALID_ARGUMENT if dev is NULL or ptr is not a live block kmux_host_malloc returned
+ *  on dev (as kmux_free); KMUX_ERR_UNSUPPORTED as for kmux_host_malloc; KMUX_ERR_DEVICE for a
+ *  native error. */
 KMUX_API kmux_status kmux_host_free(kmux_device *dev, void *ptr);
 
 /** Direction of a copy, as cudaMemcpyKind. */
@@ -761,8 +784,9 @@ KMUX_API kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d
                                              const kmux_plan_prefs *prefs, kmux_plan **plan);
 
 /** Runs a convolution plan on stream. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT for a NULL
- *  plan/stream/args/alpha/beta/tensor, a matmul plan, or a stream of another device;
- *  KMUX_ERR_DEVICE. */
+ *  plan/stream/args/alpha/beta/tensor, a matmul plan, a stream of another device, or a tensor
+ *  written (y forward, x backward-data, w backward-weights) that overlaps a tensor read (no
+ *  in-place convolution, as kmux_cast); KMUX_ERR_DEVICE. */
 KMUX_API kmux_status kmux_conv2d_execute(kmux_plan *plan, kmux_stream *stream,
                                          const kmux_conv2d_args *args);
 

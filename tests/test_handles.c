@@ -196,3 +196,72 @@ Test(handles, recycled_memory_keeps_detecting_within_the_quarantine) {
     }
     TU_OK(kmux_context_destroy(ctx));
 }
+
+/* kmux_free / kmux_host_free refuse what kmux did not return on that device, on every CPU
+ * device and ref (issue 50: a double free or a static array aborted the process in free(), a
+ * malloc'd block and another context's block returned KMUX_OK). The record is kmux's own
+ * (dispatch/alloc_record.c), so every backend answers the same. */
+Test(handles, free_refuses_what_kmux_did_not_return) {
+    kmux_context *ctx = tu_context(), *other = tu_context();
+    const char **ids = tu_device_ids(ctx);
+    static float static_array[64];
+    for (int i = 0; ids[i]; i++) {
+        kmux_device *dev = tu_device(ctx, ids[i]), *odev = tu_device(other, ids[i]);
+        kmux_device_props props;
+        TU_OK(kmux_device_props_get(dev, &props));
+        if (!props.is_host) continue; /* CPU devices and ref here; the GPUs in their fakes' tests */
+        void *mem = NULL, *host = NULL, *omem = NULL;
+        TU_OK(kmux_malloc(dev, 256, &mem));
+        TU_OK(kmux_host_malloc(dev, 256, &host));
+        TU_OK(kmux_malloc(odev, 256, &omem));
+        /* a static array, a malloc'd block: refused, not handed to free() */
+        expect_msg(kmux_free(dev, static_array),
+                   "kmux_free: ptr =", "was not returned by kmux_malloc");
+        void *m = malloc(32);
+        expect_msg(kmux_free(dev, m), "kmux_free: ptr =", ids[i]);
+        free(m);
+        /* a block of the other kind */
+        expect_msg(kmux_free(dev, host), "was returned by kmux_host_malloc", "kmux_host_free");
+        expect_msg(kmux_host_free(dev, mem), "was returned by kmux_malloc", "kmux_free");
+        /* another context's block: refused, and both contexts can still be destroyed */
+        expect_msg(kmux_free(dev, omem), "of another context", ids[i]);
+        TU_OK(kmux_free(dev, mem));
+        TU_OK(kmux_host_free(dev, host));
+        /* a double free */
+        expect_msg(kmux_free(dev, mem), "was not returned by kmux_malloc", "freed already");
+        expect_msg(kmux_host_free(dev, host), "was not returned by kmux_host_malloc", NULL);
+        TU_OK(kmux_free(odev, omem));
+    }
+    /* another device of the same context */
+    kmux_device *ref = tu_device(ctx, "ref");
+    for (int i = 0; ids[i]; i++) {
+        kmux_device *dev = tu_device(ctx, ids[i]);
+        kmux_device_props props;
+        TU_OK(kmux_device_props_get(dev, &props));
+        if (dev == ref || !props.is_host) continue;
+        void *mem = NULL;
+        TU_OK(kmux_malloc(dev, 64, &mem));
+        expect_msg(kmux_free(ref, mem), "was allocated on", "not on dev = ref");
+        TU_OK(kmux_free(dev, mem));
+    }
+    TU_OK(kmux_context_destroy(other));
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* Many blocks at once, freed in another order: the record's growth and deletion keep every one. */
+Test(handles, free_record_many_blocks) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = ref_of(ctx);
+    enum { N = 3000 };
+    void **p = calloc(N, sizeof *p);
+    for (int i = 0; i < N; i++)
+        TU_OK(kmux_malloc(dev, 16 + (size_t)i % 7, &p[i]));
+    for (int i = 0; i < N; i += 2)
+        TU_OK(kmux_free(dev, p[i]));
+    for (int i = 0; i < N; i += 2)
+        cr_expect_eq(kmux_free(dev, p[i]), KMUX_ERR_INVALID_ARGUMENT);
+    for (int i = N - 1; i > 0; i -= 2)
+        TU_OK(kmux_free(dev, p[i]));
+    free(p);
+    TU_OK(kmux_context_destroy(ctx));
+}

@@ -3,13 +3,18 @@
  * with the reason, never fatal; a missing plugin folder is not an error; the allow-list;
  * concurrent contexts. With the small-capability test plugin (tests/plugins/small_plugin.c):
  * the core's capability checks (one message for every device), the implementation index the
- * core keeps, and the degenerate problems the core runs without calling the backend.
+ * core keeps, and the degenerate problems the core runs without calling the backend. Hostile
+ * plugins and folders (tests/plugins-hostile, temporary folders): absurd device counts, a table
+ * that poses as another backend, reserved names, device ids of another backend or repeated,
+ * truncated files, FIFOs, relative and too long paths, bad environment values.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -448,5 +453,216 @@ Test(core, implementation_index_is_kept_by_the_core) {
     TU_OK(kmux_plan_info_get(plan, &info));
     cr_expect_eq(info.impl_index, 1, "a refused next_impl leaves the plan as it was");
     TU_OK(kmux_plan_destroy(plan));
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* ---- hostile plugins and folders (issue 50); the plugins are in tests/plugins-hostile ---- */
+
+static const char *hostile_dir(void) {
+    static char d[1024];
+    snprintf(d, sizeof d, "%s-hostile", plugin_dir());
+    return d;
+}
+
+/* A probe answering INT_MAX devices once overflowed the device array (heap corruption). */
+Test(loader, absurd_device_count_is_refused) {
+    kmux_context *ctx = context_with_path(hostile_dir(), NULL);
+    kmux_backend_info b = find_info(ctx, "hugecount");
+    cr_expect_eq(b.available, 0);
+    cr_expect(strstr(b.reason, "probe reported 2147483647 devices, more than the 1024") != NULL,
+              "reason: %s", b.reason);
+    kmux_device *ref = NULL;
+    TU_OK(kmux_device_find(ctx, "ref", &ref));
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* libkmux-aaimpostor.so calls itself "small": it once replaced the real plugin of that name. */
+Test(loader, plugin_table_name_must_match_its_file) {
+    char path[2100];
+    snprintf(path, sizeof path, "%s:%s", hostile_dir(), plugin_dir());
+    kmux_context *ctx = context_with_path(path, NULL);
+    kmux_backend_info imp = find_info(ctx, "aaimpostor");
+    cr_expect_eq(imp.available, 0);
+    cr_expect(strstr(imp.reason, "calls itself 'small', but its file name says 'aaimpostor'"),
+              "reason: %s", imp.reason);
+    kmux_backend_info small = find_info(ctx, "small");
+    cr_expect_eq(small.available, 1, "the real 'small': %s", small.reason);
+    cr_expect(strstr(small.path, "/tests/plugins/libkmux-small.so") != NULL, "path %s", small.path);
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* A file named for a built-in backend is never opened (its constructor would run). */
+Test(loader, builtin_names_are_reserved) {
+    unsetenv("KMUX_TEST_AUTO_PLUGIN_OPENED");
+    kmux_context *ctx = context_with_path(hostile_dir(), NULL);
+    cr_expect_null(getenv("KMUX_TEST_AUTO_PLUGIN_OPENED"), "libkmux-auto.so was opened");
+    kmux_backend_info a = find_info(ctx, "auto");
+    cr_expect_str_eq(a.path, "(built in)");
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* Device ids name their backend and are unique: "cpu:openblas" from backend aaposer is refused,
+ * as is its second "aaposer:1"; kmux_device_find("cpu:openblas") finds the real one or none. */
+Test(loader, device_ids_name_their_backend_and_are_unique) {
+    kmux_context *ctx = context_with_path(hostile_dir(), NULL);
+    kmux_backend_info b = find_info(ctx, "aaposer");
+    cr_expect_eq(b.available, 1, "%s", b.reason);
+    cr_expect_eq(b.device_count, 1, "only aaposer:1 may be taken, got %d", b.device_count);
+    kmux_device *dev = NULL;
+    TU_OK(kmux_device_find(ctx, "aaposer:1", &dev));
+    if (kmux_device_find(ctx, "cpu:openblas", &dev) == KMUX_OK) {
+        kmux_device_props p;
+        TU_OK(kmux_device_props_get(dev, &p));
+        cr_expect_str_eq(p.backend, "openblas", "cpu:openblas is backend %s", p.backend);
+    }
+    int n = 0;
+    TU_OK(kmux_device_count(ctx, &n));
+    int posers = 0;
+    for (int i = 0; i < n; i++) {
+        TU_OK(kmux_device_get(ctx, i, &dev));
+        kmux_device_props p;
+        TU_OK(kmux_device_props_get(dev, &p));
+        for (int j = 0; j < i; j++) {
+            kmux_device *o = NULL;
+            kmux_device_props q;
+            TU_OK(kmux_device_get(ctx, j, &o));
+            TU_OK(kmux_device_props_get(o, &q));
+            cr_expect_str_neq(p.id, q.id, "two devices with id %s", p.id);
+        }
+        posers += strcmp(p.id, "cpu:openblas") == 0 && strcmp(p.backend, "openblas") != 0;
+    }
+    cr_expect_eq(posers, 0);
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+static void copy_prefix(const char *from, const char *to, long bytes) {
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    cr_assert(in && out, "%s -> %s", from, to);
+    for (long i = 0; i < bytes; i++) {
+        int c = fgetc(in);
+        if (c == EOF) break;
+        fputc(c, out);
+    }
+    fclose(in);
+    fclose(out);
+}
+
+/* A truncated plugin once died of SIGBUS inside dlopen; a FIFO blocked it forever. */
+Test(loader, truncated_plugin_and_fifo_are_not_opened, .timeout = 60) {
+    char dir[] = "/tmp/kmux-hostile-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char src[1100], p1[256], p2[256], p3[256];
+    snprintf(src, sizeof src, "%s/libkmux-small.so", plugin_dir());
+    snprintf(p1, sizeof p1, "%s/libkmux-cut1k.so", dir);
+    snprintf(p2, sizeof p2, "%s/libkmux-cuthalf.so", dir);
+    snprintf(p3, sizeof p3, "%s/libkmux-fifo.so", dir);
+    struct stat sb;
+    cr_assert_eq(stat(src, &sb), 0);
+    long half = (long)sb.st_size / 2;
+    copy_prefix(src, p1, 1000);
+    copy_prefix(src, p2, half);
+    cr_assert_eq(mkfifo(p3, 0600), 0);
+    kmux_context *ctx = context_with_path(dir, NULL);
+    kmux_backend_info a = find_info(ctx, "cut1k"), b = find_info(ctx, "cuthalf"),
+                      c = find_info(ctx, "fifo");
+    cr_expect(!a.available && strstr(a.reason, "truncated: 1000 bytes"), "%s", a.reason);
+    char want[64];
+    snprintf(want, sizeof want, "truncated: %ld bytes", half);
+    cr_expect(!b.available && strstr(b.reason, want), "%s", b.reason);
+    cr_expect(!c.available && strstr(c.reason, "a FIFO, not opened"), "%s", c.reason);
+    TU_OK(kmux_context_destroy(ctx));
+    unlink(p1), unlink(p2), unlink(p3), rmdir(dir);
+}
+
+/* Relative folders would load whatever the working folder holds. */
+Test(loader, relative_plugin_folders_are_refused) {
+    kmux_context_options o = KMUX_CONTEXT_OPTIONS_INIT;
+    o.backend_path = "/tmp:.";
+    kmux_context *ctx = NULL;
+    TU_STATUS(KMUX_ERR_INVALID_ARGUMENT, kmux_context_create(&o, &ctx));
+    cr_expect(strstr(kmux_last_error(), "backend_path entry '.' is not an absolute folder"), "%s",
+              kmux_last_error());
+    setenv("KMUX_BACKEND_PATH", "lib", 1);
+    TU_STATUS(KMUX_ERR_INVALID_ARGUMENT, kmux_context_create(NULL, &ctx));
+    cr_expect(strstr(kmux_last_error(), "KMUX_BACKEND_PATH entry 'lib'"), "%s", kmux_last_error());
+    unsetenv("KMUX_BACKEND_PATH");
+}
+
+/* A plugin path that does not fit is refused, never opened shorter. */
+Test(loader, too_long_plugin_path_is_refused) {
+    char dir[] = "/tmp/kmux-long-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char deep[1400];
+    snprintf(deep, sizeof deep, "%s", dir);
+    while (strlen(deep) < 1100) { /* nested folders of 200 characters */
+        strcat(deep, "/");
+        size_t n = strlen(deep);
+        memset(deep + n, 'd', 200);
+        deep[n + 200] = '\0';
+        cr_assert_eq(mkdir(deep, 0700), 0, "%s", strerror(errno));
+    }
+    char path[1500], src[1100];
+    snprintf(path, sizeof path, "%s/libkmux-small.so", deep);
+    snprintf(src, sizeof src, "%s/libkmux-small.so", plugin_dir());
+    copy_prefix(src, path, 1L << 30);
+    kmux_context *ctx = context_with_path(deep, NULL);
+    kmux_backend_info b = find_info(ctx, "small");
+    cr_expect_eq(b.available, 0);
+    cr_expect(strstr(b.reason, "the path is longer than 1023 bytes; not opened"), "%s", b.reason);
+    TU_OK(kmux_context_destroy(ctx));
+    unlink(path);
+    while (strlen(deep) > strlen(dir)) {
+        rmdir(deep);
+        *strrchr(deep, '/') = '\0';
+    }
+    rmdir(dir);
+}
+
+/* One parser for the environment: a bad value is refused with its name, as the API field is. */
+Test(loader, bad_environment_values_are_refused) {
+    static const char *const cases[][2] = {
+        {"KMUX_NUM_THREADS", "-5"},   {"KMUX_NUM_THREADS", "abc"},
+        {"KMUX_NUM_THREADS", "1e9"},  {"KMUX_NUM_THREADS", "100000"},
+        {"KMUX_VERBOSE", "abc"},      {"KMUX_VERBOSE", "-1"},
+        {"KMUX_VERBOSE", "99999999"}, {"KMUX_NUM_THREADS", "99999999999999999999"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        setenv(cases[i][0], cases[i][1], 1);
+        kmux_context *ctx = NULL;
+        kmux_status st = kmux_context_create(NULL, &ctx);
+        cr_expect_eq(st, KMUX_ERR_INVALID_ARGUMENT, "%s=%s: %s", cases[i][0], cases[i][1],
+                     kmux_status_str(st));
+        char want[128];
+        snprintf(want, sizeof want, "%s = '%s' is not an integer in", cases[i][0], cases[i][1]);
+        cr_expect(strstr(kmux_last_error(), want), "%s", kmux_last_error());
+        if (st == KMUX_OK) kmux_context_destroy(ctx);
+        unsetenv(cases[i][0]);
+    }
+    setenv("KMUX_NUM_THREADS", "3", 1);
+    kmux_context *ctx = NULL;
+    TU_OK(kmux_context_create(NULL, &ctx));
+    TU_OK(kmux_context_destroy(ctx));
+    unsetenv("KMUX_NUM_THREADS");
+}
+
+/* A huge plan cache costs nothing until used; beyond the cap it is refused with a message. */
+Test(loader, plan_cache_capacity_is_capped_and_lazy) {
+    kmux_context_options o = KMUX_CONTEXT_OPTIONS_INIT;
+    o.plan_cache_capacity = 2000000000;
+    kmux_context *ctx = NULL;
+    TU_STATUS(KMUX_ERR_INVALID_ARGUMENT, kmux_context_create(&o, &ctx));
+    cr_expect(strstr(kmux_last_error(), "plan_cache_capacity = 2000000000 is out of range"), "%s",
+              kmux_last_error());
+    o.plan_cache_capacity = 65536;
+    TU_OK(kmux_context_create(&o, &ctx));
+    kmux_device *dev = NULL;
+    kmux_stream *s = NULL;
+    TU_OK(kmux_device_find(ctx, "ref", &dev));
+    TU_OK(kmux_stream_create(dev, &s));
+    float a[64] = {1}, c[64] = {0}, one = 1, zero = 0;
+    for (int m = 1; m <= 40; m++) /* 40 plans: the cache grows past its first room */
+        TU_OK(kmux_gemm_ex(s, KMUX_ROW_MAJOR, KMUX_NO_TRANS, KMUX_NO_TRANS, m, 1, 1, &one, a,
+                           KMUX_F32, 1, a, KMUX_F32, 1, &zero, c, KMUX_F32, 1, KMUX_COMPUTE_F32));
+    cr_expect_eq(c[0], 1.0f);
+    TU_OK(kmux_stream_destroy(s));
     TU_OK(kmux_context_destroy(ctx));
 }

@@ -335,3 +335,44 @@ Test(validation, context_device_memory_stream_event) {
     TU_OK(kmux_free(ref, NULL));
     cr_expect_str_eq(kmux_status_str((kmux_status)12345), "KMUX_STATUS_UNKNOWN");
 }
+
+/* A convolution whose output overlaps an input (y == x, y inside w; dx == dy) was run, and the
+ * CPU backends then disagreed with ref (issue 50): refused on every device before any backend. */
+Test(validation, conv_output_overlapping_an_input_is_refused) {
+    kmux_context *c = tu_context();
+    const char **ids = tu_device_ids(c);
+    for (int i = 0; ids[i]; i++) {
+        kmux_device *dev = tu_device(c, ids[i]);
+        kmux_stream *sm = NULL;
+        TU_OK(kmux_stream_create(dev, &sm));
+        for (int dir = KMUX_CONV_FWD; dir <= KMUX_CONV_BWD_WEIGHTS; dir++) {
+            kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
+            d.direction = (kmux_conv_direction)dir;
+            d.n = 1, d.c = 2, d.h = d.w = 4, d.k = 2, d.r = d.s = 3;
+            d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+            kmux_plan *p = NULL;
+            if (kmux_conv2d_plan_create(dev, &d, NULL, &p) != KMUX_OK) continue;
+            float io[128] = {0}, other[128] = {0}, f1 = 1, f0 = 0;
+            kmux_conv2d_args a = KMUX_CONV2D_ARGS_INIT;
+            a.alpha = &f1, a.beta = &f0;
+            /* the output aliases the first input; the other input is separate */
+            const char *out = dir == KMUX_CONV_FWD        ? "y = "
+                              : dir == KMUX_CONV_BWD_DATA ? "x = "
+                                                          : "w = ";
+            a.x = io, a.w = other, a.y = io;
+            if (dir == KMUX_CONV_BWD_WEIGHTS) a.x = other, a.w = io + 8, a.y = io;
+            kmux_status rc = kmux_conv2d_execute(p, sm, &a);
+            cr_expect_eq(rc, KMUX_ERR_INVALID_ARGUMENT, "%s dir %d: %s", ids[i], dir,
+                         kmux_status_str(rc));
+            cr_expect(strstr(kmux_last_error(), "overlaps") && strstr(kmux_last_error(), out),
+                      "%s dir %d: %s", ids[i], dir, kmux_last_error());
+            /* separate buffers still run */
+            float y[128] = {0};
+            a.x = io, a.w = other, a.y = y;
+            TU_OK(kmux_conv2d_execute(p, sm, &a));
+            TU_OK(kmux_plan_destroy(p));
+        }
+        TU_OK(kmux_stream_destroy(sm));
+    }
+    TU_OK(kmux_context_destroy(c));
+}

@@ -7,6 +7,8 @@
 #define KMUX_CUDA_LIBS_IMPL
 #include "cuda_libs.h"
 
+#include "kmux_so_file.h"
+
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
@@ -117,8 +119,17 @@ static void python_site_packages(py_prefixes *pp) {
 }
 
 /* Opens the first of `sonames` found; writes the file opened (or what was tried) to `where`. */
+/* `where` for the file opened; files rejected before it are named with their reason (a broken
+ * copy in KMUX_CUDA_LIB_PATH must not be passed over without a word). */
+static void found(char *where, size_t size, const char *file, const char *rejected) {
+    if (rejected[0])
+        snprintf(where, size, "%s (rejected before it: %s)", file, rejected);
+    else
+        snprintf(where, size, "%s", file);
+}
+
 static void *open_library(const char *const *sonames, const char *wheel, char *where, size_t size) {
-    char tried[2048] = "", path[1024];
+    char tried[2048] = "", rejected[1024] = "", path[1024];
     /* 1. already in the process (RTLD_NOLOAD: a reference, no second copy) */
     for (const char *const *s = sonames; *s; s++) {
         void *h = dlopen(*s, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
@@ -130,19 +141,48 @@ static void *open_library(const char *const *sonames, const char *wheel, char *w
     /* 2. KMUX_CUDA_LIB_PATH */
     const char *env = getenv("KMUX_CUDA_LIB_PATH");
     if (env && env[0]) {
-        char dirs[1024];
-        snprintf(dirs, sizeof dirs, "%s", env);
-        for (char *save = NULL, *dir = strtok_r(dirs, ":", &save); dir;
-             dir = strtok_r(NULL, ":", &save))
-            for (const char *const *s = sonames; *s; s++) {
-                snprintf(path, sizeof path, "%s/%s", dir, *s);
-                void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-                if (h) {
-                    snprintf(where, size, "%s", path);
-                    return h;
+        /* every folder whole (a path that does not fit is reported, never opened shorter);
+         * each file checked before dlopen (a truncated one would SIGBUS in it, a FIFO block) */
+        for (const char *dir = env; *dir;) {
+            size_t n = strcspn(dir, ":");
+            char one[sizeof path];
+            if (n > 0 && n < sizeof one) {
+                memcpy(one, dir, n);
+                one[n] = '\0';
+                for (const char *const *s = sonames; *s; s++) {
+                    char why[600];
+                    if (kmux_path_join(path, sizeof path, one, *s) != 0) {
+                        snprintf(why, sizeof why, "%.200s.../%s: path too long, not opened", one,
+                                 *s);
+                        append(tried, sizeof tried, ", ", why);
+                        continue;
+                    }
+                    int chk = kmux_so_file_check(path, why, sizeof why);
+                    if (chk == KMUX_SO_BAD) { /* there, but never loaded: say so */
+                        append(tried, sizeof tried, ", ", why);
+                        append(rejected, sizeof rejected, "; ", why);
+                        continue;
+                    }
+                    void *h = chk == KMUX_SO_OK ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+                    if (h) {
+                        found(where, size, path, rejected);
+                        return h;
+                    }
+                    if (chk == KMUX_SO_OK) {
+                        const char *e = dlerror();
+                        snprintf(why, sizeof why, "%s", e ? e : path);
+                        append(rejected, sizeof rejected, "; ", why);
+                    }
+                    append(tried, sizeof tried, ", ", path);
                 }
-                append(tried, sizeof tried, ", ", path);
+            } else if (n > 0) {
+                char why[300];
+                snprintf(why, sizeof why, "%.200s...: folder path too long, not searched", dir);
+                append(tried, sizeof tried, ", ", why);
             }
+            dir += n;
+            if (*dir == ':') dir++;
+        }
     }
     /* 3. the loader's search (LD_LIBRARY_PATH, this plugin's RUNPATH, ld.so.cache) */
     for (const char *const *s = sonames; *s; s++) {
@@ -150,9 +190,9 @@ static void *open_library(const char *const *sonames, const char *wheel, char *w
         if (h) {
             struct link_map *lm = NULL;
             if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0])
-                snprintf(where, size, "%s", lm->l_name);
+                found(where, size, lm->l_name, rejected);
             else
-                snprintf(where, size, "%s", *s);
+                found(where, size, *s, rejected);
             return h;
         }
         append(tried, sizeof tried, ", ", *s);
@@ -167,13 +207,18 @@ static void *open_library(const char *const *sonames, const char *wheel, char *w
     for (int i = 0; i < pp.n; i++)
         for (int f = 0; f < 3; f++)
             for (const char *const *s = sonames; *s; s++) {
-                snprintf(path, sizeof path, "%s/nvidia/%s/lib/%s", pp.dir[i], folders[f], *s);
-                if (access(path, F_OK) != 0) continue; /* absent: summarised below */
-                void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+                if (snprintf(path, sizeof path, "%s/nvidia/%s/lib/%s", pp.dir[i], folders[f], *s) >=
+                    (int)sizeof path)
+                    continue; /* never a shorter path */
+                char why[600];
+                int chk = kmux_so_file_check(path, why, sizeof why);
+                if (chk == KMUX_SO_ABSENT) continue; /* absent: summarised below */
+                void *h = chk == KMUX_SO_OK ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
                 if (h) {
-                    snprintf(where, size, "%s", path);
+                    found(where, size, path, rejected);
                     return h;
                 }
+                if (chk == KMUX_SO_BAD) append(rejected, sizeof rejected, "; ", why);
                 append(tried, sizeof tried, ", ", path);
             }
     if (pp.n > 0) {

@@ -76,7 +76,7 @@ typedef struct kmux_hip_state {
     kmux_hip_api api;
     void *lib;            /**< the dlopen'ed runtime, NULL when none was found */
     char lib_name[256];   /**< which file was opened */
-    char lib_dir[256];    /**< its folder ("/opt/rocm-7.0.0/lib"), "" when unknown */
+    char lib_dir[1024];   /**< its folder ("/opt/rocm-7.0.0/lib"), "" when unknown */
     char load_error[512]; /**< why none was opened */
     int runtime_version;  /**< hipRuntimeGetVersion (HIP_VERSION: 60200000 is 6.2), 0 unknown */
     int probed;

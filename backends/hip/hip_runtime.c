@@ -21,6 +21,7 @@
  * dlclose'd (ROCm libraries start threads and register atexit handlers at load).
  */
 #define _GNU_SOURCE
+#include "kmux_so_file.h"
 #include <dlfcn.h>
 #include <link.h>
 #include <stdarg.h>
@@ -57,6 +58,15 @@ static int file_absent(const char *err, const char *file) {
  * reason appended to fails). */
 static int try_file(const kmux_hip_lib_search *s, const char *file, void **lib, char *fails,
                     size_t fails_size) {
+    if (strchr(file, '/')) { /* a file named by path: a truncated one would SIGBUS in dlopen */
+        char why[600];
+        int chk = kmux_so_file_check(file, why, sizeof why);
+        if (chk == KMUX_SO_ABSENT) return 0;
+        if (chk == KMUX_SO_BAD) {
+            append(fails, fails_size, "; %s", why);
+            return -1;
+        }
+    }
     dlerror();
     void *h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
@@ -93,7 +103,7 @@ void *kmux_hip_lib_open(const kmux_hip_state *st, const kmux_hip_lib_search *s, 
     } else {
         /* the folders, deduplicated: the runtime's, the loader path (""), $ROCM_PATH/lib,
          * /opt/rocm/lib */
-        char dirs[4][320];
+        char dirs[4][1024];
         int nd = 0;
         if (st && st->lib_dir[0]) snprintf(dirs[nd++], sizeof dirs[0], "%s", st->lib_dir);
         dirs[nd++][0] = '\0';
@@ -102,7 +112,12 @@ void *kmux_hip_lib_open(const kmux_hip_state *st, const kmux_hip_lib_search *s, 
             size_t n = strlen(rp);
             while (n > 1 && rp[n - 1] == '/')
                 n--;
-            snprintf(dirs[nd++], sizeof dirs[0], "%.*s/lib", (int)n, rp);
+            /* a ROCM_PATH that does not fit is reported, never searched shorter */
+            if (snprintf(dirs[nd], sizeof dirs[0], "%.*s/lib", (int)n, rp) < (int)sizeof dirs[0])
+                nd++;
+            else
+                append(fails, sizeof fails, "; ROCM_PATH (%zu characters): too long, not searched",
+                       n);
         }
         snprintf(dirs[nd++], sizeof dirs[0], "/opt/rocm/lib");
         int used[4] = {0};
@@ -114,11 +129,8 @@ void *kmux_hip_lib_open(const kmux_hip_state *st, const kmux_hip_lib_search *s, 
         for (int d = 0; d < nd && !lib; d++) {
             if (!used[d]) continue;
             for (int i = 0; s->sonames[i] && !lib; i++) {
-                char file[512];
-                if (dirs[d][0])
-                    snprintf(file, sizeof file, "%s/%s", dirs[d], s->sonames[i]);
-                else
-                    snprintf(file, sizeof file, "%s", s->sonames[i]);
+                char file[1100];
+                if (kmux_path_join(file, sizeof file, dirs[d], s->sonames[i]) != 0) continue;
                 if (try_file(s, file, &lib, fails, sizeof fails) == 1)
                     snprintf(path, path_size, "%s", file);
             }
@@ -202,8 +214,9 @@ int kmux_hip_runtime_open(kmux_hip_state *st) {
     struct link_map *lm = NULL;
     if (dlinfo(st->lib, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0] == '/') {
         const char *slash = strrchr(lm->l_name, '/');
-        snprintf(st->lib_dir, sizeof st->lib_dir, "%.*s",
-                 (int)(slash == lm->l_name ? 1 : slash - lm->l_name), lm->l_name);
+        int n = (int)(slash == lm->l_name ? 1 : slash - lm->l_name);
+        if (n < (int)sizeof st->lib_dir) /* a folder that does not fit is not searched at all */
+            snprintf(st->lib_dir, sizeof st->lib_dir, "%.*s", n, lm->l_name);
     }
     return 1;
 }

@@ -36,8 +36,19 @@ static kmux_status s_init(const kmux_backend_host *host, void **state) {
 static void s_fini(void *state) {
     free(state);
 }
+/* SMALL_POSER (libkmux-aaposer.so, built for test_loader): the same plugin under its own name,
+ * with three devices whose ids pose as another backend's ("cpu:openblas"), are its own
+ * ("aaposer:1") and repeat one ("aaposer:1" again). Only device 1 may be taken. */
+#if defined(SMALL_POSER)
+#define SMALL_NAME "aaposer"
+#define SMALL_DEVICES 3
+#else
+#define SMALL_NAME "small"
+#define SMALL_DEVICES 1
+#endif
+
 static kmux_status s_probe(void *state, int *count, char *reason, size_t size) {
-    *count = 1;
+    *count = SMALL_DEVICES;
     if (size) reason[0] = '\0';
     return KMUX_OK;
 }
@@ -46,7 +57,11 @@ static const char *s_version(void *state) {
 }
 static kmux_status s_props(void *state, int device, kmux_device_props *props) {
     memset(props, 0, sizeof *props);
+#if defined(SMALL_POSER)
+    snprintf(props->id, sizeof props->id, "%s", device == 0 ? "cpu:openblas" : "aaposer:1");
+#else
     snprintf(props->id, sizeof props->id, "test:small");
+#endif
     snprintf(props->backend, sizeof props->backend, "small");
     snprintf(props->vendor, sizeof props->vendor, "kmux tests");
     snprintf(props->name, sizeof props->name, "small capability limits");
@@ -245,7 +260,7 @@ static const kmux_backend_ops small_ops = {
     .struct_size = sizeof(kmux_backend_ops),
     .abi_major = KMUX_BACKEND_ABI_MAJOR,
     .abi_minor = KMUX_BACKEND_ABI_MINOR,
-    .name = "small",
+    .name = SMALL_NAME,
     .init = s_init,
     .fini = s_fini,
     .probe = s_probe,

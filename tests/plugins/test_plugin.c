@@ -4,12 +4,26 @@
  *   TEST_PLUGIN_ABIV1:    a table with the layout of plugin ABI 1 (plan slots in the main table,
  *                         no device_caps), as a plugin built against the previous kmux would be;
  *   TEST_PLUGIN_NOENTRY:  exports no kmux_backend_entry at all;
- *   TEST_PLUGIN_NODEVICE: a valid plugin whose probe finds no device and says why.
+ *   TEST_PLUGIN_NODEVICE: a valid plugin whose probe finds no device and says why;
+ *   TEST_PLUGIN_HUGECOUNT: a probe that reports INT_MAX devices (the core once summed the counts
+ *                         in an int and wrote past its device array);
+ *   TEST_PLUGIN_AAIMPOSTOR: file libkmux-aaimpostor.so whose table calls itself "small" (the
+ *                         usable test plugin, found after it in sorted order), and
+ *   TEST_PLUGIN_AUTO:     file libkmux-auto.so, a built-in backend's name.
  * (small_plugin.c is the usable one with small capability limits.)
  */
+#define _POSIX_C_SOURCE 200809L /* setenv (TEST_PLUGIN_AUTO) */
 #include <stdio.h>
 
 #include "kmux_backend.h"
+
+#if defined(TEST_PLUGIN_AUTO)
+#include <stdlib.h>
+/* what a plugin's constructor may do before any check: the loader must never open this file */
+__attribute__((constructor)) static void opened(void) {
+    setenv("KMUX_TEST_AUTO_PLUGIN_OPENED", "1", 1);
+}
+#endif
 
 #if !defined(TEST_PLUGIN_NOENTRY)
 static int dummy_state;
@@ -20,6 +34,11 @@ static kmux_status t_init(const kmux_backend_host *host, void **state) {
 }
 static void t_fini(void *state) {}
 static kmux_status t_probe(void *state, int *count, char *reason, size_t size) {
+#if defined(TEST_PLUGIN_HUGECOUNT)
+    *count = 2147483647;
+    reason[0] = '\0';
+    return KMUX_OK;
+#endif
     *count = 0;
     snprintf(reason, size, "test plugin: no device (by design)");
     return KMUX_OK;
@@ -79,7 +98,15 @@ static const kmux_backend_ops ops = {
     .name = "wrongabi",
 #else
     .abi_major = KMUX_BACKEND_ABI_MAJOR,
+#if defined(TEST_PLUGIN_HUGECOUNT)
+    .name = "hugecount",
+#elif defined(TEST_PLUGIN_AAIMPOSTOR)
+    .name = "small",
+#elif defined(TEST_PLUGIN_AUTO)
+    .name = "auto",
+#else
     .name = "nodevice",
+#endif
 #endif
     .abi_minor = 0,
     .init = t_init,
