@@ -168,7 +168,9 @@ kmux_status kmux_fp8_scale_update(kmux_stream *stream, const float *amax_history
     if (!kmux_dtype_is_fp8(fp8_type))
         return INVALID("%s: fp8_type = %s (%d) is not an fp8 format", fn, kmux_dtype_name(fp8_type),
                        (int)fp8_type);
-    if (!isfinite(margin)) return INVALID("%s: margin = %g is not finite", fn, (double)margin);
+    if (!isfinite(margin) || margin < -KMUX_FP8_MARGIN_MAX || margin > KMUX_FP8_MARGIN_MAX)
+        return INVALID("%s: margin = %g is not in [%d, %d] (a power of two of headroom)", fn,
+                       (double)margin, -KMUX_FP8_MARGIN_MAX, KMUX_FP8_MARGIN_MAX);
     kmux_status st = need_slot(fn, stream, OPS(stream)->fp8_scale_update != NULL);
     if (st != KMUX_OK) return st;
     return done(OPS(stream)->fp8_scale_update(STATE(stream), stream->native, amax_history,

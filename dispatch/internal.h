@@ -19,6 +19,8 @@
 #define KMUX_MAX_THREADS 4096
 #define KMUX_PLAN_CACHE_MAX 65536
 #define KMUX_BACKEND_PATH_MAX 4096
+/** |margin| of kmux_fp8_scale_update: an exponent of 2; f32 scales span 2^-126 .. 2^128. */
+#define KMUX_FP8_MARGIN_MAX 127
 
 /** 1 when a plugin's table has the optional slot `field` set: its struct_size (the size of the
  *  table the plugin was built with) covers the slot and the slot is not NULL. Optional slots are

@@ -855,9 +855,10 @@ KMUX_API kmux_status kmux_loss_scale_update(kmux_stream *stream, float *scale,
 /** Delayed-scaling fp8 recipe, as NVIDIA Transformer Engine (amax_compute_algo "max"):
  *  amax = max over the history_len entries of amax_history (device f32); if amax is finite and
  *  > 0, *scale = (fmax(fp8_type) / amax) / 2^margin, else *scale is unchanged. fmax is 448
- *  (e4m3), 57344 (e5m2, e5m2fnuz), 240 (e4m3fnuz). Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT
- *  for a NULL pointer, history_len < 1, a non-fp8 type or a margin that is not finite;
- *  KMUX_ERR_DEVICE. */
+ *  (e4m3), 57344 (e5m2, e5m2fnuz), 240 (e4m3fnuz). The scale is clamped to [FLT_MIN, FLT_MAX]:
+ *  never 0 (which would cast everything to 0), Inf or subnormal. Returns KMUX_OK;
+ *  KMUX_ERR_INVALID_ARGUMENT for a NULL pointer, history_len < 1, a non-fp8 type or a margin
+ *  that is not finite or outside [-127, 127]; KMUX_ERR_DEVICE. */
 KMUX_API kmux_status kmux_fp8_scale_update(kmux_stream *stream, const float *amax_history,
                                            int64_t history_len, kmux_dtype fp8_type, float margin,
                                            float *scale);

@@ -394,6 +394,7 @@ Test(amp, fp8_scale_update_hand) {
     const float hz[2] = {0.0f, 0.0f};
     const float hinf[2] = {1.0f, INFINITY};
     const float hnan[3] = {1.0f, NAN, 2.0f};
+    const float hbig[1] = {3e38f};
     struct {
         const float *h;
         int64_t n;
@@ -410,6 +411,10 @@ Test(amp, fp8_scale_update_hand) {
         {hz, 2, KMUX_F8_E4M3, 0.0f, 7.0f},         /* amax 0: unchanged */
         {hinf, 2, KMUX_F8_E4M3, 0.0f, 7.0f},       /* amax Inf: unchanged */
         {hnan, 3, KMUX_F8_E4M3, 0.0f, 7.0f},       /* amax NaN: unchanged */
+        /* issue 50: a quotient below the f32 range once gave a scale of 0 */
+        {hbig, 1, KMUX_F8_E4M3, 10.0f, FLT_MIN},  /* 448 / 3e38 / 2^10: subnormal */
+        {hbig, 1, KMUX_F8_E4M3, 127.0f, FLT_MIN}, /* rounds to 0 in f32 */
+        {h1, 3, KMUX_F8_E4M3, -127.0f, FLT_MAX},  /* 112 * 2^127: beyond f32 */
     };
     const char **ids = tu_device_ids(ctx);
     for (int d = 0; ids[d]; d++)
@@ -422,6 +427,24 @@ Test(amp, fp8_scale_update_hand) {
             down(&t, &s, ds, sizeof s);
             cr_expect(s == c[i].want, "%s case %zu: scale %a, want %a", ids[d], i, (double)s,
                       (double)c[i].want);
+            TU_OK(kmux_free(t.dev, dh));
+            TU_OK(kmux_free(t.dev, ds));
+            close_target(&t);
+        }
+    /* a margin outside [-127, 127] (200 and 1e9 once gave 0, -200 FLT_MAX) is refused */
+    const float bad[] = {200.0f, 1e9f, -200.0f, 127.5f};
+    for (int d = 0; ids[d]; d++)
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            target t = open_target(ctx, ids[d]);
+            float s = 7.0f;
+            void *dh = up(&t, h1, sizeof h1);
+            float *ds = up(&t, &s, sizeof s);
+            TU_STATUS(KMUX_ERR_INVALID_ARGUMENT,
+                      kmux_fp8_scale_update(t.s, dh, 3, KMUX_F8_E4M3, bad[i], ds));
+            cr_expect(strstr(kmux_last_error(), "is not in [-127, 127]") != NULL, "%s",
+                      kmux_last_error());
+            down(&t, &s, ds, sizeof s);
+            cr_expect(s == 7.0f, "%s: the scale changed to %g", ids[d], (double)s);
             TU_OK(kmux_free(t.dev, dh));
             TU_OK(kmux_free(t.dev, ds));
             close_target(&t);

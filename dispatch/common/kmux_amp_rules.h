@@ -6,7 +6,8 @@
  *     grown scale that is not finite is dropped, the tracker is compared with == the interval;
  *   - fp8 scale: NVIDIA Transformer Engine, amax_compute_algo "max": a NaN in the history makes
  *     the amax NaN (torch.max) and keeps the scale; (fmax / amax) / 2^margin formed in double and
- *     rounded once; a quotient beyond the f32 range becomes FLT_MAX.
+ *     rounded once; a quotient beyond the f32 range becomes FLT_MAX, one below the smallest
+ *     normal f32 (0 included) becomes FLT_MIN: a scale is never 0, Inf or subnormal.
  */
 #ifndef KMUX_AMP_RULES_H
 #define KMUX_AMP_RULES_H
@@ -53,8 +54,10 @@ static inline KMUX_DTYPE_HD double kmux_amax_history_max(double acc, float entry
 static inline KMUX_DTYPE_HD float kmux_fp8_scale_from_fmax(float old_scale, double amax,
                                                            double fmax, float margin) {
     if (!isfinite(amax) || !(amax > 0.0)) return old_scale;
-    float s = (float)(fmax / amax / exp2((double)margin));
-    return isinf(s) ? 3.402823466e38f : s;
+    double q = fmax / amax / exp2((double)margin);
+    if (q >= 3.402823466e38) return 3.402823466e38f;
+    if (!(q >= 1.175494351e-38)) return 1.175494351e-38f; /* 0 would zero every cast */
+    return (float)q;
 }
 
 /** The new fp8 scale for amax (the max of the history) and margin, or the old scale when amax is
