@@ -18,6 +18,8 @@
 #include "tune.h"
 
 #define TAG "kmux-tune-v1"
+/* More lines than any real cache holds (one per tuned shape and machine): a bound, not a limit. */
+#define KMUX_TUNE_CACHE_LINES_MAX 1000000
 
 int kmux_tune_cache_path(char *buf, size_t size) {
     const char *env = getenv("KMUX_TUNE_CACHE");
@@ -105,15 +107,35 @@ static int parse_line(char *line, char **f, const char **why) {
     return 1;
 }
 
+/* The cache is a regular file or nothing: a FIFO would block open() and a device such as
+ * /dev/zero or /dev/full never ends, so either would hang plan creation. */
+static int regular_file(const char *path, int fd) {
+    struct stat sb;
+    int ok = (fd >= 0 ? fstat(fd, &sb) : stat(path, &sb)) == 0 && S_ISREG(sb.st_mode);
+    if (!ok && (fd >= 0 || errno != ENOENT))
+        kmux_trace(2, "tune,cache,%s: not a regular file, not used", path);
+    return ok;
+}
+
 int kmux_tune_cache_lookup(const char *path, const char *key, int *impl_index, char *impl_name,
                            size_t name_size) {
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
+    if (!regular_file(path, -1)) return 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return 0;
+    FILE *f = regular_file(path, fd) ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        close(fd);
+        return 0;
+    }
     char line[4096];
     int found = 0;
     long lineno = 0;
     while (fgets(line, sizeof line, f)) {
-        lineno++;
+        if (++lineno > KMUX_TUNE_CACHE_LINES_MAX) { /* a cache is small; this is not one */
+            kmux_trace(2, "tune,cache,%s: more than %d lines, the rest ignored", path,
+                       KMUX_TUNE_CACHE_LINES_MAX);
+            break;
+        }
         char *fields[5];
         const char *why = NULL;
         int complete = strchr(line, '\n') != NULL;
@@ -136,7 +158,7 @@ int kmux_tune_cache_lookup(const char *path, const char *key, int *impl_index, c
 /* mkdir -p of path's folder. */
 static void make_parent(const char *path) {
     char dir[1024];
-    snprintf(dir, sizeof dir, "%s", path);
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return; /* never a shorter one */
     char *slash = strrchr(dir, '/');
     if (!slash || slash == dir) return;
     *slash = '\0';
@@ -156,9 +178,13 @@ int kmux_tune_cache_store(const char *path, const char *key, int impl_index, con
         snprintf(line, sizeof line, "%s\t%s\t%d\t%s\t%.4f\n", TAG, key, impl_index, impl_name, ms);
     if (n <= 0 || (size_t)n >= sizeof line) return -1;
     make_parent(path);
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0644);
     if (fd < 0) {
         kmux_trace(2, "tune,cache,%s: not written: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!regular_file(path, fd)) {
+        close(fd);
         return -1;
     }
     ssize_t w = write(fd, line, (size_t)n);

@@ -2,8 +2,11 @@
  * test_bench_parse.c - kmux-bench's inputs: benchdnn descriptor grammar (conv and matmul) with
  * benchdnn's defaults, batch files, CSV workloads, filters, and the kmux descriptions they map to.
  */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kb_problem.h"
 #include "kb_workload.h"
@@ -353,4 +356,58 @@ Test(bench_workload, batch_file_options_apply_to_later_lines) {
         kb_batch_parse("mb2ic4ih6oc5kh3\n--min-time=3\n", "f", NULL, &s, &l, err, sizeof err));
     cr_assert(strstr(err, "f:2:"), "error names file and line: %s", err);
     kb_problem_list_free(&l);
+}
+
+/* Hostile batch files (issue 50): each is refused with file, line and reason, or read whole. */
+static void write_text(const char *path, const char *text, size_t n) {
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "%s", path);
+    cr_assert_eq(fwrite(text, 1, n, f), n);
+    fclose(f);
+}
+
+Test(bench_batch, hostile_batch_files) {
+    kb_settings s;
+    kb_settings_default(&s);
+    kb_problem_list l = {NULL, 0, 0};
+    char err[1024] = "";
+    /* 100 descriptors on one line: every one kept (the first 64 only, before) */
+    char line[4096] = "";
+    for (int i = 0; i < 100; i++)
+        strcat(line, "4x4:4x4 ");
+    cr_assert(kb_batch_parse(line, "wide", NULL, &s, &l, err, sizeof err), "%s", err);
+    cr_expect_eq(l.n, 100);
+    kb_problem_list_free(&l);
+
+    char dir[] = "/tmp/kmux-batch-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char a[300], b[300], n[300];
+    snprintf(a, sizeof a, "%s/a.txt", dir);
+    snprintf(b, sizeof b, "%s/b.txt", dir);
+    snprintf(n, sizeof n, "%s/nul.txt", dir);
+    /* a NUL byte ended the file silently */
+    write_text(n, "4x4:4x4\n8x8:8x8\0 16x16:16x16\n", 30);
+    cr_expect_not(kb_batch_load(n, &s, &l, err, sizeof err));
+    cr_expect(strstr(err, ":2: a NUL byte"), "%s", err);
+    kb_problem_list_free(&l);
+    /* a file that includes itself, and two that include each other: stack overflow before */
+    write_text(a, "4x4:4x4 --batch=a.txt\n", 22);
+    cr_expect_not(kb_batch_load(a, &s, &l, err, sizeof err));
+    cr_expect(strstr(err, "includes itself"), "%s", err);
+    kb_problem_list_free(&l);
+    write_text(a, "--batch=b.txt\n", 14);
+    write_text(b, "--batch=a.txt\n", 14);
+    cr_expect_not(kb_batch_load(a, &s, &l, err, sizeof err));
+    cr_expect(strstr(err, "includes itself"), "%s", err);
+    kb_problem_list_free(&l);
+    /* /dev/zero read until memory ran out */
+    cr_expect_not(kb_batch_load("/dev/zero", &s, &l, err, sizeof err));
+    cr_expect(strstr(err, "larger than 64 MiB"), "%s", err);
+    kb_problem_list_free(&l);
+    /* --mb that makes a tensor too large skipped the size check */
+    cr_expect_not(kb_batch_parse("--mb=1073741824 mb1ic4096ih4096oc4096kh3\n", "mb", NULL, &s, &l,
+                                 err, sizeof err));
+    cr_expect(strstr(err, "with --mb=1073741824 the source tensor has more than 2^48"), "%s", err);
+    kb_problem_list_free(&l);
+    unlink(a), unlink(b), unlink(n), rmdir(dir);
 }

@@ -76,3 +76,27 @@ Test(check_targets, load_names_the_file) {
     cr_assert_float_eq(t.h2d_pinned_pass_frac, 0.9, 1e-12);
     cr_assert_str_eq(t.origin, path);
 }
+
+/* Hostile target files (issue 50): a padded line was cut at 511 characters (a padded
+ * cpu_gemm_fail_frac=0.95 became 0, "never FAIL"), contradictory targets were accepted, a folder
+ * was "larger than 16383 bytes". */
+Test(check_targets, hostile_target_files) {
+    ck_targets t;
+    ck_targets_default(&t);
+    char err[512] = "", text[1200];
+    memset(text, ' ', 600);
+    snprintf(text + 600, sizeof text - 600, "cpu_gemm_fail_frac=0.95\n");
+    cr_assert_eq(ck_targets_parse(text, &t, err, sizeof err), -1);
+    cr_assert(strstr(err, "line 1: longer than 511 characters"), "%s", err);
+    cr_assert_float_eq(t.cpu_gemm_fail_frac, 0.30, 1e-12);
+    cr_assert_eq(
+        ck_targets_parse("gemm_pass_frac=0.01\ngemm_fail_frac=0.99\n", &t, err, sizeof err), -1);
+    cr_assert(strstr(err, "gemm_pass_frac=0.01 is below gemm_fail_frac=0.99"), "%s", err);
+    cr_assert_float_eq(t.gemm_pass_frac, 0.70, 1e-12); /* nothing half-applied */
+    cr_assert_eq(ck_targets_parse("{\"devmem_pass_frac\": 0.1}", &t, err, sizeof err), -1);
+    cr_assert(strstr(err, "devmem_pass_frac=0.1 is below devmem_fail_frac=0.5"), "%s", err);
+    cr_assert_eq(ck_targets_load("/tmp", &t, err, sizeof err), -1);
+    cr_assert(strstr(err, "--target-file=/tmp: not a regular file (a directory)"), "%s", err);
+    cr_assert_eq(ck_targets_load("/dev/zero", &t, err, sizeof err), -1);
+    cr_assert(strstr(err, "not a regular file (a device)"), "%s", err);
+}

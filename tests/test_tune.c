@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -429,4 +430,26 @@ Test(tune, auto_without_spin_times_one_rotation, .init = set_cache, .fini = drop
     cr_expect_not_null(strstr(text, both), "want one rotation of both: %s", text);
     TU_OK(kmux_plan_destroy(plan));
     TU_OK(kmux_context_destroy(ctx));
+}
+
+/* A cache that is not a regular file (issue 50: /dev/full, /dev/zero and a FIFO hung plan
+ * creation) costs only the measurement: the plan is made, nothing is read or written there. */
+Test(tune, cache_that_is_not_a_regular_file_costs_only_the_measurement, .timeout = 60) {
+    char dir[] = "/tmp/kmux-tune-fifo-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char fifo[300];
+    snprintf(fifo, sizeof fifo, "%s/cache", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    const char *bad[] = {"/dev/full", "/dev/zero", fifo};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("KMUX_TUNE_CACHE", bad[i], 1);
+        kmux_device *dev = NULL;
+        kmux_context *ctx = small_context(0, &dev);
+        int idx = start_index(dev, KMUX_TUNE_ON);
+        cr_expect(idx == 0 || idx == 1, "%s: index %d", bad[i], idx);
+        TU_OK(kmux_context_destroy(ctx));
+    }
+    unsetenv("KMUX_TUNE_CACHE");
+    unlink(fifo);
+    rmdir(dir);
 }

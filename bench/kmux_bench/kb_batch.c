@@ -1,5 +1,5 @@
 /* kb_batch.c - settings options (--dir, --dt, ...) and benchdnn-style batch files. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "kb_workload.h"
 
 #include <ctype.h>
@@ -72,15 +72,15 @@ bad:
     return -1;
 }
 
-/* Splits a line into tokens at white space; double quotes group (and are kept). */
-static size_t tokenize(char *line, char **tok, size_t max) {
+/* Splits a line into tokens at white space; double quotes group (and are kept). tok has room
+ * for every token the line can hold (strlen / 2 + 1). */
+static size_t tokenize(char *line, char **tok) {
     size_t n = 0;
     char *p = line;
     while (*p) {
         while (*p && isspace((unsigned char)*p))
             ++p;
         if (!*p || *p == '#') break;
-        if (n == max) break;
         tok[n++] = p;
         int q = 0;
         while (*p && (q || !isspace((unsigned char)*p))) {
@@ -92,8 +92,29 @@ static size_t tokenize(char *line, char **tok, size_t max) {
     return n;
 }
 
-int kb_batch_parse(const char *text, const char *origin, const char *base_dir,
-                   const kb_settings *start, kb_problem_list *out, char *err, size_t err_cap) {
+/* The files being read, outermost first: an include of one of them is a cycle, and the depth
+ * is bounded (a chain of distinct files cannot exhaust the stack either). */
+#define KB_BATCH_DEPTH_MAX 16
+typedef struct batch_chain {
+    const char *file[KB_BATCH_DEPTH_MAX];
+    int n;
+} batch_chain;
+
+static int batch_load(const char *path, const kb_settings *start, kb_problem_list *out,
+                      batch_chain *chain, char *err, size_t err_cap);
+
+static int batch_parse(const char *text, size_t len, const char *origin, const char *base_dir,
+                       const kb_settings *start, kb_problem_list *out, batch_chain *chain,
+                       char *err, size_t err_cap) {
+    const char *nul = memchr(text, '\0', len);
+    if (nul) { /* a NUL byte once ended the file silently */
+        int line = 1;
+        for (const char *c = text; c < nul; ++c)
+            line += *c == '\n';
+        snprintf(err, err_cap, "%s:%d: a NUL byte (offset %zu): not a text file", origin, line,
+                 (size_t)(nul - text));
+        return 0;
+    }
     kb_settings s = *start;
     char *copy = kb_xstrdup(text);
     char *save = NULL;
@@ -103,17 +124,22 @@ int kb_batch_parse(const char *text, const char *origin, const char *base_dir,
         save = nl ? nl + 1 : NULL;
         if (nl) *nl = '\0';
         ++line;
-        char *tok[64];
-        size_t nt = tokenize(l, tok, 64);
+        char **tok = malloc((strlen(l) / 2 + 1) * sizeof *tok);
+        if (!tok) {
+            snprintf(err, err_cap, "%s:%d: out of memory", origin, line);
+            ok = 0;
+            break;
+        }
+        size_t nt = tokenize(l, tok);
         for (size_t i = 0; i < nt && ok; ++i) {
-            char e[300];
+            char e[600];
             if (!strncmp(tok[i], "--batch=", 8)) {
                 kb_sb path = KB_SB_INIT;
                 if (tok[i][8] == '/' || !base_dir)
                     kb_sb_printf(&path, "%s", tok[i] + 8);
                 else
                     kb_sb_printf(&path, "%s/%s", base_dir, tok[i] + 8);
-                ok = kb_batch_load(kb_sb_str(&path), &s, out, e, sizeof e);
+                ok = batch_load(kb_sb_str(&path), &s, out, chain, e, sizeof e);
                 kb_sb_free(&path);
                 if (!ok) snprintf(err, err_cap, "%s:%d: %s", origin, line, e);
                 continue;
@@ -138,16 +164,45 @@ int kb_batch_parse(const char *text, const char *origin, const char *base_dir,
                 }
             }
         }
+        free(tok);
     }
     free(copy);
     return ok;
 }
 
-int kb_batch_load(const char *path, const kb_settings *start, kb_problem_list *out, char *err,
-                  size_t err_cap) {
-    char *text = kb_read_file(path, NULL);
+int kb_batch_parse(const char *text, const char *origin, const char *base_dir,
+                   const kb_settings *start, kb_problem_list *out, char *err, size_t err_cap) {
+    batch_chain chain = {{0}, 0};
+    return batch_parse(text, strlen(text), origin, base_dir, start, out, &chain, err, err_cap);
+}
+
+static int batch_load(const char *path, const kb_settings *start, kb_problem_list *out,
+                      batch_chain *chain, char *err, size_t err_cap) {
+    char *real = realpath(path, NULL);
+    if (real) {
+        for (int i = 0; i < chain->n; ++i)
+            if (!strcmp(chain->file[i], real)) {
+                snprintf(err, err_cap, "%s includes itself (through %d --batch= levels)", path,
+                         chain->n - i);
+                free(real);
+                return 0;
+            }
+    }
+    if (chain->n == KB_BATCH_DEPTH_MAX) {
+        snprintf(err, err_cap, "%s: --batch= nested more than %d deep", path, KB_BATCH_DEPTH_MAX);
+        free(real);
+        return 0;
+    }
+    size_t len = 0;
+    int too_big = 0;
+    char *text = kb_read_file_max(path, KB_BATCH_BYTES_MAX, &len, &too_big);
     if (!text) {
-        snprintf(err, err_cap, "cannot read batch file %s", path);
+        if (too_big)
+            snprintf(err, err_cap, "batch file %s is larger than %d MiB (not a batch file?)", path,
+                     KB_BATCH_BYTES_MAX >> 20);
+        else
+            snprintf(err, err_cap, "cannot read batch file %s", path);
+        free(real);
         return 0;
     }
     char *dir = kb_xstrdup(path);
@@ -156,8 +211,17 @@ int kb_batch_load(const char *path, const kb_settings *start, kb_problem_list *o
         *slash = '\0';
     else
         kb_strlcpy(dir, ".", 2);
-    int ok = kb_batch_parse(text, path, dir, start, out, err, err_cap);
+    chain->file[chain->n++] = real ? real : path;
+    int ok = batch_parse(text, len, path, dir, start, out, chain, err, err_cap);
+    chain->n--;
     free(dir);
     free(text);
+    free(real);
     return ok;
+}
+
+int kb_batch_load(const char *path, const kb_settings *start, kb_problem_list *out, char *err,
+                  size_t err_cap) {
+    batch_chain chain = {{0}, 0};
+    return batch_load(path, start, out, &chain, err, err_cap);
 }

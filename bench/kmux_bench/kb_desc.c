@@ -393,8 +393,25 @@ int kb_parse_problem(const char *s, kb_problem *p, char *err, size_t err_cap) {
         return kb_parse_matmul_desc(s, &p->mm, p->name, sizeof p->name, err, err_cap);
     }
     p->op = KB_OP_CONV;
-    return parse_conv(s, &p->cv, &p->depth, p->name, sizeof p->name, p->unsupported,
-                      sizeof p->unsupported, err, err_cap);
+    if (!parse_conv(s, &p->cv, &p->depth, p->name, sizeof p->name, p->unsupported,
+                    sizeof p->unsupported, err, err_cap))
+        return 0;
+    /* a --mb setting replaces the descriptor's mb: the tensors must fit with it too */
+    if (p->set.mb > 0) {
+        const kb_conv_shape *c = &p->cv;
+        int64_t d_in = p->depth.id > 0 ? p->depth.id : 1, d_out = p->depth.od > 0 ? p->depth.od : 1;
+        int64_t sizes[2][5] = {{p->set.mb, c->ic, c->ih, c->iw, d_in},
+                               {p->set.mb, c->oc, c->oh, c->ow, d_out}};
+        static const char *const tensor[2] = {"source", "destination"};
+        for (int t = 0; t < 2; ++t)
+            if (!kb_dims_fit(sizes[t], 5)) {
+                snprintf(err, err_cap,
+                         "with --mb=%lld the %s tensor has more than 2^%d elements in %s",
+                         (long long)p->set.mb, tensor[t], KB_DESC_ELEMENTS_LOG2, s);
+                return 0;
+            }
+    }
+    return 1;
 }
 
 int kb_parse_desc(const char *s, kb_problem *p, char *err, size_t err_cap) {

@@ -152,13 +152,25 @@ int kb_parse_double(const char *s, double *out) {
 }
 
 char *kb_read_file(const char *path, size_t *len) {
+    return kb_read_file_max(path, SIZE_MAX, len, NULL);
+}
+
+char *kb_read_file_max(const char *path, size_t max, size_t *len, int *too_big) {
+    if (too_big) *too_big = 0;
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     kb_sb sb = KB_SB_INIT;
     char chunk[65536];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (n > max - sb.len) { /* /dev/zero once read until memory ran out */
+            fclose(f);
+            kb_sb_free(&sb);
+            if (too_big) *too_big = 1;
+            return NULL;
+        }
         kb_sb_append(&sb, chunk, n);
+    }
     int err = ferror(f);
     fclose(f);
     if (err) {

@@ -46,6 +46,9 @@ int kb_parse_i64(const char *s, int64_t *out);
 int kb_parse_double(const char *s, double *out);
 /** Reads a whole file into a NUL-terminated buffer (caller frees); NULL on failure. */
 char *kb_read_file(const char *path, size_t *len);
+/** kb_read_file that stops at max bytes: NULL with *too_big = 1 (too_big may be NULL) when the
+ *  file holds more (a device such as /dev/zero never ends). */
+char *kb_read_file_max(const char *path, size_t max, size_t *len, int *too_big);
 
 /** Monotonic clock in seconds. */
 double kb_now_s(void);

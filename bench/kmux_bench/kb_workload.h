@@ -41,7 +41,11 @@ int kb_settings_apply(kb_settings *s, const kb_settings *defaults, const char *o
 int kb_batch_parse(const char *text, const char *origin, const char *base_dir,
                    const kb_settings *start, kb_problem_list *out, char *err, size_t err_cap);
 
-/** Reads and parses a batch file (see kb_batch_parse). */
+/** Batch files are text of at most this many bytes (without a NUL byte). */
+#define KB_BATCH_BYTES_MAX (64 << 20)
+
+/** Reads and parses a batch file (see kb_batch_parse): at most KB_BATCH_BYTES_MAX bytes, no NUL
+ *  byte, includes nested at most 16 deep and never of a file being read (a cycle). */
 int kb_batch_load(const char *path, const kb_settings *start, kb_problem_list *out, char *err,
                   size_t err_cap);
 

@@ -1,6 +1,7 @@
 /*
  * ck_targets.c - default targets with their sources, and the target-file parser.
  */
+#define _POSIX_C_SOURCE 200809L /* stat */
 #include "ck_targets.h"
 
 #include <ctype.h>
@@ -8,6 +9,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct target_key {
     const char *key;
@@ -96,17 +98,59 @@ static int parse_json(const char *text, ck_targets *t, char *err, size_t err_siz
     return rc;
 }
 
+/* A pass threshold below its fail threshold would make a value both pass and fail. */
+static int check_pairs(const ck_targets *t, char *err, size_t err_size) {
+    static const struct {
+        const char *pass, *fail;
+        size_t po, fo;
+    } pairs[] = {
+        {"gemm_pass_frac", "gemm_fail_frac", offsetof(ck_targets, gemm_pass_frac),
+         offsetof(ck_targets, gemm_fail_frac)},
+        {"cpu_gemm_pass_frac", "cpu_gemm_fail_frac", offsetof(ck_targets, cpu_gemm_pass_frac),
+         offsetof(ck_targets, cpu_gemm_fail_frac)},
+        {"devmem_pass_frac", "devmem_fail_frac", offsetof(ck_targets, devmem_pass_frac),
+         offsetof(ck_targets, devmem_fail_frac)},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        double pass = *(const double *)((const char *)t + pairs[i].po);
+        double fail = *(const double *)((const char *)t + pairs[i].fo);
+        if (pass < fail) {
+            snprintf(err, err_size,
+                     "targets contradict: %s=%g is below %s=%g (a value between them would "
+                     "both pass and fail)",
+                     pairs[i].pass, pass, pairs[i].fail, fail);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int parse_text(const char *text, ck_targets *t, char *err, size_t err_size);
+
 int ck_targets_parse(const char *text, ck_targets *t, char *err, size_t err_size) {
     const char *p = text;
     while (isspace((unsigned char)*p))
         p++;
-    if (*p == '{') return parse_json(p, t, err, err_size);
+    ck_targets next = *t; /* all or nothing: a file that fails half-way changes no target */
+    int rc =
+        *p == '{' ? parse_json(p, &next, err, err_size) : parse_text(text, &next, err, err_size);
+    if (rc == 0) rc = check_pairs(&next, err, err_size);
+    if (rc == 0) *t = next;
+    return rc;
+}
+
+static int parse_text(const char *text, ck_targets *t, char *err, size_t err_size) {
     int line_no = 0;
     while (*text) {
         line_no++;
         size_t len = strcspn(text, "\n");
         char line[512];
-        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), text);
+        if (len >= sizeof line) { /* cut, a padded value once read as another one */
+            snprintf(err, err_size, "target file line %d: longer than %zu characters", line_no,
+                     sizeof line - 1);
+            return -1;
+        }
+        snprintf(line, sizeof line, "%.*s", (int)len, text);
         text += len + (text[len] == '\n');
         line[strcspn(line, "#")] = '\0';
         char *s = line;
@@ -139,6 +183,14 @@ int ck_targets_parse(const char *text, ck_targets *t, char *err, size_t err_size
 }
 
 int ck_targets_load(const char *path, ck_targets *t, char *err, size_t err_size) {
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) { /* a folder, a FIFO (would block), ... */
+        snprintf(err, err_size, "--target-file=%s: not a regular file (%s)", path,
+                 S_ISDIR(sb.st_mode)    ? "a directory"
+                 : S_ISFIFO(sb.st_mode) ? "a FIFO"
+                                        : "a device");
+        return -1;
+    }
     FILE *f = fopen(path, "r");
     if (!f) {
         snprintf(err, err_size, "--target-file=%s: cannot open: %s", path, strerror(errno));
@@ -146,10 +198,19 @@ int ck_targets_load(const char *path, ck_targets *t, char *err, size_t err_size)
     }
     char buf[16384];
     size_t n = fread(buf, 1, sizeof buf - 1, f);
-    int too_big = !feof(f);
+    int read_error = ferror(f), too_big = !read_error && !feof(f);
     fclose(f);
+    if (read_error) {
+        snprintf(err, err_size, "--target-file=%s: cannot read", path);
+        return -1;
+    }
     if (too_big) {
         snprintf(err, err_size, "--target-file=%s: larger than %zu bytes", path, sizeof buf - 1);
+        return -1;
+    }
+    if (memchr(buf, '\0', n)) {
+        snprintf(err, err_size, "--target-file=%s: a NUL byte at offset %zu (not a text file)",
+                 path, (size_t)((char *)memchr(buf, '\0', n) - buf));
         return -1;
     }
     buf[n] = '\0';
