@@ -249,3 +249,47 @@ Test(bench_report, rows_name_dtype_and_direction_reasons_baseline_reproducers) {
     unlink(path);
     free(path);
 }
+
+/* Hostile JSONL records (issue 50): terminal escapes (OSC 0 title, OSC 52 clipboard, OSC 8
+ * link, SGR, a C1 CSI) never reach the report's text; a gflops of 1e308 is refused, not printed
+ * as a 300-digit number; kb_strlcpy never cuts a UTF-8 character. */
+Test(bench_report, hostile_records) {
+    char path[] = "/tmp/kmux-hostile-jsonl-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("{\"problem\": {\"op\": \"matmul\", \"descriptor\": \"4x4:4x4\", \"name\": "
+          "\"\\u001b]0;pwned\\u0007\\u001b]52;c;ZWNobyBoaQ==\\u0007x\\u001b[31m\\u009b2J\"}, "
+          "\"device\": {\"id\": \"cpu:\\u001b]8;;http://evil\\u001b\\\\x\"}, "
+          "\"machine\": {\"label\": \"m\\u001b[0m\"}, \"performance\": {\"gflops\": 1.5}, "
+          "\"verification\": {\"result\": \"passed\"}}\n",
+          f);
+    fclose(f);
+    kb_rec_list l = {NULL, 0, 0};
+    char err[512] = "";
+    cr_assert(kb_jsonl_read(path, 0, &l, err, sizeof err), "%s", err);
+    cr_assert_eq(l.n, 1);
+    const char *fields[] = {l.v[0].label, l.v[0].device, l.v[0].machine, l.v[0].column};
+    for (size_t i = 0; i < 4; i++)
+        for (const unsigned char *p = (const unsigned char *)fields[i]; *p; p++)
+            cr_expect(*p >= 0x20 && *p != 0x7F && !(p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F),
+                      "control byte 0x%02x in '%s'", *p, fields[i]);
+    kb_rec_list_free(&l);
+
+    f = fopen(path, "w");
+    fputs("{\"problem\": {\"op\": \"matmul\"}, \"device\": {\"id\": \"cpu:x\"}, "
+          "\"performance\": {\"gflops\": 1e308}, \"verification\": {\"result\": \"passed\"}}\n",
+          f);
+    fclose(f);
+    cr_assert_not(kb_jsonl_read(path, 0, &l, err, sizeof err));
+    cr_expect(strstr(err, ":1: performance.gflops = 1e+308") && strstr(err, "not a plausible"),
+              "%s", err);
+    kb_rec_list_free(&l);
+    unlink(path);
+
+    char small[6];
+    kb_strlcpy(small, "abcd\xc3\xa9", sizeof small); /* "abcdé": the é does not fit whole */
+    cr_expect_str_eq(small, "abcd");
+    kb_strlcpy(small, "ab\xe2\x82\xac", sizeof small); /* "ab€" fits: 5 bytes */
+    cr_expect_str_eq(small, "ab\xe2\x82\xac");
+}

@@ -169,6 +169,9 @@ int kb_jsonl_write(FILE *f, const kb_result *r, const kb_machine *m, int threads
 
 /* ---- reading -------------------------------------------------------------------------------- */
 
+/* 1 EFLOP/s: beyond any one device kmux-bench measures by orders of magnitude. */
+#define KB_GFLOPS_MAX 1e9
+
 static const char *jstr(json_t *o, const char *path) {
     /* path: "a.b.c" */
     char buf[128];
@@ -286,6 +289,24 @@ int kb_jsonl_read(const char *path, int file, kb_rec_list *out, char *err, size_
         }
         kb_strlcpy(r.backends, kb_sb_str(&sb), sizeof r.backends);
         kb_sb_free(&sb);
+        /* Text from a file goes to a terminal and an HTML page: no control characters. */
+        char *texts[] = {r.problem,      r.label,    r.op,        r.direction,    r.workload,
+                         r.column,       r.machine,  r.device,    r.device_name,  r.impl,
+                         r.verification, r.bound,    r.cpu_model, r.kmux_version, r.date,
+                         r.gpus,         r.backends, r.status,    r.reason,       r.reproducer};
+        for (size_t i = 0; i < sizeof texts / sizeof texts[0]; ++i)
+            kb_text_clean(texts[i]);
+        /* A rate no device reaches (1e308 printed as a 300-digit number) is not a record. */
+        if (!isfinite(r.gflops) || r.gflops < 0 || r.gflops > KB_GFLOPS_MAX ||
+            !isfinite(r.pct_peak) || r.pct_peak > 1e4) {
+            snprintf(err, err_cap,
+                     "%s:%d: performance.gflops = %g or pct_peak = %g is not a plausible value "
+                     "(at most %g GFLOP/s)",
+                     path, line, r.gflops, r.pct_peak, KB_GFLOPS_MAX);
+            json_decref(o);
+            ok = 0;
+            break;
+        }
         rec_push(out, &r);
         json_decref(o);
     }

@@ -108,9 +108,27 @@ void kb_sb_free(kb_sb *sb) {
 
 void kb_strlcpy(char *dst, const char *src, size_t cap) {
     size_t n = strlen(src);
-    if (n >= cap) n = cap - 1;
+    if (n >= cap) {
+        n = cap - 1;
+        /* never half a UTF-8 character: back off over continuation bytes to a lead byte */
+        while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80)
+            --n;
+    }
     memcpy(dst, src, n);
     dst[n] = '\0';
+}
+
+void kb_text_clean(char *s) {
+    unsigned char *p = (unsigned char *)s;
+    for (; *p; ++p) {
+        if (*p < 0x20 || *p == 0x7F) { /* C0 controls, ESC among them, and DEL */
+            *p = '?';
+        } else if (*p == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) { /* C1 controls, UTF-8 */
+            p[0] = '?';
+            p[1] = '?';
+            ++p;
+        }
+    }
 }
 
 char *kb_strtrim(char *s) {

@@ -36,6 +36,9 @@ void kb_sb_free(kb_sb *sb);
 
 /** Copies src into dst (capacity cap >= 1), truncating, always NUL-terminated. */
 void kb_strlcpy(char *dst, const char *src, size_t cap);
+/** Replaces every control character of s (C0, DEL, and C1 encoded in UTF-8) with '?', so that
+ *  text from a file (a JSONL record) cannot drive the terminal (OSC title/clipboard/link, SGR). */
+void kb_text_clean(char *s);
 /** Removes leading and trailing white space in place; returns s. */
 char *kb_strtrim(char *s);
 /** Case-insensitive string equality. */
