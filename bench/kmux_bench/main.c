@@ -81,8 +81,10 @@ static void list_devices(kmux_context *ctx) {
     for (int i = 0; i < nb; ++i) {
         kmux_backend_info bi;
         if (kmux_backend_info_get(ctx, i, &bi) != KMUX_OK) continue;
-        printf("  %-10s %-12s %s%s\n", bi.name, bi.available ? "available" : "unavailable",
-               bi.version ? bi.version : "", bi.available ? "" : bi.reason);
+        /* the version, then (unavailable) the reason: "cuDNN 9.19.0; no CUDA driver (...)" */
+        const char *v = bi.version ? bi.version : "";
+        printf("  %-10s %-12s %s%s%s\n", bi.name, bi.available ? "available" : "unavailable", v,
+               !bi.available && v[0] && bi.reason[0] ? "; " : "", bi.available ? "" : bi.reason);
     }
     kmux_device_count(ctx, &nd);
     printf("devices:\n");

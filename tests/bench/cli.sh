@@ -7,6 +7,11 @@ grep -q 'The default workload:' "$TMP/help.txt" || fail "--help does not show th
 grep -q 'deepbench-gemm-train:' "$TMP/help.txt" || fail "--help does not list the default problems"
 [ "$("$BENCH" --list-workloads | wc -l)" -eq 5 ] || fail "--list-workloads should list 5 workloads"
 "$BENCH" --version | grep -q '^kmux-bench (kmux ' || fail "--version"
+# an unavailable backend's version and reason are separated (they ran together: "9.19.0no CUDA")
+"$BENCH" --list-devices >"$TMP/o" || fail "--list-devices exited with $?"
+if grep -E '^  [a-z]+ +unavailable +[^ ]*[0-9][a-z]' "$TMP/o" | grep -v '; ' | grep -q .; then
+    fail "--list-devices runs a version into its reason: $(grep unavailable "$TMP/o")"
+fi
 
 # usage errors exit with 2 and say what was wrong
 "$BENCH" --no-such-option >"$TMP/o" 2>&1
