@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <criterion/logging.h>
 
@@ -317,6 +319,39 @@ Test(cuda, backend_names_partial_library) {
     snprintf(want, sizeof want, "%s/libcublasLt.so.13: no symbol cublasLtDestroy", dir);
     cr_expect(strstr(bi.reason, want) != NULL, "reason '%s' lacks '%s'", bi.reason, want);
     TU_OK(kmux_context_destroy(ctx));
+}
+
+/* A truncated cuBLASLt in KMUX_CUDA_LIB_PATH killed the process with SIGBUS inside dlopen, a
+ * FIFO there hung it, and a file passed over was never named (issue 50): both are named with
+ * their reason, whatever cuBLASLt is then used (or none). */
+Test(cuda, backend_names_truncated_and_fifo_libraries, .timeout = 60) {
+    const char *dir = getenv("KMUX_TEST_PARTIAL_LT_DIR");
+    if (!dir) cr_skip_test("KMUX_TEST_PARTIAL_LT_DIR not set (ctest test_cuda_libs sets it)");
+    char tmp[] = "/tmp/kmux-cuda-libs-XXXXXX", src[600], cut[300], fifo[300];
+    cr_assert_not_null(mkdtemp(tmp));
+    snprintf(src, sizeof src, "%s/libcublasLt.so.13", dir);
+    snprintf(cut, sizeof cut, "%s/libcublasLt.so.13", tmp);
+    snprintf(fifo, sizeof fifo, "%s/libcublasLt.so.12", tmp);
+    FILE *in = fopen(src, "rb"), *out = fopen(cut, "wb");
+    cr_assert(in && out);
+    char buf[3000];
+    size_t n = fread(buf, 1, sizeof buf, in);
+    fwrite(buf, 1, n, out);
+    fclose(in);
+    fclose(out);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    cr_assert_eq(setenv("KMUX_CUDA_LIB_PATH", tmp, 1), 0);
+    kmux_context *ctx = tu_context();
+    kmux_backend_info bi;
+    cr_assert(cuda_backend(ctx, &bi), "no 'cuda' backend listed");
+    cr_log_info("cuda: %s | %s", bi.version, bi.reason);
+    char want[400];
+    snprintf(want, sizeof want, "%s: truncated: %zu bytes", cut, n);
+    cr_expect(strstr(bi.reason, want) != NULL, "reason '%s' lacks '%s'", bi.reason, want);
+    snprintf(want, sizeof want, "%s: a FIFO, not opened", fifo);
+    cr_expect(strstr(bi.reason, want) != NULL, "reason '%s' lacks '%s'", bi.reason, want);
+    TU_OK(kmux_context_destroy(ctx));
+    unlink(cut), unlink(fifo), rmdir(tmp);
 }
 
 /* ---- device, memory, streams, events ----------------------------------------------------- */

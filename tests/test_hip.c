@@ -110,6 +110,59 @@ Test(hip_listing, failing_override_is_the_answer) {
     kmux_context_destroy(ctx);
 }
 
+/* A truncated runtime (SIGBUS inside dlopen before) and a FIFO (a hang) as KMUX_HIP_RUNTIME are
+ * refused with the reason (issue 50). A truncated ELF is made from a test plugin. */
+Test(hip_listing, truncated_or_fifo_runtime_is_refused, .timeout = 60) {
+    const char *plugins = getenv("KMUX_TEST_PLUGIN_DIR");
+    cr_assert(plugins && plugins[0], "KMUX_TEST_PLUGIN_DIR not set (run through ctest)");
+    char tmp[] = "/tmp/kmux-hip-rt-XXXXXX", src[1100], cut[300], fifo[300];
+    cr_assert_not_null(mkdtemp(tmp));
+    snprintf(src, sizeof src, "%s/libkmux-small.so", plugins);
+    snprintf(cut, sizeof cut, "%s/libamdhip64.so.6", tmp);
+    snprintf(fifo, sizeof fifo, "%s/fifo.so", tmp);
+    FILE *in = fopen(src, "rb"), *out = fopen(cut, "wb");
+    cr_assert(in && out, "%s", src);
+    char buf[2000];
+    size_t n = fread(buf, 1, sizeof buf, in);
+    fwrite(buf, 1, n, out);
+    fclose(in);
+    fclose(out);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    const char *files[2] = {cut, fifo}, *why[2] = {"truncated: 2000 bytes", "a FIFO, not opened"};
+    for (int i = 0; i < 2; i++) {
+        setenv("KMUX_HIP_RUNTIME", files[i], 1);
+        kmux_context *ctx = tu_context();
+        kmux_backend_info bi;
+        cr_assert(hip_backend(ctx, &bi));
+        cr_expect_eq(bi.available, 0);
+        cr_expect(strstr(bi.reason, files[i]) && strstr(bi.reason, why[i]), "reason '%s'",
+                  bi.reason);
+        kmux_context_destroy(ctx);
+    }
+    unlink(cut), unlink(fifo), rmdir(tmp);
+}
+
+/* A ROCM_PATH too long for the search's buffer was cut and <first 319 characters>/lib searched,
+ * another folder (issue 50): it is reported and not searched at all. */
+Test(hip_listing, too_long_rocm_path_is_not_searched_shorter) {
+    char rp[1400];
+    memset(rp, 'r', sizeof rp - 1);
+    rp[0] = '/';
+    rp[sizeof rp - 1] = '\0';
+    setenv("ROCM_PATH", rp, 1);
+    unsetenv("KMUX_HIP_RUNTIME");
+    kmux_context *ctx = tu_context();
+    kmux_backend_info bi;
+    cr_assert(hip_backend(ctx, &bi));
+    cr_expect_eq(bi.available, 0);
+    cr_expect(strstr(bi.reason, "ROCM_PATH (1399 characters): too long, not searched") != NULL,
+              "reason '%s'", bi.reason);
+    cr_expect(strstr(bi.reason, "rrrr") == NULL, "a shortened ROCM_PATH was searched: '%s'",
+              bi.reason);
+    kmux_context_destroy(ctx);
+    unsetenv("ROCM_PATH");
+}
+
 /* ---- against the fake runtime ---------------------------------------------------------------- */
 
 static void need_code_objects(void) {
