@@ -285,6 +285,15 @@ Test(bench_report, hostile_records) {
     cr_expect(strstr(err, ":1: performance.gflops = 1e+308") && strstr(err, "not a plausible"),
               "%s", err);
     kb_rec_list_free(&l);
+    /* /dev/zero hung `kmux-bench report` (read until memory ran out); a NUL byte cut the file */
+    cr_assert_not(kb_jsonl_read("/dev/zero", 0, &l, err, sizeof err));
+    cr_expect(strstr(err, "/dev/zero is larger than 256 MiB"), "%s", err);
+    f = fopen(path, "wb");
+    fwrite("{}\n\0{}\n", 1, 7, f);
+    fclose(f);
+    cr_assert_not(kb_jsonl_read(path, 0, &l, err, sizeof err));
+    cr_expect(strstr(err, "a NUL byte at offset 3"), "%s", err);
+    kb_rec_list_free(&l);
     unlink(path);
 
     char small[6];

@@ -11,6 +11,8 @@
 
 /* 1 EFLOP/s: beyond any one device kmux-bench measures by orders of magnitude. */
 #define KB_GFLOPS_MAX 1e9
+/* A record is about 2 KiB: over 100,000 of them fit. */
+#define KB_JSONL_BYTES_MAX (256 << 20)
 
 static const char *jstr(json_t *o, const char *path) {
     /* path: "a.b.c" */
@@ -40,9 +42,22 @@ static void rec_push(kb_rec_list *l, const kb_rec *r) {
 }
 
 int kb_jsonl_read(const char *path, int file, kb_rec_list *out, char *err, size_t err_cap) {
-    char *text = kb_read_file(path, NULL);
-    if (!text) {
-        snprintf(err, err_cap, "cannot read %s", path);
+    int too_big = 0;
+    size_t len = 0;
+    char *text = kb_read_file_max(path, KB_JSONL_BYTES_MAX, &len, &too_big);
+    if (!text) { /* /dev/zero once read until memory ran out */
+        if (too_big)
+            snprintf(err, err_cap, "%s is larger than %d MiB (not a kmux-bench record file?)", path,
+                     KB_JSONL_BYTES_MAX >> 20);
+        else
+            snprintf(err, err_cap, "cannot read %s", path);
+        return 0;
+    }
+    const char *nul = memchr(text, '\0', len);
+    if (nul) { /* the lines after it would be dropped without a word */
+        snprintf(err, err_cap, "%s: a NUL byte at offset %zu: not a JSON-lines file", path,
+                 (size_t)(nul - text));
+        free(text);
         return 0;
     }
     int line = 0, ok = 1;
