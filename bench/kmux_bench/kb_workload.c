@@ -16,8 +16,19 @@ char *kb_workload_file(const char *file, const char *dir, char *err, size_t err_
     if (dir) {
         kb_sb path = KB_SB_INIT;
         kb_sb_printf(&path, "%s/%s", dir, file);
-        char *t = kb_read_file(kb_sb_str(&path), NULL);
-        if (!t) snprintf(err, err_cap, "cannot read %s", kb_sb_str(&path));
+        size_t len = 0;
+        int too_big = 0;
+        char *t = kb_read_file_max(kb_sb_str(&path), KB_BATCH_BYTES_MAX, &len, &too_big);
+        if (!t && too_big)
+            snprintf(err, err_cap, "%s is larger than %d MiB", kb_sb_str(&path),
+                     KB_BATCH_BYTES_MAX >> 20);
+        else if (!t)
+            snprintf(err, err_cap, "cannot read %s", kb_sb_str(&path));
+        else if (memchr(t, '\0', len)) { /* the rows after it would be dropped */
+            snprintf(err, err_cap, "%s: a NUL byte: not a CSV file", kb_sb_str(&path));
+            free(t);
+            t = NULL;
+        }
         kb_sb_free(&path);
         return t;
     }

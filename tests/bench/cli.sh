@@ -7,6 +7,10 @@ grep -q 'The default workload:' "$TMP/help.txt" || fail "--help does not show th
 grep -q 'deepbench-gemm-train:' "$TMP/help.txt" || fail "--help does not list the default problems"
 [ "$("$BENCH" --list-workloads | wc -l)" -eq 5 ] || fail "--list-workloads should list 5 workloads"
 "$BENCH" --version | grep -q '^kmux-bench (kmux ' || fail "--version"
+# a workload folder whose CSV never ends (/dev/zero) is refused, not read until memory runs out
+mkdir -p "$TMP/zero-wl" && ln -sf /dev/zero "$TMP/zero-wl/resnet50_conv.csv"
+"$BENCH" --workload-dir="$TMP/zero-wl" --backend=ref --workload=resnet50 >"$TMP/o" 2>&1
+[ $? -eq 2 ] && grep -q 'resnet50_conv.csv is larger than 64 MiB' "$TMP/o" || fail "endless workload CSV: $(cat "$TMP/o")"
 # an unavailable backend's version and reason are separated (they ran together: "9.19.0no CUDA")
 "$BENCH" --list-devices >"$TMP/o" || fail "--list-devices exited with $?"
 if grep -E '^  [a-z]+ +unavailable +[^ ]*[0-9][a-z]' "$TMP/o" | grep -v '; ' | grep -q .; then
