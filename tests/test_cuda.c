@@ -354,6 +354,26 @@ Test(cuda, backend_names_truncated_and_fifo_libraries, .timeout = 60) {
     unlink(cut), unlink(fifo), rmdir(tmp);
 }
 
+/* A long folder in KMUX_CUDA_LIB_PATH (1,006 characters in the review) was cut to fit and
+ * ".../libcublasLt.so.1" of another folder was opened (issue 50): a folder that does not fit is
+ * reported, never searched shorter. (Its own process: the plugin keeps the libraries it opened.) */
+Test(cuda, backend_names_too_long_library_folder) {
+    if (!getenv("KMUX_TEST_PARTIAL_LT_DIR"))
+        cr_skip_test("KMUX_TEST_PARTIAL_LT_DIR not set (ctest test_cuda_libs sets it)");
+    char longdir[1100];
+    memset(longdir, 'l', 1015); /* with "/libcuda.so.1" more than the 1023 a path may have */
+    longdir[0] = '/';
+    longdir[1015] = '\0';
+    cr_assert_eq(setenv("KMUX_CUDA_LIB_PATH", longdir, 1), 0);
+    kmux_context *ctx = tu_context();
+    kmux_backend_info bi;
+    cr_assert(cuda_backend(ctx, &bi), "no 'cuda' backend listed");
+    cr_expect(strstr(bi.reason, "/libcuda.so.1: path too long, not opened") != NULL, "reason '%s'",
+              bi.reason);
+    TU_OK(kmux_context_destroy(ctx));
+    unsetenv("KMUX_CUDA_LIB_PATH");
+}
+
 /* ---- device, memory, streams, events ----------------------------------------------------- */
 
 /* The device guard, against the fake CUDA driver (ctest cuda_fake_test_cuda; skipped against a
