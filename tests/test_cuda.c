@@ -332,13 +332,7 @@ Test(cuda, backend_names_truncated_and_fifo_libraries, .timeout = 60) {
     snprintf(src, sizeof src, "%s/libcublasLt.so.13", dir);
     snprintf(cut, sizeof cut, "%s/libcublasLt.so.13", tmp);
     snprintf(fifo, sizeof fifo, "%s/libcublasLt.so.12", tmp);
-    FILE *in = fopen(src, "rb"), *out = fopen(cut, "wb");
-    cr_assert(in && out);
-    char buf[3000];
-    size_t n = fread(buf, 1, sizeof buf, in);
-    fwrite(buf, 1, n, out);
-    fclose(in);
-    fclose(out);
+    size_t n = tu_copy_prefix(src, cut, 3000);
     cr_assert_eq(mkfifo(fifo, 0600), 0);
     cr_assert_eq(setenv("KMUX_CUDA_LIB_PATH", tmp, 1), 0);
     kmux_context *ctx = tu_context();

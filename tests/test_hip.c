@@ -120,13 +120,7 @@ Test(hip_listing, truncated_or_fifo_runtime_is_refused, .timeout = 60) {
     snprintf(src, sizeof src, "%s/libkmux-small.so", plugins);
     snprintf(cut, sizeof cut, "%s/libamdhip64.so.6", tmp);
     snprintf(fifo, sizeof fifo, "%s/fifo.so", tmp);
-    FILE *in = fopen(src, "rb"), *out = fopen(cut, "wb");
-    cr_assert(in && out, "%s", src);
-    char buf[2000];
-    size_t n = fread(buf, 1, sizeof buf, in);
-    fwrite(buf, 1, n, out);
-    fclose(in);
-    fclose(out);
+    cr_assert_eq(tu_copy_prefix(src, cut, 2000), 2000);
     cr_assert_eq(mkfifo(fifo, 0600), 0);
     const char *files[2] = {cut, fifo}, *why[2] = {"truncated: 2000 bytes", "a FIFO, not opened"};
     for (int i = 0; i < 2; i++) {

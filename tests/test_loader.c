@@ -535,18 +535,6 @@ Test(loader, device_ids_name_their_backend_and_are_unique) {
     TU_OK(kmux_context_destroy(ctx));
 }
 
-static void copy_prefix(const char *from, const char *to, long bytes) {
-    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
-    cr_assert(in && out, "%s -> %s", from, to);
-    for (long i = 0; i < bytes; i++) {
-        int c = fgetc(in);
-        if (c == EOF) break;
-        fputc(c, out);
-    }
-    fclose(in);
-    fclose(out);
-}
-
 /* A truncated plugin once died of SIGBUS inside dlopen; a FIFO blocked it forever. */
 Test(loader, truncated_plugin_and_fifo_are_not_opened, .timeout = 60) {
     char dir[] = "/tmp/kmux-hostile-XXXXXX";
@@ -559,8 +547,8 @@ Test(loader, truncated_plugin_and_fifo_are_not_opened, .timeout = 60) {
     struct stat sb;
     cr_assert_eq(stat(src, &sb), 0);
     long half = (long)sb.st_size / 2;
-    copy_prefix(src, p1, 1000);
-    copy_prefix(src, p2, half);
+    tu_copy_prefix(src, p1, 1000);
+    tu_copy_prefix(src, p2, (size_t)half);
     cr_assert_eq(mkfifo(p3, 0600), 0);
     kmux_context *ctx = context_with_path(dir, NULL);
     kmux_backend_info a = find_info(ctx, "cut1k"), b = find_info(ctx, "cuthalf"),
@@ -604,7 +592,7 @@ Test(loader, too_long_plugin_path_is_refused) {
     char path[1500], src[1100];
     snprintf(path, sizeof path, "%s/libkmux-small.so", deep);
     snprintf(src, sizeof src, "%s/libkmux-small.so", plugin_dir());
-    copy_prefix(src, path, 1L << 30);
+    tu_copy_prefix(src, path, (size_t)1 << 30);
     kmux_context *ctx = context_with_path(deep, NULL);
     kmux_backend_info b = find_info(ctx, "small");
     cr_expect_eq(b.available, 0);

@@ -156,6 +156,9 @@ void *tu_fill_ints(kmux_dtype t, int64_t n, int range, tu_zeros zeros, uint64_t 
 void tu_fill_value(kmux_dtype t, void *buf, int64_t n, double v);
 /** A new copy (free it) of bytes bytes of p. */
 void *tu_dup(const void *p, size_t bytes);
+/** Writes the first `bytes` bytes of file `from` (all of it when shorter) to `to`: a truncated
+ *  shared object for the loader's hostile-file tests. Returns the bytes written. */
+size_t tu_copy_prefix(const char *from, const char *to, size_t bytes);
 
 /** Standard error captured into a temporary file between tu_capture_begin and tu_capture_end,
  *  which restores it and reads what was written (KMUX_VERBOSE traces) into text (NUL-ended). */

@@ -3,6 +3,7 @@
  * (dispatch/common/), integer fills, copies and the bitwise comparison with ref.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,6 +113,23 @@ void *tu_fill_ints(kmux_dtype t, int64_t n, int range, tu_zeros zeros, uint64_t 
 void tu_fill_value(kmux_dtype t, void *buf, int64_t n, double v) {
     for (int64_t i = 0; i < n; i++)
         tu_set(t, buf, i, v);
+}
+
+size_t tu_copy_prefix(const char *from, const char *to, size_t bytes) {
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    cr_assert(in && out, "%s -> %s", from, to);
+    size_t done = 0;
+    char buf[65536];
+    while (done < bytes) {
+        size_t want = bytes - done < sizeof buf ? bytes - done : sizeof buf;
+        size_t n = fread(buf, 1, want, in);
+        if (n == 0) break;
+        cr_assert_eq(fwrite(buf, 1, n, out), n);
+        done += n;
+    }
+    fclose(in);
+    fclose(out);
+    return done;
 }
 
 void *tu_dup(const void *p, size_t bytes) {
