@@ -8,17 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_common.h"
 #include "kb_problem.h"
 #include "kb_workload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (size > 8192) return 0;
-    char *s = malloc(size + 1);
+    char *s = fz_text(data, size, 8192);
     if (!s) return 0;
-    memcpy(s, data, size);
-    s[size] = '\0';
     /* includes resolve against a folder that does not exist: the fuzzer reads no real file
      * through a relative --batch= (absolute ones are refused below) */
     if (strstr(s, "--batch=/")) {

@@ -12,6 +12,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* ---- text inputs (the parser targets) ---- */
+
+/** The input as a NUL-terminated string (malloc'd; free it), or NULL when longer than max. */
+static inline char *fz_text(const uint8_t *data, size_t size, size_t max) {
+    if (size > max) return NULL;
+    char *s = malloc(size + 1);
+    if (!s) return NULL;
+    memcpy(s, data, size);
+    s[size] = '\0';
+    return s;
+}
+
+/** Writes the input to this process's file /tmp/kmux-fuzz-<what>-<pid>.txt (for readers that
+ *  take a path); returns its name, NULL when it cannot be written. */
+static inline const char *fz_temp_file(const char *what, const uint8_t *data, size_t size) {
+    static char path[96];
+    snprintf(path, sizeof path, "/tmp/kmux-fuzz-%s-%ld.txt", what, (long)getpid());
+    FILE *f = fopen(path, "wb");
+    if (!f) return NULL;
+    fwrite(data, 1, size, f);
+    fclose(f);
+    return path;
+}
 
 typedef struct fz {
     const uint8_t *p;

@@ -8,16 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_common.h"
 #include "kb_problem.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (size > 4096) return 0;
-    char *s = malloc(size + 1);
+    char *s = fz_text(data, size, 4096);
     if (!s) return 0;
-    memcpy(s, data, size);
-    s[size] = '\0';
     kb_problem p, q;
     kb_problem_init(&p);
     kb_problem_init(&q);

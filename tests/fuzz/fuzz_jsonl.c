@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_common.h"
 #include "kb_jsonl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -21,12 +22,8 @@ static void clean_or_abort(const char *s) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > 65536) return 0;
-    static char path[64];
-    if (!path[0]) snprintf(path, sizeof path, "/tmp/kmux-fuzz-jsonl-%ld.txt", (long)getpid());
-    FILE *f = fopen(path, "wb");
-    if (!f) return 0;
-    fwrite(data, 1, size, f);
-    fclose(f);
+    const char *path = fz_temp_file("jsonl", data, size);
+    if (!path) return 0;
     kb_rec_list l = {NULL, 0, 0};
     char err[512] = "";
     if (kb_jsonl_read(path, 0, &l, err, sizeof err)) {

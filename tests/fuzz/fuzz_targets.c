@@ -9,15 +9,13 @@
 #include <string.h>
 
 #include "ck_targets.h"
+#include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (size > 16384) return 0;
-    char *s = malloc(size + 1);
+    char *s = fz_text(data, size, 16384);
     if (!s) return 0;
-    memcpy(s, data, size);
-    s[size] = '\0';
     ck_targets t, before;
     ck_targets_default(&t);
     before = t;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_common.h"
 #include "tune.h"
 
 /* the core's trace, not linked here */
@@ -20,12 +21,8 @@ void kmux_trace(int level, const char *fmt, ...) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    static char path[64];
-    if (!path[0]) snprintf(path, sizeof path, "/tmp/kmux-fuzz-tune-%ld.txt", (long)getpid());
-    FILE *f = fopen(path, "wb");
-    if (!f) return 0;
-    fwrite(data, 1, size, f);
-    fclose(f);
+    const char *path = fz_temp_file("tune", data, size);
+    if (!path) return 0;
     /* the key is the input's first line after the tag's tab, so that hits happen */
     char key[256] = "k", head[512];
     size_t hn = size < sizeof head - 1 ? size : sizeof head - 1;
