@@ -53,13 +53,10 @@ kmux_status kmux_cast(kmux_stream *stream, int64_t n, const void *src, kmux_dtyp
                                            : dst_type));
     if (n > 0 && (!src || !dst))
         return INVALID("%s: %s is NULL with n = %lld", fn, !src ? "src" : "dst", (long long)n);
-    if (n > 0) {
-        const char *s0 = src, *d0 = dst;
-        if (s0 < d0 + db && d0 < s0 + sb)
-            return INVALID("%s: dst = %p (%zu bytes) overlaps src = %p (%zu bytes); in-place casts "
-                           "are not supported",
-                           fn, dst, db, src, sb);
-    }
+    if (n > 0 && kmux_spans_overlap(dst, db, src, sb))
+        return INVALID("%s: dst = %p (%zu bytes) overlaps src = %p (%zu bytes); in-place casts "
+                       "are not supported",
+                       fn, dst, db, src, sb);
     kmux_status st = need_slot(fn, stream, OPS(stream)->cast != NULL);
     if (st != KMUX_OK) return st;
     if (n == 0 && !o.amax) return KMUX_OK;

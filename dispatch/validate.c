@@ -332,6 +332,11 @@ kmux_status kmux_validate_conv_desc(const char *fn, const kmux_conv2d_desc *d, i
     return KMUX_OK;
 }
 
+int kmux_spans_overlap(const void *a, size_t na, const void *b, size_t nb) {
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return na > 0 && nb > 0 && x < y + nb && y < x + na;
+}
+
 kmux_status kmux_validate_conv_args(const char *fn, const kmux_conv2d_desc *d,
                                     const kmux_conv2d_args *a) {
     if (a->struct_size < sizeof(kmux_conv2d_args))
@@ -360,8 +365,7 @@ kmux_status kmux_validate_conv_args(const char *fn, const kmux_conv2d_desc *d,
     int out = d->direction == KMUX_CONV_FWD ? 2 : d->direction == KMUX_CONV_BWD_DATA ? 0 : 1;
     for (int i = 0; i < 3; i++) {
         if (i == out) continue;
-        const char *o0 = ptr[out], *i0 = ptr[i];
-        if (o0 < i0 + bytes[i] && i0 < o0 + bytes[out])
+        if (kmux_spans_overlap(ptr[out], bytes[out], ptr[i], bytes[i]))
             return INVALID("%s: %s = %p (%zu bytes, written) overlaps %s = %p (%zu bytes, read); "
                            "in-place convolutions are not supported",
                            fn, names[out], ptr[out], bytes[out], names[i], ptr[i], bytes[i]);

@@ -28,5 +28,8 @@ static inline int kmux_dtype_valid(kmux_dtype t) {
 }
 /** n * elem_size fits in the address space: returns 1 and the byte count, else 0. */
 int kmux_bytes_of(int64_t n, kmux_dtype t, size_t *bytes);
+/** 1 when the byte ranges [a, a + na) and [b, b + nb) share a byte (an output that overlaps an
+ *  input: kmux_cast, kmux_conv2d_execute). */
+int kmux_spans_overlap(const void *a, size_t na, const void *b, size_t nb);
 
 #endif
