@@ -929,9 +929,24 @@ typedef struct cv_case {
     size_t xe, we, ye;
 } cv_case;
 
-static cv_case cv_make(kmux_conv_direction dir, kmux_layout l, kmux_dtype t, uint64_t seed) {
+/* A case of convolution d (its output dimensions valid) with small integer data. */
+static cv_case cv_fill(const kmux_conv2d_desc *d, uint64_t seed) {
     cv_case c;
     memset(&c, 0, sizeof c);
+    int64_t p, q;
+    TU_OK(kmux_conv2d_output_dims(d, &p, &q));
+    c.d = *d;
+    c.xe = (size_t)(d->n * d->c * d->h * d->w);
+    c.we = (size_t)(d->k * (d->c / d->groups) * d->r * d->s);
+    c.ye = (size_t)(d->n * d->k * p * q);
+    uint64_t rng = seed;
+    c.x = tu_fill_ints(d->x_type, (int64_t)(c.xe), 2, TU_DENSE, &rng);
+    c.w = tu_fill_ints(d->x_type, (int64_t)(c.we), 2, TU_DENSE, &rng);
+    c.y = tu_fill_ints(d->x_type, (int64_t)(c.ye), 2, TU_DENSE, &rng);
+    return c;
+}
+
+static cv_case cv_make(kmux_conv_direction dir, kmux_layout l, kmux_dtype t, uint64_t seed) {
     kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
     d.direction = dir, d.layout = l;
     d.n = 2, d.c = 8, d.h = 13, d.w = 11, d.k = 6, d.r = 3, d.s = 3;
@@ -939,38 +954,21 @@ static cv_case cv_make(kmux_conv_direction dir, kmux_layout l, kmux_dtype t, uin
     d.pad_top = d.pad_bottom = 1, d.pad_left = d.pad_right = 2;
     d.dilation_h = 1, d.dilation_w = 2;
     d.x_type = d.w_type = d.y_type = t;
-    int64_t p, q;
-    TU_OK(kmux_conv2d_output_dims(&d, &p, &q));
-    c.d = d;
-    c.xe = (size_t)(d.n * d.c * d.h * d.w);
-    c.we = (size_t)(d.k * (d.c / d.groups) * d.r * d.s);
-    c.ye = (size_t)(d.n * d.k * p * q);
-    uint64_t rng = seed;
-    c.x = tu_fill_ints(t, (int64_t)(c.xe), 2, TU_DENSE, &rng);
-    c.w = tu_fill_ints(t, (int64_t)(c.we), 2, TU_DENSE, &rng);
-    c.y = tu_fill_ints(t, (int64_t)(c.ye), 2, TU_DENSE, &rng);
-    return c;
+    return cv_fill(&d, seed);
 }
 
 static void cv_free(cv_case *c) {
     free(c->x), free(c->w), free(c->y);
 }
 
-/* Runs c on dev; returns the output tensor (host, caller frees) and its element count. */
-static void *cv_run(kmux_device *dev, const cv_case *c, float alpha, float beta, size_t *count,
-                    kmux_plan_info *info) {
+/* Runs c through the current implementation of plan (made for c->d on dev); returns the output
+ * tensor (host, caller frees) and its element count. */
+static void *cv_run_plan(kmux_device *dev, kmux_plan *plan, const cv_case *c, float alpha,
+                         float beta, size_t *count) {
     const kmux_conv2d_desc *d = &c->d;
     size_t es = kmux_dtype_size(d->x_type);
     kmux_stream *s = NULL;
     TU_OK(kmux_stream_create(dev, &s));
-    kmux_plan *plan = NULL;
-    TU_OK(kmux_conv2d_plan_create(dev, d, NULL, &plan));
-    if (info) { /* a copy of the name: the plan is destroyed below */
-        static char impl_copy[256];
-        TU_OK(kmux_plan_info_get(plan, info));
-        snprintf(impl_copy, sizeof impl_copy, "%s", info->impl ? info->impl : "");
-        info->impl = impl_copy;
-    }
     void *x = upload(dev, s, c->x, c->xe * es, 0), *w = upload(dev, s, c->w, c->we * es, 0);
     void *y = upload(dev, s, c->y, c->ye * es, 0);
     kmux_conv2d_args a = KMUX_CONV2D_ARGS_INIT;
@@ -986,8 +984,23 @@ static void *cv_run(kmux_device *dev, const cv_case *c, float alpha, float beta,
     TU_OK(kmux_free(dev, x));
     TU_OK(kmux_free(dev, w));
     TU_OK(kmux_free(dev, y));
-    TU_OK(kmux_plan_destroy(plan));
     TU_OK(kmux_stream_destroy(s));
+    return host;
+}
+
+/* Runs c on dev (a plan of its own, default implementation); as cv_run_plan. */
+static void *cv_run(kmux_device *dev, const cv_case *c, float alpha, float beta, size_t *count,
+                    kmux_plan_info *info) {
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_conv2d_plan_create(dev, &c->d, NULL, &plan));
+    if (info) { /* a copy of the name: the plan is destroyed below */
+        static char impl_copy[256];
+        TU_OK(kmux_plan_info_get(plan, info));
+        snprintf(impl_copy, sizeof impl_copy, "%s", info->impl ? info->impl : "");
+        info->impl = impl_copy;
+    }
+    void *host = cv_run_plan(dev, plan, c, alpha, beta, count);
+    TU_OK(kmux_plan_destroy(plan));
     return host;
 }
 
@@ -1028,10 +1041,10 @@ Test(cuda, conv_every_direction_and_layout) {
     TU_OK(kmux_context_destroy(ctx));
 }
 
-/* Asymmetric padding runs on kmux's own implicit-GEMM kernel by default; cuDNN (one padding per
- * axis) runs it through a zero-padded copy, a further implementation of the same plan
- * (kmux_gpu_checks impls_conv runs that one too). */
-Test(cuda, conv_asymmetric_padding_own_kernel_then_padded_copy) {
+/* Asymmetric padding: cuDNN (one padding per axis) runs it through a zero-padded copy ("+pad"),
+ * by default, before kmux's own implicit-GEMM kernel (about 1% of cuDNN's speed on an H100);
+ * without cuDNN algorithms the own kernel runs it. */
+Test(cuda, conv_asymmetric_padding_padded_copy_then_own_kernel) {
     kmux_context *ctx = tu_context();
     kmux_device *dev = cuda_or_skip(ctx), *ref = ref_dev(ctx);
     const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
@@ -1043,7 +1056,10 @@ Test(cuda, conv_asymmetric_padding_own_kernel_then_padded_copy) {
         void *got = cv_run(dev, &c, 1.0f, 0.5f, &n1, &info);
         void *want = cv_run(ref, &c, 1.0f, 0.5f, &n2, NULL);
         cr_assert_eq(n1, n2);
-        cr_expect(strncmp(info.impl, "kmux-gpu:conv2d:", 16) == 0, "impl %s", info.impl);
+        cr_expect(libs_none()
+                      ? strncmp(info.impl, "kmux-gpu:conv2d:", 16) == 0
+                      : strncmp(info.impl, "cudnn:", 6) == 0 && strstr(info.impl, "+pad") != NULL,
+                  "impl %s", info.impl);
         kmux_plan *plan = NULL;
         TU_OK(kmux_conv2d_plan_create(dev, &c.d, NULL, &plan));
         int padded = 0;
@@ -1061,6 +1077,195 @@ Test(cuda, conv_asymmetric_padding_own_kernel_then_padded_copy) {
                                tu_get(KMUX_F32, want, (int64_t)i), info.impl);
         free(got), free(want), cv_free(&c);
     }
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* The cuDNN implementations of a plan, walked. */
+typedef struct dnn_walk {
+    int cudnn, fma, transform, tf32, ws_nonzero, nondet;
+} dnn_walk;
+
+static dnn_walk walk_cudnn(kmux_device *dev, const kmux_conv2d_desc *d,
+                           const kmux_plan_prefs *prefs) {
+    dnn_walk w = {0};
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_conv2d_plan_create(dev, d, prefs, &plan));
+    do {
+        kmux_plan_info pi;
+        TU_OK(kmux_plan_info_get(plan, &pi));
+        if (strncmp(pi.impl, "cudnn:", 6) != 0) continue;
+        w.cudnn++;
+        w.fma += strstr(pi.impl, "math=fma") != NULL;
+        w.transform += strstr(pi.impl, "FFT") != NULL || strstr(pi.impl, "WINOGRAD") != NULL;
+        w.tf32 += pi.effective_compute == KMUX_COMPUTE_F32_FAST_TF32;
+        w.ws_nonzero += pi.workspace_bytes != 0;
+        w.nondet += !pi.deterministic;
+    } while (kmux_plan_next_impl(plan) == KMUX_OK);
+    TU_OK(kmux_plan_destroy(plan));
+    return w;
+}
+
+/* The computing fake cuDNN (tests/fake_cuda/fake_cudnn.c) is the loaded libcudnn.so.9: its hook
+ * `name`, else NULL. */
+static void *fake_cudnn_hook(const char *name) {
+    void *h = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_NOLOAD);
+    void *f = h ? dlsym(h, name) : NULL;
+    if (h) dlclose(h);
+    return f;
+}
+
+/* What a plan takes of cuDNN's ranked algorithms: strict f32 only FMA math and no FFT/Winograd
+ * (they do not round once per product), TF32 only under F32_FAST_TF32; the workspace cap and
+ * require_deterministic filter them. On the computing fake the filters must have had something
+ * to filter (its algorithm table: tests/fake_cuda/fake_cudnn.c). */
+Test(cuda, conv_cudnn_algorithms_honour_precision_workspace_determinism) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx);
+    if (libs_none()) cr_skip_test("cuDNN offers no algorithm here (KMUX_TEST_CUDA_LIBS=none)");
+    const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
+    for (int di = 0; di < 3; di++) {
+        kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
+        d.direction = dirs[di], d.layout = KMUX_NCHW;
+        d.n = 2, d.c = 8, d.h = 12, d.w = 12, d.k = 8, d.r = 3, d.s = 3;
+        d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+        d.x_type = d.w_type = d.y_type = KMUX_F32;
+        d.compute_type = KMUX_COMPUTE_F32;
+        const int fake = fake_cudnn_hook("kmux_fake_cudnn_runs") != NULL;
+        dnn_walk strict = walk_cudnn(dev, &d, NULL);
+        cr_expect_gt(strict.cudnn, 0, "dir %d: no cuDNN algorithm for strict f32", di);
+        cr_expect_eq(strict.fma, strict.cudnn, "dir %d: strict f32 with a math other than FMA", di);
+        cr_expect_eq(strict.transform, 0, "dir %d: strict f32 offered FFT/Winograd", di);
+        cr_expect_eq(strict.tf32, 0, "dir %d: strict f32 reported TF32", di);
+        d.compute_type = KMUX_COMPUTE_F32_FAST_TF32;
+        dnn_walk fast = walk_cudnn(dev, &d, NULL);
+        kmux_plan_prefs pr = KMUX_PLAN_PREFS_INIT;
+        pr.max_workspace_bytes = 0;
+        dnn_walk no_ws = walk_cudnn(dev, &d, &pr);
+        cr_expect_eq(no_ws.ws_nonzero, 0, "dir %d: workspace over a cap of 0", di);
+        pr = (kmux_plan_prefs)KMUX_PLAN_PREFS_INIT;
+        pr.require_deterministic = 1;
+        dnn_walk det = walk_cudnn(dev, &d, &pr);
+        cr_expect_eq(det.nondet, 0, "dir %d: a non-deterministic algorithm when required", di);
+        if (fake) { /* the fake's table has something for each filter to remove */
+            cr_expect_gt(fast.transform, 0, "dir %d: F32_FAST_TF32 without FFT/Winograd", di);
+            cr_expect_gt(fast.tf32, 0, "dir %d: F32_FAST_TF32 without tensor-core math", di);
+            cr_expect_gt(fast.ws_nonzero, 0, "dir %d: no algorithm with a workspace", di);
+            cr_expect_gt(no_ws.cudnn, 0, "dir %d: no algorithm without a workspace", di);
+            if (dirs[di] != KMUX_CONV_FWD)
+                cr_expect_gt(strict.nondet + fast.nondet, 0,
+                             "dir %d: the fake's non-deterministic algorithms are missing", di);
+        }
+    }
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* Every algorithm of the computing fake cuDNN (its table in tests/fake_cuda/fake_cudnn.c: forward
+ * IMPLICIT_GEMM, IMPLICIT_PRECOMP_GEMM, GEMM, FFT, WINOGRAD; backward data ALGO_0, ALGO_1, FFT,
+ * WINOGRAD; backward filter ALGO_0, ALGO_1, FFT, ALGO_3) is offered by some plan and, run from
+ * the plan's implementation walk, computes what ref computes (integer data: exact under TF32
+ * too). The conformance suite (ctest cuda_fake_lt_test_conformance_conv) walks them on its
+ * shapes; this test proves the walk reaches each. */
+Test(cuda, conv_every_cudnn_algorithm_matches_ref) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx), *ref = ref_dev(ctx);
+    long (*runs)(int, int) = NULL;
+    *(void **)&runs = fake_cudnn_hook("kmux_fake_cudnn_runs");
+    if (!runs || libs_none()) {
+        TU_OK(kmux_context_destroy(ctx));
+        cr_skip_test("needs the computing fake cuDNN (its run counters)");
+    }
+    static const int want[3][8] = {{1, 1, 1, 0, 1, 0, 1, 0}, {1, 1, 1, 0, 1, 0}, {1, 1, 1, 1}};
+    const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
+    const kmux_compute_type cts[] = {KMUX_COMPUTE_F32, KMUX_COMPUTE_F32_FAST_TF32};
+    int walked = 0;
+    for (int di = 0; di < 3; di++)
+        for (int ci = 0; ci < 2; ci++) {
+            kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
+            d.direction = dirs[di], d.layout = KMUX_NCHW;
+            d.n = 2, d.c = 4, d.h = 7, d.w = 6, d.k = 5, d.r = 3, d.s = 3;
+            d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+            d.x_type = d.w_type = d.y_type = KMUX_F32;
+            d.compute_type = cts[ci];
+            cv_case c = cv_fill(&d, 300 + (uint64_t)(di * 2 + ci));
+            size_t n2;
+            void *expect = cv_run(ref, &c, 2.0f, -1.0f, &n2, NULL);
+            kmux_plan *plan = NULL;
+            TU_OK(kmux_conv2d_plan_create(dev, &d, NULL, &plan));
+            do {
+                kmux_plan_info pi;
+                TU_OK(kmux_plan_info_get(plan, &pi));
+                if (strncmp(pi.impl, "cudnn:", 6) != 0) continue;
+                size_t n1;
+                void *got = cv_run_plan(dev, plan, &c, 2.0f, -1.0f, &n1);
+                cr_assert_eq(n1, n2);
+                cr_expect(memcmp(got, expect, n1 * sizeof(float)) == 0, "%s: differs from ref",
+                          pi.impl);
+                free(got);
+                walked++;
+            } while (kmux_plan_next_impl(plan) == KMUX_OK);
+            TU_OK(kmux_plan_destroy(plan));
+            free(expect), cv_free(&c);
+        }
+    for (int di = 0; di < 3; di++)
+        for (int a = 0; a < 8; a++)
+            if (want[di][a])
+                cr_expect_gt(runs(di, a), 0, "direction %d: algorithm %d never ran", di, a);
+    cr_log_info("%d cuDNN implementations run", walked);
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* A cuDNN convolution that fails at execution (the computing fake's hook: the next call fails
+ * with CUDNN_STATUS_EXECUTION_FAILED) comes back as KMUX_ERR_DEVICE naming cuDNN and its error;
+ * the same plan then runs, and a new plan computes what ref computes. */
+Test(cuda, conv_cudnn_failure_names_cudnn_and_the_next_plan_runs) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx), *ref = ref_dev(ctx);
+    cv_case c = cv_make(KMUX_CONV_FWD, KMUX_NCHW, KMUX_F32, 77);
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_conv2d_plan_create(dev, &c.d, NULL, &plan));
+    void (*fail_call)(long, int) = NULL;
+    int (*fired)(void) = NULL;
+    *(void **)&fail_call = fake_cudnn_hook("kmux_fake_cudnn_fail_call");
+    *(void **)&fired = fake_cudnn_hook("kmux_fake_cudnn_fail_fired");
+    if (!fail_call || !fired) {
+        TU_OK(kmux_plan_destroy(plan));
+        cv_free(&c);
+        TU_OK(kmux_context_destroy(ctx));
+        cr_skip_test("needs the computing fake cuDNN (its fault hook)");
+    }
+    kmux_plan_info info;
+    TU_OK(kmux_plan_info_get(plan, &info));
+    cr_assert(strncmp(info.impl, "cudnn:", 6) == 0, "impl %s", info.impl);
+    kmux_stream *s = NULL;
+    TU_OK(kmux_stream_create(dev, &s));
+    size_t es = sizeof(float);
+    void *x = upload(dev, s, c.x, c.xe * es, 0), *w = upload(dev, s, c.w, c.we * es, 0);
+    void *y = upload(dev, s, c.y, c.ye * es, 0);
+    kmux_conv2d_args a = KMUX_CONV2D_ARGS_INIT;
+    a.alpha = &one, a.beta = &zero, a.x = x, a.w = w, a.y = y;
+    fail_call(1, 5000 /* CUDNN_STATUS_EXECUTION_FAILED */);
+    kmux_status st = kmux_conv2d_execute(plan, s, &a);
+    cr_expect(fired(), "the armed cuDNN failure was not reached");
+    fail_call(0, 0);
+    cr_expect_eq(st, KMUX_ERR_DEVICE, "%s: %s", kmux_status_str(st), kmux_last_error());
+    cr_expect(strstr(kmux_last_error(), "cuDNN") &&
+                  strstr(kmux_last_error(), "CUDNN_STATUS_EXECUTION_FAILED") &&
+                  strstr(kmux_last_error(), info.impl),
+              "the message names neither cuDNN, its error nor the algorithm: %s",
+              kmux_last_error());
+    TU_OK(kmux_conv2d_execute(plan, s, &a)); /* the same plan, no fault */
+    TU_OK(kmux_stream_synchronize(s));
+    TU_OK(kmux_free(dev, x));
+    TU_OK(kmux_free(dev, w));
+    TU_OK(kmux_free(dev, y));
+    TU_OK(kmux_stream_destroy(s));
+    TU_OK(kmux_plan_destroy(plan));
+    size_t n1, n2;
+    void *got = cv_run(dev, &c, 1.0f, 0.0f, &n1, NULL),
+         *want = cv_run(ref, &c, 1.0f, 0.0f, &n2, NULL);
+    cr_assert_eq(n1, n2);
+    cr_expect(memcmp(got, want, n1 * es) == 0, "a new plan after the failure: wrong result");
+    free(got), free(want), cv_free(&c);
     TU_OK(kmux_context_destroy(ctx));
 }
 

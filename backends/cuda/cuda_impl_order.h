@@ -4,12 +4,12 @@
  * kernels of kernels/gpu (kmux_gpu_gemm, kmux_gpu_conv2d, one implementation per tile). Pure host
  * decisions, free of CUDA headers, so that tests/test_cuda_host.c checks them without a GPU.
  *
- * The rule: the library first where it runs the problem as given; kmux's own kernel first (the
- * default) where the library refuses it or runs it only through a workaround: no cuBLASLt
- * candidate (FNUZ fp8 on NVIDIA, fp8 before sm_89, e5m2 x e5m2, a workspace cap), no cuDNN
- * algorithm, asymmetric convolution padding (cuDNN needs a padded copy), and at execution a call
- * that no cuBLASLt implementation of the plan serves (its pointers' alignment, a configuration
- * the plan lacks, a_scale/b_scale on non-fp8 inputs).
+ * The rule: the library first where it runs the problem (cuDNN through a zero-padded copy for
+ * asymmetric padding too: still at cuDNN's speed); kmux's own kernel first (the default) where
+ * the library refuses it: no cuBLASLt candidate (FNUZ fp8 on NVIDIA, fp8 before sm_89, e5m2 x
+ * e5m2, a workspace cap), no cuDNN algorithm, and at execution a call that no cuBLASLt
+ * implementation of the plan serves (its pointers' alignment, a configuration the plan lacks,
+ * a_scale/b_scale on non-fp8 inputs).
  */
 #ifndef KMUX_CUDA_IMPL_ORDER_H
 #define KMUX_CUDA_IMPL_ORDER_H
