@@ -1,10 +1,6 @@
 # kmux-check: the readiness report (tools/kmux_check/). Included by tools/CMakeLists.txt
 # (tools/*.cmake). Needs jansson (JSON output and target files), as kmux-bench.
-find_package(PkgConfig)
-if(PkgConfig_FOUND)
-  pkg_check_modules(KMUX_CHECK_JANSSON IMPORTED_TARGET jansson)
-endif()
-if(NOT TARGET PkgConfig::KMUX_CHECK_JANSSON)
+if(NOT TARGET kmux::jansson)
   message(STATUS "kmux: kmux-check not built: jansson not found (Debian: apt install libjansson-dev)")
   return()
 endif()
@@ -24,7 +20,7 @@ add_library(kmux_check_core STATIC ${KMUX_CHECK_CORE_SOURCES})
 kmux_target_defaults(kmux_check_core)
 target_include_directories(kmux_check_core PUBLIC ${CMAKE_CURRENT_LIST_DIR}/kmux_check
                                            PRIVATE ${KMUX_SOURCE_DIR})
-target_link_libraries(kmux_check_core PUBLIC kmux PkgConfig::KMUX_CHECK_JANSSON Threads::Threads m
+target_link_libraries(kmux_check_core PUBLIC kmux kmux::jansson Threads::Threads m
                                       PRIVATE kmux_common)
 
 add_executable(kmux-check ${CMAKE_CURRENT_LIST_DIR}/kmux_check/main.c)

@@ -3,9 +3,11 @@
 # (written for the offline H200 we can get: driver 580, nvcc 13.0, CMake, ninja, python3 with
 # PyTorch cu130 and cuBLAS/cuDNN in NVIDIA's pip wheels, no package registry):
 #   1. stop at once (exit 2) when there is no GPU;
-#   2. stop at once (exit 6) when pkg-config, Criterion or jansson is missing: carry them with
+#   2. Criterion and jansson: that machine has neither (and no pkg-config): carry them with
 #      tests/gpu/bundle_deps.sh (run beforehand on a machine that has them, e.g. the CI image:
-#      it fills <repo>/.gpu-deps, which run.sh picks up; give the folder to the remote run);
+#      it fills <repo>/.gpu-deps, which run.sh puts in CMAKE_PREFIX_PATH; give the folder to
+#      the remote run). No pkg-config is needed (cmake/KmuxDeps.cmake finds them either way);
+#      when configure finds either missing, the run stops there (exit 6) naming bundle_deps.sh;
 #   3. configure and build (Release; the CUDA plugin only, for the GPU's own architecture, e.g.
 #      sm_90 on an H200), and only the targets the run uses: libkmux, the CUDA plugin,
 #      kmux-info, kmux-bench, kmux_gpu_checks and the test programs of the ctest stage (not the
@@ -24,16 +26,19 @@
 #      implementation of each plan - cuBLASLt's, cuDNN's and kmux's own GEMM and convolution
 #      kernels (kernels/gpu, "kmux-gpu:...") - on every GEMM type row and convolution case, one
 #      table line per implementation (impls_gemm, impls_conv; summarised in checks-impls.txt);
-#   7. ctest -R 'cuda|conformance' with the GPU present (test_cuda, test_cuda_host and the
-#      conformance suites, which then run on cuda:0: the first 4 implementations of each plan and
-#      every kmux-gpu one beyond them, KMUX_CONFORMANCE_IMPLS=kmux-gpu:), with the time left;
+#   7. ctest -R 'cuda|conformance|^test_amp$' with the GPU present (test_cuda, test_cuda_host,
+#      test_amp and the conformance suites, which then run on cuda:0 on their small shapes: the
+#      first 4 implementations of each plan and every kmux-gpu one beyond them,
+#      KMUX_CONFORMANCE_IMPLS=kmux-gpu:), with the time left;
 #   8. the summary, and the table again.
 # Each stage ends by a fixed share of the budget (build 40%, kmux-bench 52%, PyTorch 62%, checks
 # 80%, ctest 97%); a stage that ends early leaves its time to the next. A part that cannot run
 # (no PyTorch) is reported loudly and makes the exit status non-zero; the other parts still run.
 #
-#   tests/gpu/run.sh [--build-only] [--quick] [BUILD_DIR]      (BUILD_DIR default: build-gpu)
+#   tests/gpu/run.sh [--configure-only|--build-only] [--quick] [BUILD_DIR]
+#                                                            (BUILD_DIR default: build-gpu)
 #
+#   --configure-only  configure only, also without a GPU (a check of the dependencies)
 #   --build-only  configure and build, also without a GPU (a check of the toolchain)
 #   --quick       fewer benchmark problems and shorter timing (fits 10 minutes with the build)
 # Environment:
@@ -42,6 +47,9 @@
 #   KMUX_GPU_BUDGET_S  total time budget in seconds (default 570)
 #   KMUX_GPU_MIN_TIME  seconds each benchmark problem is timed for (default 0.3; --quick 0.1)
 #   KMUX_GPU_DEPS      folder of carried build dependencies (default <repo>/.gpu-deps)
+#   KMUX_GPU_BATCH     the benchmark problems (default tests/gpu/cases.batch)
+#   KMUX_GPU_CMAKE_ARGS  further configure arguments, split at blanks (tests/gpu/dry_run.sh
+#                      hides this machine's pkg-config and /usr with them)
 #   OUT                when set, logs, records and the report go to $OUT/gpu-run (else
 #                      BUILD_DIR/gpu-run), written as they are made
 #   KMUX_GPU_JOBS      build jobs (default: nproc)
@@ -51,8 +59,8 @@
 #
 # Exit status: 0 all passed; 2 no GPU (nothing was built or run); 3 toolchain missing or
 # configure/build failed; 4 a GPU check or test failed or timed out; 5 a benchmark problem failed
-# verification or did not run; 6 a dependency is missing (pkg-config, Criterion, jansson: nothing
-# was built) or a part could not run (PyTorch).
+# verification or did not run; 6 a dependency is missing (Criterion, jansson: configured, nothing
+# built) or a part could not run (PyTorch).
 set -u -o pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -63,8 +71,9 @@ build=""
 for a in "$@"; do
     case "$a" in
     --build-only) build_only=1 ;;
+    --configure-only) build_only=2 ;;
     --quick) quick=1 ;;
-    -h | --help) sed -n '2,58p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,66p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $a (see --help)"; exit 3 ;;
     *) build="$a" ;;
     esac
@@ -107,8 +116,10 @@ if [ "$build_only" = 0 ]; then
         exit 2
     fi
     say "GPU: $(echo "$gpus" | head -n 4 | tr '\n' ' ')"
-    gpu_arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
 fi
+# the GPU's architecture (also for --build-only / --configure-only on a GPU machine)
+command -v nvidia-smi >/dev/null 2>&1 &&
+    gpu_arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
 
 # ---- 2. toolchain, libraries, dependencies --------------------------------------------------
 command -v cmake >/dev/null 2>&1 || { echo "run.sh: cmake not found. Exit status 3."; exit 3; }
@@ -145,45 +156,54 @@ EOF
 [ -n "$wheel_libs" ] && say "NVIDIA pip wheels: $wheel_libs"
 run_ld="$wheel_libs"
 deps=${KMUX_GPU_DEPS:-$root/.gpu-deps}
-# pkg-config itself, then Criterion (the test suite) and jansson (kmux-bench, kmux-info): all
-# three are needed, so a missing one stops the run here, before minutes of building
-if ! command -v pkg-config >/dev/null 2>&1; then
-    loud "pkg-config NOT FOUND: CMake finds Criterion and jansson through it. Install pkg-config (or pkgconf)."
-    echo "run.sh: nothing was built. Exit status 6."
-    exit 6
-fi
+# Criterion and jansson carried in $deps (bundle_deps.sh): their prefixes for CMake, their
+# libraries (and what those need) for the programs run below
+prefixes=""
 for dep in criterion jansson; do
-    if ! pkg-config --exists "$dep" 2>/dev/null && [ -f "$deps/$dep/lib/pkgconfig/$dep.pc" ]; then
-        export PKG_CONFIG_PATH="$deps/$dep/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+    if [ -d "$deps/$dep/include" ] && [ -d "$deps/$dep/lib" ]; then
+        prefixes="${prefixes:+$prefixes;}$deps/$dep"
         run_ld="$deps/$dep/lib${run_ld:+:$run_ld}"
         say "$dep from $deps/$dep"
     fi
-    if ! pkg-config --exists "$dep" 2>/dev/null; then
-        loud "$dep NOT FOUND (pkg-config $dep; no $deps/$dep/lib/pkgconfig/$dep.pc). Run tests/gpu/bundle_deps.sh
-run.sh: *** on a machine that has it (the CI image has both) and carry .gpu-deps to this one."
-        echo "run.sh: nothing was built. Exit status 6."
-        exit 6
-    fi
 done
+[ -n "$prefixes" ] && cmake_args+=(-DCMAKE_PREFIX_PATH="$prefixes")
+# shellcheck disable=SC2206 # split at blanks, as documented
+[ -n "${KMUX_GPU_CMAKE_ARGS:-}" ] && cmake_args+=($KMUX_GPU_CMAKE_ARGS)
 
 # ---- 3. configure and build what the run uses -------------------------------------------------
 log="$build/gpu-run"
 [ -n "${OUT:-}" ] && log="$OUT/gpu-run"
 mkdir -p "$log"
 say "configure: $build (${archs:+sm archs $archs, }$jobs jobs; logs: $log)"
-if ! timeout "$(until_mark 150 30)" cmake -S "$root" -B "$build" "${generator[@]}" "${cmake_args[@]}" >"$log/configure.log" 2>&1; then
+timeout "$(until_mark 150 30)" cmake -S "$root" -B "$build" "${generator[@]}" "${cmake_args[@]}" >"$log/configure.log" 2>&1
+rc=$?
+grep -E "kmux: (CUDA|criterion|jansson)|kmux backends built|RUNPATH" "$log/configure.log" | sed 's/^/  /'
+# Criterion or jansson missing (cmake/KmuxDeps.cmake's line): nothing is built
+if grep -qE "kmux: (criterion|jansson) NOT FOUND" "$log/configure.log"; then
+    for dep in criterion jansson; do
+        grep -q "kmux: $dep NOT FOUND" "$log/configure.log" &&
+            loud "$dep NOT FOUND (no pkg-config module, nothing in $deps/$dep or the system). Run tests/gpu/bundle_deps.sh
+run.sh: *** on a machine that has it (the CI image has both) and carry .gpu-deps to this one."
+    done
+    echo "run.sh: nothing was built. Exit status 6."
+    exit 6
+fi
+if [ $rc -ne 0 ]; then
     tail -n 30 "$log/configure.log"
     echo "run.sh: configure FAILED (log: $log/configure.log). Exit status 3."
     exit 3
 fi
-grep -E "kmux: CUDA|kmux backends built|RUNPATH" "$log/configure.log" | sed 's/^/  /'
+if [ "$build_only" = 2 ]; then
+    echo "run.sh: --configure-only: configure done."
+    exit 0
+fi
 if ! grep -q "kmux: CUDA backend built" "$log/configure.log"; then
     echo "run.sh: the CUDA backend is not built (see above). Exit status 3."
     exit 3
 fi
 # the ctest stage's tests -> their programs: a test named after its program, or after the
 # program plus a suffix (test_cuda_listing and test_cuda_gpu run test_cuda); scripts have none
-ctest_re='cuda|conformance'
+ctest_re='cuda|conformance|^test_amp$'
 ctest_skip='^(cuda_gpu_checks|cuda_run_sh_no_gpu|cuda_fake_.*|test_fake_cuda_driver)$' # the fakes' tests: CI's
 all_targets=$(cmake --build "$build" --target help 2>/dev/null | sed -n 's/^\([A-Za-z0-9_.+-]*\): .*/\1/p; s/^\.\.\. \([A-Za-z0-9_.+-]*\).*/\1/p')
 has_target() { echo "$all_targets" | grep -qx "$1"; }
@@ -199,6 +219,7 @@ for t in "${targets[@]}"; do
     has_target "$t" || { echo "run.sh: the build has no target $t. Exit status 3."; exit 3; }
 done
 say "build (up to $(until_mark 400 60)s): ${targets[*]}"
+export LD_LIBRARY_PATH="$run_ld${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if ! timeout "$(until_mark 400 60)" cmake --build "$build" -j "$jobs" --target "${targets[@]}" >"$log/build.log" 2>&1; then
     grep -E "error|FAILED" "$log/build.log" | head -n 20
     echo "run.sh: build FAILED or timed out (log: $log/build.log). Exit status 3."
@@ -209,7 +230,6 @@ if [ "$build_only" = 1 ]; then
     echo "run.sh: --build-only: configure and build done."
     exit 0
 fi
-export LD_LIBRARY_PATH="$run_ld${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 # ---- 4. is cuda:0 usable for kmux? ----------------------------------------------------------
 "$build/bin/kmux-info" >"$log/kmux-info.log" 2>&1 || true
@@ -226,7 +246,7 @@ gq() { nvidia-smi --query-gpu="$1" --format=csv,noheader,nounits 2>/dev/null | h
 label="$(gq name), driver $(gq driver_version), max clocks sm $(gq clocks.max.sm) MHz mem $(gq clocks.max.mem) MHz (at start sm $(gq clocks.sm) mem $(gq clocks.mem)), commit $commit"
 say "records labelled: $label"
 min_time=${KMUX_GPU_MIN_TIME:-0.3}
-batch="$here/cases.batch"
+batch=${KMUX_GPU_BATCH:-$here/cases.batch}
 if [ "$quick" = 1 ]; then
     min_time=${KMUX_GPU_MIN_TIME:-0.1}
     grep -vE 'db43|res2_3x3_tf32|f16_8192' "$batch" >"$log/cases-quick.batch"
@@ -301,7 +321,7 @@ t=$(until_mark 970 20)
 say "ctest (up to ${t}s)"
 # the tests that run on cuda:0 (test_cuda*, the conformance suites); kmux_gpu_checks ran
 # above, and the dry-run test of this script is for machines without a GPU
-(cd "$build" && KMUX_CONFORMANCE_IMPLS=kmux-gpu: timeout "$t" ctest --output-on-failure -j "$(((jobs + 1) / 2))" --timeout 300 \
+(cd "$build" && KMUX_CONFORMANCE_IMPLS=kmux-gpu: KMUX_CONFORMANCE_SHAPES=small timeout "$t" ctest --output-on-failure -j "$(((jobs + 1) / 2))" --timeout 300 \
     -R "$ctest_re" -E "$ctest_skip") >"$log/ctest.log" 2>&1
 rc=$?
 summary=$(grep -E "tests passed|tests failed" "$log/ctest.log" | tail -n 1)
