@@ -301,24 +301,71 @@ Test(cuda, backend_listed_with_honest_reason) {
 }
 
 /* ctest test_cuda_libs: KMUX_CUDA_LIB_PATH names a folder whose libcublasLt.so.13 exports only
- * cublasLtCreate (tests/fake_cuda/partial_cublaslt.c). The plugin opens it (the folder comes
- * before the loader's path), finds cublasLtDestroy missing, offers no device and says which
- * file lacks which symbol; it never calls into the partial table. */
+ * cublasLtCreate (tests/fake_cuda/partial_cublaslt.c), then the fake driver's folder
+ * (KMUX_TEST_FAKE_CUDA_DIR). The probe only locates cuBLASLt (it is opened by the first plan that
+ * needs it), so cuda:0 is offered; that first plan finds cublasLtDestroy missing and fails with
+ * KMUX_ERR_DEVICE_UNAVAILABLE naming the file and the symbol; it never calls into the partial
+ * table. */
 Test(cuda, backend_names_partial_library) {
-    const char *dir = getenv("KMUX_TEST_PARTIAL_LT_DIR");
+    const char *dir = getenv("KMUX_TEST_PARTIAL_LT_DIR"), *fake = getenv("KMUX_TEST_FAKE_CUDA_DIR");
     if (!dir) cr_skip_test("KMUX_TEST_PARTIAL_LT_DIR not set (ctest test_cuda_libs sets it)");
-    cr_assert_eq(setenv("KMUX_CUDA_LIB_PATH", dir, 1), 0);
+    char drv[600], path[1300];
+    snprintf(drv, sizeof drv, "%s/libcuda.so.1", fake ? fake : "");
+    if (!fake || access(drv, R_OK) != 0)
+        cr_skip_test("no fake CUDA driver in KMUX_TEST_FAKE_CUDA_DIR (%s)", fake ? fake : "unset");
+    snprintf(path, sizeof path, "%s:%s", dir, fake);
+    cr_assert_eq(setenv("KMUX_CUDA_LIB_PATH", path, 1), 0);
     kmux_context *ctx = tu_context();
     kmux_backend_info bi;
     cr_assert(cuda_backend(ctx, &bi), "no 'cuda' backend listed");
     cr_log_info("cuda: %s | %s", bi.version, bi.reason);
-    cr_expect_eq(bi.available, 0, "available with a partial cuBLASLt");
-    cr_expect_eq(bi.device_count, 0);
-    cr_expect(strstr(bi.version, "cuBLASLt unavailable") != NULL, "version '%s'", bi.version);
-    char want[600];
+    cr_expect_eq(bi.available, 1, "a located cuBLASLt: cuda:0 is offered (%s)", bi.reason);
+    cr_expect(strstr(bi.version, "cuBLASLt found (loaded on first use)") != NULL, "version '%s'",
+              bi.version);
+    kmux_device *dev = NULL;
+    TU_OK(kmux_device_find(ctx, "cuda:0", &dev));
+    kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
+    d.m = d.n = d.k = 8, d.lda = d.ldb = d.ldc = 8;
+    d.a_type = d.b_type = d.c_type = KMUX_F32;
+    kmux_plan *plan = NULL;
+    kmux_status s = kmux_matmul_plan_create(dev, &d, NULL, &plan);
+    cr_expect_eq(s, KMUX_ERR_DEVICE_UNAVAILABLE, "%s: %s", kmux_status_str(s), kmux_last_error());
+    cr_expect_null(plan);
+    char want[700];
     snprintf(want, sizeof want, "%s/libcublasLt.so.13: no symbol cublasLtDestroy", dir);
-    cr_expect(strstr(bi.reason, want) != NULL, "reason '%s' lacks '%s'", bi.reason, want);
+    cr_expect(strstr(kmux_last_error(), want) != NULL, "message '%s' lacks '%s'", kmux_last_error(),
+              want);
     TU_OK(kmux_context_destroy(ctx));
+}
+
+/* Context creation stays cheap (ctest test_cuda_libs): on a host with NVIDIA's libraries but no
+ * usable GPU (here: the computing fakes in KMUX_CUDA_LIB_PATH, no driver), the probe locates
+ * cuBLASLt (540 MB in CUDA 13) and cuDNN, names their files, and opens neither. (Where a device
+ * exists, its properties carry the libraries' versions, which loads them.) */
+Test(cuda, backend_probe_locates_libraries_without_loading) {
+    const char *fake = getenv("KMUX_TEST_FAKE_CUDA_DIR");
+    if (!fake) cr_skip_test("KMUX_TEST_FAKE_CUDA_DIR not set (ctest test_cuda_libs sets it)");
+    char lt[600], dnn[600], path[1300];
+    snprintf(lt, sizeof lt, "%s/../lt/libcublasLt.so.13", fake);
+    snprintf(dnn, sizeof dnn, "%s/../dnn/libcudnn.so.9", fake);
+    if (access(lt, R_OK) != 0 || access(dnn, R_OK) != 0)
+        cr_skip_test("the computing fakes are not built (%s)", lt);
+    snprintf(path, sizeof path, "%s/../lt:%s/../dnn", fake, fake);
+    cr_assert_eq(setenv("KMUX_CUDA_LIB_PATH", path, 1), 0);
+    kmux_context *ctx = tu_context();
+    kmux_backend_info bi;
+    cr_assert(cuda_backend(ctx, &bi), "no 'cuda' backend listed");
+    cr_log_info("cuda: %s | %s", bi.version, bi.reason);
+    cr_expect(strstr(bi.reason, lt) && strstr(bi.reason, dnn) &&
+                  strstr(bi.reason, "opened when a plan first needs them"),
+              "reason '%s' does not name the files found", bi.reason);
+    void *hl = dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_NOLOAD),
+         *hd = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_NOLOAD);
+    cr_expect(!hl && !hd, "the context loaded cuBLASLt (%p) or cuDNN (%p)", hl, hd);
+    if (hl) dlclose(hl);
+    if (hd) dlclose(hd);
+    TU_OK(kmux_context_destroy(ctx));
+    unsetenv("KMUX_CUDA_LIB_PATH");
 }
 
 /* A truncated cuBLASLt in KMUX_CUDA_LIB_PATH killed the process with SIGBUS inside dlopen, a

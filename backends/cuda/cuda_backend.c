@@ -16,11 +16,17 @@
 /* Devices older than Ampere are not offered: the plugin's kernels are built for sm_80+ only. */
 #define KMUX_CUDA_MIN_SM 80
 
-/* "CUDA driver 13.0, cuBLASLt 13.1.0, cuDNN 9.19.0"; "no CUDA driver" / "cuDNN unavailable" for
- * a library kmux_cuda_libs_load could not open. */
+/* "CUDA driver 13.0, cuBLASLt 13.1.0, cuDNN 9.19.0" once the libraries are loaded; before,
+ * "cuBLASLt found (loaded on first use)" (kmux_device_props_get loads them and reports their
+ * versions); "no CUDA driver" / "cuDNN unavailable" for a library that is missing or broken. */
 static void format_version(kmux_cuda_state *st) {
-    int drv = 0;
-    char d[32] = "no CUDA driver", lt[32] = "cuBLASLt unavailable", dnn[32] = "cuDNN unavailable";
+    int drv = 0, lt_there = 0, dnn_there = 0;
+    (void)kmux_cuda_libs_present(&lt_there, &dnn_there);
+    char d[32] = "no CUDA driver", lt[48] = "cuBLASLt unavailable", dnn[48] = "cuDNN unavailable";
+    if (lt_there && !kmux_cuda_lib.lt_ok)
+        snprintf(lt, sizeof lt, "cuBLASLt found (loaded on first use)");
+    if (dnn_there && !kmux_cuda_lib.dnn_ok)
+        snprintf(dnn, sizeof dnn, "cuDNN found (loaded on first use)");
     if (kmux_cuda_lib.drv_ok && cuDriverGetVersion(&drv) == CUDA_SUCCESS)
         snprintf(d, sizeof d, "CUDA driver %d.%d", drv / 1000, (drv % 1000) / 10);
     if (kmux_cuda_lib.lt_ok) {
@@ -38,7 +44,9 @@ static kmux_status cuda_init(const kmux_backend_host *host, void **state) {
     kmux_cuda_state *st = calloc(1, sizeof *st);
     if (!st) return host->set_error(KMUX_ERR_OUT_OF_MEMORY, "cuda init: out of memory");
     st->host = host;
-    (void)kmux_cuda_libs_load(); /* whether they are usable is probe's answer */
+    /* the driver, and where cuBLASLt and cuDNN are: they are opened by the first plan */
+    (void)kmux_cuda_driver_load();
+    (void)kmux_cuda_libs_locate();
     format_version(st);
     *state = st;
     return KMUX_OK;
@@ -81,7 +89,7 @@ static void driver_too_old_reason(char *reason, size_t size) {
 }
 
 static void no_device_reason(CUresult e, char *reason, size_t size) {
-    char libs[1100], drv[600], buf[32];
+    char libs[3300], drv[600], buf[32];
     kmux_cuda_libs_describe(libs, sizeof libs);
     const char *desc = NULL;
     if (!kmux_cuda_lib.drv_ok) {
@@ -109,11 +117,12 @@ static void no_device_reason(CUresult e, char *reason, size_t size) {
 
 /* Writes which of cuBLASLt / cuDNN could not be opened, and where each was looked for. */
 static void no_library_reason(char *reason, size_t size) {
-    char libs[1100];
+    char libs[3300];
+    int lt = 0, dnn = 0;
+    (void)kmux_cuda_libs_present(&lt, &dnn);
     kmux_cuda_libs_describe(libs, sizeof libs);
-    snprintf(reason, size, "%s%s%s missing (%s)", kmux_cuda_lib.lt_ok ? "" : "cuBLASLt",
-             !kmux_cuda_lib.lt_ok && !kmux_cuda_lib.dnn_ok ? " and " : "",
-             kmux_cuda_lib.dnn_ok ? "" : "cuDNN", libs);
+    snprintf(reason, size, "%s%s%s missing (%s)", lt ? "" : "cuBLASLt", !lt && !dnn ? " and " : "",
+             dnn ? "" : "cuDNN", libs);
 }
 
 static kmux_status cuda_probe(void *state, int *device_count, char *reason, size_t reason_size) {
@@ -125,7 +134,7 @@ static kmux_status cuda_probe(void *state, int *device_count, char *reason, size
                 driver_too_old_reason(reason, reason_size);
             else if (st->probe_error != CUDA_SUCCESS)
                 no_device_reason(st->probe_error, reason, reason_size);
-            else if (!kmux_cuda_libs_load())
+            else if (!kmux_cuda_libs_locate())
                 no_library_reason(reason, reason_size);
             else
                 snprintf(reason, reason_size, "no CUDA device of sm_%d or newer", KMUX_CUDA_MIN_SM);
@@ -135,8 +144,7 @@ static kmux_status cuda_probe(void *state, int *device_count, char *reason, size
     st->probed = 1;
     *device_count = 0;
     int n = 0;
-    (void)kmux_cuda_libs_load();
-    CUresult e = kmux_cuda_lib.drv_ok ? cuInit(0) : CUDA_ERROR_NOT_FOUND;
+    CUresult e = kmux_cuda_driver_load() ? cuInit(0) : CUDA_ERROR_NOT_FOUND;
     if (e == CUDA_SUCCESS) e = cuDeviceGetCount(&n);
     if (e == CUDA_SUCCESS && n <= 0) e = CUDA_ERROR_NO_DEVICE;
     if (e != CUDA_SUCCESS) {
@@ -151,7 +159,7 @@ static kmux_status cuda_probe(void *state, int *device_count, char *reason, size
         if (reason_size) driver_too_old_reason(reason, reason_size);
         return KMUX_OK;
     }
-    if (!kmux_cuda_libs_load()) { /* no device is offered without both libraries */
+    if (!kmux_cuda_libs_locate()) { /* no device is offered without both libraries' files */
         if (reason_size) no_library_reason(reason, reason_size);
         return KMUX_OK;
     }
@@ -194,6 +202,16 @@ static kmux_status cuda_probe(void *state, int *device_count, char *reason, size
 
 static const char *cuda_version(void *state) {
     return ((kmux_cuda_state *)state)->version;
+}
+
+kmux_status kmux_cuda_need_libs(const kmux_cuda_state *st, const char *fn, int device) {
+    if (kmux_cuda_libs_load()) return KMUX_OK;
+    char libs[3300];
+    kmux_cuda_libs_describe(libs, sizeof libs);
+    return kmux_cuda_error(st, KMUX_ERR_DEVICE_UNAVAILABLE,
+                           "%s: cuda:%d cannot be used: its libraries were found by the probe but "
+                           "do not load: %s",
+                           fn, device, libs);
 }
 
 kmux_status kmux_cuda_lt_handle(kmux_cuda_state *st, int device, cublasLtHandle_t *lt) {

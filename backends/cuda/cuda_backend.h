@@ -104,6 +104,10 @@ typedef struct kmux_cuda_plan_header {
 
 /* ---- cuda_backend.c ---------------------------------------------------------------------- */
 
+/** Loads cuBLASLt and cuDNN on first need (kmux_cuda_libs_load); KMUX_ERR_DEVICE_UNAVAILABLE
+ *  naming fn, the device and what failed (a missing symbol, a file dlopen refuses) when they do
+ *  not load. Every entry point that calls into either library calls it first. */
+kmux_status kmux_cuda_need_libs(const kmux_cuda_state *st, const char *fn, int device);
 /** The cuBLASLt handle of a device, created on first use (thread-safe). Returns KMUX_OK or the
  *  mapped cuBLASLt error. The caller has entered the device. */
 kmux_status kmux_cuda_lt_handle(kmux_cuda_state *st, int device, cublasLtHandle_t *lt);

@@ -257,6 +257,8 @@ kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_con
     kmux_cuda_state *st = state;
     kmux_cuda_device *dv = &st->devices[device];
     const kmux_conv2d_desc *d = desc;
+    kmux_status ls = kmux_cuda_need_libs(st, "kmux_conv2d_plan_create", device);
+    if (ls != KMUX_OK) return ls;
 
     int64_t p_out =
         kmux_conv2d_out_dim(d->h, d->pad_top, d->pad_bottom, d->r, d->dilation_h, d->stride_h);

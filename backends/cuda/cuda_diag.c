@@ -21,9 +21,14 @@ kmux_status kmux_cuda_device_diag(void *state, int device, kmux_device_diag *dia
     if (cuDriverGetVersion(&drv) == CUDA_SUCCESS)
         snprintf(diag->driver_version, sizeof diag->driver_version, "CUDA driver %d.%d", drv / 1000,
                  (drv % 1000) / 10);
-    size_t lt = cublasLtGetVersion(), dnn = cudnnGetVersion();
-    snprintf(diag->libraries, sizeof diag->libraries, "cuBLASLt %zu.%zu.%zu,cuDNN %zu.%zu.%zu",
-             lt / 10000, (lt % 10000) / 100, lt % 100, dnn / 10000, (dnn % 10000) / 100, dnn % 100);
+    if (kmux_cuda_libs_load()) {
+        size_t lt = cublasLtGetVersion(), dnn = cudnnGetVersion();
+        snprintf(diag->libraries, sizeof diag->libraries, "cuBLASLt %zu.%zu.%zu,cuDNN %zu.%zu.%zu",
+                 lt / 10000, (lt % 10000) / 100, lt % 100, dnn / 10000, (dnn % 10000) / 100,
+                 dnn % 100);
+    } else {
+        kmux_cuda_libs_describe(diag->libraries, sizeof diag->libraries);
+    }
     /* Not /dev/nvidia<ordinal>: with CUDA_VISIBLE_DEVICES the ordinal is not the minor number. */
     snprintf(diag->device_nodes, sizeof diag->device_nodes, "/dev/nvidiactl,/dev/nvidia-uvm");
     /* CU_DEVICE_ATTRIBUTE_ECC_ENABLED: 1 when ECC is on. A device reporting 0 may lack ECC or have

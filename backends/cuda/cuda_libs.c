@@ -2,6 +2,11 @@
  * cuda_libs.c - opens the CUDA driver, cuBLASLt and cuDNN at run time and fills the call table of
  * cuda_libs.h (search order there). Once per process: the libraries are process-wide and never
  * closed (as cuBLAS and cuDNN themselves expect: unloading them under live handles is undefined).
+ *
+ * The driver is opened by the backend's init; cuBLASLt (a 540 MB library: about half a second to
+ * map and relocate) and cuDNN only when a plan first needs them (kmux_cuda_libs_load). Until then
+ * the probe only locates their files (kmux_cuda_libs_locate: the same search, file checks instead
+ * of dlopen), so that a context on a host with NVIDIA's libraries costs what one without costs.
  */
 #define _GNU_SOURCE /* dl_iterate_phdr, RTLD_NOLOAD */
 #define KMUX_CUDA_LIBS_IMPL
@@ -18,7 +23,9 @@
 #include <unistd.h>
 
 __attribute__((visibility("hidden"))) kmux_cuda_libs kmux_cuda_lib;
-static pthread_once_t libs_once = PTHREAD_ONCE_INIT;
+static pthread_once_t drv_once = PTHREAD_ONCE_INIT, locate_once = PTHREAD_ONCE_INIT,
+                      libs_once = PTHREAD_ONCE_INIT;
+static int libs_loaded; /* 1 once libs_once has run (atomic: read by describe) */
 
 /* The sonames, newest first. cuBLASLt 12 is accepted for a plugin built with 13's headers: the
  * descriptors are opaque (sized by *Init_internal) and the optional 13.0 symbols stay NULL. */
@@ -232,6 +239,78 @@ static void *open_library(const char *const *sonames, const char *wheel, char *w
     return NULL;
 }
 
+/* The folders the loader searches for a dlopen from this plugin (LD_LIBRARY_PATH, its RUNPATH,
+ * the system folders), in order; NULL when glibc cannot say. Caller frees. */
+static Dl_serinfo *loader_folders(void) {
+    Dl_info self;
+    if (!dladdr(&kmux_cuda_lib, &self) || !self.dli_fname) return NULL;
+    void *h = dlopen(self.dli_fname, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!h) return NULL;
+    Dl_serinfo size, *info = NULL;
+    if (dlinfo(h, RTLD_DI_SERINFOSIZE, &size) == 0 && (info = malloc(size.dls_size)) != NULL) {
+        memcpy(info, &size, sizeof size);
+        if (dlinfo(h, RTLD_DI_SERINFO, info) != 0) {
+            free(info);
+            info = NULL;
+        }
+    }
+    dlclose(h);
+    return info;
+}
+
+/* Finds the file open_library would open first, without opening it: an already loaded library,
+ * then a file that passes kmux_so_file_check in KMUX_CUDA_LIB_PATH, the loader's folders and the
+ * wheel folders. 1 and `where` (the file, and the files rejected before it) when found; 0 when
+ * none of these has it (the loader's cache, /etc/ld.so.cache, may still: only dlopen knows). */
+static int locate_library(const char *const *sonames, const char *wheel, char *where, size_t size) {
+    char rejected[1024] = "", path[1024], why[600];
+    for (const char *const *s = sonames; *s; s++) {
+        void *h = dlopen(*s, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+        if (h) {
+            dlclose(h);
+            snprintf(where, size, "%s (already loaded)", *s);
+            return 1;
+        }
+    }
+    /* the folders to search, in open_library's order, colon-separated */
+    char dirs[8192] = "";
+    const char *env = getenv("KMUX_CUDA_LIB_PATH");
+    if (env && env[0]) append(dirs, sizeof dirs, ":", env);
+    Dl_serinfo *si = loader_folders();
+    for (unsigned i = 0; si && i < si->dls_cnt; i++)
+        append(dirs, sizeof dirs, ":", si->dls_serpath[i].dls_name);
+    free(si);
+    py_prefixes pp;
+    pp.n = 0;
+    python_site_packages(&pp);
+    const char *const folders[] = {wheel, "cu13", "cu12"};
+    for (int i = 0; i < pp.n; i++)
+        for (int f = 0; f < 3; f++)
+            if (snprintf(path, sizeof path, "%s/nvidia/%s/lib", pp.dir[i], folders[f]) <
+                (int)sizeof path)
+                append(dirs, sizeof dirs, ":", path);
+    for (const char *dir = dirs; *dir;) {
+        size_t n = strcspn(dir, ":");
+        char one[sizeof path];
+        if (n > 0 && n < sizeof one) {
+            memcpy(one, dir, n);
+            one[n] = '\0';
+            for (const char *const *s = sonames; *s; s++) {
+                if (kmux_path_join(path, sizeof path, one, *s) != 0) continue;
+                int chk = kmux_so_file_check(path, why, sizeof why);
+                if (chk == KMUX_SO_OK) {
+                    found(where, size, path, rejected);
+                    return 1;
+                }
+                if (chk == KMUX_SO_BAD) append(rejected, sizeof rejected, "; ", why);
+            }
+        }
+        dir += n;
+        if (*dir == ':') dir++;
+    }
+    return 0;
+}
+
 /* dlsym every name of a list; on a missing one, `where` says which and 0 is returned. The name
  * is stringized after expansion: cuda.h's cuMemAlloc is the symbol cuMemAlloc_v2. */
 #define KMUX_CUDA_STR2(x) #x
@@ -284,27 +363,68 @@ static int load_dnn(void *h) {
     return ok;
 }
 
-static void load_once(void) {
+static void drv_load_once(void) {
     kmux_cuda_libs *L = &kmux_cuda_lib;
     void *drv = open_library(drv_sonames, NULL, L->drv_where, sizeof L->drv_where);
     L->drv_ok = drv && load_drv(drv);
+}
+
+int kmux_cuda_driver_load(void) {
+    pthread_once(&drv_once, drv_load_once);
+    return kmux_cuda_lib.drv_ok;
+}
+
+static void libs_load_once(void) {
+    kmux_cuda_libs *L = &kmux_cuda_lib;
     void *lt = open_library(lt_sonames, "cublas", L->lt_where, sizeof L->lt_where);
     void *dnn = open_library(dnn_sonames, "cudnn", L->dnn_where, sizeof L->dnn_where);
     L->lt_ok = lt && load_lt(lt);
     L->dnn_ok = dnn && load_dnn(dnn);
+    __atomic_store_n(&libs_loaded, 1, __ATOMIC_RELEASE);
 }
 
 int kmux_cuda_libs_load(void) {
-    pthread_once(&libs_once, load_once);
+    (void)kmux_cuda_driver_load();
+    pthread_once(&libs_once, libs_load_once);
     return kmux_cuda_lib.lt_ok && kmux_cuda_lib.dnn_ok;
 }
 
+static void locate_once_fn(void) {
+    kmux_cuda_libs *L = &kmux_cuda_lib;
+    L->lt_found = locate_library(lt_sonames, "cublas", L->lt_file, sizeof L->lt_file);
+    L->dnn_found = locate_library(dnn_sonames, "cudnn", L->dnn_file, sizeof L->dnn_file);
+    /* not in any folder the search can list: the loader's cache may have it, which only a real
+     * load can tell (slow, and only on such hosts) */
+    if (!L->lt_found || !L->dnn_found) (void)kmux_cuda_libs_load();
+}
+
+int kmux_cuda_libs_locate(void) {
+    pthread_once(&locate_once, locate_once_fn);
+    if (__atomic_load_n(&libs_loaded, __ATOMIC_ACQUIRE))
+        return kmux_cuda_lib.lt_ok && kmux_cuda_lib.dnn_ok;
+    return kmux_cuda_lib.lt_found && kmux_cuda_lib.dnn_found;
+}
+
+int kmux_cuda_libs_present(int *lt, int *dnn) {
+    const int ok = kmux_cuda_libs_locate();
+    const kmux_cuda_libs *L = &kmux_cuda_lib;
+    const int loaded = __atomic_load_n(&libs_loaded, __ATOMIC_ACQUIRE);
+    *lt = loaded ? L->lt_ok : L->lt_found;
+    *dnn = loaded ? L->dnn_ok : L->dnn_found;
+    return ok;
+}
+
 void kmux_cuda_libs_describe(char *buf, size_t size) {
-    kmux_cuda_libs_load();
-    snprintf(buf, size, "cuBLASLt %s; cuDNN %s", kmux_cuda_lib.lt_where, kmux_cuda_lib.dnn_where);
+    (void)kmux_cuda_libs_locate();
+    const kmux_cuda_libs *L = &kmux_cuda_lib;
+    if (__atomic_load_n(&libs_loaded, __ATOMIC_ACQUIRE))
+        snprintf(buf, size, "cuBLASLt %s; cuDNN %s", L->lt_where, L->dnn_where);
+    else
+        snprintf(buf, size, "cuBLASLt %s; cuDNN %s (both opened when a plan first needs them)",
+                 L->lt_file, L->dnn_file);
 }
 
 void kmux_cuda_driver_describe(char *buf, size_t size) {
-    kmux_cuda_libs_load();
+    (void)kmux_cuda_driver_load();
     snprintf(buf, size, "%s", kmux_cuda_lib.drv_where);
 }

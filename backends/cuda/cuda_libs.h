@@ -144,7 +144,9 @@
 
 #define KMUX_CUDA_LIB_FN(name) __typeof__(name) *name;
 
-/** The opened libraries: filled once per process by kmux_cuda_libs_load, read-only after it. */
+/** The opened libraries: the driver's part filled once per process by kmux_cuda_driver_load,
+ *  cuBLASLt's and cuDNN's by kmux_cuda_libs_load (their files found before by
+ *  kmux_cuda_libs_locate); read-only after. */
 typedef struct kmux_cuda_libs {
     int drv_ok;          /**< 1: the driver opened and every required symbol found */
     char drv_where[512]; /**< the driver file opened, or why not */
@@ -152,6 +154,10 @@ typedef struct kmux_cuda_libs {
     int dnn_ok;          /**< 1: cuDNN opened and every required symbol found */
     char lt_where[512];  /**< the file opened, or why not ("not found (tried ...)") */
     char dnn_where[512]; /**< the same for cuDNN */
+    int lt_found;        /**< 1: kmux_cuda_libs_locate found cuBLASLt's file (not opened) */
+    int dnn_found;       /**< the same for cuDNN */
+    char lt_file[1600];  /**< the file found, and the files rejected before it */
+    char dnn_file[1600]; /**< the same for cuDNN */
     struct {
         KMUX_CUDA_DRV_FUNCS(KMUX_CUDA_LIB_FN)
     } drv;
@@ -164,16 +170,31 @@ typedef struct kmux_cuda_libs {
     } dnn;
 } kmux_cuda_libs;
 
-/** The process's table; valid after kmux_cuda_libs_load. Hidden (the plugin's own). */
+/** The process's table: the driver's entries valid after kmux_cuda_driver_load, cuBLASLt's and
+ *  cuDNN's after kmux_cuda_libs_load. Hidden (the plugin's own). */
 extern kmux_cuda_libs kmux_cuda_lib;
 
-/** Opens the driver, cuBLASLt and cuDNN once per process (thread-safe; later calls return at
- *  once). Returns 1 when cuBLASLt and cuDNN are both usable, 0 otherwise (the driver's state is
- *  kmux_cuda_lib.drv_ok): kmux_cuda_lib.*_where say which library was opened from where, or what
- *  was tried. Never aborts, never prints. */
+/** Opens the driver once per process (thread-safe). Returns kmux_cuda_lib.drv_ok;
+ *  kmux_cuda_lib.drv_where says which file, or what was tried. Never aborts, never prints. */
+int kmux_cuda_driver_load(void);
+
+/** Opens cuBLASLt and cuDNN (and the driver) once per process (thread-safe; later calls return at
+ *  once): the first plan that needs them calls it, never the probe. Returns 1 when both are
+ *  usable, 0 otherwise: kmux_cuda_lib.*_where say which library was opened from where, or what
+ *  was tried, or which symbol is missing. Never aborts, never prints. */
 int kmux_cuda_libs_load(void);
 
-/** Writes "cuBLASLt <file>; cuDNN <file>" (or what was missing) into buf (size bytes). */
+/** Finds cuBLASLt's and cuDNN's files once per process without opening them (the search of
+ *  kmux_cuda_libs_load, with kmux_so_file_check for dlopen; where neither is in a folder the
+ *  search can list, they are loaded to ask the loader's cache). Returns 1 when both were found (or,
+ *  once loaded, are usable). */
+int kmux_cuda_libs_locate(void);
+
+/** kmux_cuda_libs_locate's answer per library: usable once loaded, found before. */
+int kmux_cuda_libs_present(int *lt, int *dnn);
+
+/** Writes "cuBLASLt <file>; cuDNN <file>" (or what was missing; before the load, the files found
+ *  and that they are opened on first need) into buf (size bytes). */
 void kmux_cuda_libs_describe(char *buf, size_t size);
 /** Writes the driver file opened (or what was tried, or its missing symbol) into buf. */
 void kmux_cuda_driver_describe(char *buf, size_t size);

@@ -238,6 +238,8 @@ kmux_status kmux_cuda_matmul_plan_create(void *state, int device, const kmux_mat
     kmux_cuda_state *st = state;
     const kmux_cuda_device *dv = &st->devices[device];
     const kmux_matmul_desc *d = desc;
+    kmux_status ls = kmux_cuda_need_libs(st, "kmux_matmul_plan_create", device);
+    if (ls != KMUX_OK) return ls;
 
     const int own = kmux_cuda_own_gemm_runs(d);
     const int lt_row =

@@ -119,10 +119,15 @@ kmux_status kmux_cuda_device_props(void *state, int device, kmux_device_props *p
     else
         snprintf(props->driver_version, sizeof props->driver_version, "CUDA driver %d.%d",
                  drv / 1000, (drv % 1000) / 10);
-    size_t lt = cublasLtGetVersion(), dnn = cudnnGetVersion();
-    snprintf(props->library_version, sizeof props->library_version,
-             "cuBLASLt %zu.%zu.%zu, cuDNN %zu.%zu.%zu", lt / 10000, (lt % 10000) / 100, lt % 100,
-             dnn / 10000, (dnn % 10000) / 100, dnn % 100);
+    if (kmux_cuda_libs_load()) { /* the versions need the libraries: opened here if no plan has */
+        size_t lt = cublasLtGetVersion(), dnn = cudnnGetVersion();
+        snprintf(props->library_version, sizeof props->library_version,
+                 "cuBLASLt %zu.%zu.%zu, cuDNN %zu.%zu.%zu", lt / 10000, (lt % 10000) / 100,
+                 lt % 100, dnn / 10000, (dnn % 10000) / 100, dnn % 100);
+    } else {
+        snprintf(props->library_version, sizeof props->library_version,
+                 "cuBLASLt/cuDNN do not load (the first plan says why)");
+    }
     if (cuDeviceGetPCIBusId(props->pci_bus_id, (int)sizeof props->pci_bus_id, d->dev) !=
         CUDA_SUCCESS) {
         props->pci_bus_id[0] = '\0';
