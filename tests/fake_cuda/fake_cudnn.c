@@ -44,10 +44,10 @@
  *     not aligned to its element is CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER.
  * FFT and Winograd compute the convolution directly here: their numerics on a GPU differ.
  *
- * Test hooks (not cuDNN's; the computing build only): kmux_fake_cudnn_fail_call(k, status) makes the k-th convolution call
- * from now fail with `status` after its checks, before it writes anything;
- * kmux_fake_cudnn_fail_fired() says whether it did; kmux_fake_cudnn_runs(direction, algo) counts
- * the convolutions each algorithm computed (direction 0 forward, 1 backward data, 2 backward
+ * Test hooks (not cuDNN's; the computing build only): kmux_fake_cudnn_fail_call(k, status) makes
+ * the k-th convolution call from now fail with `status` after its checks, before it writes
+ * anything; kmux_fake_cudnn_fail_fired() says whether it did; kmux_fake_cudnn_runs(direction, algo)
+ * counts the convolutions each algorithm computed (direction 0 forward, 1 backward data, 2 backward
  * filter).
  *
  * Built a second time with KMUX_FAKE_DNN_NONE (tests/fake_cuda/CMakeLists.txt: the placeholder
