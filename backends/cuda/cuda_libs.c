@@ -135,6 +135,24 @@ static void found(char *where, size_t size, const char *file, const char *reject
         snprintf(where, size, "%s", file);
 }
 
+/* The next folder of a colon-separated list at *cursor, whole, into one (size bytes): 1 when it
+ * fits, -1 when it does not (never used shorter), 0 at the end; empty entries are skipped. */
+static int next_folder(const char **cursor, char *one, size_t size) {
+    while (**cursor == ':')
+        (*cursor)++;
+    if (!**cursor) return 0;
+    size_t n = strcspn(*cursor, ":");
+    int fits = n < size;
+    if (fits) {
+        memcpy(one, *cursor, n);
+        one[n] = '\0';
+    } else {
+        snprintf(one, size, "%.200s", *cursor); /* for the message only */
+    }
+    *cursor += n;
+    return fits ? 1 : -1;
+}
+
 static void *open_library(const char *const *sonames, const char *wheel, char *where, size_t size) {
     char tried[2048] = "", rejected[1024] = "", path[1024];
     /* 1. already in the process (RTLD_NOLOAD: a reference, no second copy) */
@@ -150,12 +168,10 @@ static void *open_library(const char *const *sonames, const char *wheel, char *w
     if (env && env[0]) {
         /* every folder whole (a path that does not fit is reported, never opened shorter);
          * each file checked before dlopen (a truncated one would SIGBUS in it, a FIFO block) */
-        for (const char *dir = env; *dir;) {
-            size_t n = strcspn(dir, ":");
-            char one[sizeof path];
-            if (n > 0 && n < sizeof one) {
-                memcpy(one, dir, n);
-                one[n] = '\0';
+        const char *dir = env;
+        char one[sizeof path];
+        for (int got; (got = next_folder(&dir, one, sizeof one)) != 0;) {
+            if (got > 0) {
                 for (const char *const *s = sonames; *s; s++) {
                     char why[600];
                     if (kmux_path_join(path, sizeof path, one, *s) != 0) {
@@ -182,13 +198,11 @@ static void *open_library(const char *const *sonames, const char *wheel, char *w
                     }
                     append(tried, sizeof tried, ", ", path);
                 }
-            } else if (n > 0) {
+            } else {
                 char why[300];
-                snprintf(why, sizeof why, "%.200s...: folder path too long, not searched", dir);
+                snprintf(why, sizeof why, "%.200s...: folder path too long, not searched", one);
                 append(tried, sizeof tried, ", ", why);
             }
-            dir += n;
-            if (*dir == ':') dir++;
         }
     }
     /* 3. the loader's search (LD_LIBRARY_PATH, this plugin's RUNPATH, ld.so.cache) */
@@ -289,25 +303,18 @@ static int locate_library(const char *const *sonames, const char *wheel, char *w
             if (snprintf(path, sizeof path, "%s/nvidia/%s/lib", pp.dir[i], folders[f]) <
                 (int)sizeof path)
                 append(dirs, sizeof dirs, ":", path);
-    for (const char *dir = dirs; *dir;) {
-        size_t n = strcspn(dir, ":");
-        char one[sizeof path];
-        if (n > 0 && n < sizeof one) {
-            memcpy(one, dir, n);
-            one[n] = '\0';
-            for (const char *const *s = sonames; *s; s++) {
-                if (kmux_path_join(path, sizeof path, one, *s) != 0) continue;
-                int chk = kmux_so_file_check(path, why, sizeof why);
-                if (chk == KMUX_SO_OK) {
-                    found(where, size, path, rejected);
-                    return 1;
-                }
-                if (chk == KMUX_SO_BAD) append(rejected, sizeof rejected, "; ", why);
+    const char *dir = dirs;
+    char one[sizeof path];
+    for (int got; (got = next_folder(&dir, one, sizeof one)) != 0;)
+        for (const char *const *s = sonames; got > 0 && *s; s++) {
+            if (kmux_path_join(path, sizeof path, one, *s) != 0) continue;
+            int chk = kmux_so_file_check(path, why, sizeof why);
+            if (chk == KMUX_SO_OK) {
+                found(where, size, path, rejected);
+                return 1;
             }
+            if (chk == KMUX_SO_BAD) append(rejected, sizeof rejected, "; ", why);
         }
-        dir += n;
-        if (*dir == ':') dir++;
-    }
     return 0;
 }
 

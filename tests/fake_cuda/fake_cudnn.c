@@ -76,19 +76,20 @@
 struct cudnnContext {
     cudaStream_t stream;
 };
-struct cudnnTensorStruct {
+/* A 4-D tensor or filter descriptor (dim: n, c, h, w or k, c, r, s); the two cuDNN types hold
+ * one each, first, so a pointer to either is a pointer to it. */
+typedef struct desc4d {
     uint32_t magic;
     int set;
     cudnnDataType_t type;
     cudnnTensorFormat_t format;
-    int n, c, h, w;
+    int dim[4];
+} desc4d;
+struct cudnnTensorStruct {
+    desc4d d;
 };
 struct cudnnFilterStruct {
-    uint32_t magic;
-    int set;
-    cudnnDataType_t type;
-    cudnnTensorFormat_t format;
-    int k, c, r, s;
+    desc4d d;
 };
 struct cudnnConvolutionStruct {
     uint32_t magic;
@@ -188,16 +189,13 @@ EXPORT cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudaStream_t streamId)
     return CUDNN_STATUS_SUCCESS;
 }
 
-EXPORT cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *tensorDesc) {
-    if (!tensorDesc) return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
-    *tensorDesc = calloc(1, sizeof(struct cudnnTensorStruct));
-    if (!*tensorDesc) return CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
-    (*tensorDesc)->magic = MAGIC_TENSOR;
-    return CUDNN_STATUS_SUCCESS;
-}
-
-EXPORT cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t tensorDesc) {
-    free(tensorDesc);
+/* cudnnCreate{Tensor,Filter}Descriptor: a descriptor of `size` bytes, not set yet. */
+static cudnnStatus_t create_4d(void **out, size_t size, uint32_t magic) {
+    if (!out) return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
+    desc4d *d = calloc(1, size);
+    if (!d) return CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
+    d->magic = magic;
+    *out = d;
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -216,15 +214,26 @@ static size_t elem_size(cudnnDataType_t t) {
     }
 }
 
-/* The checks cudnnSetTensor4dDescriptor and cudnnSetFilter4dDescriptor share: NCHW or NHWC (the
- * vectorised formats need int8x4/x32 types, which this fake has not), positive sizes, a known
- * type, fewer than 2^31 elements. */
-static cudnnStatus_t check_4d(cudnnTensorFormat_t format, cudnnDataType_t type, int a, int b, int c,
-                              int d) {
-    if (a <= 0 || b <= 0 || c <= 0 || d <= 0) return CUDNN_STATUS_BAD_PARAM;
+/* cudnnSet{Tensor,Filter}4dDescriptor: NCHW or NHWC (the vectorised formats need int8x4/x32
+ * types, which this fake has not), positive sizes, a known type, fewer than 2^31 elements. */
+static cudnnStatus_t set_4d(desc4d *d, uint32_t magic, cudnnTensorFormat_t format,
+                            cudnnDataType_t type, int a, int b, int c, int e) {
+    if (!d) return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
+    if (d->magic != magic) return CUDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE;
+    if (a <= 0 || b <= 0 || c <= 0 || e <= 0) return CUDNN_STATUS_BAD_PARAM;
     if (format != CUDNN_TENSOR_NCHW && format != CUDNN_TENSOR_NHWC) return CUDNN_STATUS_BAD_PARAM;
     if ((unsigned)type > CUDNN_DATA_FAST_FLOAT_FOR_FP8) return CUDNN_STATUS_BAD_PARAM;
-    if ((int64_t)a * b * c * d >= ((int64_t)1 << 31)) return CUDNN_STATUS_NOT_SUPPORTED;
+    if ((int64_t)a * b * c * e >= ((int64_t)1 << 31)) return CUDNN_STATUS_NOT_SUPPORTED;
+    *d = (desc4d){magic, 1, type, format, {a, b, c, e}};
+    return CUDNN_STATUS_SUCCESS;
+}
+
+EXPORT cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *tensorDesc) {
+    return create_4d((void **)tensorDesc, sizeof(struct cudnnTensorStruct), MAGIC_TENSOR);
+}
+
+EXPORT cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t tensorDesc) {
+    free(tensorDesc);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -232,20 +241,11 @@ EXPORT cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t tensorDe
                                                 cudnnTensorFormat_t format,
                                                 cudnnDataType_t dataType, int n, int c, int h,
                                                 int w) {
-    if (!tensorDesc) return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
-    if (tensorDesc->magic != MAGIC_TENSOR) return CUDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE;
-    cudnnStatus_t s = check_4d(format, dataType, n, c, h, w);
-    if (s != CUDNN_STATUS_SUCCESS) return s;
-    *tensorDesc = (struct cudnnTensorStruct){MAGIC_TENSOR, 1, dataType, format, n, c, h, w};
-    return CUDNN_STATUS_SUCCESS;
+    return set_4d(tensorDesc ? &tensorDesc->d : NULL, MAGIC_TENSOR, format, dataType, n, c, h, w);
 }
 
 EXPORT cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *filterDesc) {
-    if (!filterDesc) return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
-    *filterDesc = calloc(1, sizeof(struct cudnnFilterStruct));
-    if (!*filterDesc) return CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
-    (*filterDesc)->magic = MAGIC_FILTER;
-    return CUDNN_STATUS_SUCCESS;
+    return create_4d((void **)filterDesc, sizeof(struct cudnnFilterStruct), MAGIC_FILTER);
 }
 
 EXPORT cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t filterDesc) {
@@ -257,12 +257,7 @@ EXPORT cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t filterDe
                                                 cudnnDataType_t dataType,
                                                 cudnnTensorFormat_t format, int k, int c, int h,
                                                 int w) {
-    if (!filterDesc) return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
-    if (filterDesc->magic != MAGIC_FILTER) return CUDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE;
-    cudnnStatus_t s = check_4d(format, dataType, k, c, h, w);
-    if (s != CUDNN_STATUS_SUCCESS) return s;
-    *filterDesc = (struct cudnnFilterStruct){MAGIC_FILTER, 1, dataType, format, k, c, h, w};
-    return CUDNN_STATUS_SUCCESS;
+    return set_4d(filterDesc ? &filterDesc->d : NULL, MAGIC_FILTER, format, dataType, k, c, h, w);
 }
 
 EXPORT cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *convDesc) {
@@ -376,26 +371,27 @@ static cudnnStatus_t make_problem(int dir, cudnnHandle_t h, const cudnnTensorDes
                                   const cudnnConvolutionDescriptor_t cd,
                                   const cudnnTensorDescriptor_t y, problem *p) {
     if (!h || !x || !w || !cd || !y) return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
-    if (x->magic != MAGIC_TENSOR || y->magic != MAGIC_TENSOR || w->magic != MAGIC_FILTER ||
+    const desc4d *xd = &x->d, *wd = &w->d, *yd = &y->d;
+    if (xd->magic != MAGIC_TENSOR || yd->magic != MAGIC_TENSOR || wd->magic != MAGIC_FILTER ||
         cd->magic != MAGIC_CONV)
         return CUDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE;
-    if (!x->set || !y->set || !w->set || cd->dims == 0) return CUDNN_STATUS_BAD_PARAM;
+    if (!xd->set || !yd->set || !wd->set || cd->dims == 0) return CUDNN_STATUS_BAD_PARAM;
     if (cd->dims != 2) return CUDNN_STATUS_BAD_PARAM; /* 4-D tensors: 2 spatial dimensions */
-    if (x->type != y->type || x->type != w->type) return CUDNN_STATUS_BAD_PARAM;
+    if (xd->type != yd->type || xd->type != wd->type) return CUDNN_STATUS_BAD_PARAM;
     memset(p, 0, sizeof *p);
     *p = (problem){.dir = dir,
-                   .type = x->type,
+                   .type = xd->type,
                    .compute = cd->compute,
-                   .format = x->format,
+                   .format = xd->format,
                    .math = cd->math,
                    .flip = cd->mode == CUDNN_CONVOLUTION,
-                   .n = x->n,
-                   .c = x->c,
-                   .h = x->h,
-                   .w = x->w,
-                   .k = w->k,
-                   .r = w->r,
-                   .s = w->s,
+                   .n = xd->dim[0],
+                   .c = xd->dim[1],
+                   .h = xd->dim[2],
+                   .w = xd->dim[3],
+                   .k = wd->dim[0],
+                   .r = wd->dim[2],
+                   .s = wd->dim[3],
                    .groups = cd->groups,
                    .ph = cd->pad[0],
                    .pw = cd->pad[1],
@@ -403,13 +399,15 @@ static cudnnStatus_t make_problem(int dir, cudnnHandle_t h, const cudnnTensorDes
                    .sw = cd->stride[1],
                    .dh = cd->dilation[0],
                    .dw = cd->dilation[1]};
-    if (x->c != (int64_t)w->c * p->groups || w->k % p->groups != 0) return CUDNN_STATUS_BAD_PARAM;
+    if (p->c != (int64_t)wd->dim[1] * p->groups || p->k % p->groups != 0)
+        return CUDNN_STATUS_BAD_PARAM;
     const int64_t er = (p->r - 1) * p->dh + 1, es = (p->s - 1) * p->dw + 1;
     if (er > p->h + 2 * p->ph || es > p->w + 2 * p->pw) return CUDNN_STATUS_BAD_PARAM;
     p->p = (p->h + 2 * p->ph - er) / p->sh + 1;
     p->q = (p->w + 2 * p->pw - es) / p->sw + 1;
-    if (y->format != x->format || w->format != x->format) return CUDNN_STATUS_NOT_SUPPORTED_LAYOUT;
-    if (y->n != p->n || y->c != p->k || y->h != p->p || y->w != p->q)
+    if (yd->format != xd->format || wd->format != xd->format)
+        return CUDNN_STATUS_NOT_SUPPORTED_LAYOUT;
+    if (yd->dim[0] != p->n || yd->dim[1] != p->k || yd->dim[2] != p->p || yd->dim[3] != p->q)
         return CUDNN_STATUS_NOT_SUPPORTED_SHAPE;
     switch (p->type) {
     case CUDNN_DATA_DOUBLE:
