@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cuda_backend.h"
+#include "gpu_kernels.h"
 
 /* Devices older than Ampere are not offered: the plugin's kernels are built for sm_80+ only. */
 #define KMUX_CUDA_MIN_SM 80
@@ -43,6 +44,7 @@ static void format_version(kmux_cuda_state *st) {
 static kmux_status cuda_init(const kmux_backend_host *host, void **state) {
     kmux_cuda_state *st = calloc(1, sizeof *st);
     if (!st) return host->set_error(KMUX_ERR_OUT_OF_MEMORY, "cuda init: out of memory");
+    st->gpu.launcher = kmux_cuda_launcher;
     st->host = host;
     /* the driver, and where cuBLASLt and cuDNN are: they are opened by the first plan */
     (void)kmux_cuda_driver_load();
@@ -285,11 +287,11 @@ static const kmux_backend_ops cuda_ops = {
     .matmul = &cuda_matmul_ops,
     .conv2d = &cuda_conv2d_ops,
     .matmul_degenerate = kmux_cuda_matmul_degenerate,
-    .cast = kmux_cuda_amp_cast,
-    .amax = kmux_cuda_amp_amax,
-    .unscale_check_finite = kmux_cuda_amp_unscale,
-    .loss_scale_update = kmux_cuda_amp_loss_scale,
-    .fp8_scale_update = kmux_cuda_amp_fp8_scale,
+    .cast = kmux_gpu_slot_cast,
+    .amax = kmux_gpu_slot_amax,
+    .unscale_check_finite = kmux_gpu_slot_unscale,
+    .loss_scale_update = kmux_gpu_slot_loss_scale,
+    .fp8_scale_update = kmux_gpu_slot_fp8_scale,
     .device_diag = kmux_cuda_device_diag,
     .stream_wait_event = kmux_cuda_stream_wait_event,
 };

@@ -5,10 +5,10 @@
  * the core checks), cuda_props.c (device properties and peak rates), cuda_errors.c (native
  * error -> kmux_status + message), cuda_runtime.c (memory, streams and their workspace,
  * events), cuda_guard.c (device selection), cuda_matmul*.c and cuda_lt_types.c (cuBLASLt, see
- * cuda_matmul.h), cuda_conv.c and cuda_conv_pad.c (cuDNN), cuda_amp.c (mixed-precision slots on
- * kernels/gpu), cuda_own.c (kmux's own GEMM and convolution kernels of kernels/gpu as plan
- * implementations), cuda_host_logic.c and cuda_impl_order.c (pure decisions, tested without a
- * GPU).
+ * cuda_matmul.h), cuda_conv.c and cuda_conv_pad.c (cuDNN), the mixed-precision slots
+ * (backends/gpu/gpu_amp.c, shared with HIP), cuda_own.c (kmux's own GEMM and convolution kernels of
+ * kernels/gpu as plan implementations), cuda_host_logic.c and cuda_impl_order.c (pure decisions,
+ * tested without a GPU).
  *
  * The plugin calls the CUDA driver API (opened with dlopen, cuda_libs.h), never the runtime: its
  * own kernels are fatbins embedded in the plugin (cuda_modules.c), loaded with cuModuleLoadData and
@@ -65,6 +65,7 @@ typedef struct kmux_cuda_device {
 
 /** The backend's state for one kmux context. */
 typedef struct kmux_cuda_state {
+    kmux_gpu_plugin gpu; /**< first: what backends/gpu's slots need (gpu_launch.h) */
     const kmux_backend_host *host;
     int probed;
     int device_count;
@@ -260,10 +261,11 @@ kmux_status kmux_cuda_own_conv(kmux_cuda_state *st, const kmux_cuda_stream *cs,
 
 /* ---- cuda_modules.c: the embedded fatbins and launches ---------------------------------- */
 
-/** A launcher of the shared GPU host layer (backends/gpu/gpu_launch.h) for stream cs: launches
- *  through cuLaunchKernel from the embedded fatbins, memsets with cuMemsetD8Async, both under the
- *  stream's device. */
-kmux_gpu_launcher kmux_cuda_launcher(kmux_cuda_state *st, const kmux_cuda_stream *cs);
+/** A launcher of the shared GPU host layer (backends/gpu/gpu_launch.h) for stream cs (a
+ *  kmux_cuda_stream of state st, a kmux_cuda_state; void * as kmux_gpu_plugin.launcher):
+ *  launches through cuLaunchKernel from the embedded fatbins, memsets with cuMemsetD8Async, both
+ *  under the stream's device. */
+kmux_gpu_launcher kmux_cuda_launcher(void *st, const void *cs);
 /** Unloads the modules of every device (backend fini; the device is entered per module). */
 void kmux_cuda_modules_unload(kmux_cuda_state *st);
 /** "sm_80,sm_86,sm_89,sm_90,compute_90": the code the fatbins carry (from the build). */
@@ -296,27 +298,6 @@ static inline CUresult kmux_cu_memset_async(void *p, int value, size_t bytes, CU
 static inline CUresult kmux_cu_memcpy_async(void *dst, const void *src, size_t bytes, CUstream s) {
     return cuMemcpyAsync(kmux_cu_ptr(dst), kmux_cu_ptr(src), bytes, s);
 }
-
-/* ---- cuda_amp.c -------------------------------------------------------------------------- */
-
-/** The dtypes the mixed-precision slots run (bit 1 << kmux_dtype). */
-uint32_t kmux_cuda_amp_dtypes(void);
-/* The mixed-precision slots on kernels/gpu (cuda_amp.c). */
-kmux_status kmux_cuda_amp_cast(void *state, void *stream, int64_t n, const void *src,
-                               kmux_dtype src_type, void *dst, kmux_dtype dst_type,
-                               const kmux_cast_options *opts);
-kmux_status kmux_cuda_amp_amax(void *state, void *stream, int64_t n, const void *x, kmux_dtype type,
-                               float *amax);
-kmux_status kmux_cuda_amp_unscale(void *state, void *stream, int64_t count, void *const *tensors,
-                                  const int64_t *sizes, const kmux_dtype *types,
-                                  const float *inv_scale, float *found_inf);
-kmux_status kmux_cuda_amp_loss_scale(void *state, void *stream, float *scale,
-                                     int32_t *growth_tracker, const float *found_inf,
-                                     double growth_factor, double backoff_factor,
-                                     int64_t growth_interval);
-kmux_status kmux_cuda_amp_fp8_scale(void *state, void *stream, const float *amax_history,
-                                    int64_t history_len, kmux_dtype fp8_type, float margin,
-                                    float *scale);
 
 /* ---- cuda_lt_names.c (generated) --------------------------------------------------------- */
 

@@ -14,6 +14,7 @@
 #include <limits.h>
 
 #include "cuda_backend.h"
+#include "gpu_kernels.h"
 #include "cuda_host_logic.h"
 #include "cuda_impl_order.h"
 #include "kmux_gpu_caps.h"
@@ -46,6 +47,6 @@ kmux_status kmux_cuda_device_caps(void *state, int device, kmux_device_caps *cap
             own_conv_row(rows[i].a_type))
             conv_rows |= UINT64_C(1) << i;
     kmux_gpu_conv2d_caps(caps, conv_rows); /* the own kernel serves every shape cuDNN refuses */
-    caps->amp_dtypes = kmux_cuda_amp_dtypes();
+    caps->amp_dtypes = kmux_gpu_host_amp_dtypes();
     return KMUX_OK;
 }

@@ -145,7 +145,9 @@ static kmux_status memset_async(const kmux_gpu_launcher *l, void *dst, int value
     return KMUX_OK;
 }
 
-kmux_gpu_launcher kmux_cuda_launcher(kmux_cuda_state *st, const kmux_cuda_stream *cs) {
+kmux_gpu_launcher kmux_cuda_launcher(void *state, const void *stream) {
+    kmux_cuda_state *st = state;
+    const kmux_cuda_stream *cs = stream;
     kmux_gpu_launcher l = {
         .state = st,
         .stream = cs,

@@ -46,22 +46,32 @@ kmux_status kmux_gpu_host_loss_scale(const kmux_gpu_launcher *l, float *scale,
 kmux_status kmux_gpu_host_fp8_scale(const kmux_gpu_launcher *l, const float *amax_history,
                                     int64_t history_len, double fmax, double margin, float *scale);
 
-/* ---- gpu_amp.c: the plugins' mixed-precision slots (kmux_backend.h cast, unscale_check_finite,
- * fp8_scale_update) ---- */
+/* ---- gpu_amp.c: the plugins' mixed-precision slots (kmux_backend.h cast, amax,
+ * unscale_check_finite, loss_scale_update, fp8_scale_update), for a state that begins with a
+ * kmux_gpu_plugin and a stream of that plugin; semantics: kmux_gpu_kernels.h, bit for bit the CPU
+ * kernels ---- */
 
-/** kmux_cast on l: opts (NULL: defaults) as kmux_cast_options. */
-kmux_status kmux_gpu_amp_cast(const kmux_gpu_launcher *l, int64_t n, const void *src,
-                              kmux_dtype src_type, void *dst, kmux_dtype dst_type,
-                              const kmux_cast_options *opts);
-/** kmux_unscale_check_finite on l: one launch per tensor (tensors, sizes, types: host arrays of
- *  count entries); stops at the first failure. */
-kmux_status kmux_gpu_amp_unscale(const kmux_gpu_launcher *l, int64_t count, void *const *tensors,
-                                 const int64_t *sizes, const kmux_dtype *types,
-                                 const float *inv_scale, float *found_inf);
-/** kmux_fp8_scale_update on l: KMUX_ERR_UNSUPPORTED when fp8_type is not an fp8 format. */
-kmux_status kmux_gpu_amp_fp8_scale(const kmux_gpu_launcher *l, const float *amax_history,
-                                   int64_t history_len, kmux_dtype fp8_type, float margin,
-                                   float *scale);
+/** kmux_cast: opts (NULL: defaults) as kmux_cast_options. */
+kmux_status kmux_gpu_slot_cast(void *state, void *stream, int64_t n, const void *src,
+                               kmux_dtype src_type, void *dst, kmux_dtype dst_type,
+                               const kmux_cast_options *opts);
+/** kmux_amax. */
+kmux_status kmux_gpu_slot_amax(void *state, void *stream, int64_t n, const void *x, kmux_dtype type,
+                               float *amax);
+/** kmux_unscale_check_finite: one launch per tensor (tensors, sizes, types: host arrays of count
+ *  entries); stops at the first failure. */
+kmux_status kmux_gpu_slot_unscale(void *state, void *stream, int64_t count, void *const *tensors,
+                                  const int64_t *sizes, const kmux_dtype *types,
+                                  const float *inv_scale, float *found_inf);
+/** kmux_loss_scale_update. */
+kmux_status kmux_gpu_slot_loss_scale(void *state, void *stream, float *scale,
+                                     int32_t *growth_tracker, const float *found_inf,
+                                     double growth_factor, double backoff_factor,
+                                     int64_t growth_interval);
+/** kmux_fp8_scale_update: KMUX_ERR_UNSUPPORTED when fp8_type is not an fp8 format. */
+kmux_status kmux_gpu_slot_fp8_scale(void *state, void *stream, const float *amax_history,
+                                    int64_t history_len, kmux_dtype fp8_type, float margin,
+                                    float *scale);
 
 /* ---- gpu_tiled.c: kmux_gpu_gemm.cu and kmux_gpu_conv.cu ---- */
 

@@ -40,4 +40,12 @@ struct kmux_gpu_launcher {
                                 const char *what);
 };
 
+/** What every GPU plugin's state begins with (kmux_cuda_state, kmux_hip_state), so that the slots
+ *  written once in backends/gpu (gpu_amp.c) reach the vendor from the plugin ABI's (state, stream)
+ *  pair. */
+typedef struct kmux_gpu_plugin {
+    /** A launcher on `stream` (the plugin's own stream object) of plugin state `state`. */
+    kmux_gpu_launcher (*launcher)(void *state, const void *stream);
+} kmux_gpu_plugin;
+
 #endif

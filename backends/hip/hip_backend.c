@@ -17,12 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_kernels.h"
 #include "hip_backend.h"
 #include "hip_target.h"
 
 static kmux_status hip_init(const kmux_backend_host *host, void **state) {
     kmux_hip_state *st = calloc(1, sizeof *st);
     if (!st) return host->set_error(KMUX_ERR_OUT_OF_MEMORY, "hip init: out of memory");
+    st->gpu.launcher = kmux_hip_launcher;
     st->host = host;
     kmux_hip_rocblas_init(st);
     snprintf(st->version, sizeof st->version, "HIP runtime not loaded");
@@ -154,11 +156,11 @@ static const kmux_backend_ops hip_ops = {
     .matmul = &kmux_hip_matmul_ops,
     .conv2d = &kmux_hip_conv2d_ops,
     .matmul_degenerate = kmux_hip_matmul_degenerate,
-    .cast = kmux_hip_amp_cast,
-    .amax = kmux_hip_amp_amax,
-    .unscale_check_finite = kmux_hip_amp_unscale,
-    .loss_scale_update = kmux_hip_amp_loss_scale,
-    .fp8_scale_update = kmux_hip_amp_fp8_scale,
+    .cast = kmux_gpu_slot_cast,
+    .amax = kmux_gpu_slot_amax,
+    .unscale_check_finite = kmux_gpu_slot_unscale,
+    .loss_scale_update = kmux_gpu_slot_loss_scale,
+    .fp8_scale_update = kmux_gpu_slot_fp8_scale,
 };
 
 KMUX_BACKEND_EXPORT const kmux_backend_ops *kmux_backend_entry(void);

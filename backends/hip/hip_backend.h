@@ -18,7 +18,8 @@
  * loads), hip_props.c (properties, peak table, capabilities, fp8 formats per
  * architecture), hip_mem.c (memory, streams, events), hip_modules.c (embedded code objects,
  * module loading, launches), hip_kernels.c (the kmux_gpu_launcher of backends/gpu), hip_gemm.c
- * and hip_conv.c (the own GEMM and convolution kernels), hip_amp.c (mixed-precision slots),
+ * and hip_conv.c (the own GEMM and convolution kernels), the mixed-precision slots
+ * (backends/gpu/gpu_amp.c, shared with CUDA),
  * hip_matmul.c (matmul plans on rocBLAS, when the host has it), hip_ops.c (convolution and
  * degenerate-matmul slots).
  *
@@ -72,6 +73,7 @@ typedef struct kmux_hip_device {
 
 /** The backend's state for one kmux context. */
 typedef struct kmux_hip_state {
+    kmux_gpu_plugin gpu; /**< first: what backends/gpu's slots need (gpu_launch.h) */
     const kmux_backend_host *host;
     kmux_hip_api api;
     void *lib;            /**< the dlopen'ed runtime, NULL when none was found */
@@ -214,29 +216,12 @@ kmux_status kmux_hip_gemm_run(kmux_hip_state *st, const kmux_hip_stream_t *s,
 
 /* ---- hip_kernels.c: the plugin's launcher for backends/gpu (gpu_launch.h) ------------------- */
 
-/** The launcher of stream s for the shared launch logic of backends/gpu (gpu_kernels.h):
+/** The launcher of stream s (a kmux_hip_stream_t of state st, a kmux_hip_state; void * as
+ *  kmux_gpu_plugin.launcher) for the shared launch logic of backends/gpu (gpu_kernels.h):
  *  kmux_hip_launch_3d, and hipMemsetAsync under the device guard. */
-kmux_gpu_launcher kmux_hip_launcher(kmux_hip_state *st, const kmux_hip_stream_t *s);
+kmux_gpu_launcher kmux_hip_launcher(void *st, const void *s);
 
-/* ---- hip_amp.c / hip_ops.c ---------------------------------------------------------------- */
-
-kmux_status kmux_hip_amp_cast(void *state, void *stream, int64_t n, const void *src,
-                              kmux_dtype src_type, void *dst, kmux_dtype dst_type,
-                              const kmux_cast_options *opts);
-kmux_status kmux_hip_amp_amax(void *state, void *stream, int64_t n, const void *x, kmux_dtype type,
-                              float *amax);
-kmux_status kmux_hip_amp_unscale(void *state, void *stream, int64_t count, void *const *tensors,
-                                 const int64_t *sizes, const kmux_dtype *types,
-                                 const float *inv_scale, float *found_inf);
-kmux_status kmux_hip_amp_loss_scale(void *state, void *stream, float *scale,
-                                    int32_t *growth_tracker, const float *found_inf,
-                                    double growth_factor, double backoff_factor,
-                                    int64_t growth_interval);
-kmux_status kmux_hip_amp_fp8_scale(void *state, void *stream, const float *amax_history,
-                                   int64_t history_len, kmux_dtype fp8_type, float margin,
-                                   float *scale);
-/** dtypes the mixed-precision kernels take (bit 1 << dtype). */
-uint32_t kmux_hip_amp_dtypes(void);
+/* ---- hip_ops.c ---------------------------------------------------------------------------- */
 
 /** "fp8 in the FNUZ formats only (e4m3fnuz, e5m2fnuz)" and the like, for messages. */
 const char *kmux_hip_fp8_formats(const char *arch);

@@ -28,7 +28,9 @@ static kmux_status hip_memset_async(const kmux_gpu_launcher *l, void *dst, int v
     return KMUX_OK;
 }
 
-kmux_gpu_launcher kmux_hip_launcher(kmux_hip_state *st, const kmux_hip_stream_t *s) {
+kmux_gpu_launcher kmux_hip_launcher(void *state, const void *stream) {
+    kmux_hip_state *st = state;
+    const kmux_hip_stream_t *s = stream;
     kmux_gpu_launcher l = {
         .state = st,
         .stream = s,

@@ -35,6 +35,7 @@
 
 #include "dispatch/common/kmux_dtype_desc.h"
 #include "dispatch/common/kmux_type_rules.h"
+#include "gpu_kernels.h"
 #include "hip_backend.h"
 #include "kmux_gpu_caps.h"
 
@@ -245,7 +246,7 @@ kmux_status kmux_hip_device_caps(void *state, int device, kmux_device_caps *caps
     for (int i = 0; i < n && i < 64; i++)
         if (arch_runs(arch, rows[i].a_type)) conv_rows |= UINT64_C(1) << i;
     kmux_gpu_conv2d_caps(caps, conv_rows);
-    caps->amp_dtypes = kmux_hip_amp_dtypes();
+    caps->amp_dtypes = kmux_gpu_host_amp_dtypes();
     /* fp8 honesty (ABI 2.3, written only where the core's struct has the fields): the fp8 family
      * the architecture lacks is refused by the core naming the one it has */
     if (caps->struct_size >=
