@@ -44,7 +44,8 @@ static void format_version(kmux_cuda_state *st) {
 static kmux_status cuda_init(const kmux_backend_host *host, void **state) {
     kmux_cuda_state *st = calloc(1, sizeof *st);
     if (!st) return host->set_error(KMUX_ERR_OUT_OF_MEMORY, "cuda init: out of memory");
-    st->gpu.launcher = kmux_cuda_launcher;
+    st->gpu = kmux_cuda_gpu_plugin;
+    st->gpu.host = host;
     st->host = host;
     /* the driver, and where cuBLASLt and cuDNN are: they are opened by the first plan */
     (void)kmux_cuda_driver_load();
@@ -272,8 +273,8 @@ static const kmux_backend_ops cuda_ops = {
     .device_caps = kmux_cuda_device_caps,
     .mem_alloc = kmux_cuda_mem_alloc,
     .mem_free = kmux_cuda_mem_free,
-    .host_alloc = kmux_cuda_host_alloc,
-    .host_free = kmux_cuda_host_free,
+    .host_alloc = kmux_gpu_slot_host_alloc,
+    .host_free = kmux_gpu_slot_host_free,
     .stream_create = kmux_cuda_stream_create,
     .stream_destroy = kmux_cuda_stream_destroy,
     .stream_synchronize = kmux_cuda_stream_synchronize,

@@ -4,8 +4,9 @@
  * Files: cuda_backend.c (entry, init, probe, lazy library handles), cuda_caps.c (capabilities
  * the core checks), cuda_props.c (device properties and peak rates), cuda_errors.c (native
  * error -> kmux_status + message), cuda_runtime.c (memory, streams and their workspace,
- * events), cuda_guard.c (device selection), cuda_matmul*.c and cuda_lt_types.c (cuBLASLt, see
- * cuda_matmul.h), cuda_conv.c and cuda_conv_pad.c (cuDNN), the mixed-precision slots
+ * events), cuda_guard.c (device selection), cuda_vendor.c (the CUDA calls of the shared host layer:
+ * guard, errors, pinned host memory, memset, launches), cuda_matmul*.c and cuda_lt_types.c
+ * (cuBLASLt, see cuda_matmul.h), cuda_conv.c and cuda_conv_pad.c (cuDNN), the mixed-precision slots
  * (backends/gpu/gpu_amp.c, shared with HIP), cuda_own.c (kmux's own GEMM and convolution kernels of
  * kernels/gpu as plan implementations), cuda_host_logic.c and cuda_impl_order.c (pure decisions,
  * tested without a GPU).
@@ -183,9 +184,7 @@ kmux_status kmux_cuda_stream_dnn(kmux_cuda_state *st, kmux_cuda_stream *s, cudnn
 
 kmux_status kmux_cuda_mem_alloc(void *state, int device, size_t bytes, void **ptr);
 kmux_status kmux_cuda_mem_free(void *state, int device, void *ptr);
-/* cuda_host.c: page-locked host memory; cuda_diag.c: readiness facts (device_diag). */
-kmux_status kmux_cuda_host_alloc(void *state, int device, size_t bytes, void **ptr);
-kmux_status kmux_cuda_host_free(void *state, int device, void *ptr);
+/* cuda_diag.c: readiness facts (device_diag). */
 kmux_status kmux_cuda_device_diag(void *state, int device, kmux_device_diag *diag);
 kmux_status kmux_cuda_stream_create(void *state, int device, void *native, int own, void **stream);
 kmux_status kmux_cuda_stream_destroy(void *state, void *stream);
@@ -261,11 +260,18 @@ kmux_status kmux_cuda_own_conv(kmux_cuda_state *st, const kmux_cuda_stream *cs,
 
 /* ---- cuda_modules.c: the embedded fatbins and launches ---------------------------------- */
 
-/** A launcher of the shared GPU host layer (backends/gpu/gpu_launch.h) for stream cs (a
- *  kmux_cuda_stream of state st, a kmux_cuda_state; void * as kmux_gpu_plugin.launcher):
- *  launches through cuLaunchKernel from the embedded fatbins, memsets with cuMemsetD8Async, both
- *  under the stream's device. */
-kmux_gpu_launcher kmux_cuda_launcher(void *st, const void *cs);
+/** The kmux_gpu_plugin of the CUDA plugin (cuda_vendor.c), copied to the head of its state. */
+extern const kmux_gpu_plugin kmux_cuda_gpu_plugin;
+/** kmux_gpu_plugin.function: kernel `name` of module `mod` (loaded on first use) on `device`. */
+kmux_status kmux_cuda_kernel_function(void *state, int device, kmux_gpu_module_id mod,
+                                      const char *name, const char *what, void **fn);
+/** kmux_gpu_plugin.launch: cuLaunchKernel on the stream (a kmux_cuda_stream). */
+int kmux_cuda_launch_kernel(void *state, const void *stream, void *fn, const unsigned grid[3],
+                            unsigned block, void **params);
+/** kmux_gpu_plugin.bad_shape: CUDA's limits (gridDim.x < 2^31, y and z <= 65535, at most 1024
+ *  threads per block). */
+const char *kmux_cuda_bad_shape(const unsigned grid[3], unsigned block, char *buf, size_t size,
+                                kmux_status *status);
 /** Unloads the modules of every device (backend fini; the device is entered per module). */
 void kmux_cuda_modules_unload(kmux_cuda_state *st);
 /** "sm_80,sm_86,sm_89,sm_90,compute_90": the code the fatbins carry (from the build). */

@@ -57,7 +57,7 @@ kmux_status kmux_cuda_pack_operand(kmux_cuda_state *st, const kmux_cuda_stream *
         if (e != CUDA_SUCCESS)
             return kmux_cuda_fail(st, e, "%s: cuMemsetD8Async on cuda:%d", what, cs->device);
     }
-    const kmux_gpu_launcher l = kmux_cuda_launcher(st, cs);
+    const kmux_gpu_launcher l = kmux_gpu_plugin_launcher(st, cs);
     if (!which_b) {
         /* A' wanted as stored k_p x m' (used transposed), ld lda_p, batch stride lda_p * m' */
         int64_t m = (int64_t)p->m, dbs = c->lda_p * m;

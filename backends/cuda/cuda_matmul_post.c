@@ -11,7 +11,7 @@
 
 kmux_status kmux_cuda_launch_post(kmux_cuda_state *st, const kmux_cuda_stream *cs,
                                   const kmux_cuda_post_args *a) {
-    const kmux_gpu_launcher l = kmux_cuda_launcher(st, cs);
+    const kmux_gpu_launcher l = kmux_gpu_plugin_launcher(st, cs);
     return kmux_gpu_host_post(&l, a);
 }
 

@@ -10,12 +10,12 @@
 
 kmux_status kmux_cuda_own_gemm(kmux_cuda_state *st, const kmux_cuda_stream *cs,
                                const kmux_matmul_desc *d, const kmux_matmul_args *a, int tile) {
-    const kmux_gpu_launcher l = kmux_cuda_launcher(st, cs);
+    const kmux_gpu_launcher l = kmux_gpu_plugin_launcher(st, cs);
     return kmux_gpu_host_gemm(&l, d, a, tile);
 }
 
 kmux_status kmux_cuda_own_conv(kmux_cuda_state *st, const kmux_cuda_stream *cs,
                                const kmux_conv2d_desc *d, const kmux_conv2d_args *a, int tile) {
-    const kmux_gpu_launcher l = kmux_cuda_launcher(st, cs);
+    const kmux_gpu_launcher l = kmux_gpu_plugin_launcher(st, cs);
     return kmux_gpu_host_conv2d(&l, d, a, tile);
 }

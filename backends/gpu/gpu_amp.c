@@ -11,8 +11,7 @@
 
 /* The launcher on a plugin's stream: every GPU plugin's state begins with a kmux_gpu_plugin. */
 static kmux_gpu_launcher launcher_of(void *state, const void *stream) {
-    const kmux_gpu_plugin *p = state;
-    return p->launcher(state, stream);
+    return kmux_gpu_plugin_launcher(state, stream);
 }
 
 kmux_status kmux_gpu_slot_cast(void *state, void *stream, int64_t n, const void *src,

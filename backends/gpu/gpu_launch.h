@@ -1,10 +1,11 @@
 /*
  * gpu_launch.h - what the launch logic of kmux's own GPU kernels (gpu_kernels.c and friends)
- * needs from a vendor plugin: a module launch by mangled name and a stream-ordered memset. The
- * HIP plugin implements it on hipModuleLaunchKernel / hipMemsetAsync (backends/hip/hip_kernels.c),
- * the CUDA plugin on cuLaunchKernel / cuMemsetD8Async. Which kernel, which grid, which arguments
+ * needs from a vendor plugin: a module launch by mangled name and a stream-ordered memset (the
+ * kmux_gpu_launcher), both built in gpu_vendor.c on the plugin's vendor calls (kmux_gpu_plugin:
+ * backends/hip/hip_vendor.c on hipModuleLaunchKernel / hipMemsetAsync, backends/cuda/
+ * cuda_vendor.c on cuLaunchKernel / cuMemsetD8Async). Which kernel, which grid, which arguments
  * and every grid limit common to both vendors are decided once, in backends/gpu; limits of one
- * vendor's launch shapes (HIP's 32-bit global work size) stay in that vendor's callback.
+ * vendor's launch shapes (HIP's 32-bit global work size) stay in that vendor's bad_shape.
  */
 #ifndef KMUX_GPU_LAUNCH_H
 #define KMUX_GPU_LAUNCH_H
@@ -40,12 +41,45 @@ struct kmux_gpu_launcher {
                                 const char *what);
 };
 
-/** What every GPU plugin's state begins with (kmux_cuda_state, kmux_hip_state), so that the slots
- *  written once in backends/gpu (gpu_amp.c) reach the vendor from the plugin ABI's (state, stream)
- *  pair. */
+/** What every GPU plugin's state begins with (kmux_cuda_state, kmux_hip_state): its vendor's
+ *  calls, so that what the two plugins do alike is written once in backends/gpu (gpu_vendor.c:
+ *  the launcher, pinned host memory; gpu_amp.c: the mixed-precision slots). A plugin's stream
+ *  objects begin with their kmux device index (int). Raw calls run with the device entered and
+ *  return 0 or the vendor's error code. */
 typedef struct kmux_gpu_plugin {
-    /** A launcher on `stream` (the plugin's own stream object) of plugin state `state`. */
-    kmux_gpu_launcher (*launcher)(void *state, const void *stream);
+    const char *vendor;            /**< "cuda" or "hip": "cuda:0" in messages */
+    const kmux_backend_host *host; /**< set at init */
+    /** Makes kmux device `device` current for this thread; *guard: what leave undoes. fn: the
+     *  kmux call, for the message of a failure. */
+    kmux_status (*enter)(void *state, int device, const char *fn, int *guard);
+    void (*leave)(void *state, int guard);
+    /** The status of vendor error err, the message naming it after `what` (the vendor's form). */
+    kmux_status (*fail)(void *state, int err, const char *what);
+    /** Sets status s with message msg in the vendor's form. */
+    kmux_status (*error)(void *state, kmux_status s, const char *msg);
+    int (*host_alloc)(void *state, void **ptr, size_t bytes);
+    int (*host_free)(void *state, void *ptr);
+    int (*memset_async)(void *state, const void *stream, void *dst, int value, size_t bytes);
+    /** Why the vendor cannot launch grid[3] blocks of `block` threads (into buf), or NULL;
+     *  *status: the answer (KMUX_ERR_INTERNAL for an empty launch: a bug of the caller). */
+    const char *(*bad_shape)(const unsigned grid[3], unsigned block, char *buf, size_t size,
+                             kmux_status *status);
+    /** *fn: kernel `name` of module `mod` on `device` (entered; the module loaded on first use).
+     *  what: the kmux call, for messages. */
+    kmux_status (*function)(void *state, int device, kmux_gpu_module_id mod, const char *name,
+                            const char *what, void **fn);
+    int (*launch)(void *state, const void *stream, void *fn, const unsigned grid[3], unsigned block,
+                  void **params);
+    /** The vendor calls above by name, for messages ("cuMemHostAlloc", ...). */
+    const char *host_alloc_name, *host_free_name, *memset_name, *launch_name;
 } kmux_gpu_plugin;
+
+/** The launcher of a GPU plugin's stream (state: its kmux_gpu_plugin first; stream: its device
+ *  index first): launches and memsets through the plugin's calls under the stream's device. */
+kmux_gpu_launcher kmux_gpu_plugin_launcher(void *state, const void *stream);
+/** The plugin ABI's host_alloc / host_free (kmux_host_malloc, kmux_host_free): the vendor's
+ *  pinned host memory, allocated with `device` entered. */
+kmux_status kmux_gpu_slot_host_alloc(void *state, int device, size_t bytes, void **ptr);
+kmux_status kmux_gpu_slot_host_free(void *state, int device, void *ptr);
 
 #endif

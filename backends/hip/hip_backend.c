@@ -24,7 +24,8 @@
 static kmux_status hip_init(const kmux_backend_host *host, void **state) {
     kmux_hip_state *st = calloc(1, sizeof *st);
     if (!st) return host->set_error(KMUX_ERR_OUT_OF_MEMORY, "hip init: out of memory");
-    st->gpu.launcher = kmux_hip_launcher;
+    st->gpu = kmux_hip_gpu_plugin;
+    st->gpu.host = host;
     st->host = host;
     kmux_hip_rocblas_init(st);
     snprintf(st->version, sizeof st->version, "HIP runtime not loaded");
@@ -139,8 +140,8 @@ static const kmux_backend_ops hip_ops = {
     .device_caps = kmux_hip_device_caps,
     .mem_alloc = kmux_hip_mem_alloc,
     .mem_free = kmux_hip_mem_free,
-    .host_alloc = kmux_hip_host_alloc,
-    .host_free = kmux_hip_host_free,
+    .host_alloc = kmux_gpu_slot_host_alloc,
+    .host_free = kmux_gpu_slot_host_free,
     .device_diag = kmux_hip_device_diag,
     .stream_create = kmux_hip_stream_create,
     .stream_destroy = kmux_hip_stream_destroy,

@@ -11,13 +11,15 @@
  * source, in sections .kmux_hip_co.<name>), loaded per device with hipModuleLoadData and launched
  * with hipModuleLaunchKernel under their mangled names. Which kernel, grid and arguments is
  * decided by the launch logic shared with the CUDA plugin (backends/gpu: gpu_kernels.h,
- * gpu_kernel_names.h), on this plugin's kmux_gpu_launcher (hip_kernels.c).
+ * gpu_kernel_names.h), on this plugin's kmux_gpu_launcher (backends/gpu/gpu_vendor.c on
+ * hip_vendor.c).
  *
  * Files: hip_backend.c (entry, init, probe, version), hip_runtime.c (the ROCm library search,
  * dlopen + function table, error names), hip_target.h (target ids: which code object a device
  * loads), hip_props.c (properties, peak table, capabilities, fp8 formats per
  * architecture), hip_mem.c (memory, streams, events), hip_modules.c (embedded code objects,
- * module loading, launches), hip_kernels.c (the kmux_gpu_launcher of backends/gpu), hip_gemm.c
+ * module loading, launches), hip_vendor.c (the HIP calls of backends/gpu's shared layer: guard,
+ * errors, pinned host memory, memset, launches), hip_gemm.c
  * and hip_conv.c (the own GEMM and convolution kernels), the mixed-precision slots
  * (backends/gpu/gpu_amp.c, shared with CUDA),
  * hip_matmul.c (matmul plans on rocBLAS, when the host has it), hip_ops.c (convolution and
@@ -172,8 +174,6 @@ kmux_status kmux_hip_device_caps(void *state, int device, kmux_device_caps *caps
 
 kmux_status kmux_hip_mem_alloc(void *state, int device, size_t bytes, void **ptr);
 kmux_status kmux_hip_mem_free(void *state, int device, void *ptr);
-kmux_status kmux_hip_host_alloc(void *state, int device, size_t bytes, void **ptr);
-kmux_status kmux_hip_host_free(void *state, int device, void *ptr);
 /* hip_diag.c */
 kmux_status kmux_hip_device_diag(void *state, int device, kmux_device_diag *diag);
 kmux_status kmux_hip_stream_create(void *state, int device, void *native, int own, void **stream);
@@ -194,13 +194,16 @@ kmux_status kmux_hip_event_elapsed_ms(void *state, void *start, void *end, float
 
 /** Unloads a device's modules (fini). */
 void kmux_hip_modules_unload(kmux_hip_state *st, int device);
-/** Launches kernel `name` of module `mod` on the stream's device: grid[3] blocks of `block`
- *  threads (1-D blocks), params as hipModuleLaunchKernel takes them; refuses a shape HIP cannot
- *  launch (an empty dimension, more than 32 bits of global work size). what: the kmux call, for
- *  messages and the trace. */
-kmux_status kmux_hip_launch_3d(kmux_hip_state *st, const kmux_hip_stream_t *s,
-                               kmux_gpu_module_id mod, const char *name, const unsigned grid[3],
-                               unsigned block, void **params, const char *what);
+/** kmux_gpu_plugin.function: kernel `name` of module `mod` (loaded on first use) on `device`. */
+kmux_status kmux_hip_kernel_function(void *state, int device, kmux_gpu_module_id mod,
+                                     const char *name, const char *what, void **fn);
+/** kmux_gpu_plugin.launch: hipModuleLaunchKernel on the stream (a kmux_hip_stream_t). */
+int kmux_hip_launch_kernel(void *state, const void *stream, void *fn, const unsigned grid[3],
+                           unsigned block, void **params);
+/** kmux_gpu_plugin.bad_shape: HIP's limits (every dimension at least 1, gridDim * blockDim within
+ *  32 bits per dimension). */
+const char *kmux_hip_bad_shape(const unsigned grid[3], unsigned block_x, char *buf, size_t size,
+                               kmux_status *status);
 
 /* ---- hip_gemm.c: kmux's own GEMM kernel (kernels/gpu/kmux_gpu_gemm.cu) by module launch ---- */
 
@@ -214,12 +217,10 @@ int kmux_hip_gemm_tile(const kmux_matmul_desc *d, char *buf, size_t size);
 kmux_status kmux_hip_gemm_run(kmux_hip_state *st, const kmux_hip_stream_t *s,
                               const kmux_matmul_desc *d, const kmux_matmul_args *a, int tile);
 
-/* ---- hip_kernels.c: the plugin's launcher for backends/gpu (gpu_launch.h) ------------------- */
+/* ---- hip_vendor.c: the HIP calls of the shared host layer (gpu_launch.h) ------------------ */
 
-/** The launcher of stream s (a kmux_hip_stream_t of state st, a kmux_hip_state; void * as
- *  kmux_gpu_plugin.launcher) for the shared launch logic of backends/gpu (gpu_kernels.h):
- *  kmux_hip_launch_3d, and hipMemsetAsync under the device guard. */
-kmux_gpu_launcher kmux_hip_launcher(void *st, const void *s);
+/** The kmux_gpu_plugin of the HIP plugin, copied to the head of its state. */
+extern const kmux_gpu_plugin kmux_hip_gpu_plugin;
 
 /* ---- hip_ops.c ---------------------------------------------------------------------------- */
 

@@ -4,7 +4,7 @@
  * NHWC/KRSC, stride, dilation, groups (depthwise included), asymmetric padding; x, w and y of one
  * dtype among f64, f32, f16, bf16 (accumulation f64 for f64, f32 otherwise). Tile, name, grid
  * and arguments come from the shared launch logic (backends/gpu/gpu_tiled.c), the module launch
- * from the plugin's launcher (hip_kernels.c: hipModuleLaunchKernel). One implementation per plan
+ * from the plugin's launcher (hip_vendor.c: hipModuleLaunchKernel). One implementation per plan
  * (MIOpen is not opened: TODO), named by the kernel and its tile.
  */
 #include <stdio.h>
@@ -51,7 +51,7 @@ static kmux_status conv_execute(void *state, const void *plan, int impl, void *s
                                 const kmux_conv2d_args *args) {
     (void)impl;
     const hip_conv_plan *p = plan;
-    const kmux_gpu_launcher l = kmux_hip_launcher(state, stream);
+    const kmux_gpu_launcher l = kmux_gpu_plugin_launcher(state, stream);
     return kmux_gpu_host_conv2d(&l, &p->d, args, p->tile);
 }
 

@@ -2,7 +2,7 @@
  * hip_gemm.c - kmux's own GEMM kernel (kernels/gpu/kmux_gpu_gemm.cu, gemm_kernel) on a HIP
  * device: what the plugin refuses (fp8 formats the architecture's matrix units do not compute
  * in), and the launch by the shared launch logic (backends/gpu/gpu_tiled.c: tile, grid, kernel
- * name, argument struct) on the plugin's launcher (hip_kernels.c: hipModuleLaunchKernel).
+ * name, argument struct) on the plugin's launcher (hip_vendor.c: hipModuleLaunchKernel).
  */
 #include <stdio.h>
 
@@ -43,6 +43,6 @@ int kmux_hip_gemm_tile(const kmux_matmul_desc *d, char *buf, size_t size) {
 
 kmux_status kmux_hip_gemm_run(kmux_hip_state *st, const kmux_hip_stream_t *s,
                               const kmux_matmul_desc *d, const kmux_matmul_args *a, int tile) {
-    const kmux_gpu_launcher l = kmux_hip_launcher(st, s);
+    const kmux_gpu_launcher l = kmux_gpu_plugin_launcher(st, s);
     return kmux_gpu_host_gemm(&l, d, a, tile);
 }

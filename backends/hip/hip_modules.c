@@ -1,5 +1,7 @@
 /*
- * hip_modules.c - the embedded code objects as HIP modules, and kernel launches.
+ * hip_modules.c - the embedded code objects as HIP modules, and what a launch of the shared GPU
+ * host layer (backends/gpu/gpu_vendor.c) needs of HIP: the launch-shape limits, the kernel by
+ * name, hipModuleLaunchKernel.
  *
  * Each kernels/gpu source is one offload bundle holding a code object per architecture of the
  * build; hipModuleLoadData picks the one of the current device. When it finds none
@@ -72,9 +74,11 @@ void kmux_hip_modules_unload(kmux_hip_state *st, int device) {
 }
 
 /* Why the launch shape cannot be launched (buf), or NULL when it can; *status: what to answer
- * (an empty launch is a bug of the plugin: its callers return early on empty problems). */
-static const char *bad_shape(const unsigned grid[3], const unsigned block[3], char *buf,
-                             size_t size, kmux_status *status) {
+ * (an empty launch is a bug of the plugin: its callers return early on empty problems). 1-D
+ * blocks of `threads`. */
+const char *kmux_hip_bad_shape(const unsigned grid[3], unsigned block_x, char *buf, size_t size,
+                               kmux_status *status) {
+    const unsigned block[3] = {block_x, 1, 1};
     static const char axis[3] = {'x', 'y', 'z'};
     for (int i = 0; i < 3; i++) {
         *status = KMUX_ERR_INTERNAL;
@@ -95,40 +99,25 @@ static const char *bad_shape(const unsigned grid[3], const unsigned block[3], ch
     return NULL;
 }
 
-kmux_status kmux_hip_launch_3d(kmux_hip_state *st, const kmux_hip_stream_t *s,
-                               kmux_gpu_module_id mod, const char *name, const unsigned grid[3],
-                               unsigned block, void **params, const char *what) {
-    const unsigned block3[3] = {block, 1, 1};
-    char why[160];
-    kmux_status bad = KMUX_OK;
-    if (bad_shape(grid, block3, why, sizeof why, &bad))
-        return st->host->set_error(bad, "hip: %s on hip:%d: kernel %s: %s", what, s->device, name,
-                                   why);
-    kmux_hip_guard g;
-    kmux_status ks = kmux_hip_enter(st, s->device, what, &g);
-    if (ks != KMUX_OK) return ks;
+kmux_status kmux_hip_kernel_function(void *state, int device, kmux_gpu_module_id mod,
+                                     const char *name, const char *what, void **fn) {
+    kmux_hip_state *st = state;
     kmux_hip_module m = NULL;
-    ks = module_of(st, s->device, mod, what, &m);
-    if (ks != KMUX_OK) {
-        kmux_hip_leave(st, &g);
-        return ks;
-    }
-    kmux_hip_function fn = NULL;
-    kmux_hip_error e = st->api.hipModuleGetFunction(&fn, m, name);
-    if (e != KMUX_HIP_SUCCESS) {
-        kmux_hip_leave(st, &g);
+    kmux_status ks = module_of(st, device, mod, what, &m);
+    if (ks != KMUX_OK) return ks;
+    kmux_hip_function f = NULL;
+    kmux_hip_error e = st->api.hipModuleGetFunction(&f, m, name);
+    if (e != KMUX_HIP_SUCCESS)
         return kmux_hip_fail(st, e, "%s: hipModuleGetFunction(%s) in kmux_gpu_%s.cu", what, name,
                              kmux_hip_code_object_get(mod)->name);
-    }
-    e = st->api.hipModuleLaunchKernel(fn, grid[0], grid[1], grid[2], block, 1, 1, 0, s->stream,
-                                      params, NULL);
-    kmux_hip_leave(st, &g);
-    if (e != KMUX_HIP_SUCCESS)
-        return kmux_hip_fail(st, e,
-                             "%s: hipModuleLaunchKernel(%s, grid %ux%ux%u, block %u) on hip:%d",
-                             what, name, grid[0], grid[1], grid[2], block, s->device);
-    if (st->host->verbose >= 2)
-        st->host->trace(2, "launch,hip:%d,%s,%s,grid=%ux%ux%u,block=%u", s->device, what, name,
-                        grid[0], grid[1], grid[2], block);
+    *fn = f;
     return KMUX_OK;
+}
+
+int kmux_hip_launch_kernel(void *state, const void *stream, void *fn, const unsigned grid[3],
+                           unsigned block, void **params) {
+    const kmux_hip_state *st = state;
+    const kmux_hip_stream_t *s = stream;
+    return st->api.hipModuleLaunchKernel(fn, grid[0], grid[1], grid[2], block, 1, 1, 0, s->stream,
+                                         params, NULL);
 }

@@ -1,0 +1,110 @@
+/*
+ * gpu_vendor.c - what the CUDA and HIP plugins do alike on their vendor's calls
+ * (kmux_gpu_plugin, gpu_launch.h), written once: a kernel launch (the vendor's shape check, the
+ * device entered, the kernel found in its module, the launch, the trace), a stream-ordered memset,
+ * and pinned host memory, each failure named with the vendor call and device.
+ */
+#include <stdio.h>
+
+#include "gpu_launch.h"
+
+static int stream_device(const void *stream) {
+    return *(const int *)stream; /* every GPU plugin's stream begins with its device */
+}
+
+static kmux_status launch(const kmux_gpu_launcher *l, kmux_gpu_module_id mod, const char *name,
+                          const unsigned grid[3], unsigned block, void **params, const char *what) {
+    const kmux_gpu_plugin *p = l->state;
+    char msg[512], why[160];
+    kmux_status bad = KMUX_OK;
+    if (p->bad_shape(grid, block, why, sizeof why, &bad)) {
+        snprintf(msg, sizeof msg, "%s on %s:%d: kernel %s: %s", what, p->vendor, l->device, name,
+                 why);
+        return p->error(l->state, bad, msg);
+    }
+    int guard = 0;
+    kmux_status s = p->enter(l->state, l->device, what, &guard);
+    if (s != KMUX_OK) return s;
+    void *fn = NULL;
+    s = p->function(l->state, l->device, mod, name, what, &fn);
+    if (s != KMUX_OK) {
+        p->leave(l->state, guard);
+        return s;
+    }
+    int e = p->launch(l->state, l->stream, fn, grid, block, params);
+    p->leave(l->state, guard);
+    if (e != 0) {
+        snprintf(msg, sizeof msg, "%s: %s(%s, grid %ux%ux%u, block %u) on %s:%d", what,
+                 p->launch_name, name, grid[0], grid[1], grid[2], block, p->vendor, l->device);
+        return p->fail(l->state, e, msg);
+    }
+    if (p->host->verbose >= 2)
+        p->host->trace(2, "launch,%s:%d,%s,%s,grid=%ux%ux%u,block=%u", p->vendor, l->device, what,
+                       name, grid[0], grid[1], grid[2], block);
+    return KMUX_OK;
+}
+
+static kmux_status memset_async(const kmux_gpu_launcher *l, void *dst, int value, size_t bytes,
+                                const char *what) {
+    const kmux_gpu_plugin *p = l->state;
+    int guard = 0;
+    kmux_status s = p->enter(l->state, l->device, what, &guard);
+    if (s != KMUX_OK) return s;
+    int e = p->memset_async(l->state, l->stream, dst, value, bytes);
+    p->leave(l->state, guard);
+    if (e != 0) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s: %s(%p, %d, %zu bytes) on %s:%d", what, p->memset_name, dst,
+                 value, bytes, p->vendor, l->device);
+        return p->fail(l->state, e, msg);
+    }
+    return KMUX_OK;
+}
+
+kmux_gpu_launcher kmux_gpu_plugin_launcher(void *state, const void *stream) {
+    const kmux_gpu_plugin *p = state;
+    kmux_gpu_launcher l = {
+        .state = state,
+        .stream = stream,
+        .device = stream_device(stream),
+        .vendor = p->vendor,
+        .host = p->host,
+        .launch = launch,
+        .memset_async = memset_async,
+    };
+    return l;
+}
+
+kmux_status kmux_gpu_slot_host_alloc(void *state, int device, size_t bytes, void **ptr) {
+    const kmux_gpu_plugin *p = state;
+    int guard = 0;
+    kmux_status s = p->enter(state, device, "kmux_host_malloc", &guard);
+    if (s != KMUX_OK) return s;
+    void *q = NULL;
+    int e = p->host_alloc(state, &q, bytes);
+    p->leave(state, guard);
+    if (e != 0) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "kmux_host_malloc: %s(%zu bytes) on %s:%d", p->host_alloc_name,
+                 bytes, p->vendor, device);
+        return p->fail(state, e, msg);
+    }
+    *ptr = q;
+    return KMUX_OK;
+}
+
+kmux_status kmux_gpu_slot_host_free(void *state, int device, void *ptr) {
+    const kmux_gpu_plugin *p = state;
+    int guard = 0;
+    kmux_status s = p->enter(state, device, "kmux_host_free", &guard);
+    if (s != KMUX_OK) return s;
+    int e = p->host_free(state, ptr);
+    p->leave(state, guard);
+    if (e != 0) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "kmux_host_free: %s(%p) on %s:%d", p->host_free_name, ptr,
+                 p->vendor, device);
+        return p->fail(state, e, msg);
+    }
+    return KMUX_OK;
+}
