@@ -262,9 +262,11 @@ kmux_status kmux_cuda_own_conv(kmux_cuda_state *st, const kmux_cuda_stream *cs,
 
 /** The kmux_gpu_plugin of the CUDA plugin (cuda_vendor.c), copied to the head of its state. */
 extern const kmux_gpu_plugin kmux_cuda_gpu_plugin;
-/** kmux_gpu_plugin.function: kernel `name` of module `mod` (loaded on first use) on `device`. */
-kmux_status kmux_cuda_kernel_function(void *state, int device, kmux_gpu_module_id mod,
-                                      const char *name, const char *what, void **fn);
+/** kmux_gpu_plugin.module: module `mod` on `device`, loaded on first use (cuModuleLoadData). */
+kmux_status kmux_cuda_module_get(void *state, int device, kmux_gpu_module_id mod, const char *what,
+                                 void **module);
+/** kmux_gpu_plugin.get_function: cuModuleGetFunction. */
+int kmux_cuda_get_function(void *state, void *module, const char *name, void **fn);
 /** kmux_gpu_plugin.launch: cuLaunchKernel on the stream (a kmux_cuda_stream). */
 int kmux_cuda_launch_kernel(void *state, const void *stream, void *fn, const unsigned grid[3],
                             unsigned block, void **params);

@@ -56,9 +56,9 @@ kmux_status kmux_cuda_fail(const kmux_cuda_state *st, CUresult e, const char *fm
     va_end(ap);
     const char *desc = NULL;
     if (kmux_cuda_lib.drv_ok && cuGetErrorString(e, &desc) != CUDA_SUCCESS) desc = NULL;
-    return st->host->set_error(kmux_cuda_status_of(e), "%s: %s (%d): %s [backend cuda]", ctx,
-                               kmux_cuda_error_name(e, buf, sizeof buf), (int)e,
-                               desc ? desc : "no description");
+    return kmux_gpu_vendor_error(st->host, kmux_cuda_status_of(e), "", ctx,
+                                 kmux_cuda_error_name(e, buf, sizeof buf), (int)e,
+                                 desc ? desc : "no description", " [backend cuda]");
 }
 
 kmux_status kmux_cuda_fail_lt(const kmux_cuda_state *st, cublasStatus_t s, const char *fmt, ...) {

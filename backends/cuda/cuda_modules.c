@@ -95,19 +95,20 @@ const char *kmux_cuda_bad_shape(const unsigned grid[3], unsigned block, char *bu
     return NULL;
 }
 
-kmux_status kmux_cuda_kernel_function(void *state, int device, kmux_gpu_module_id mod,
-                                      const char *name, const char *what, void **fn) {
-    kmux_cuda_state *st = state;
+kmux_status kmux_cuda_module_get(void *state, int device, kmux_gpu_module_id mod, const char *what,
+                                 void **module) {
     CUmodule m = NULL;
-    kmux_status ks = module_of(st, device, mod, what, &m);
-    if (ks != KMUX_OK) return ks;
+    kmux_status s = module_of(state, device, mod, what, &m);
+    *module = m;
+    return s;
+}
+
+int kmux_cuda_get_function(void *state, void *module, const char *name, void **fn) {
+    (void)state;
     CUfunction f = NULL;
-    CUresult e = cuModuleGetFunction(&f, m, name);
-    if (e != CUDA_SUCCESS)
-        return kmux_cuda_fail(st, e, "%s: cuModuleGetFunction(%s) in kmux_gpu_%s.cu", what, name,
-                              kmux_cuda_fatbin_get(mod).name);
+    CUresult e = cuModuleGetFunction(&f, (CUmodule)module, name);
     *fn = f;
-    return KMUX_OK;
+    return (int)e;
 }
 
 int kmux_cuda_launch_kernel(void *state, const void *stream, void *fn, const unsigned grid[3],

@@ -11,56 +11,58 @@
 
 _Static_assert(offsetof(kmux_cuda_stream, device) == 0, "gpu_vendor.c reads the device first");
 
-static kmux_status enter(void *state, int device, const char *fn, int *guard) {
+static kmux_status cu_enter(void *state, int device, const char *fn, int *guard) {
     kmux_cuda_guard g = {0};
     kmux_status s = kmux_cuda_enter(state, device, fn, &g);
     *guard = g.pushed;
     return s;
 }
 
-static void leave(void *state, int guard) {
+static void cu_leave(void *state, int guard) {
     (void)state;
     const kmux_cuda_guard g = {guard};
     kmux_cuda_leave(&g);
 }
 
-static kmux_status fail(void *state, int err, const char *what) {
+static kmux_status cu_fail(void *state, int err, const char *what) {
     return kmux_cuda_fail(state, (CUresult)err, "%s", what);
 }
 
-static kmux_status error(void *state, kmux_status s, const char *msg) {
+static kmux_status cu_error(void *state, kmux_status s, const char *msg) {
     return kmux_cuda_error(state, s, "%s", msg);
 }
 
-static int host_alloc(void *state, void **ptr, size_t bytes) {
+static int cu_host_alloc(void *state, void **ptr, size_t bytes) {
     (void)state;
     return (int)cuMemHostAlloc(ptr, bytes, CU_MEMHOSTALLOC_PORTABLE);
 }
 
-static int host_free(void *state, void *ptr) {
+static int cu_host_free(void *state, void *ptr) {
     (void)state;
     return (int)cuMemFreeHost(ptr);
 }
 
-static int memset_async(void *state, const void *stream, void *dst, int value, size_t bytes) {
+static int cu_memset_async(void *state, const void *stream, void *dst, int value, size_t bytes) {
     (void)state;
     return (int)kmux_cu_memset_async(dst, value, bytes, ((const kmux_cuda_stream *)stream)->stream);
 }
 
 const kmux_gpu_plugin kmux_cuda_gpu_plugin = {
     .vendor = "cuda",
-    .enter = enter,
-    .leave = leave,
-    .fail = fail,
-    .error = error,
-    .host_alloc = host_alloc,
-    .host_free = host_free,
-    .memset_async = memset_async,
+    .enter = cu_enter,
+    .leave = cu_leave,
+    .fail = cu_fail,
+    .error = cu_error,
+    .host_alloc = cu_host_alloc,
+    .host_free = cu_host_free,
+    .memset_async = cu_memset_async,
     .bad_shape = kmux_cuda_bad_shape,
-    .function = kmux_cuda_kernel_function,
+    .module = kmux_cuda_module_get,
+    .get_function = kmux_cuda_get_function,
     .launch = kmux_cuda_launch_kernel,
     .host_alloc_name = "cuMemHostAlloc",
     .host_free_name = "cuMemFreeHost",
     .memset_name = "cuMemsetD8Async",
+    .get_function_name = "cuModuleGetFunction",
     .launch_name = "cuLaunchKernel",
 };

@@ -137,3 +137,8 @@ const char *kmux_gpu_host_kernel_name_at(int i, char *buf, size_t size) {
     if (i < NPOST) return snprintf(buf, size, "%s", post_names[i]), buf;
     return NULL;
 }
+
+const char *kmux_gpu_module_name(kmux_gpu_module_id id) {
+    static const char *const names[KMUX_GPU_MOD_COUNT] = {"cast", "amp", "gemm", "conv", "post"};
+    return (int)id >= 0 && id < KMUX_GPU_MOD_COUNT ? names[id] : "?";
+}

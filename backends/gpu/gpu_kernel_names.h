@@ -26,6 +26,10 @@ typedef enum {
     KMUX_GPU_MOD_COUNT
 } kmux_gpu_module_id;
 
+/** "cast", "amp", "gemm", "conv", "post": the module's source is kernels/gpu/kmux_gpu_<name>.cu;
+ *  "?" for an id out of range. */
+const char *kmux_gpu_module_name(kmux_gpu_module_id id);
+
 /* cast_kernel<S, D>(int64_t, const void *, void *, int, const float *, float *, int) */
 #define KMUX_GPU_NAME_CAST "_ZN10kmux_gpu_k11cast_kernelILi%dELi%dEEEvlPKvPviPKfPfi"
 /* amax_kernel<S>(int64_t, const void *, float *) */

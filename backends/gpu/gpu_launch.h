@@ -64,14 +64,15 @@ typedef struct kmux_gpu_plugin {
      *  *status: the answer (KMUX_ERR_INTERNAL for an empty launch: a bug of the caller). */
     const char *(*bad_shape)(const unsigned grid[3], unsigned block, char *buf, size_t size,
                              kmux_status *status);
-    /** *fn: kernel `name` of module `mod` on `device` (entered; the module loaded on first use).
-     *  what: the kmux call, for messages. */
-    kmux_status (*function)(void *state, int device, kmux_gpu_module_id mod, const char *name,
-                            const char *what, void **fn);
+    /** *module: module `mod` on `device` (entered), loaded on its first use (its failures named:
+     *  no code for the device, ...). what: the kmux call, for messages. */
+    kmux_status (*module)(void *state, int device, kmux_gpu_module_id mod, const char *what,
+                          void **module);
+    int (*get_function)(void *state, void *module, const char *name, void **fn);
     int (*launch)(void *state, const void *stream, void *fn, const unsigned grid[3], unsigned block,
                   void **params);
     /** The vendor calls above by name, for messages ("cuMemHostAlloc", ...). */
-    const char *host_alloc_name, *host_free_name, *memset_name, *launch_name;
+    const char *host_alloc_name, *host_free_name, *memset_name, *get_function_name, *launch_name;
 } kmux_gpu_plugin;
 
 /** The launcher of a GPU plugin's stream (state: its kmux_gpu_plugin first; stream: its device
@@ -81,5 +82,11 @@ kmux_gpu_launcher kmux_gpu_plugin_launcher(void *state, const void *stream);
  *  pinned host memory, allocated with `device` entered. */
 kmux_status kmux_gpu_slot_host_alloc(void *state, int device, size_t bytes, void **ptr);
 kmux_status kmux_gpu_slot_host_free(void *state, int device, void *ptr);
+/** Sets status s with the message of a failed vendor call, one form for both plugins:
+ *  "<prefix><what>: <name> (<code>): <desc><suffix>" (prefix "hip: " or suffix " [backend cuda]":
+ *  each plugin's tag). Returns s. */
+kmux_status kmux_gpu_vendor_error(const kmux_backend_host *host, kmux_status s, const char *prefix,
+                                  const char *what, const char *name, int code, const char *desc,
+                                  const char *suffix);
 
 #endif

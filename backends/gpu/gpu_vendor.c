@@ -25,13 +25,20 @@ static kmux_status launch(const kmux_gpu_launcher *l, kmux_gpu_module_id mod, co
     int guard = 0;
     kmux_status s = p->enter(l->state, l->device, what, &guard);
     if (s != KMUX_OK) return s;
-    void *fn = NULL;
-    s = p->function(l->state, l->device, mod, name, what, &fn);
+    void *m = NULL, *fn = NULL;
+    s = p->module(l->state, l->device, mod, what, &m);
     if (s != KMUX_OK) {
         p->leave(l->state, guard);
         return s;
     }
-    int e = p->launch(l->state, l->stream, fn, grid, block, params);
+    int e = p->get_function(l->state, m, name, &fn);
+    if (e != 0) {
+        p->leave(l->state, guard);
+        snprintf(msg, sizeof msg, "%s: %s(%s) in kmux_gpu_%s.cu", what, p->get_function_name, name,
+                 kmux_gpu_module_name(mod));
+        return p->fail(l->state, e, msg);
+    }
+    e = p->launch(l->state, l->stream, fn, grid, block, params);
     p->leave(l->state, guard);
     if (e != 0) {
         snprintf(msg, sizeof msg, "%s: %s(%s, grid %ux%ux%u, block %u) on %s:%d", what,
@@ -107,4 +114,11 @@ kmux_status kmux_gpu_slot_host_free(void *state, int device, void *ptr) {
         return p->fail(state, e, msg);
     }
     return KMUX_OK;
+}
+
+kmux_status kmux_gpu_vendor_error(const kmux_backend_host *host, kmux_status s, const char *prefix,
+                                  const char *what, const char *name, int code, const char *desc,
+                                  const char *suffix) {
+    return host->set_error(s, "%s%s: %s (%d): %s%s", prefix, what, name, code, desc ? desc : "",
+                           suffix);
 }

@@ -194,9 +194,11 @@ kmux_status kmux_hip_event_elapsed_ms(void *state, void *start, void *end, float
 
 /** Unloads a device's modules (fini). */
 void kmux_hip_modules_unload(kmux_hip_state *st, int device);
-/** kmux_gpu_plugin.function: kernel `name` of module `mod` (loaded on first use) on `device`. */
-kmux_status kmux_hip_kernel_function(void *state, int device, kmux_gpu_module_id mod,
-                                     const char *name, const char *what, void **fn);
+/** kmux_gpu_plugin.module: module `mod` on `device`, loaded on first use (hipModuleLoadData). */
+kmux_status kmux_hip_module_get(void *state, int device, kmux_gpu_module_id mod, const char *what,
+                                void **module);
+/** kmux_gpu_plugin.get_function: hipModuleGetFunction. */
+int kmux_hip_get_function(void *state, void *module, const char *name, void **fn);
 /** kmux_gpu_plugin.launch: hipModuleLaunchKernel on the stream (a kmux_hip_stream_t). */
 int kmux_hip_launch_kernel(void *state, const void *stream, void *fn, const unsigned grid[3],
                            unsigned block, void **params);

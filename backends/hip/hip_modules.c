@@ -99,19 +99,17 @@ const char *kmux_hip_bad_shape(const unsigned grid[3], unsigned block_x, char *b
     return NULL;
 }
 
-kmux_status kmux_hip_kernel_function(void *state, int device, kmux_gpu_module_id mod,
-                                     const char *name, const char *what, void **fn) {
-    kmux_hip_state *st = state;
+kmux_status kmux_hip_module_get(void *state, int device, kmux_gpu_module_id mod, const char *what,
+                                void **module) {
     kmux_hip_module m = NULL;
-    kmux_status ks = module_of(st, device, mod, what, &m);
-    if (ks != KMUX_OK) return ks;
-    kmux_hip_function f = NULL;
-    kmux_hip_error e = st->api.hipModuleGetFunction(&f, m, name);
-    if (e != KMUX_HIP_SUCCESS)
-        return kmux_hip_fail(st, e, "%s: hipModuleGetFunction(%s) in kmux_gpu_%s.cu", what, name,
-                             kmux_hip_code_object_get(mod)->name);
-    *fn = f;
-    return KMUX_OK;
+    kmux_status s = module_of(state, device, mod, what, &m);
+    *module = m;
+    return s;
+}
+
+int kmux_hip_get_function(void *state, void *module, const char *name, void **fn) {
+    const kmux_hip_state *st = state;
+    return st->api.hipModuleGetFunction(fn, module, name);
 }
 
 int kmux_hip_launch_kernel(void *state, const void *stream, void *fn, const unsigned grid[3],

@@ -254,8 +254,8 @@ kmux_status kmux_hip_fail(const kmux_hip_state *st, kmux_hip_error e, const char
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     const char *desc = st->api.hipGetErrorString ? st->api.hipGetErrorString(e) : NULL;
-    return st->host->set_error(kmux_hip_status_of(e), "hip: %s: %s (%d): %s", what,
-                               kmux_hip_error_name(st, e), (int)e, desc ? desc : "");
+    return kmux_gpu_vendor_error(st->host, kmux_hip_status_of(e), "hip: ", what,
+                                 kmux_hip_error_name(st, e), (int)e, desc, "");
 }
 
 kmux_status kmux_hip_enter(const kmux_hip_state *st, int device, const char *fn,
