@@ -272,6 +272,11 @@ static Dl_serinfo *loader_folders(void) {
     return info;
 }
 
+/* Appends ":" and `list` to buf (size bytes) when it fits whole; else leaves buf as it was. */
+static void add_whole(char *buf, size_t size, const char *list) {
+    if (strlen(buf) + 1 + strlen(list) < size) append(buf, size, ":", list);
+}
+
 /* Finds the file open_library would open first, without opening it: an already loaded library,
  * then a file that passes kmux_so_file_check in KMUX_CUDA_LIB_PATH, the loader's folders and the
  * wheel folders. 1 and `where` (the file, and the files rejected before it) when found; 0 when
@@ -286,13 +291,14 @@ static int locate_library(const char *const *sonames, const char *wheel, char *w
             return 1;
         }
     }
-    /* the folders to search, in open_library's order, colon-separated */
+    /* the folders to search, in open_library's order, colon-separated; a folder that would not
+     * fit whole is left out (never searched shorter: the real load searches it) */
     char dirs[8192] = "";
     const char *env = getenv("KMUX_CUDA_LIB_PATH");
-    if (env && env[0]) append(dirs, sizeof dirs, ":", env);
+    if (env && env[0]) add_whole(dirs, sizeof dirs, env);
     Dl_serinfo *si = loader_folders();
     for (unsigned i = 0; si && i < si->dls_cnt; i++)
-        append(dirs, sizeof dirs, ":", si->dls_serpath[i].dls_name);
+        add_whole(dirs, sizeof dirs, si->dls_serpath[i].dls_name);
     free(si);
     py_prefixes pp;
     pp.n = 0;
@@ -302,7 +308,7 @@ static int locate_library(const char *const *sonames, const char *wheel, char *w
         for (int f = 0; f < 3; f++)
             if (snprintf(path, sizeof path, "%s/nvidia/%s/lib", pp.dir[i], folders[f]) <
                 (int)sizeof path)
-                append(dirs, sizeof dirs, ":", path);
+                add_whole(dirs, sizeof dirs, path);
     const char *dir = dirs;
     char one[sizeof path];
     for (int got; (got = next_folder(&dir, one, sizeof one)) != 0;)
