@@ -193,13 +193,13 @@ if [ $rc -ne 0 ]; then
     echo "run.sh: configure FAILED (log: $log/configure.log). Exit status 3."
     exit 3
 fi
-if [ "$build_only" = 2 ]; then
-    echo "run.sh: --configure-only: configure done."
-    exit 0
-fi
 if ! grep -q "kmux: CUDA backend built" "$log/configure.log"; then
     echo "run.sh: the CUDA backend is not built (see above). Exit status 3."
     exit 3
+fi
+if [ "$build_only" = 2 ]; then
+    echo "run.sh: --configure-only: configure done."
+    exit 0
 fi
 # the ctest stage's tests -> their programs: a test named after its program, or after the
 # program plus a suffix (test_cuda_listing and test_cuda_gpu run test_cuda); scripts have none
