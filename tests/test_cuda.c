@@ -496,25 +496,31 @@ static int fault_step(kmux_status s, const char *what, long k) {
     return 0;
 }
 
-Test(cuda, failed_driver_call_names_the_driver) {
-    void (*fail_call)(long, int) = NULL;
-    int (*fired)(void) = NULL;
+/* The fake driver's fault hooks (kmux_fake_cuda_fail_call, kmux_fake_cuda_fail_fired), or the
+ * test is skipped: a real driver has none. */
+static void fault_hooks_or_skip(void (**fail_call)(long, int), int (**fired)(void)) {
     kmux_context *ctx = tu_context();
     (void)cuda_or_skip(ctx);
     void *drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (drv) {
-        *(void **)&fail_call = dlsym(drv, "kmux_fake_cuda_fail_call");
-        *(void **)&fired = dlsym(drv, "kmux_fake_cuda_fail_fired");
+        *(void **)fail_call = dlsym(drv, "kmux_fake_cuda_fail_call");
+        *(void **)fired = dlsym(drv, "kmux_fake_cuda_fail_fired");
     }
     TU_OK(kmux_context_destroy(ctx));
-    if (!fail_call || !fired) cr_skip_test("needs the fake CUDA driver (its fault hook)");
+    if (!*fail_call || !*fired) cr_skip_test("needs the fake CUDA driver (its fault hook)");
+}
+
+Test(cuda, failed_driver_call_names_the_driver) {
+    void (*fail_call)(long, int) = NULL;
+    int (*fired)(void) = NULL;
+    fault_hooks_or_skip(&fail_call, &fired);
     enum { M = 8, N = 8, K = 8 };
     float a[M * K], b[K * N], c[M * N];
     for (int i = 0; i < M * K; i++)
         a[i] = (float)(i % 3), b[i] = (float)(i % 5) - 2.0f;
     long k = 1;
     for (; k < 400; k++) {
-        ctx = tu_context();
+        kmux_context *ctx = tu_context();
         kmux_device *dev = NULL;
         TU_OK(kmux_device_find(ctx, "cuda:0", &dev));
         fail_call(k, 2 /* CUDA_ERROR_OUT_OF_MEMORY */);
@@ -566,6 +572,49 @@ Test(cuda, failed_driver_call_names_the_driver) {
     }
     cr_expect_gt(k, 5, "the fault reached only %ld calls: is the hook working?", k - 1);
     cr_log_info("driver call failed at each of %ld positions", k - 1);
+}
+
+/* The same fault, walked over the stream and event calls (backends/gpu/gpu_runtime.c, shared with
+ * HIP): each failure names the driver's error and the device, and every event and stream made is
+ * destroyed cleanly afterwards. */
+Test(cuda, failed_event_call_names_the_call_and_device) {
+    void (*fail_call)(long, int) = NULL;
+    int (*fired)(void) = NULL;
+    fault_hooks_or_skip(&fail_call, &fired);
+    long k = 1;
+    for (; k < 100; k++) {
+        kmux_context *ctx = tu_context();
+        kmux_device *dev = NULL;
+        TU_OK(kmux_device_find(ctx, "cuda:0", &dev));
+        kmux_stream *s = NULL, *s2 = NULL;
+        kmux_event *e0 = NULL, *e1 = NULL;
+        float ms = -1;
+        fail_call(k, 2 /* CUDA_ERROR_OUT_OF_MEMORY */);
+        const int ok = fault_step(kmux_stream_create(dev, &s), "kmux_stream_create", k) &&
+                       fault_step(kmux_stream_create(dev, &s2), "kmux_stream_create", k) &&
+                       fault_step(kmux_event_create(dev, &e0), "kmux_event_create", k) &&
+                       fault_step(kmux_event_create(dev, &e1), "kmux_event_create", k) &&
+                       fault_step(kmux_event_record(e0, s), "kmux_event_record", k) &&
+                       fault_step(kmux_stream_wait_event(s2, e0), "kmux_stream_wait_event", k) &&
+                       fault_step(kmux_event_record(e1, s2), "kmux_event_record", k) &&
+                       fault_step(kmux_event_synchronize(e1), "kmux_event_synchronize", k) &&
+                       fault_step(kmux_event_elapsed_ms(e0, e1, &ms), "kmux_event_elapsed_ms", k);
+        const int reached = fired();
+        fail_call(0, 0);
+        if (reached)
+            cr_expect(!ok && strstr(kmux_last_error(), "on cuda:0"),
+                      "k=%ld: the message does not name the device: %s", k, kmux_last_error());
+        else
+            cr_expect(ok && ms >= 0.0f, "k=%ld: no fault, yet the run failed (ms %g)", k, ms);
+        if (e0) TU_OK(kmux_event_destroy(e0));
+        if (e1) TU_OK(kmux_event_destroy(e1));
+        if (s2) TU_OK(kmux_stream_destroy(s2));
+        if (s) TU_OK(kmux_stream_destroy(s));
+        TU_OK(kmux_context_destroy(ctx));
+        if (!reached) break;
+    }
+    cr_expect_gt(k, 7, "the fault reached only %ld calls: is the hook working?", k - 1);
+    cr_log_info("stream and event calls failed at each of %ld positions", k - 1);
 }
 
 Test(cuda, device_props) {

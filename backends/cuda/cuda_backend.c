@@ -58,7 +58,8 @@ static kmux_status cuda_init(const kmux_backend_host *host, void **state) {
 static void cuda_fini(void *state) {
     kmux_cuda_state *st = state;
     if (!st) return;
-    kmux_cuda_modules_unload(st);
+    for (int i = 0; i < st->device_count; i++)
+        kmux_gpu_modules_unload(st, i);
     for (int i = 0; i < st->device_count; i++) {
         kmux_cuda_device *d = &st->devices[i];
         if (d->lt || d->dnn) {
@@ -261,9 +262,7 @@ static const kmux_conv2d_ops cuda_conv2d_ops = {
 };
 
 static const kmux_backend_ops cuda_ops = {
-    .struct_size = sizeof(kmux_backend_ops),
-    .abi_major = KMUX_BACKEND_ABI_MAJOR,
-    .abi_minor = KMUX_BACKEND_ABI_MINOR,
+    KMUX_GPU_SHARED_SLOTS,
     .name = "cuda",
     .init = cuda_init,
     .fini = cuda_fini,
@@ -271,30 +270,11 @@ static const kmux_backend_ops cuda_ops = {
     .version = cuda_version,
     .device_props = kmux_cuda_device_props,
     .device_caps = kmux_cuda_device_caps,
-    .mem_alloc = kmux_cuda_mem_alloc,
-    .mem_free = kmux_cuda_mem_free,
-    .host_alloc = kmux_gpu_slot_host_alloc,
-    .host_free = kmux_gpu_slot_host_free,
-    .stream_create = kmux_cuda_stream_create,
     .stream_destroy = kmux_cuda_stream_destroy,
-    .stream_synchronize = kmux_cuda_stream_synchronize,
-    .mem_copy = kmux_cuda_mem_copy,
-    .mem_set = kmux_cuda_mem_set,
-    .event_create = kmux_cuda_event_create,
-    .event_destroy = kmux_cuda_event_destroy,
-    .event_record = kmux_cuda_event_record,
-    .event_synchronize = kmux_cuda_event_synchronize,
-    .event_elapsed_ms = kmux_cuda_event_elapsed_ms,
     .matmul = &cuda_matmul_ops,
     .conv2d = &cuda_conv2d_ops,
     .matmul_degenerate = kmux_cuda_matmul_degenerate,
-    .cast = kmux_gpu_slot_cast,
-    .amax = kmux_gpu_slot_amax,
-    .unscale_check_finite = kmux_gpu_slot_unscale,
-    .loss_scale_update = kmux_gpu_slot_loss_scale,
-    .fp8_scale_update = kmux_gpu_slot_fp8_scale,
     .device_diag = kmux_cuda_device_diag,
-    .stream_wait_event = kmux_cuda_stream_wait_event,
 };
 
 KMUX_BACKEND_EXPORT const kmux_backend_ops *kmux_backend_entry(void);

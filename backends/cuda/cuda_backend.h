@@ -3,10 +3,11 @@
  *
  * Files: cuda_backend.c (entry, init, probe, lazy library handles), cuda_caps.c (capabilities
  * the core checks), cuda_props.c (device properties and peak rates), cuda_errors.c (native
- * error -> kmux_status + message), cuda_runtime.c (memory, streams and their workspace,
- * events), cuda_guard.c (device selection), cuda_vendor.c (the CUDA calls of the shared host layer:
- * guard, errors, pinned host memory, memset, launches), cuda_matmul*.c and cuda_lt_types.c
- * (cuBLASLt, see cuda_matmul.h), cuda_conv.c and cuda_conv_pad.c (cuDNN), the mixed-precision slots
+ * error -> kmux_status + message), cuda_stream.c (a stream's workspace and cuDNN handle, its
+ * release), cuda_guard.c (device selection), cuda_vendor.c (the CUDA calls of the shared host
+ * layer: guard, errors, pinned host memory, memset, launches, memory, streams, events:
+ * backends/gpu/ gpu_vendor.c and gpu_runtime.c), cuda_matmul*.c and cuda_lt_types.c (cuBLASLt, see
+ * cuda_matmul.h), cuda_conv.c and cuda_conv_pad.c (cuDNN), the mixed-precision slots
  * (backends/gpu/gpu_amp.c, shared with HIP), cuda_own.c (kmux's own GEMM and convolution kernels of
  * kernels/gpu as plan implementations), cuda_host_logic.c and cuda_impl_order.c (pure decisions,
  * tested without a GPU).
@@ -37,7 +38,7 @@
 #include "cuda_libs.h" /* after the vendor headers: routes their calls through dlopen'ed tables */
 #include "dispatch/common/kmux_common.h"
 #include "gpu_kernel_names.h" /* kmux_gpu_module_id */
-#include "gpu_launch.h"
+#include "gpu_runtime.h"      /* kmux_gpu_plugin and the memory, stream and event slots */
 #include "kmux_backend.h"
 
 #define KMUX_CUDA_MIB ((size_t)1 << 20)
@@ -58,8 +59,8 @@ typedef struct kmux_cuda_device {
     pthread_mutex_t lock;     /**< guards the lazily created handles below */
     CUdevice dev;             /**< the driver's handle of `ordinal` */
     CUcontext primary;        /**< its primary context, retained on first kmux_cuda_enter */
-    CUmodule modules[KMUX_GPU_MOD_COUNT]; /**< the embedded fatbins, loaded on first launch
-                                               (under lock), unloaded at fini */
+    void *modules[KMUX_GPU_MOD_COUNT]; /**< CUmodule of the embedded fatbins, loaded on first
+                                            launch (under lock), unloaded at fini (gpu_vendor.c) */
     cublasLtHandle_t lt; /**< created on the first matmul plan (it creates the context) */
     cudnnHandle_t dnn;   /**< for plan-time cuDNN queries only; created on first conv plan */
 } kmux_cuda_device;
@@ -87,12 +88,6 @@ typedef struct kmux_cuda_stream {
     size_t ws_size;
     int ws_async; /* ws came from cuMemAllocAsync (else cuMemAlloc: freed after a sync) */
 } kmux_cuda_stream;
-
-/** A timing event. */
-typedef struct kmux_cuda_event {
-    int device;
-    CUevent event;
-} kmux_cuda_event;
 
 /** Every plan of this backend starts with this header. */
 typedef enum kmux_cuda_plan_kind {
@@ -155,7 +150,7 @@ kmux_status kmux_cuda_error(const kmux_cuda_state *st, kmux_status status, const
 #endif
     ;
 
-/* ---- cuda_runtime.c ---------------------------------------------------------------------- */
+/* ---- cuda_stream.c ---------------------------------------------------------------------- */
 
 /** What kmux_cuda_enter changed, undone by kmux_cuda_leave. */
 typedef struct kmux_cuda_guard {
@@ -182,23 +177,11 @@ kmux_status kmux_cuda_stream_workspace(kmux_cuda_state *st, kmux_cuda_stream *s,
 /** cuDNN handle bound to stream s, created on first use. The device is entered. */
 kmux_status kmux_cuda_stream_dnn(kmux_cuda_state *st, kmux_cuda_stream *s, cudnnHandle_t *dnn);
 
-kmux_status kmux_cuda_mem_alloc(void *state, int device, size_t bytes, void **ptr);
-kmux_status kmux_cuda_mem_free(void *state, int device, void *ptr);
 /* cuda_diag.c: readiness facts (device_diag). */
 kmux_status kmux_cuda_device_diag(void *state, int device, kmux_device_diag *diag);
-kmux_status kmux_cuda_stream_create(void *state, int device, void *native, int own, void **stream);
+/** The plugin ABI's stream_destroy: drains the stream, releases its workspace, cuDNN handle and
+ *  (when owned) the native stream. The other memory, stream and event slots: gpu_runtime.h. */
 kmux_status kmux_cuda_stream_destroy(void *state, void *stream);
-kmux_status kmux_cuda_stream_synchronize(void *state, void *stream);
-kmux_status kmux_cuda_mem_copy(void *state, void *stream, void *dst, const void *src, size_t bytes,
-                               kmux_memcpy_kind kind);
-kmux_status kmux_cuda_mem_set(void *state, void *stream, void *dst, int value, size_t bytes);
-kmux_status kmux_cuda_event_create(void *state, int device, void **event);
-kmux_status kmux_cuda_event_destroy(void *state, void *event);
-kmux_status kmux_cuda_event_record(void *state, void *event, void *stream);
-kmux_status kmux_cuda_event_synchronize(void *state, void *event);
-/** As cuStreamWaitEvent(stream, event, 0), under the stream's device. */
-kmux_status kmux_cuda_stream_wait_event(void *state, void *stream, void *event);
-kmux_status kmux_cuda_event_elapsed_ms(void *state, void *start, void *end, float *ms);
 
 /* ---- cuda_props.c ------------------------------------------------------------------------ */
 
@@ -262,9 +245,9 @@ kmux_status kmux_cuda_own_conv(kmux_cuda_state *st, const kmux_cuda_stream *cs,
 
 /** The kmux_gpu_plugin of the CUDA plugin (cuda_vendor.c), copied to the head of its state. */
 extern const kmux_gpu_plugin kmux_cuda_gpu_plugin;
-/** kmux_gpu_plugin.module: module `mod` on `device`, loaded on first use (cuModuleLoadData). */
-kmux_status kmux_cuda_module_get(void *state, int device, kmux_gpu_module_id mod, const char *what,
-                                 void **module);
+/** kmux_gpu_plugin.module_load: module `mod` on `device` (entered) with cuModuleLoadData. */
+kmux_status kmux_cuda_module_load(void *state, int device, kmux_gpu_module_id mod, const char *what,
+                                  void **module, size_t *bytes);
 /** kmux_gpu_plugin.get_function: cuModuleGetFunction. */
 int kmux_cuda_get_function(void *state, void *module, const char *name, void **fn);
 /** kmux_gpu_plugin.launch: cuLaunchKernel on the stream (a kmux_cuda_stream). */
@@ -274,8 +257,6 @@ int kmux_cuda_launch_kernel(void *state, const void *stream, void *fn, const uns
  *  threads per block). */
 const char *kmux_cuda_bad_shape(const unsigned grid[3], unsigned block, char *buf, size_t size,
                                 kmux_status *status);
-/** Unloads the modules of every device (backend fini; the device is entered per module). */
-void kmux_cuda_modules_unload(kmux_cuda_state *st);
 /** "sm_80,sm_86,sm_89,sm_90,compute_90": the code the fatbins carry (from the build). */
 const char *kmux_cuda_carried_archs(void);
 

@@ -49,16 +49,16 @@ static void format_context(char *buf, size_t size, const char *fmt, va_list ap) 
 }
 
 kmux_status kmux_cuda_fail(const kmux_cuda_state *st, CUresult e, const char *fmt, ...) {
-    char ctx[512], buf[32];
-    va_list ap;
-    va_start(ap, fmt);
-    format_context(ctx, sizeof ctx, fmt, ap);
-    va_end(ap);
+    char buf[32];
     const char *desc = NULL;
     if (kmux_cuda_lib.drv_ok && cuGetErrorString(e, &desc) != CUDA_SUCCESS) desc = NULL;
-    return kmux_gpu_vendor_error(st->host, kmux_cuda_status_of(e), "", ctx,
-                                 kmux_cuda_error_name(e, buf, sizeof buf), (int)e,
-                                 desc ? desc : "no description", " [backend cuda]");
+    const kmux_gpu_vendor_code c = {kmux_cuda_error_name(e, buf, sizeof buf), (int)e,
+                                    desc ? desc : "no description", "", " [backend cuda]"};
+    va_list ap;
+    va_start(ap, fmt);
+    kmux_status s = kmux_gpu_vendor_error(st->host, kmux_cuda_status_of(e), &c, fmt, ap);
+    va_end(ap);
+    return s;
 }
 
 kmux_status kmux_cuda_fail_lt(const kmux_cuda_state *st, cublasStatus_t s, const char *fmt, ...) {

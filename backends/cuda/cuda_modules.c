@@ -11,8 +11,9 @@
  * carries. Before a launch the grid is checked against CUDA's limits (gridDim.x <= 2^31 - 1,
  * gridDim.y and z <= 65535, at most 1024 threads per block), refused with KMUX_ERR_UNSUPPORTED
  * naming the sizes. Modules are loaded on a device's first launch, under the device lock, and
- * kept until the backend is finalised. Kernels are looked up by their mangled names
- * (backends/gpu/gpu_kernel_names.h) with cuModuleGetFunction at each launch (a hash lookup).
+ * kept until the backend is finalised (backends/gpu/gpu_vendor.c). Kernels are looked up by their
+ * mangled names (backends/gpu/gpu_kernel_names.h) with cuModuleGetFunction at each launch (a hash
+ * lookup).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,55 +21,33 @@
 #include "cuda_backend.h"
 #include "cuda_fatbins.h"
 
-static kmux_status module_of(kmux_cuda_state *st, int device, kmux_gpu_module_id id,
-                             const char *what, CUmodule *out) {
-    kmux_cuda_device *d = &st->devices[device];
-    kmux_status s = KMUX_OK;
-    pthread_mutex_lock(&d->lock);
-    if (!d->modules[id]) {
-        const kmux_cuda_fatbin fbv = kmux_cuda_fatbin_get(id), *fb = &fbv;
-        CUresult e = cuModuleLoadData(&d->modules[id], fb->image);
-        /* no code the device runs: no cubin of its sm and a PTX the driver cannot JIT (too new
-         * for it, JIT absent or disabled) */
-        if (e == CUDA_ERROR_NO_BINARY_FOR_GPU || e == CUDA_ERROR_INVALID_IMAGE ||
-            e == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || e == CUDA_ERROR_INVALID_PTX ||
-            e == CUDA_ERROR_JIT_COMPILER_NOT_FOUND || e == CUDA_ERROR_JIT_COMPILATION_DISABLED) {
-            char buf[32];
-            d->modules[id] = NULL;
-            s = kmux_cuda_error(st, KMUX_ERR_UNSUPPORTED,
-                                "%s: no code in kmux_gpu_%s.cu loads on cuda:%d (sm_%d): kmux-cuda "
-                                "carries %s (cuModuleLoadData: %s)",
-                                what, fb->name, device, d->sm, kmux_cuda_carried_archs(),
-                                kmux_cuda_error_name(e, buf, sizeof buf));
-        } else if (e != CUDA_SUCCESS) {
-            d->modules[id] = NULL;
-            s = kmux_cuda_fail(st, e,
-                               "%s: cuModuleLoadData(kmux_gpu_%s.cu, %zu bytes, code for %s) on "
-                               "cuda:%d (sm_%d)",
-                               what, fb->name, fb->size, kmux_cuda_carried_archs(), device, d->sm);
-        } else if (st->host->verbose >= 2) {
-            st->host->trace(2, "load,cuda:%d,module,kmux_gpu_%s.cu,%zu bytes", device, fb->name,
-                            fb->size);
-        }
+kmux_status kmux_cuda_module_load(void *state, int device, kmux_gpu_module_id id, const char *what,
+                                  void **out, size_t *bytes) {
+    kmux_cuda_state *st = state;
+    const kmux_cuda_device *d = &st->devices[device];
+    const kmux_cuda_fatbin fbv = kmux_cuda_fatbin_get(id), *fb = &fbv;
+    CUmodule m = NULL;
+    CUresult e = cuModuleLoadData(&m, fb->image);
+    /* no code the device runs: no cubin of its sm and a PTX the driver cannot JIT (too new for
+     * it, JIT absent or disabled) */
+    if (e == CUDA_ERROR_NO_BINARY_FOR_GPU || e == CUDA_ERROR_INVALID_IMAGE ||
+        e == CUDA_ERROR_UNSUPPORTED_PTX_VERSION || e == CUDA_ERROR_INVALID_PTX ||
+        e == CUDA_ERROR_JIT_COMPILER_NOT_FOUND || e == CUDA_ERROR_JIT_COMPILATION_DISABLED) {
+        char buf[32];
+        return kmux_cuda_error(st, KMUX_ERR_UNSUPPORTED,
+                               "%s: no code in kmux_gpu_%s.cu loads on cuda:%d (sm_%d): kmux-cuda "
+                               "carries %s (cuModuleLoadData: %s)",
+                               what, fb->name, device, d->sm, kmux_cuda_carried_archs(),
+                               kmux_cuda_error_name(e, buf, sizeof buf));
     }
-    *out = d->modules[id];
-    pthread_mutex_unlock(&d->lock);
-    return s;
-}
-
-void kmux_cuda_modules_unload(kmux_cuda_state *st) {
-    for (int dev = 0; dev < st->device_count; dev++) {
-        kmux_cuda_device *d = &st->devices[dev];
-        for (int i = 0; i < KMUX_GPU_MOD_COUNT; i++) {
-            if (!d->modules[i]) continue;
-            kmux_cuda_guard g;
-            if (kmux_cuda_enter(st, dev, "cuda fini", &g) == KMUX_OK) {
-                (void)cuModuleUnload(d->modules[i]);
-                kmux_cuda_leave(&g);
-            }
-            d->modules[i] = NULL;
-        }
-    }
+    if (e != CUDA_SUCCESS)
+        return kmux_cuda_fail(st, e,
+                              "%s: cuModuleLoadData(kmux_gpu_%s.cu, %zu bytes, code for %s) on "
+                              "cuda:%d (sm_%d)",
+                              what, fb->name, fb->size, kmux_cuda_carried_archs(), device, d->sm);
+    *bytes = fb->size;
+    *out = m;
+    return KMUX_OK;
 }
 
 /* Why CUDA cannot launch this shape (buf), or NULL when it can; *status: what to answer (an
@@ -93,14 +72,6 @@ const char *kmux_cuda_bad_shape(const unsigned grid[3], unsigned block, char *bu
     if (block > 1024)
         return snprintf(buf, size, "blockDim.x = %u, more than 1024 threads per block", block), buf;
     return NULL;
-}
-
-kmux_status kmux_cuda_module_get(void *state, int device, kmux_gpu_module_id mod, const char *what,
-                                 void **module) {
-    CUmodule m = NULL;
-    kmux_status s = module_of(state, device, mod, what, &m);
-    *module = m;
-    return s;
 }
 
 int kmux_cuda_get_function(void *state, void *module, const char *name, void **fn) {

@@ -10,6 +10,8 @@
 #ifndef KMUX_GPU_LAUNCH_H
 #define KMUX_GPU_LAUNCH_H
 
+#include <pthread.h>
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "gpu_kernel_names.h"
@@ -64,29 +66,68 @@ typedef struct kmux_gpu_plugin {
      *  *status: the answer (KMUX_ERR_INTERNAL for an empty launch: a bug of the caller). */
     const char *(*bad_shape)(const unsigned grid[3], unsigned block, char *buf, size_t size,
                              kmux_status *status);
-    /** *module: module `mod` on `device` (entered), loaded on its first use (its failures named:
-     *  no code for the device, ...). what: the kmux call, for messages. */
-    kmux_status (*module)(void *state, int device, kmux_gpu_module_id mod, const char *what,
-                          void **module);
+    /** Device `device`'s module slots (KMUX_GPU_MOD_COUNT, NULL: not loaded) and, in *lock, the
+     *  mutex that guards them. */
+    void **(*modules)(void *state, int device, pthread_mutex_t **lock);
+    /** Loads module `mod` into *module on `device` (entered), *bytes: the size of its image; its
+     *  failures named (no code for the device, ...). what: the kmux call, for messages. */
+    kmux_status (*module_load)(void *state, int device, kmux_gpu_module_id mod, const char *what,
+                               void **module, size_t *bytes);
+    int (*module_unload)(void *state, void *module);
     int (*get_function)(void *state, void *module, const char *name, void **fn);
     int (*launch)(void *state, const void *stream, void *fn, const unsigned grid[3], unsigned block,
                   void **params);
+    /* Memory, streams and events (gpu_runtime.c). */
+    int (*mem_alloc)(void *state, void **ptr, size_t bytes);
+    int (*mem_free)(void *state, void *ptr);
+    size_t stream_size; /**< bytes of the plugin's stream object, allocated zeroed by the layer */
+    /** Fills a new stream object (its device already set): creates a blocking native stream
+     *  (ordered with the null stream) when own, else adopts `native` (NULL: the null stream). */
+    int (*stream_init)(void *state, void *stream, int own, void *native);
+    int (*stream_sync)(void *state, const void *stream);
+    /** kind: kmux_memcpy_kind (the numbering of cudaMemcpyKind and hipMemcpyKind). */
+    int (*memcpy_async)(void *state, const void *stream, void *dst, const void *src, size_t bytes,
+                        int kind);
+    int (*event_new)(void *state, void **event);
+    int (*event_free)(void *state, void *event);
+    int (*event_record)(void *state, void *event, const void *stream);
+    int (*stream_wait)(void *state, const void *stream, void *event);
+    int (*event_sync)(void *state, void *event);
+    int (*event_elapsed)(void *state, float *ms, void *start, void *end);
     /** The vendor calls above by name, for messages ("cuMemHostAlloc", ...). */
     const char *host_alloc_name, *host_free_name, *memset_name, *get_function_name, *launch_name;
+    const char *mem_alloc_name, *mem_free_name, *stream_new_name, *stream_sync_name, *memcpy_name;
+    const char *event_new_name, *event_free_name, *event_record_name, *stream_wait_name,
+        *event_sync_name, *event_elapsed_name;
 } kmux_gpu_plugin;
 
 /** The launcher of a GPU plugin's stream (state: its kmux_gpu_plugin first; stream: its device
  *  index first): launches and memsets through the plugin's calls under the stream's device. */
 kmux_gpu_launcher kmux_gpu_plugin_launcher(void *state, const void *stream);
+/** Unloads the modules device `device` has loaded (the plugin's fini), each under the device
+ *  entered; a device that cannot be entered keeps nothing (its context is gone with it). */
+void kmux_gpu_modules_unload(void *state, int device);
 /** The plugin ABI's host_alloc / host_free (kmux_host_malloc, kmux_host_free): the vendor's
  *  pinned host memory, allocated with `device` entered. */
 kmux_status kmux_gpu_slot_host_alloc(void *state, int device, size_t bytes, void **ptr);
 kmux_status kmux_gpu_slot_host_free(void *state, int device, void *ptr);
+/** The name, code and description of one vendor error, and each plugin's tag around the
+ *  message (prefix "hip: " or suffix " [backend cuda]"). */
+typedef struct kmux_gpu_vendor_code {
+    const char *name; /**< "CUDA_ERROR_OUT_OF_MEMORY", "hipErrorOutOfMemory", ... */
+    int code;
+    const char *desc; /**< the vendor's description, or NULL */
+    const char *prefix, *suffix;
+} kmux_gpu_vendor_code;
+
 /** Sets status s with the message of a failed vendor call, one form for both plugins:
- *  "<prefix><what>: <name> (<code>): <desc><suffix>" (prefix "hip: " or suffix " [backend cuda]":
- *  each plugin's tag). Returns s. */
-kmux_status kmux_gpu_vendor_error(const kmux_backend_host *host, kmux_status s, const char *prefix,
-                                  const char *what, const char *name, int code, const char *desc,
-                                  const char *suffix);
+ *  "<prefix><what>: <name> (<code>): <desc><suffix>", what formatted from fmt and ap as
+ *  vsnprintf. Returns s. */
+kmux_status kmux_gpu_vendor_error(const kmux_backend_host *host, kmux_status s,
+                                  const kmux_gpu_vendor_code *c, const char *fmt, va_list ap)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 0)))
+#endif
+    ;
 
 #endif

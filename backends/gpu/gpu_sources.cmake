@@ -8,10 +8,24 @@ include_guard(GLOBAL)
 # Adds the layer to a plugin target.
 function(kmux_gpu_add_host_layer target)
   set(d ${CMAKE_CURRENT_FUNCTION_LIST_DIR})
-  target_sources(${target} PRIVATE ${d}/gpu_kernel_names.c ${d}/gpu_elementwise.c ${d}/gpu_amp.c ${d}/gpu_vendor.c
+  target_sources(${target} PRIVATE ${d}/gpu_kernel_names.c ${d}/gpu_elementwise.c ${d}/gpu_amp.c ${d}/gpu_vendor.c ${d}/gpu_runtime.c
                  ${d}/gpu_tiled.c ${d}/gpu_post.c)
   target_include_directories(${target} PRIVATE ${d} ${KMUX_SOURCE_DIR}/kernels/gpu
                              ${KMUX_SOURCE_DIR}/dispatch/common)
+endfunction()
+
+# Appends to variable `var` the C of a device binary `file` embedded in a section of its own
+# (.incbin: no copy in memory, no size limit), aligned to `align` bytes, with the hidden symbols
+# <sym> (first byte) and <sym>_end (one past the last, followed by a NUL for loaders that read
+# a string), declared for C. Both plugins embed their kernels this way (fatbins, code objects).
+function(kmux_gpu_embed_asm var section sym file align)
+  string(APPEND ${var} "__asm__(\".pushsection ${section},\\\"a\\\",@progbits\\n\"\n"
+                       "        \".balign ${align}\\n.globl ${sym}\\n.hidden ${sym}\\n\"\n"
+                       "        \"${sym}:\\n.incbin \\\"${file}\\\"\\n\"\n"
+                       "        \".globl ${sym}_end\\n.hidden ${sym}_end\\n\"\n"
+                       "        \"${sym}_end:\\n.byte 0\\n.popsection\\n\");\n"
+                       "extern const unsigned char ${sym}[], ${sym}_end[];\n")
+  set(${var} "${${var}}" PARENT_SCOPE)
 endfunction()
 
 # The kernel names alone (no vendor call), for the name tests (test_hip_kernel_names).

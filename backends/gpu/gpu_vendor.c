@@ -12,6 +12,44 @@ static int stream_device(const void *stream) {
     return *(const int *)stream; /* every GPU plugin's stream begins with its device */
 }
 
+/* Module `id` on `device` (entered), loaded on its first use under the device's module lock and
+ * kept until the plugin's fini. */
+static kmux_status module_of(void *state, int device, kmux_gpu_module_id id, const char *what,
+                             void **out) {
+    const kmux_gpu_plugin *p = state;
+    pthread_mutex_t *lock = NULL;
+    void **loaded = p->modules(state, device, &lock);
+    kmux_status s = KMUX_OK;
+    pthread_mutex_lock(lock);
+    if (!loaded[id]) {
+        void *m = NULL;
+        size_t bytes = 0;
+        s = p->module_load(state, device, id, what, &m, &bytes);
+        loaded[id] = s == KMUX_OK ? m : NULL;
+        if (s == KMUX_OK && p->host->verbose >= 2)
+            p->host->trace(2, "load,%s:%d,module,kmux_gpu_%s.cu,%zu bytes", p->vendor, device,
+                           kmux_gpu_module_name(id), bytes);
+    }
+    *out = loaded[id];
+    pthread_mutex_unlock(lock);
+    return s;
+}
+
+void kmux_gpu_modules_unload(void *state, int device) {
+    const kmux_gpu_plugin *p = state;
+    pthread_mutex_t *lock = NULL;
+    void **loaded = p->modules(state, device, &lock);
+    for (int i = 0; i < KMUX_GPU_MOD_COUNT; i++) {
+        if (!loaded[i]) continue;
+        int guard = 0;
+        if (p->enter(state, device, "kmux_context_destroy", &guard) == KMUX_OK) {
+            (void)p->module_unload(state, loaded[i]);
+            p->leave(state, guard);
+        }
+        loaded[i] = NULL;
+    }
+}
+
 static kmux_status launch(const kmux_gpu_launcher *l, kmux_gpu_module_id mod, const char *name,
                           const unsigned grid[3], unsigned block, void **params, const char *what) {
     const kmux_gpu_plugin *p = l->state;
@@ -26,7 +64,7 @@ static kmux_status launch(const kmux_gpu_launcher *l, kmux_gpu_module_id mod, co
     kmux_status s = p->enter(l->state, l->device, what, &guard);
     if (s != KMUX_OK) return s;
     void *m = NULL, *fn = NULL;
-    s = p->module(l->state, l->device, mod, what, &m);
+    s = module_of(l->state, l->device, mod, what, &m);
     if (s != KMUX_OK) {
         p->leave(l->state, guard);
         return s;
@@ -116,9 +154,10 @@ kmux_status kmux_gpu_slot_host_free(void *state, int device, void *ptr) {
     return KMUX_OK;
 }
 
-kmux_status kmux_gpu_vendor_error(const kmux_backend_host *host, kmux_status s, const char *prefix,
-                                  const char *what, const char *name, int code, const char *desc,
-                                  const char *suffix) {
-    return host->set_error(s, "%s%s: %s (%d): %s%s", prefix, what, name, code, desc ? desc : "",
-                           suffix);
+kmux_status kmux_gpu_vendor_error(const kmux_backend_host *host, kmux_status s,
+                                  const kmux_gpu_vendor_code *c, const char *fmt, va_list ap) {
+    char what[512];
+    vsnprintf(what, sizeof what, fmt, ap);
+    return host->set_error(s, "%s%s: %s (%d): %s%s", c->prefix, what, c->name, c->code,
+                           c->desc ? c->desc : "", c->suffix);
 }

@@ -25,7 +25,7 @@
  *   before launching (hip_modules.c); the new codes are named below for messages.
  * - hipMemcpyAsync, hipEventRecord, hipStreamDestroy no longer check the stream (an invalid one
  *   faults, as on CUDA): the plugin passes only streams it created or the caller's native stream
- *   (kmux_stream_wrap_native, whose validity is the caller's to keep; hip_mem.c).
+ *   (kmux_stream_wrap_native, whose validity is the caller's to keep; hip_stream.c).
  * - hipRTC symbols left libamdhip64: none used. hipModuleLoad's empty-file code: hipModuleLoadData
  *   is used, from memory. Signature changes (hipMemcpyHtoD, hipCtxGetApiVersion): neither used.
  * - The runtime's soname became libamdhip64.so.7 and rocBLAS's librocblas.so.5 (hip_runtime.c).

@@ -37,7 +37,7 @@ static void hip_fini(void *state) {
     kmux_hip_state *st = state;
     if (!st) return;
     for (int i = 0; i < st->device_count; i++) {
-        kmux_hip_modules_unload(st, i);
+        kmux_gpu_modules_unload(st, i);
         pthread_mutex_destroy(&st->devices[i].lock);
     }
     free(st->devices);
@@ -128,9 +128,7 @@ static const char *hip_version(void *state) {
 }
 
 static const kmux_backend_ops hip_ops = {
-    .struct_size = sizeof(kmux_backend_ops),
-    .abi_major = KMUX_BACKEND_ABI_MAJOR,
-    .abi_minor = KMUX_BACKEND_ABI_MINOR,
+    KMUX_GPU_SHARED_SLOTS,
     .name = "hip",
     .init = hip_init,
     .fini = hip_fini,
@@ -138,30 +136,11 @@ static const kmux_backend_ops hip_ops = {
     .version = hip_version,
     .device_props = kmux_hip_device_props,
     .device_caps = kmux_hip_device_caps,
-    .mem_alloc = kmux_hip_mem_alloc,
-    .mem_free = kmux_hip_mem_free,
-    .host_alloc = kmux_gpu_slot_host_alloc,
-    .host_free = kmux_gpu_slot_host_free,
     .device_diag = kmux_hip_device_diag,
-    .stream_create = kmux_hip_stream_create,
     .stream_destroy = kmux_hip_stream_destroy,
-    .stream_synchronize = kmux_hip_stream_synchronize,
-    .mem_copy = kmux_hip_mem_copy,
-    .mem_set = kmux_hip_mem_set,
-    .event_create = kmux_hip_event_create,
-    .event_destroy = kmux_hip_event_destroy,
-    .event_record = kmux_hip_event_record,
-    .event_synchronize = kmux_hip_event_synchronize,
-    .event_elapsed_ms = kmux_hip_event_elapsed_ms,
-    .stream_wait_event = kmux_hip_stream_wait_event,
     .matmul = &kmux_hip_matmul_ops,
     .conv2d = &kmux_hip_conv2d_ops,
     .matmul_degenerate = kmux_hip_matmul_degenerate,
-    .cast = kmux_gpu_slot_cast,
-    .amax = kmux_gpu_slot_amax,
-    .unscale_check_finite = kmux_gpu_slot_unscale,
-    .loss_scale_update = kmux_gpu_slot_loss_scale,
-    .fp8_scale_update = kmux_gpu_slot_fp8_scale,
 };
 
 KMUX_BACKEND_EXPORT const kmux_backend_ops *kmux_backend_entry(void);

@@ -17,9 +17,10 @@
  * Files: hip_backend.c (entry, init, probe, version), hip_runtime.c (the ROCm library search,
  * dlopen + function table, error names), hip_target.h (target ids: which code object a device
  * loads), hip_props.c (properties, peak table, capabilities, fp8 formats per
- * architecture), hip_mem.c (memory, streams, events), hip_modules.c (embedded code objects,
+ * architecture), hip_stream.c (a stream's release), hip_modules.c (embedded code objects,
  * module loading, launches), hip_vendor.c (the HIP calls of backends/gpu's shared layer: guard,
- * errors, pinned host memory, memset, launches), hip_gemm.c
+ * errors, pinned host memory, memset, launches, memory, streams, events: backends/gpu/
+ * gpu_vendor.c and gpu_runtime.c), hip_gemm.c
  * and hip_conv.c (the own GEMM and convolution kernels), the mixed-precision slots
  * (backends/gpu/gpu_amp.c, shared with CUDA),
  * hip_matmul.c (matmul plans on rocBLAS, when the host has it), hip_ops.c (convolution and
@@ -42,7 +43,7 @@
 #include <stdint.h>
 
 #include "dispatch/common/kmux_common.h"
-#include "gpu_launch.h"
+#include "gpu_runtime.h" /* kmux_gpu_plugin and the memory, stream and event slots */
 #include "hip_api.h"
 #include "hip_rocblas.h"
 #include "kmux_backend.h"
@@ -98,11 +99,6 @@ typedef struct kmux_hip_stream_t {
     int own;
     void *rocblas; /**< rocblas_handle bound to this stream, created on its first matmul */
 } kmux_hip_stream_t;
-
-typedef struct kmux_hip_event_t {
-    int device;
-    kmux_hip_event event;
-} kmux_hip_event_t;
 
 /* ---- hip_runtime.c ------------------------------------------------------------------------ */
 
@@ -170,33 +166,19 @@ void kmux_hip_read_arch(const kmux_hip_state *st, int ordinal, char *arch, size_
 kmux_status kmux_hip_device_props(void *state, int device, kmux_device_props *props);
 kmux_status kmux_hip_device_caps(void *state, int device, kmux_device_caps *caps);
 
-/* ---- hip_mem.c ---------------------------------------------------------------------------- */
+/* ---- hip_stream.c ---------------------------------------------------------------------------- */
 
-kmux_status kmux_hip_mem_alloc(void *state, int device, size_t bytes, void **ptr);
-kmux_status kmux_hip_mem_free(void *state, int device, void *ptr);
 /* hip_diag.c */
 kmux_status kmux_hip_device_diag(void *state, int device, kmux_device_diag *diag);
-kmux_status kmux_hip_stream_create(void *state, int device, void *native, int own, void **stream);
+/** The plugin ABI's stream_destroy: drains the stream, releases its rocBLAS handle and (when
+ *  owned) the native stream. The other memory, stream and event slots: gpu_runtime.h. */
 kmux_status kmux_hip_stream_destroy(void *state, void *stream);
-kmux_status kmux_hip_stream_synchronize(void *state, void *stream);
-kmux_status kmux_hip_mem_copy(void *state, void *stream, void *dst, const void *src, size_t bytes,
-                              kmux_memcpy_kind kind);
-kmux_status kmux_hip_mem_set(void *state, void *stream, void *dst, int value, size_t bytes);
-kmux_status kmux_hip_event_create(void *state, int device, void **event);
-kmux_status kmux_hip_event_destroy(void *state, void *event);
-kmux_status kmux_hip_event_record(void *state, void *event, void *stream);
-/** As hipStreamWaitEvent(stream, event, 0), under the stream's device. */
-kmux_status kmux_hip_stream_wait_event(void *state, void *stream, void *event);
-kmux_status kmux_hip_event_synchronize(void *state, void *event);
-kmux_status kmux_hip_event_elapsed_ms(void *state, void *start, void *end, float *ms);
 
 /* ---- hip_modules.c ------------------------------------------------------------------------ */
 
-/** Unloads a device's modules (fini). */
-void kmux_hip_modules_unload(kmux_hip_state *st, int device);
-/** kmux_gpu_plugin.module: module `mod` on `device`, loaded on first use (hipModuleLoadData). */
-kmux_status kmux_hip_module_get(void *state, int device, kmux_gpu_module_id mod, const char *what,
-                                void **module);
+/** kmux_gpu_plugin.module_load: module `mod` on `device` (entered) with hipModuleLoadData. */
+kmux_status kmux_hip_module_load(void *state, int device, kmux_gpu_module_id mod, const char *what,
+                                 void **module, size_t *bytes);
 /** kmux_gpu_plugin.get_function: hipModuleGetFunction. */
 int kmux_hip_get_function(void *state, void *module, const char *name, void **fn);
 /** kmux_gpu_plugin.launch: hipModuleLaunchKernel on the stream (a kmux_hip_stream_t). */

@@ -20,57 +20,34 @@
 
 #include "hip_backend.h"
 
-static kmux_status module_of(kmux_hip_state *st, int device, kmux_gpu_module_id id,
-                             const char *what, kmux_hip_module *out) {
-    kmux_hip_device *d = &st->devices[device];
-    kmux_status s = KMUX_OK;
-    pthread_mutex_lock(&d->lock);
-    if (!d->modules[id]) {
-        const kmux_hip_code_object *co = kmux_hip_code_object_get(id);
-        if (!co->image) {
-            s = st->host->set_error(KMUX_ERR_UNSUPPORTED,
-                                    "hip: %s: kmux-hip was built without the code object of "
-                                    "kmux_gpu_%s.cu",
-                                    what, co->name);
-        } else {
-            kmux_hip_error e = st->api.hipModuleLoadData(&d->modules[id], co->image);
-            if (e == KMUX_HIP_ERROR_NO_BINARY_FOR_GPU || e == KMUX_HIP_ERROR_INVALID_IMAGE) {
-                d->modules[id] = NULL;
-                s = st->host->set_error(KMUX_ERR_UNSUPPORTED,
-                                        "hip: %s: no code object in kmux_gpu_%s.cu loads on hip:%d "
-                                        "(target %s): kmux-hip carries code objects for %s "
-                                        "(hipModuleLoadData: %s)",
-                                        what, co->name, device, d->target_id,
-                                        kmux_hip_carried_archs(), kmux_hip_error_name(st, e));
-            } else if (e != KMUX_HIP_SUCCESS) {
-                d->modules[id] = NULL;
-                s = kmux_hip_fail(st, e,
-                                  "%s: hipModuleLoadData(kmux_gpu_%s.cu, %zu bytes, code objects "
-                                  "for %s) on hip:%d (%s)",
-                                  what, co->name, co->size, kmux_hip_carried_archs(), device,
-                                  d->target_id);
-            } else if (st->host->verbose >= 2) {
-                st->host->trace(2, "load,hip:%d,module,kmux_gpu_%s.cu,%zu bytes", device, co->name,
-                                co->size);
-            }
-        }
-    }
-    *out = d->modules[id];
-    pthread_mutex_unlock(&d->lock);
-    return s;
-}
-
-void kmux_hip_modules_unload(kmux_hip_state *st, int device) {
-    kmux_hip_device *d = &st->devices[device];
-    for (int i = 0; i < KMUX_GPU_MOD_COUNT; i++) {
-        if (!d->modules[i]) continue;
-        kmux_hip_guard g;
-        if (kmux_hip_enter(st, device, "hip fini", &g) == KMUX_OK) {
-            (void)st->api.hipModuleUnload(d->modules[i]);
-            kmux_hip_leave(st, &g);
-        }
-        d->modules[i] = NULL;
-    }
+kmux_status kmux_hip_module_load(void *state, int device, kmux_gpu_module_id id, const char *what,
+                                 void **out, size_t *bytes) {
+    kmux_hip_state *st = state;
+    const kmux_hip_device *d = &st->devices[device];
+    const kmux_hip_code_object *co = kmux_hip_code_object_get(id);
+    if (!co->image)
+        return st->host->set_error(KMUX_ERR_UNSUPPORTED,
+                                   "hip: %s: kmux-hip was built without the code object of "
+                                   "kmux_gpu_%s.cu",
+                                   what, co->name);
+    kmux_hip_module m = NULL;
+    kmux_hip_error e = st->api.hipModuleLoadData(&m, co->image);
+    if (e == KMUX_HIP_ERROR_NO_BINARY_FOR_GPU || e == KMUX_HIP_ERROR_INVALID_IMAGE)
+        return st->host->set_error(KMUX_ERR_UNSUPPORTED,
+                                   "hip: %s: no code object in kmux_gpu_%s.cu loads on hip:%d "
+                                   "(target %s): kmux-hip carries code objects for %s "
+                                   "(hipModuleLoadData: %s)",
+                                   what, co->name, device, d->target_id, kmux_hip_carried_archs(),
+                                   kmux_hip_error_name(st, e));
+    if (e != KMUX_HIP_SUCCESS)
+        return kmux_hip_fail(st, e,
+                             "%s: hipModuleLoadData(kmux_gpu_%s.cu, %zu bytes, code objects for "
+                             "%s) on hip:%d (%s)",
+                             what, co->name, co->size, kmux_hip_carried_archs(), device,
+                             d->target_id);
+    *bytes = co->size;
+    *out = m;
+    return KMUX_OK;
 }
 
 /* Why the launch shape cannot be launched (buf), or NULL when it can; *status: what to answer
@@ -97,14 +74,6 @@ const char *kmux_hip_bad_shape(const unsigned grid[3], unsigned block_x, char *b
                    buf;
     }
     return NULL;
-}
-
-kmux_status kmux_hip_module_get(void *state, int device, kmux_gpu_module_id mod, const char *what,
-                                void **module) {
-    kmux_hip_module m = NULL;
-    kmux_status s = module_of(state, device, mod, what, &m);
-    *module = m;
-    return s;
 }
 
 int kmux_hip_get_function(void *state, void *module, const char *name, void **fn) {

@@ -41,8 +41,8 @@ static int64_t span(kmux_order order, int64_t rows, int64_t cols, int64_t ld, in
 /* Device -> host (or back) on the stream, then wait. */
 static kmux_status copy_sync(kmux_hip_state *st, kmux_hip_stream_t *s, void *dst, const void *src,
                              size_t bytes, kmux_memcpy_kind kind) {
-    kmux_status ks = kmux_hip_mem_copy(st, s, dst, src, bytes, kind);
-    return ks != KMUX_OK ? ks : kmux_hip_stream_synchronize(st, s);
+    kmux_status ks = kmux_gpu_slot_mem_copy(st, s, dst, src, bytes, kind);
+    return ks != KMUX_OK ? ks : kmux_gpu_slot_stream_synchronize(st, s);
 }
 
 /*

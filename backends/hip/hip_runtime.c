@@ -248,14 +248,14 @@ kmux_status kmux_hip_status_of(kmux_hip_error e) {
 }
 
 kmux_status kmux_hip_fail(const kmux_hip_state *st, kmux_hip_error e, const char *fmt, ...) {
-    char what[384];
+    const kmux_gpu_vendor_code c = {kmux_hip_error_name(st, e), (int)e,
+                                    st->api.hipGetErrorString ? st->api.hipGetErrorString(e) : NULL,
+                                    "hip: ", ""};
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    kmux_status s = kmux_gpu_vendor_error(st->host, kmux_hip_status_of(e), &c, fmt, ap);
     va_end(ap);
-    const char *desc = st->api.hipGetErrorString ? st->api.hipGetErrorString(e) : NULL;
-    return kmux_gpu_vendor_error(st->host, kmux_hip_status_of(e), "hip: ", what,
-                                 kmux_hip_error_name(st, e), (int)e, desc, "");
+    return s;
 }
 
 kmux_status kmux_hip_enter(const kmux_hip_state *st, int device, const char *fn,
