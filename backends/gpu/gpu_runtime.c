@@ -14,7 +14,14 @@ static int stream_device(const void *stream) {
     return *(const int *)stream; /* every GPU plugin's stream begins with its device */
 }
 
+#if defined(__GNUC__)
+#define KMUX_GPU_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define KMUX_GPU_PRINTF(f, a)
+#endif
+
 /* The status of vendor error e, the message "<printf-style what>: <the vendor's form>". */
+KMUX_GPU_PRINTF(3, 0)
 static kmux_status failv(void *state, int e, const char *fmt, va_list ap) {
     const kmux_gpu_plugin *p = state;
     char what[320];
@@ -22,6 +29,7 @@ static kmux_status failv(void *state, int e, const char *fmt, va_list ap) {
     return p->fail(state, e, what);
 }
 
+KMUX_GPU_PRINTF(3, 4)
 static kmux_status failed(void *state, int e, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -32,6 +40,7 @@ static kmux_status failed(void *state, int e, const char *fmt, ...) {
 
 /* Leaves the device entered with `guard`; then KMUX_OK, or when the vendor call failed (e != 0)
  * what failed() answers. */
+KMUX_GPU_PRINTF(4, 5)
 static kmux_status left(void *state, int guard, int e, const char *fmt, ...) {
     const kmux_gpu_plugin *p = state;
     p->leave(state, guard);
