@@ -278,9 +278,10 @@ static void add_whole(char *buf, size_t size, const char *list) {
 }
 
 /* Finds the file open_library would open first, without opening it: an already loaded library,
- * then a file that passes kmux_so_file_check in KMUX_CUDA_LIB_PATH, the loader's folders and the
- * wheel folders. 1 and `where` (the file, and the files rejected before it) when found; 0 when
- * none of these has it (the loader's cache, /etc/ld.so.cache, may still: only dlopen knows). */
+ * then a file that passes kmux_so_file_check in KMUX_CUDA_LIB_PATH, the loader's folders, the
+ * folders of /etc/ld.so.conf and the wheel folders. 1 and `where` (the file, and the files
+ * rejected before it) when found; 0 when none of these has it (the loader's cache may still, from
+ * a folder no longer in ld.so.conf: only dlopen knows). */
 static int locate_library(const char *const *sonames, const char *wheel, char *where, size_t size) {
     char rejected[1024] = "", path[1024], why[600];
     for (const char *const *s = sonames; *s; s++) {
@@ -300,6 +301,10 @@ static int locate_library(const char *const *sonames, const char *wheel, char *w
     for (unsigned i = 0; si && i < si->dls_cnt; i++)
         add_whole(dirs, sizeof dirs, si->dls_serpath[i].dls_name);
     free(si);
+    /* the folders ldconfig put in the loader's cache (NVIDIA's packages add /usr/local/cuda/lib64
+     * there); dlopen consults the cache before the system folders, which come last above: a
+     * library in both is named from the system folder here, the real load says which it opened */
+    (void)kmux_ld_conf_folders("/etc/ld.so.conf", dirs, sizeof dirs);
     py_prefixes pp;
     pp.n = 0;
     python_site_packages(&pp);

@@ -185,7 +185,8 @@ int kmux_cuda_driver_load(void);
 int kmux_cuda_libs_load(void);
 
 /** Finds cuBLASLt's and cuDNN's files once per process without opening them (the search of
- *  kmux_cuda_libs_load, with kmux_so_file_check for dlopen; where neither is in a folder the
+ *  kmux_cuda_libs_load, with kmux_so_file_check for dlopen; the loader's cache is listed through
+ *  the folders of /etc/ld.so.conf that ldconfig built it from; where neither is in a folder the
  *  search can list, they are loaded to ask the loader's cache). Returns 1 when both were found (or,
  *  once loaded, are usable). */
 int kmux_cuda_libs_locate(void);

@@ -27,4 +27,10 @@ int kmux_so_file_check(const char *path, char *why, size_t why_size);
  *  when it does not fit in size bytes: buf then holds "" and nothing shorter is ever opened. */
 int kmux_path_join(char *buf, size_t size, const char *dir, const char *file);
 
+/** Appends to the colon-separated folder list `list` (size bytes, NUL-terminated, may be "") the
+ *  folders the ld.so.conf file `conf` names, its "include" files followed (ldconfig's syntax;
+ *  ld_conf.c), each folder only when it fits whole. Returns how many were added (0 when conf
+ *  cannot be read). Reads only regular files. */
+int kmux_ld_conf_folders(const char *conf, char *list, size_t size);
+
 #endif
