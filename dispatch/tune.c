@@ -1,7 +1,9 @@
 /*
- * tune.c - a new plan with several implementations on a host device starts at the fastest one
- * for its exact problem: the verdict of the on-disk cache (tune_cache.c) when there is one for
- * this machine, these library versions and this problem, else a measurement made here once.
+ * tune.c - a new plan with several implementations starts at the fastest one for its exact
+ * problem: the verdict of the on-disk cache (tune_cache.c) when there is one for this machine,
+ * these library versions and this problem, else a measurement made here once. On a GPU the
+ * scratch operands are the device's memory and a sample is timed by the device's events (the
+ * calls queued back to back), as cuBLASLt's and MIOpen's own tuners time their candidates.
  *
  * The measurement runs every implementation on scratch operands of the plan's real shape (bytes
  * 0x3f: finite, moderate values in every dtype): a warm-up round (each implementation once, in
@@ -92,8 +94,8 @@ static void make_key(const kmux_plan *pl, const kmux_plan_prefs *prefs, char *ke
 
 /* Scratch operands of the plan's shape. */
 typedef struct tune_bufs {
-    void *p[4];
-    size_t bytes[4];
+    void *p[5]; /* A, B, C, bias (matmul) or x, w, y (conv); the fp8 scales on a GPU */
+    size_t bytes[5];
     float scale[3];
     double alpha_d, beta_d;
     float alpha_f, beta_f;
@@ -134,22 +136,32 @@ static int operand_bytes(const kmux_plan *pl, size_t bytes[4]) {
 }
 
 static void free_bufs(kmux_device *dev, tune_bufs *b) {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (b->p[i]) OPS(dev)->mem_free(STATE(dev), dev->index, b->p[i]);
 }
 
-static int alloc_bufs(kmux_plan *pl, tune_bufs *b) {
+/* The scratch operands in the device's memory, filled on `stream` (a GPU's memory is not the
+ * host's: kmux_memset and kmux_memcpy, then a synchronize). */
+static int alloc_bufs(kmux_plan *pl, void *stream, tune_bufs *b) {
     kmux_device *dev = pl->dev;
+    const kmux_backend_ops *o = OPS(dev);
     if (!operand_bytes(pl, b->bytes)) return 0;
-    for (int i = 0; i < 4; i++) {
-        if (!b->bytes[i]) continue;
-        if (OPS(dev)->mem_alloc(STATE(dev), dev->index, b->bytes[i], &b->p[i]) != KMUX_OK) {
-            free_bufs(dev, b);
-            return 0;
-        }
-        memset(b->p[i], 0x3f, b->bytes[i]);
-    }
     b->scale[0] = b->scale[1] = b->scale[2] = 1.0f;
+    b->bytes[4] = dev->props.is_host ? 0 : sizeof b->scale;
+    kmux_status st = KMUX_OK;
+    for (int i = 0; i < 5 && st == KMUX_OK; i++) {
+        if (!b->bytes[i]) continue;
+        st = o->mem_alloc(STATE(dev), dev->index, b->bytes[i], &b->p[i]);
+        if (st == KMUX_OK && i < 4) st = o->mem_set(STATE(dev), stream, b->p[i], 0x3f, b->bytes[i]);
+    }
+    if (st == KMUX_OK && b->p[4])
+        st = o->mem_copy(STATE(dev), stream, b->p[4], b->scale, sizeof b->scale,
+                         KMUX_MEMCPY_HOST_TO_DEVICE);
+    if (st == KMUX_OK) st = o->stream_synchronize(STATE(dev), stream);
+    if (st != KMUX_OK) {
+        free_bufs(dev, b);
+        return 0;
+    }
     b->alpha_d = b->alpha_f = 1.0f;
     b->beta_d = b->beta_f = 0.0f;
     b->alpha_i = 1;
@@ -157,11 +169,11 @@ static int alloc_bufs(kmux_plan *pl, tune_bufs *b) {
     return 1;
 }
 
-/* One run of implementation impl; its time in ms, < 0 on failure. */
-static double run_once(kmux_plan *pl, void *stream, int impl, tune_bufs *b) {
+/* Queues one run of implementation impl on the stream. */
+static kmux_status launch(kmux_plan *pl, void *stream, int impl, tune_bufs *b) {
     kmux_device *dev = pl->dev;
+    const float *scale = b->p[4] ? (const float *)b->p[4] : b->scale; /* the device's memory */
     kmux_status st;
-    double t0 = now_ms();
     if (pl->kind == KMUX_PLAN_MATMUL) {
         const kmux_matmul_desc *d = &pl->desc.matmul;
         kmux_matmul_args a = KMUX_MATMUL_ARGS_INIT;
@@ -175,9 +187,9 @@ static double run_once(kmux_plan *pl, void *stream, int impl, tune_bufs *b) {
         a.B = b->p[1];
         a.C = b->p[2];
         a.bias = b->p[3];
-        if (kmux_dtype_is_fp8(d->a_type)) a.a_scale = &b->scale[0];
-        if (kmux_dtype_is_fp8(d->b_type)) a.b_scale = &b->scale[1];
-        if (kmux_dtype_is_fp8(d->c_type)) a.d_scale = &b->scale[2];
+        if (kmux_dtype_is_fp8(d->a_type)) a.a_scale = &scale[0];
+        if (kmux_dtype_is_fp8(d->b_type)) a.b_scale = &scale[1];
+        if (kmux_dtype_is_fp8(d->c_type)) a.d_scale = &scale[2];
         st = OPS(dev)->matmul->execute(STATE(dev), pl->native, impl, stream, &a);
     } else {
         kmux_conv2d_args a = KMUX_CONV2D_ARGS_INIT;
@@ -188,6 +200,15 @@ static double run_once(kmux_plan *pl, void *stream, int impl, tune_bufs *b) {
         a.y = b->p[2];
         st = OPS(dev)->conv2d->execute(STATE(dev), pl->native, impl, stream, &a);
     }
+    return st;
+}
+
+/* One run of implementation impl, waited for; its time in ms (the host's clock), < 0 on
+ * failure. */
+static double run_once(kmux_plan *pl, void *stream, int impl, tune_bufs *b) {
+    kmux_device *dev = pl->dev;
+    double t0 = now_ms();
+    kmux_status st = launch(pl, stream, impl, b);
     if (st == KMUX_OK) st = OPS(dev)->stream_synchronize(STATE(dev), stream);
     return st == KMUX_OK ? now_ms() - t0 : -1.0;
 }
@@ -214,8 +235,31 @@ typedef struct tune_cand {
     double best; /* ms per call, the minimum over its samples (the warm-up run until timed) */
 } tune_cand;
 
+/* On a GPU: cd->calls runs queued back to back between two events, ms per run by the device's
+ * clock (as cudaEventElapsedTime), so that neither the launch latency nor the synchronisation
+ * is counted; < 0 on failure. */
+static double sample_device(kmux_plan *pl, void *stream, int i, const tune_cand *cd, tune_bufs *b) {
+    kmux_device *dev = pl->dev;
+    const kmux_backend_ops *o = OPS(dev);
+    void *ev[2] = {NULL, NULL};
+    float ms = -1.0f;
+    kmux_status st = o->event_create(STATE(dev), dev->index, &ev[0]);
+    if (st == KMUX_OK) st = o->event_create(STATE(dev), dev->index, &ev[1]);
+    if (st == KMUX_OK) st = o->event_record(STATE(dev), ev[0], stream);
+    for (int k = 0; k < cd->calls && st == KMUX_OK; k++)
+        st = launch(pl, stream, i, b);
+    if (st == KMUX_OK) st = o->event_record(STATE(dev), ev[1], stream);
+    if (st == KMUX_OK) st = o->event_synchronize(STATE(dev), ev[1]);
+    if (st == KMUX_OK) st = o->event_elapsed_ms(STATE(dev), ev[0], ev[1], &ms);
+    if (st != KMUX_OK) (void)o->stream_synchronize(STATE(dev), stream); /* nothing left queued */
+    for (int k = 0; k < 2; k++)
+        if (ev[k]) (void)o->event_destroy(STATE(dev), ev[k]);
+    return st == KMUX_OK && ms >= 0.0f ? (double)ms / cd->calls : -1.0;
+}
+
 /* One sample of implementation i: cd->calls runs, ms per run; < 0 on failure. */
 static double sample(kmux_plan *pl, void *stream, int i, const tune_cand *cd, tune_bufs *b) {
+    if (!pl->dev->props.is_host) return sample_device(pl, stream, i, cd, b);
     double sum = 0;
     for (int k = 0; k < cd->calls; k++) {
         double t = run_once(pl, stream, i, b);
@@ -305,14 +349,15 @@ static int measure(kmux_plan *pl, double *best_ms) {
     tune_bufs b;
     memset(&b, 0, sizeof b);
     *best_ms = 0;
-    if (!alloc_bufs(pl, &b)) {
-        kmux_trace(2, "tune,%s,not timed: scratch operands too large or out of memory",
-                   dev->props.id);
-        return 0;
-    }
     void *stream = NULL;
     if (OPS(dev)->stream_create(STATE(dev), dev->index, NULL, 1, &stream) != KMUX_OK) {
-        free_bufs(dev, &b);
+        kmux_trace(2, "tune,%s,not timed: no stream: %s", dev->props.id, kmux_last_error());
+        return 0;
+    }
+    if (!alloc_bufs(pl, stream, &b)) {
+        kmux_trace(2, "tune,%s,not timed: scratch operands too large or out of memory",
+                   dev->props.id);
+        OPS(dev)->stream_destroy(STATE(dev), stream);
         return 0;
     }
     const double budget = budget_ms();
@@ -366,7 +411,7 @@ static int measure(kmux_plan *pl, double *best_ms) {
 }
 
 void kmux_tune_plan(kmux_plan *pl, const kmux_plan_prefs *prefs) {
-    if (!pl->native || pl->impl_count < 2 || !pl->dev->props.is_host) return;
+    if (!pl->native || pl->impl_count < 2) return;
     char key[2048], path[1024], cached[256];
     make_key(pl, prefs, key, sizeof key);
     int have_path = kmux_tune_cache_path(path, sizeof path);

@@ -614,9 +614,9 @@ typedef struct kmux_plan_prefs {
                                       implementation name says ",fast_accum" where it applies */
 } kmux_plan_prefs;
 
-/** kmux_plan_prefs.tune: whether a new plan with several implementations (impl_count > 1) on a
- *  CPU device starts at the one measured fastest for its exact problem, instead of the backend's
- *  default order (in the spirit of MIOpen's find-db):
+/** kmux_plan_prefs.tune: whether a new plan with several implementations (impl_count > 1)
+ *  starts at the one measured fastest for its exact problem, instead of the backend's default
+ *  order (in the spirit of MIOpen's find-db and cuBLASLt's autotuning of its heuristic list):
  *  - KMUX_TUNE_DEFAULT (0, the default): as the environment variable KMUX_TUNE says: "1" or "on"
  *    means KMUX_TUNE_ON, anything else (or unset) KMUX_TUNE_OFF.
  *  - KMUX_TUNE_OFF: no measurement, no cache: the plan starts at implementation 0.
@@ -634,9 +634,12 @@ typedef struct kmux_plan_prefs {
  *    of that long, which adds to the cost. It skips oneDNN reference kernels and appends the
  *    verdict to the cache. Tuning never makes plan creation fail: a corrupt or unwritable cache
  *    file, or an implementation that fails, only costs the measurement (KMUX_VERBOSE=2 says why).
+ *    On a GPU (cuda:N, hip:N) the scratch operands are the device's memory (and its fp8 scales),
+ *    and a sample is the calls queued back to back on a stream of the plan's device between two
+ *    events, timed by the device (kmux_event_elapsed_ms), so launch latency and synchronisation
+ *    are not counted; the warm-up run is waited for.
  *  Results do not depend on the choice beyond what the implementations already differ by
- *  (kmux_plan_info tells which one runs); kmux_plan_next_impl continues from the chosen index.
- *  GPU devices are not tuned. */
+ *  (kmux_plan_info tells which one runs); kmux_plan_next_impl continues from the chosen index. */
 typedef enum kmux_tune { KMUX_TUNE_DEFAULT = 0, KMUX_TUNE_OFF = 1, KMUX_TUNE_ON = 2 } kmux_tune;
 
 #define KMUX_PLAN_PREFS_INIT                                                                       \

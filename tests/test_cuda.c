@@ -115,6 +115,9 @@ static void *upload(kmux_device *dev, kmux_stream *s, const void *host, size_t b
     return p + off;
 }
 
+/* The prefs of mm_run's plans (NULL: the defaults); a test that tunes sets them. */
+static const kmux_plan_prefs *mm_prefs;
+
 /* Runs the case on dev (implementation number impl) and copies C (and amax) back. Returns the
  * status of plan creation or execution; fills *info when info != NULL. */
 static kmux_status mm_run(kmux_device *dev, mm_case *c, int impl, kmux_plan_info *info) {
@@ -122,7 +125,7 @@ static kmux_status mm_run(kmux_device *dev, mm_case *c, int impl, kmux_plan_info
     kmux_stream *s = NULL;
     TU_OK(kmux_stream_create(dev, &s));
     kmux_plan *plan = NULL;
-    kmux_status st = kmux_matmul_plan_create(dev, d, NULL, &plan);
+    kmux_status st = kmux_matmul_plan_create(dev, d, mm_prefs, &plan);
     if (st != KMUX_OK) {
         TU_OK(kmux_stream_destroy(s));
         return st;
@@ -717,6 +720,68 @@ Test(cuda, gemm_f32_strict_exact_all_layouts) {
                 free(got), free(want), mm_free(&c);
             }
     TU_OK(kmux_context_destroy(ctx));
+}
+
+/* Lines of the tune cache file that name device id. */
+static int cache_lines(const char *path, const char *id) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[4096];
+    int n = 0;
+    while (fgets(line, sizeof line, f))
+        n += strstr(line, id) != NULL;
+    fclose(f);
+    return n;
+}
+
+/* prefs.tune on cuda:0 (dispatch/tune.c): the implementations are timed on the device (scratch
+ * operands in its memory, samples between its events) and the verdict is cached; the tuned plan
+ * computes what ref does, and an identical plan takes the cached verdict without timing again
+ * (the cache file does not grow). */
+Test(cuda, tuning_times_on_the_device_and_caches_the_verdict) {
+    char cache[] = "/tmp/kmux-cuda-tune-XXXXXX";
+    int fd = mkstemp(cache);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    setenv("KMUX_TUNE_CACHE", cache, 1);
+    unsetenv("KMUX_TUNE");
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx), *ref = ref_dev(ctx);
+    mm_case c = mm_make(KMUX_ROW_MAJOR, KMUX_NO_TRANS, KMUX_TRANS, 64, 48, 40, KMUX_F32, KMUX_F32,
+                        KMUX_COMPUTE_F32, 0, 21);
+    c.alpha = &two, c.beta = &minus_half;
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_matmul_plan_create(dev, &c.d, NULL, &plan));
+    int impls = 1;
+    while (kmux_plan_next_impl(plan) == KMUX_OK)
+        impls++;
+    TU_OK(kmux_plan_destroy(plan));
+    if (impls < 2) {
+        mm_free(&c);
+        TU_OK(kmux_context_destroy(ctx));
+        unlink(cache);
+        cr_skip_test("one implementation for this GEMM here: nothing to choose from");
+    }
+    kmux_plan_prefs p = KMUX_PLAN_PREFS_INIT;
+    p.tune = KMUX_TUNE_ON;
+    mm_prefs = &p;
+    for (int round = 0; round < 2; round++) {
+        void *got, *want;
+        kmux_plan_info info;
+        TU_OK(mm_both(dev, ref, &c, &got, &want, &info));
+        cr_log_info("tuned among %d: %s (index %d)", impls, info.impl, info.impl_index);
+        cr_expect(info.impl_index >= 0 && info.impl_index < impls, "index %d of %d",
+                  info.impl_index, impls);
+        expect_same(&c, got, want, "tuned f32");
+        free(got), free(want);
+        cr_expect_eq(cache_lines(cache, "cuda:0"), 1,
+                     "round %d: %d cached verdicts for cuda:0, want 1 (timed once, then reused)",
+                     round, cache_lines(cache, "cuda:0"));
+    }
+    mm_prefs = NULL;
+    mm_free(&c);
+    TU_OK(kmux_context_destroy(ctx));
+    unlink(cache);
 }
 
 Test(cuda, gemm_f64_exact) {
