@@ -92,6 +92,32 @@ static const char *device_id_problem(const kmux_context *c, const char *backend,
     return NULL;
 }
 
+/* The device "auto": the device it stands for (the first GPU, else the routing device cpu:auto,
+ * else cpu:onednn, cpu:openblas, ref) under the id "auto", whose plans are tuned by default
+ * (tune.c): asking for "auto" asks for the measured choice, as MIOpen's find mode and
+ * torch.backends.cudnn.benchmark do. */
+static kmux_status make_auto_device(kmux_context *c) {
+    static const char *const cpu_ids[] = {"cpu:auto", "cpu:onednn", "cpu:openblas", "ref"};
+    kmux_device *t = NULL;
+    for (int i = 0; !t && i < c->device_count; i++)
+        if (!c->devices[i]->props.is_host) t = c->devices[i];
+    for (size_t k = 0; !t && k < sizeof cpu_ids / sizeof cpu_ids[0]; k++)
+        for (int i = 0; !t && i < c->device_count; i++)
+            if (strcmp(c->devices[i]->props.id, cpu_ids[k]) == 0) t = c->devices[i];
+    if (!t) return KMUX_OK;
+    kmux_device *a = kmux_handle_alloc(KMUX_HANDLE_DEVICE, sizeof *a);
+    if (!a) return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_context_create: out of memory");
+    a->ctx = c;
+    a->backend = t->backend;
+    a->index = t->index;
+    a->props = t->props;
+    a->caps = t->caps;
+    a->measured = 1;
+    snprintf(a->props.id, sizeof a->props.id, "auto");
+    c->auto_device = a;
+    return KMUX_OK;
+}
+
 kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **ctx) {
     kmux_clear_error();
     if (!ctx) return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_context_create: ctx is NULL");
@@ -197,6 +223,11 @@ kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **
         }
         b->device_count = usable;
     }
+    st = make_auto_device(c);
+    if (st != KMUX_OK) {
+        kmux_context_destroy(c);
+        return st;
+    }
     kmux_clear_error();
     kmux_trace_header(c);
     *ctx = c;
@@ -231,6 +262,7 @@ kmux_status kmux_context_destroy(kmux_context *ctx) {
     for (int i = 0; i < ctx->device_count; i++)
         kmux_handle_release(ctx->devices[i]);
     free(ctx->devices);
+    if (ctx->auto_device) kmux_handle_release(ctx->auto_device);
     kmux_unload_backends(ctx);
     kmux_verbose_release(ctx->verbose);
     kmux_handle_release(ctx);
@@ -333,11 +365,7 @@ kmux_status kmux_device_find(const kmux_context *ctx, const char *id, kmux_devic
                                       "\"%s\" (KMUX_DEVICE), which is not available",
                                       ctx->default_device);
         }
-        for (int i = 0; !d && i < ctx->device_count; i++)
-            if (!ctx->devices[i]->props.is_host) d = ctx->devices[i];
-        if (!d) d = lookup(ctx, "cpu:onednn");
-        if (!d) d = lookup(ctx, "cpu:openblas");
-        if (!d) d = lookup(ctx, "ref");
+        if (!d) d = ctx->auto_device;
     } else {
         d = lookup(ctx, id);
     }

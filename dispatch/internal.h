@@ -113,6 +113,7 @@ struct kmux_device {
     int index; /**< index within its backend */
     kmux_device_props props;
     kmux_device_caps caps; /**< read once at context creation (device_caps slot) */
+    int measured; /**< 1 for the "auto" device: its plans are tuned unless told otherwise */
 };
 
 struct kmux_stream {
@@ -154,6 +155,9 @@ struct kmux_context {
     int backend_count;
     kmux_device **devices; /**< usable devices only */
     int device_count;
+    /** The device "auto" (kmux_device_find): the first GPU, else cpu:auto, else a CPU device,
+     *  under the id "auto" and measured; not in devices[] (a request, not one more device). */
+    kmux_device *auto_device;
     char default_device[128];
     int num_threads;
     int verbose;

@@ -93,7 +93,7 @@ void kmux_plan_free(kmux_plan *plan) {
 
 /* A created plan: it starts at its tuned implementation (tune.c) and is traced (KMUX_VERBOSE=2). */
 static void plan_finish(kmux_plan *pl, const kmux_plan_prefs *prefs, double t0) {
-    if (kmux_tune_enabled(prefs)) kmux_tune_plan(pl, prefs);
+    if (kmux_tune_enabled(prefs, pl->dev)) kmux_tune_plan(pl, prefs);
     if (kmux_verbose_level() < 2) return;
     kmux_plan_info info;
     kmux_plan_info_get(pl, &info);

@@ -40,11 +40,12 @@ static double now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-int kmux_tune_enabled(const kmux_plan_prefs *prefs) {
+int kmux_tune_enabled(const kmux_plan_prefs *prefs, const kmux_device *dev) {
     if (prefs->tune == KMUX_TUNE_ON) return 1;
     if (prefs->tune == KMUX_TUNE_OFF) return 0;
     const char *e = getenv("KMUX_TUNE");
-    return e && (strcmp(e, "1") == 0 || strcmp(e, "on") == 0);
+    if (!e || !e[0]) return dev->measured;
+    return strcmp(e, "1") == 0 || strcmp(e, "on") == 0;
 }
 
 static double budget_ms(void) {

@@ -11,11 +11,12 @@
 
 #include "internal.h"
 
-/** 1 when prefs (resolved) ask for tuning: KMUX_TUNE_ON, or KMUX_TUNE_DEFAULT with the
- *  environment variable KMUX_TUNE set to "1" or "on". */
-int kmux_tune_enabled(const kmux_plan_prefs *prefs);
+/** 1 when a plan on dev with prefs (resolved) is tuned: KMUX_TUNE_ON; or KMUX_TUNE_DEFAULT with
+ *  the environment variable KMUX_TUNE "1" or "on", or, on the "auto" device (dev->measured), with
+ *  KMUX_TUNE unset or empty (any other value, "0" or "off", turns it off there too). */
+int kmux_tune_enabled(const kmux_plan_prefs *prefs, const kmux_device *dev);
 
-/** Starts a freshly created plan with impl_count > 1 on a host device at its fastest
+/** Starts a freshly created plan with impl_count > 1 at its fastest
  *  implementation: the cached verdict when there is a valid one, else by timing each
  *  implementation within a time budget and storing the verdict. Never fails: any trouble
  *  (memory, a failing implementation, an unreadable cache) leaves the plan at its default

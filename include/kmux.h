@@ -302,9 +302,14 @@ KMUX_API kmux_status kmux_device_get(const kmux_context *ctx, int i, kmux_device
 
 /** Finds a device by its id: "ref", "cpu:openblas", "cpu:onednn", "cpu:auto", "cuda:0",
  *  "hip:1", or "cuda" / "hip" for index 0 of that backend, or "auto": the context's
- *  default_device (KMUX_DEVICE) when set and not "auto", else the first GPU, else cpu:onednn,
- *  cpu:openblas, ref ("auto" resolves to the routing device cpu:auto only when default_device
- *  names it).
+ *  default_device (KMUX_DEVICE) when set and not "auto", else the measured choice: the device
+ *  "auto", which stands for the first GPU, else the routing device cpu:auto, else cpu:onednn,
+ *  cpu:openblas, ref, and runs on it (its memory, streams and implementations), under the id
+ *  "auto", with one difference: its plans are tuned by default (kmux_tune: KMUX_TUNE unset means
+ *  on there; "0"/"off" or prefs.tune = KMUX_TUNE_OFF turn it off), so that the first plan of each
+ *  problem costs up to about KMUX_TUNE_BUDGET_MS plus two rounds, once per machine and problem
+ *  (the verdict cache). It is not in the kmux_device_get list, and its streams, memory and plans
+ *  are its own: use them with the "auto" handle, not with the device it stands for.
  *  "cpu:auto" is a routing device, present when cpu:onednn or cpu:openblas is (and "auto" is not
  *  left out by the KMUX_BACKENDS allow-list): each of its plans is made on every CPU device that
  *  can run the problem, its implementations are theirs in the order cpu:onednn, cpu:openblas, and
@@ -618,7 +623,8 @@ typedef struct kmux_plan_prefs {
  *  starts at the one measured fastest for its exact problem, instead of the backend's default
  *  order (in the spirit of MIOpen's find-db and cuBLASLt's autotuning of its heuristic list):
  *  - KMUX_TUNE_DEFAULT (0, the default): as the environment variable KMUX_TUNE says: "1" or "on"
- *    means KMUX_TUNE_ON, anything else (or unset) KMUX_TUNE_OFF.
+ *    means KMUX_TUNE_ON, any other value KMUX_TUNE_OFF; unset (or empty), KMUX_TUNE_ON on the
+ *    device "auto" (kmux_device_find) and KMUX_TUNE_OFF on every other device.
  *  - KMUX_TUNE_OFF: no measurement, no cache: the plan starts at implementation 0.
  *  - KMUX_TUNE_ON: the verdict cache (a text file: KMUX_TUNE_CACHE, else
  *    $XDG_CACHE_HOME/kmux/tune-v1.txt, else $HOME/.cache/kmux/tune-v1.txt) is looked up by

@@ -2,11 +2,14 @@
  * test_auto.c - the routing device cpu:auto (dispatch/auto.c): it exists when a CPU backend does,
  * its plans run on the real devices and say which ("auto->cpu:..."), kmux_plan_next_impl walks
  * the implementations of every backend it routes to, f64 goes to OpenBLAS (oneDNN has none),
- * "auto" as a device id still resolves to a real device, and the allow-list can leave it out.
+ * "auto" as a device id is the measured routing device (tuned plans), and the allow-list can
+ * leave it out.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -102,12 +105,77 @@ Test(auto_device, f64_goes_to_openblas) {
     TU_OK(kmux_context_destroy(ctx));
 }
 
-Test(auto_device, auto_id_still_resolves_to_a_real_device) {
+/* Lines of the tune cache file at path (0 when there is none). */
+static int cache_lines(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    int n = 0, c;
+    while ((c = fgetc(f)) != EOF)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+/* One f32 GEMM plan of a new shape on dev (prefs default: KMUX_TUNE decides), destroyed again;
+ * the implementation it starts at in *impl. */
+static void plan_once(kmux_device *dev, int64_t m, char *impl, size_t size) {
+    kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
+    d.m = m, d.n = 48, d.k = 64, d.lda = 64, d.ldb = 48, d.ldc = 48;
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_matmul_plan_create(dev, &d, NULL, &plan));
+    kmux_plan_info info;
+    TU_OK(kmux_plan_info_get(plan, &info));
+    snprintf(impl, size, "%s", info.impl);
+    TU_OK(kmux_plan_destroy(plan));
+}
+
+/* "auto" asks for the measured choice (issue 34): on a host without a GPU it is the routing
+ * device cpu:auto under the id "auto", not one more device in the list, and its plans are tuned
+ * unless KMUX_TUNE says otherwise (the verdict lands in the cache); the same plan on cpu:auto
+ * keeps its default order (explicit ids keep theirs). */
+Test(auto_device, auto_id_is_the_measured_routing_device) {
+    char cache[] = "/tmp/kmux-auto-tune-XXXXXX";
+    int fd = mkstemp(cache);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    setenv("KMUX_TUNE_CACHE", cache, 1);
+    unsetenv("KMUX_TUNE");
+    unsetenv("KMUX_DEVICE");
     kmux_context *ctx = tu_context();
-    kmux_device *dev = NULL;
+    kmux_device *routing = auto_device(ctx), *dev = NULL, *gpu = NULL;
+    int n = 0;
+    TU_OK(kmux_device_count(ctx, &n));
+    for (int i = 0; i < n; i++) {
+        kmux_device *d = NULL;
+        kmux_device_props p;
+        TU_OK(kmux_device_get(ctx, i, &d));
+        TU_OK(kmux_device_props_get(d, &p));
+        cr_expect_str_neq(p.id, "auto", "device %d of the list is \"auto\"", i);
+        if (!p.is_host && !gpu) gpu = d;
+    }
     TU_OK(kmux_device_find(ctx, "auto", &dev));
-    cr_expect_str_neq(kmux_device_id(dev), "cpu:auto");
+    cr_expect_str_eq(kmux_device_id(dev), "auto");
+    if (gpu || !routing) {
+        TU_OK(kmux_context_destroy(ctx));
+        unlink(cache);
+        cr_skip_test("a GPU or no cpu:auto here: \"auto\" stands for another device");
+    }
+    kmux_device_props p;
+    TU_OK(kmux_device_props_get(dev, &p));
+    cr_expect_str_eq(p.backend, "auto");
+    char impl[256];
+    plan_once(routing, 65, impl, sizeof impl); /* explicit cpu:auto: not tuned */
+    cr_expect_eq(cache_lines(cache), 0, "a plan on cpu:auto was tuned without KMUX_TUNE");
+    plan_once(dev, 65, impl, sizeof impl);
+    cr_expect(strncmp(impl, "auto->cpu:", 10) == 0, "impl '%s'", impl);
+    cr_expect_eq(cache_lines(cache), 1, "a plan on \"auto\" left %d verdicts, want 1",
+                 cache_lines(cache));
+    setenv("KMUX_TUNE", "off", 1);
+    plan_once(dev, 66, impl, sizeof impl); /* KMUX_TUNE=off: no measurement there either */
+    cr_expect_eq(cache_lines(cache), 1, "KMUX_TUNE=off still tuned a plan on \"auto\"");
+    unsetenv("KMUX_TUNE");
     TU_OK(kmux_context_destroy(ctx));
+    unlink(cache);
 }
 
 Test(auto_device, allow_list_leaves_it_out) {
