@@ -235,8 +235,11 @@ int main(int argc, char **argv) {
         if (kmux_device_get(ctx, i, &dev) == KMUX_OK) print_device(dev);
     }
     kmux_device *autodev = NULL;
-    if (kmux_device_find(ctx, "auto", &autodev) == KMUX_OK)
-        printf("\n\"auto\" selects %s\n", kmux_device_id(autodev));
+    kmux_device_props ap;
+    if (kmux_device_find(ctx, "auto", &autodev) == KMUX_OK &&
+        kmux_device_props_get(autodev, &ap) == KMUX_OK)
+        printf("\n\"auto\" selects %s (backend %s, %s%s)\n", ap.id, ap.backend, ap.name,
+               strcmp(ap.id, "auto") == 0 ? "; plans tuned unless KMUX_TUNE=off" : "");
     else
         printf("\n\"auto\" selects nothing: %s\n", kmux_last_error());
     kmux_context_destroy(ctx);
