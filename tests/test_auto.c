@@ -105,17 +105,6 @@ Test(auto_device, f64_goes_to_openblas) {
     TU_OK(kmux_context_destroy(ctx));
 }
 
-/* Lines of the tune cache file at path (0 when there is none). */
-static int cache_lines(const char *path) {
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    int n = 0, c;
-    while ((c = fgetc(f)) != EOF)
-        n += c == '\n';
-    fclose(f);
-    return n;
-}
-
 /* One f32 GEMM plan of a new shape on dev (prefs default: KMUX_TUNE decides), destroyed again;
  * the implementation it starts at in *impl. */
 static void plan_once(kmux_device *dev, int64_t m, char *impl, size_t size) {
@@ -165,14 +154,14 @@ Test(auto_device, auto_id_is_the_measured_routing_device) {
     cr_expect_str_eq(p.backend, "auto");
     char impl[256];
     plan_once(routing, 65, impl, sizeof impl); /* explicit cpu:auto: not tuned */
-    cr_expect_eq(cache_lines(cache), 0, "a plan on cpu:auto was tuned without KMUX_TUNE");
+    cr_expect_eq(tu_count_lines(cache, NULL), 0, "a plan on cpu:auto was tuned without KMUX_TUNE");
     plan_once(dev, 65, impl, sizeof impl);
     cr_expect(strncmp(impl, "auto->cpu:", 10) == 0, "impl '%s'", impl);
-    cr_expect_eq(cache_lines(cache), 1, "a plan on \"auto\" left %d verdicts, want 1",
-                 cache_lines(cache));
+    cr_expect_eq(tu_count_lines(cache, NULL), 1, "a plan on \"auto\" left %d verdicts, want 1",
+                 tu_count_lines(cache, NULL));
     setenv("KMUX_TUNE", "off", 1);
     plan_once(dev, 66, impl, sizeof impl); /* KMUX_TUNE=off: no measurement there either */
-    cr_expect_eq(cache_lines(cache), 1, "KMUX_TUNE=off still tuned a plan on \"auto\"");
+    cr_expect_eq(tu_count_lines(cache, NULL), 1, "KMUX_TUNE=off still tuned a plan on \"auto\"");
     unsetenv("KMUX_TUNE");
     TU_OK(kmux_context_destroy(ctx));
     unlink(cache);

@@ -722,18 +722,6 @@ Test(cuda, gemm_f32_strict_exact_all_layouts) {
     TU_OK(kmux_context_destroy(ctx));
 }
 
-/* Lines of the tune cache file that name device id. */
-static int cache_lines(const char *path, const char *id) {
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    char line[4096];
-    int n = 0;
-    while (fgets(line, sizeof line, f))
-        n += strstr(line, id) != NULL;
-    fclose(f);
-    return n;
-}
-
 /* prefs.tune on cuda:0 (dispatch/tune.c): the implementations are timed on the device (scratch
  * operands in its memory, samples between its events) and the verdict is cached; the tuned plan
  * computes what ref does, and an identical plan takes the cached verdict without timing again
@@ -774,9 +762,9 @@ Test(cuda, tuning_times_on_the_device_and_caches_the_verdict) {
                   info.impl_index, impls);
         expect_same(&c, got, want, "tuned f32");
         free(got), free(want);
-        cr_expect_eq(cache_lines(cache, "cuda:0"), 1,
+        cr_expect_eq(tu_count_lines(cache, "cuda:0"), 1,
                      "round %d: %d cached verdicts for cuda:0, want 1 (timed once, then reused)",
-                     round, cache_lines(cache, "cuda:0"));
+                     round, tu_count_lines(cache, "cuda:0"));
     }
     mm_prefs = NULL;
     mm_free(&c);

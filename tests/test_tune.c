@@ -71,16 +71,6 @@ static int start_index(kmux_device *dev, int tune) {
     return info.impl_index;
 }
 
-static int count_lines(const char *path) {
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    int n = 0, c;
-    while ((c = fgetc(f)) != EOF)
-        n += c == '\n';
-    fclose(f);
-    return n;
-}
-
 static void read_file(const char *path, char *buf, size_t size) {
     FILE *f = fopen(path, "r");
     cr_assert_not_null(f, "cannot open %s", path);
@@ -93,7 +83,7 @@ static void read_file(const char *path, char *buf, size_t size) {
 static void rewrite_verdict(int idx, const char *name) {
     char text[4096];
     read_file(g_cache, text, sizeof text);
-    cr_assert_eq(count_lines(g_cache), 1, "cache: %s", text);
+    cr_assert_eq(tu_count_lines(g_cache, NULL), 1, "cache: %s", text);
     char *f[5];
     char *p = text;
     for (int i = 0; i < 5; i++) {
@@ -112,14 +102,14 @@ Test(tune, verdict_is_stored_and_reused_without_timing, .init = set_cache, .fini
     kmux_device *dev = NULL;
     kmux_context *ctx = small_context(0, &dev);
     int first = start_index(dev, KMUX_TUNE_ON);
-    cr_expect_eq(count_lines(g_cache), 1, "one verdict line after the first tuned plan");
+    cr_expect_eq(tu_count_lines(g_cache, NULL), 1, "one verdict line after the first tuned plan");
     char text[4096];
     read_file(g_cache, text, sizeof text);
     cr_expect(strncmp(text, "kmux-tune-v1\t", 13) == 0, "cache: %s", text);
     cr_expect(strstr(text, "test:small") && strstr(text, "48x32:32x40"), "key: %s", text);
     /* a hit: same index, nothing appended (no second measurement) */
     cr_expect_eq(start_index(dev, KMUX_TUNE_ON), first);
-    cr_expect_eq(count_lines(g_cache), 1, "a cache hit must not time again");
+    cr_expect_eq(tu_count_lines(g_cache, NULL), 1, "a cache hit must not time again");
     TU_OK(kmux_context_destroy(ctx));
 }
 
@@ -165,7 +155,7 @@ Test(tune, cached_index_is_the_one_that_runs, .init = set_cache, .fini = drop_ca
         rewrite_verdict(want, want == 0 ? "small:naive" : "small:naive-reversed");
         cr_expect_eq(start_index(dev, KMUX_TUNE_ON), want, "cached verdict %d (tuned: %d)", want,
                      first);
-        cr_expect_eq(count_lines(g_cache), 1);
+        cr_expect_eq(tu_count_lines(g_cache, NULL), 1);
     }
     /* the chosen implementation computes the right result */
     rewrite_verdict(1, "small:naive-reversed");
@@ -203,7 +193,8 @@ Test(tune, stale_verdict_is_retimed, .init = set_cache, .fini = drop_cache) {
     start_index(dev, KMUX_TUNE_ON);
     rewrite_verdict(1, "small:an-implementation-that-is-gone");
     start_index(dev, KMUX_TUNE_ON);
-    cr_expect_eq(count_lines(g_cache), 2, "a verdict naming another implementation is retimed");
+    cr_expect_eq(tu_count_lines(g_cache, NULL), 2,
+                 "a verdict naming another implementation is retimed");
     TU_OK(kmux_context_destroy(ctx));
 }
 
@@ -287,7 +278,7 @@ Test(tune, onednn_bf16_tuned_plan_is_correct, .init = set_cache, .fini = drop_ca
     TU_OK(kmux_plan_destroy(plan));
     p.tune = KMUX_TUNE_ON;
     TU_OK(kmux_matmul_plan_create(dev, &d, &p, &plan));
-    cr_expect_eq(count_lines(g_cache), impls > 1, "%d implementations", impls);
+    cr_expect_eq(tu_count_lines(g_cache, NULL), impls > 1, "%d implementations", impls);
     uint16_t A[M * K], B[K * N];
     float C[M * N], one = 1.0f, zero = 0.0f;
     for (int i = 0; i < M * K; i++)

@@ -159,6 +159,9 @@ void *tu_dup(const void *p, size_t bytes);
 /** Writes the first `bytes` bytes of file `from` (all of it when shorter) to `to`: a truncated
  *  shared object for the loader's hostile-file tests. Returns the bytes written. */
 size_t tu_copy_prefix(const char *from, const char *to, size_t bytes);
+/** Lines of the text file at path that contain needle (every line when needle is NULL); 0 when
+ *  the file cannot be read (the tune cache's verdict lines, ...). */
+int tu_count_lines(const char *path, const char *needle);
 
 /** Standard error captured into a temporary file between tu_capture_begin and tu_capture_end,
  *  which restores it and reads what was written (KMUX_VERBOSE traces) into text (NUL-ended). */

@@ -132,6 +132,20 @@ size_t tu_copy_prefix(const char *from, const char *to, size_t bytes) {
     return done;
 }
 
+int tu_count_lines(const char *path, const char *needle) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[8192];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        size_t len = strlen(line);
+        if (len + 1 == sizeof line && line[len - 1] != '\n') continue; /* the rest comes next */
+        n += !needle || strstr(line, needle) != NULL;
+    }
+    fclose(f);
+    return n;
+}
+
 void *tu_dup(const void *p, size_t bytes) {
     void *q = malloc(bytes > 0 ? bytes : 1);
     cr_assert_not_null(q);
