@@ -21,9 +21,9 @@ kmux_status kmux_hip_stream_destroy(void *state, void *stream) {
     kmux_hip_guard g;
     kmux_status ks = kmux_hip_enter(st, s->device, "kmux_stream_destroy", &g);
     if (ks != KMUX_OK) {
-        /* the device cannot be made current: release what needs none, so that nothing of the
-         * stream is lost (hipStreamDestroy acts on the stream's own device) */
-        if (s->own) (void)st->api.hipStreamDestroy(s->stream);
+        /* the device cannot be made current (gone, or a forked child, where the HIP runtime must
+         * not be called): kmux's own memory of the stream is released, its native stream and
+         * rocBLAS handle go with the device */
         free(s);
         return ks;
     }
