@@ -319,6 +319,39 @@ Test(onednn, i8_exact_vs_ref) {
             }
 }
 
+/* The shapes that crashed oneDNN 2.6's AMX int8 brgemm with SIGILL (K not a multiple of 4;
+ * onednn_matmul.c: kernels_to_avoid) run on another kernel and match ref; none of the plan's
+ * first three implementations is an AMX one. On a CPU without AMX they only check results. */
+Test(onednn, i8_amx_k_tail_shapes_run_on_another_kernel) {
+    TU_NEED_DEVICE(g);
+    static const int64_t shapes[][3] = {{33, 127, 1}, {33, 127, 17}, {65, 126, 1}, {130, 125, 1}};
+    for (int i = 0; i < 4; i++)
+        for (int step = 0; step < 3; step++) {
+            mm_case c = f32_case(KMUX_ROW_MAJOR, KMUX_NO_TRANS, i % 2 ? KMUX_TRANS : KMUX_NO_TRANS);
+            c.at = KMUX_I8, c.ct = KMUX_I32, c.ct_compute = KMUX_COMPUTE_I32;
+            c.m = shapes[i][0], c.k = shapes[i][1], c.n = shapes[i][2];
+            c.alpha = 1, c.beta = 0;
+            kmux_matmul_desc d;
+            int64_t na, nb, nc;
+            mm_desc(&c, &d, &na, &nb, &nc);
+            kmux_plan *plan = NULL;
+            TU_OK(kmux_matmul_plan_create(g.dev, &d, NULL, &plan));
+            int ok = 1;
+            for (int k = 0; k < step && ok; k++)
+                ok = kmux_plan_next_impl(plan) == KMUX_OK;
+            kmux_plan_info info;
+            TU_OK(kmux_plan_info_get(plan, &info));
+            cr_expect(!ok || strstr(info.impl, "amx") == NULL,
+                      "%lldx%lldx%lld implementation %d: %s", (long long)c.m, (long long)c.k,
+                      (long long)c.n, step, info.impl);
+            TU_OK(kmux_plan_destroy(plan));
+            if (step == 0) {
+                char impl[128];
+                TU_OK(check_matmul(&c, NULL, impl, sizeof impl));
+            }
+        }
+}
+
 /* Both sides of the bound under which oneDNN's own s8 x s8 kernel is used (255 * the largest
  * column sum of |Q| <= 2^24, onednn_matmul.h). A = 127; the columns of B sum to the bound (the s8
  * kernel runs; 255 * 65793 = 16777215) or, in the second call, one column to 132105, so that its

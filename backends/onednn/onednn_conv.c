@@ -149,7 +149,7 @@ static dnnl_status_t conv_pd(kmux_dnn_state *st, const kmux_dnn_conv_plan *p,
                                                                     strides, dil, pl, pr);
     }
     if (s == dnnl_success)
-        s = kmux_dnn_pd_create(&op, attr, st->engine, hint, impl_index, NULL, pd);
+        s = kmux_dnn_pd_create(&op, attr, st->engine, hint, impl_index, NULL, NULL, pd);
     if (hint) dnnl_primitive_desc_destroy(hint);
     dnnl_primitive_attr_destroy(attr);
     return s;

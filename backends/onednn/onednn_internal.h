@@ -121,13 +121,14 @@ kmux_status kmux_dnn_oom(const kmux_dnn_state *st, const char *fn, size_t bytes)
 dnnl_primitive_attr_t kmux_dnn_attr_new(void);
 
 /** Creates the primitive descriptor of op_desc for implementation number impl_index (0 = the
- *  first oneDNN offers; reference "ref:" implementations are only counted when nothing else is
- *  offered), or, when want_impl is not NULL, the first implementation with that name (falling
- *  back to index 0). Returns dnnl_success, dnnl_iterator_ends when impl_index is past the last,
- *  or oneDNN's error. */
+ *  first oneDNN offers; reference "ref:" implementations, and those whose name contains `avoid`
+ *  when it is not NULL, are only counted when nothing else is offered), or, when want_impl is
+ *  not NULL, the first implementation with that name (falling back to index 0). Returns
+ *  dnnl_success, dnnl_iterator_ends when impl_index is past the last, or oneDNN's error. */
 dnnl_status_t kmux_dnn_pd_create(const_dnnl_op_desc_t op_desc, const_dnnl_primitive_attr_t attr,
                                  dnnl_engine_t engine, const_dnnl_primitive_desc_t hint,
-                                 int impl_index, const char *want_impl, dnnl_primitive_desc_t *pd);
+                                 int impl_index, const char *want_impl, const char *avoid,
+                                 dnnl_primitive_desc_t *pd);
 /** The implementation string of pd ("brg:avx512_core"); "?" if it cannot be queried. */
 const char *kmux_dnn_pd_impl(const_dnnl_primitive_desc_t pd);
 /** Bytes of pd's scratchpad (0 when it needs none). */

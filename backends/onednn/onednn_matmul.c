@@ -104,6 +104,16 @@ static dnnl_primitive_attr_t variant_attr(const kmux_dnn_mm_plan *p, float alpha
     return attr;
 }
 
+/* Kernels the plan must not use: oneDNN 2.x's AMX int8 brgemm matmul (brg:avx512_core_amx_int8)
+ * executes an invalid tile configuration, SIGILL on tdpbssd, when K is not a multiple of 4
+ * (the VNNI-4 tail): on a 2-core Sapphire Rapids VM with oneDNN 2.6.3, M x K x N = 33 x 127 x 1
+ * and 17, 65/66/97/130 x 125..127 x 1 crashed the process (the conformance suite's i8 GEMM), while
+ * every K % 4 == 0 shape and every other kernel ran. Those plans take the next kernel (brgemm
+ * avx512_core_vnni). */
+static const char *kernels_to_avoid(const kmux_dnn_mm_plan *p) {
+    return p->is_int && p->K % 4 != 0 && dnnl_version()->major < 3 ? "amx" : NULL;
+}
+
 /* Creates the primitive of (alpha, beta) for the plan's implementation. want_impl NULL: the
  * implementation number p->mode_index (used for the first variant, which fixes the name). */
 static dnnl_status_t variant_create(kmux_dnn_state *st, const kmux_dnn_mm_plan *p, float alpha,
@@ -113,7 +123,8 @@ static dnnl_status_t variant_create(kmux_dnn_state *st, const kmux_dnn_mm_plan *
     dnnl_primitive_attr_t attr = variant_attr(p, alpha, beta, &s);
     if (!attr) return s;
     dnnl_primitive_desc_t pd = NULL;
-    s = kmux_dnn_pd_create(&p->op, attr, st->engine, NULL, p->mode_index, want_impl, &pd);
+    s = kmux_dnn_pd_create(&p->op, attr, st->engine, NULL, p->mode_index, want_impl,
+                           kernels_to_avoid(p), &pd);
     dnnl_primitive_attr_destroy(attr);
     if (s != dnnl_success) return s;
     if (impl) snprintf(impl, impl_size, "%s", kmux_dnn_pd_impl(pd));
@@ -435,7 +446,8 @@ static void add_s8_direct(kmux_dnn_state *st, kmux_dnn_mm_plan *p) {
     dnnl_primitive_attr_t attr = s == dnnl_success ? variant_attr(p, 1.0f, 0.0f, &s) : NULL;
     dnnl_primitive_desc_t pd = NULL;
     if (attr) {
-        s = kmux_dnn_pd_create(&op, attr, st->engine, NULL, 0, p->prim_impl, &pd);
+        s = kmux_dnn_pd_create(&op, attr, st->engine, NULL, 0, p->prim_impl, kernels_to_avoid(p),
+                               &pd);
         dnnl_primitive_attr_destroy(attr);
     }
     /* kmux_dnn_pd_create falls back to oneDNN's first kernel when the named one is not offered

@@ -80,14 +80,16 @@ int kmux_dnn_is_ref_kernel(const char *impl) {
     return strncmp(impl, "ref", 3) == 0;
 }
 
-static int is_ref_impl(const_dnnl_primitive_desc_t pd) {
-    return kmux_dnn_is_ref_kernel(kmux_dnn_pd_impl(pd));
+/* A reference kernel, or one the caller avoids: listed only when nothing else is offered. */
+static int is_ref_impl(const_dnnl_primitive_desc_t pd, const char *avoid) {
+    const char *name = kmux_dnn_pd_impl(pd);
+    return kmux_dnn_is_ref_kernel(name) || (avoid && strstr(name, avoid));
 }
 
 /* Walks oneDNN's implementation list (see kmux_dnn_pd_create). */
 static dnnl_status_t pd_walk(const_dnnl_op_desc_t op_desc, const_dnnl_primitive_attr_t attr,
                              dnnl_engine_t engine, const_dnnl_primitive_desc_t hint, int impl_index,
-                             const char *want_impl, dnnl_primitive_desc_t *pd) {
+                             const char *want_impl, const char *avoid, dnnl_primitive_desc_t *pd) {
     dnnl_primitive_desc_iterator_t it = NULL;
     dnnl_status_t s = dnnl_primitive_desc_iterator_create(&it, op_desc, attr, engine, hint);
     if (s != dnnl_success) return s;
@@ -102,7 +104,7 @@ static dnnl_status_t pd_walk(const_dnnl_op_desc_t op_desc, const_dnnl_primitive_
     }
     for (dnnl_primitive_desc_t cur = first; cur;) {
         int match = want_impl ? strcmp(kmux_dnn_pd_impl(cur), want_impl) == 0
-                              : (!is_ref_impl(cur) && index++ == impl_index);
+                              : (!is_ref_impl(cur, avoid) && index++ == impl_index);
         if (match) {
             found = cur;
             break;
@@ -131,11 +133,13 @@ static pthread_mutex_t walk_lock = PTHREAD_MUTEX_INITIALIZER;
 
 dnnl_status_t kmux_dnn_pd_create(const_dnnl_op_desc_t op_desc, const_dnnl_primitive_attr_t attr,
                                  dnnl_engine_t engine, const_dnnl_primitive_desc_t hint,
-                                 int impl_index, const char *want_impl, dnnl_primitive_desc_t *pd) {
+                                 int impl_index, const char *want_impl, const char *avoid,
+                                 dnnl_primitive_desc_t *pd) {
     dnnl_primitive_desc_t first = NULL;
     dnnl_status_t s = dnnl_primitive_desc_create(&first, op_desc, attr, engine, hint);
     if (s != dnnl_success) return s;
-    if (want_impl ? strcmp(kmux_dnn_pd_impl(first), want_impl) == 0 : impl_index == 0) {
+    if (want_impl ? strcmp(kmux_dnn_pd_impl(first), want_impl) == 0
+                  : impl_index == 0 && !(avoid && strstr(kmux_dnn_pd_impl(first), avoid))) {
         *pd = first;
         return dnnl_success;
     }
@@ -149,7 +153,7 @@ dnnl_status_t kmux_dnn_pd_create(const_dnnl_op_desc_t op_desc, const_dnnl_primit
     int capacity = 0;
     int restore = dnnl_get_primitive_cache_capacity(&capacity) == dnnl_success &&
                   dnnl_set_primitive_cache_capacity(0) == dnnl_success;
-    s = pd_walk(op_desc, attr, engine, hint, impl_index, want_impl, pd);
+    s = pd_walk(op_desc, attr, engine, hint, impl_index, want_impl, avoid, pd);
     if (restore) dnnl_set_primitive_cache_capacity(capacity);
     pthread_mutex_unlock(&walk_lock);
     return s;
