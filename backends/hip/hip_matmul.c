@@ -12,9 +12,10 @@
  * prefs.require_deterministic: rocBLAS runs with atomics not allowed (rocblas_set_atomics_mode),
  * else with its default (atomics allowed: faster for some shapes, not bitwise reproducible).
  *
- * Implementations of a plan, in order: kmux's own GEMM kernel (hip_gemm.c, every row of the type
- * table in the device's fp8 family, every epilogue, scale and amax: the default), then
- * rocblas_gemm_ex where rocBLAS is present and runs the description.
+ * Implementations of a plan, in order: rocblas_gemm_ex where rocBLAS is present and runs the
+ * description (the default then, as the vendor library is on CUDA), then kmux's own GEMM kernel
+ * (hip_gemm.c, every row of the type table in the device's fp8 family, every epilogue, scale and
+ * amax: the default for everything rocBLAS refuses).
  * TODO: hipBLASLt as a further implementation.
  */
 #define _GNU_SOURCE
@@ -34,7 +35,7 @@ enum { IMPL_OWN = 0, IMPL_ROCBLAS = 1 };
 typedef struct hip_matmul_plan {
     int device;
     int n_impls;
-    int impls[2]; /* IMPL_OWN (kmux_gpu_gemm, the default) and/or IMPL_ROCBLAS */
+    int impls[2]; /* IMPL_ROCBLAS (first where it runs the problem) and/or IMPL_OWN */
     int tile;     /* of the own kernel */
     char own_name[128];
     int deterministic; /* prefs->require_deterministic: rocBLAS runs without atomics */
@@ -179,11 +180,14 @@ kmux_status kmux_hip_matmul_plan_create(void *state, int device, const kmux_matm
     p->device = device;
     p->deterministic = det;
     p->d = *desc;
+    /* AMD's library first where it runs the problem (as cuBLASLt is first on cuda:N): the
+     * default a user and kmux-bench get is the vendor's; the own kernel follows (KMUX_TUNE or
+     * the device "auto" time both) and serves what rocBLAS refuses */
+    if (!no_rb) p->impls[p->n_impls++] = IMPL_ROCBLAS;
     if (!no_own) {
         p->tile = kmux_hip_gemm_tile(desc, p->own_name, sizeof p->own_name);
         p->impls[p->n_impls++] = IMPL_OWN;
     }
-    if (!no_rb) p->impls[p->n_impls++] = IMPL_ROCBLAS;
     p->at = rb_type(desc->a_type);
     p->ct = rb_type(desc->c_type);
     p->comp = desc->compute_type == KMUX_COMPUTE_F64 ? KMUX_ROCBLAS_F64 : KMUX_ROCBLAS_F32;
