@@ -25,8 +25,9 @@
 #include <unistd.h>
 
 #include "kmux.h"
+#include "kmux_bench/kb_median.h"
 
-enum { MAX_VARIANTS = 8, MAX_RUNS = 200 };
+enum { MAX_VARIANTS = 8, MAX_RUNS = KB_MEDIAN_MAX };
 
 typedef struct variant {
     const char *label;
@@ -104,16 +105,6 @@ static int run_one(variant *v) {
     return -1;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(variant *v) {
-    qsort(v->ms, (size_t)v->n, sizeof v->ms[0], cmp_double);
-    return v->n % 2 ? v->ms[v->n / 2] : 0.5 * (v->ms[v->n / 2 - 1] + v->ms[v->n / 2]);
-}
-
 int main(int argc, char **argv) {
     variant vs[MAX_VARIANTS];
     int nv = 0, runs = 11;
@@ -162,9 +153,11 @@ int main(int argc, char **argv) {
             bad = 1;
             continue;
         }
-        double med = median(v);
+        double sorted[MAX_RUNS];
+        kb_sorted_copy(v->ms, v->n, sorted);
+        const double med = kb_median(v->ms, v->n);
         if (k == 0) first = med;
-        printf("%-16s %10.2f %10.2f %10.2f %8d", v->label, med, v->ms[0], v->ms[v->n - 1],
+        printf("%-16s %10.2f %10.2f %10.2f %8d", v->label, med, sorted[0], sorted[v->n - 1],
                v->devices);
         if (k > 0 && first > 0)
             printf(" %7.2fx", med / first);

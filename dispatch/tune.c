@@ -97,6 +97,7 @@ static void make_key(const kmux_plan *pl, const kmux_plan_prefs *prefs, char *ke
 typedef struct tune_bufs {
     void *p[5]; /* A, B, C, bias (matmul) or x, w, y (conv); the fp8 scales on a GPU */
     size_t bytes[5];
+    void *ev[2]; /* on a GPU: the events around each sample */
     float scale[3];
     double alpha_d, beta_d;
     float alpha_f, beta_f;
@@ -139,10 +140,13 @@ static int operand_bytes(const kmux_plan *pl, size_t bytes[4]) {
 static void free_bufs(kmux_device *dev, tune_bufs *b) {
     for (int i = 0; i < 5; i++)
         if (b->p[i]) OPS(dev)->mem_free(STATE(dev), dev->index, b->p[i]);
+    for (int i = 0; i < 2; i++)
+        if (b->ev[i]) OPS(dev)->event_destroy(STATE(dev), b->ev[i]);
 }
 
 /* The scratch operands in the device's memory, filled on `stream` (a GPU's memory is not the
- * host's: kmux_memset and kmux_memcpy, then a synchronize). */
+ * host's: kmux_memset and kmux_memcpy, then a synchronize); on a GPU also the two events that
+ * time every sample. */
 static int alloc_bufs(kmux_plan *pl, void *stream, tune_bufs *b) {
     kmux_device *dev = pl->dev;
     const kmux_backend_ops *o = OPS(dev);
@@ -158,6 +162,8 @@ static int alloc_bufs(kmux_plan *pl, void *stream, tune_bufs *b) {
     if (st == KMUX_OK && b->p[4])
         st = o->mem_copy(STATE(dev), stream, b->p[4], b->scale, sizeof b->scale,
                          KMUX_MEMCPY_HOST_TO_DEVICE);
+    for (int i = 0; i < 2 && st == KMUX_OK && !dev->props.is_host; i++)
+        st = o->event_create(STATE(dev), dev->index, &b->ev[i]);
     if (st == KMUX_OK) st = o->stream_synchronize(STATE(dev), stream);
     if (st != KMUX_OK) {
         free_bufs(dev, b);
@@ -242,19 +248,14 @@ typedef struct tune_cand {
 static double sample_device(kmux_plan *pl, void *stream, int i, const tune_cand *cd, tune_bufs *b) {
     kmux_device *dev = pl->dev;
     const kmux_backend_ops *o = OPS(dev);
-    void *ev[2] = {NULL, NULL};
     float ms = -1.0f;
-    kmux_status st = o->event_create(STATE(dev), dev->index, &ev[0]);
-    if (st == KMUX_OK) st = o->event_create(STATE(dev), dev->index, &ev[1]);
-    if (st == KMUX_OK) st = o->event_record(STATE(dev), ev[0], stream);
+    kmux_status st = o->event_record(STATE(dev), b->ev[0], stream);
     for (int k = 0; k < cd->calls && st == KMUX_OK; k++)
         st = launch(pl, stream, i, b);
-    if (st == KMUX_OK) st = o->event_record(STATE(dev), ev[1], stream);
-    if (st == KMUX_OK) st = o->event_synchronize(STATE(dev), ev[1]);
-    if (st == KMUX_OK) st = o->event_elapsed_ms(STATE(dev), ev[0], ev[1], &ms);
+    if (st == KMUX_OK) st = o->event_record(STATE(dev), b->ev[1], stream);
+    if (st == KMUX_OK) st = o->event_synchronize(STATE(dev), b->ev[1]);
+    if (st == KMUX_OK) st = o->event_elapsed_ms(STATE(dev), b->ev[0], b->ev[1], &ms);
     if (st != KMUX_OK) (void)o->stream_synchronize(STATE(dev), stream); /* nothing left queued */
-    for (int k = 0; k < 2; k++)
-        if (ev[k]) (void)o->event_destroy(STATE(dev), ev[k]);
     return st == KMUX_OK && ms >= 0.0f ? (double)ms / cd->calls : -1.0;
 }
 

@@ -38,6 +38,13 @@ static void teardown(void) {
     if (system(cmd) != 0) cr_log_warn("could not remove %s", root);
 }
 
+/* The test's ld.so.conf (written by write_file("ld.so.conf", ...)). */
+static const char *conf_path(void) {
+    static char path[512];
+    snprintf(path, sizeof path, "%s/ld.so.conf", root);
+    return path;
+}
+
 TestSuite(ld_conf, .init = setup, .fini = teardown, .timeout = 30);
 
 Test(ld_conf, folders_comments_includes_in_order) {
@@ -52,8 +59,8 @@ Test(ld_conf, folders_comments_includes_in_order) {
     write_file("conf.d/a-cuda.conf", "/usr/local/cuda/lib64\n");
     write_file("conf.d/b-rocm.conf", "/opt/rocm/lib\r\n/opt/rocm/lib64\n");
     write_file("conf.d/c.txt", "/not/a/conf\n"); /* the glob does not match it */
-    char conf[512], list[1024] = "/from/before";
-    snprintf(conf, sizeof conf, "%s/ld.so.conf", root);
+    char list[1024] = "/from/before";
+    const char *conf = conf_path();
     int n = kmux_ld_conf_folders(conf, list, sizeof list);
     cr_expect_str_eq(list, "/from/before:/usr/local/lib:/opt/first/lib:/usr/local/cuda/lib64:"
                            "/opt/rocm/lib:/opt/rocm/lib64:/opt/last/lib");
@@ -65,8 +72,8 @@ Test(ld_conf, absolute_include_and_an_empty_list) {
     snprintf(inc, sizeof inc, "include %s/conf.d/x.conf\n", root);
     write_file("ld.so.conf", inc);
     write_file("conf.d/x.conf", "/opt/x/lib\n");
-    char conf[512], list[256] = "";
-    snprintf(conf, sizeof conf, "%s/ld.so.conf", root);
+    char list[256] = "";
+    const char *conf = conf_path();
     cr_expect_eq(kmux_ld_conf_folders(conf, list, sizeof list), 1);
     cr_expect_str_eq(list, "/opt/x/lib");
 }
@@ -77,8 +84,8 @@ Test(ld_conf, a_fifo_is_not_read_and_self_inclusion_ends) {
     cr_assert_eq(mkfifo(fifo, 0600), 0);
     write_file("conf.d/self.conf", "/opt/self/lib\ninclude self.conf\n");
     write_file("ld.so.conf", "include conf.d/*.conf\n");
-    char conf[512], list[4096] = "";
-    snprintf(conf, sizeof conf, "%s/ld.so.conf", root);
+    char list[4096] = "";
+    const char *conf = conf_path();
     int n = kmux_ld_conf_folders(conf, list, sizeof list); /* returns: the FIFO was not opened */
     /* self.conf read once per level until the depth limit: the folder each time, nothing else */
     cr_expect_gt(n, 0);
@@ -88,8 +95,8 @@ Test(ld_conf, a_fifo_is_not_read_and_self_inclusion_ends) {
 
 Test(ld_conf, a_folder_that_does_not_fit_is_left_out_whole) {
     write_file("ld.so.conf", "/a/folder/that/is/long\n/short\n");
-    char conf[512], list[16] = "/x";
-    snprintf(conf, sizeof conf, "%s/ld.so.conf", root);
+    char list[16] = "/x";
+    const char *conf = conf_path();
     cr_expect_eq(kmux_ld_conf_folders(conf, list, sizeof list), 1);
     cr_expect_str_eq(list, "/x:/short");
 }

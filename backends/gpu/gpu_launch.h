@@ -101,16 +101,17 @@ typedef struct kmux_gpu_plugin {
         *event_sync_name, *event_elapsed_name;
 } kmux_gpu_plugin;
 
+/** The kmux device index of a GPU plugin's stream object (each begins with it). */
+static inline int kmux_gpu_stream_device(const void *stream) {
+    return *(const int *)stream;
+}
+
 /** The launcher of a GPU plugin's stream (state: its kmux_gpu_plugin first; stream: its device
  *  index first): launches and memsets through the plugin's calls under the stream's device. */
 kmux_gpu_launcher kmux_gpu_plugin_launcher(void *state, const void *stream);
 /** Unloads the modules device `device` has loaded (the plugin's fini), each under the device
  *  entered; a device that cannot be entered keeps nothing (its context is gone with it). */
 void kmux_gpu_modules_unload(void *state, int device);
-/** The plugin ABI's host_alloc / host_free (kmux_host_malloc, kmux_host_free): the vendor's
- *  pinned host memory, allocated with `device` entered. */
-kmux_status kmux_gpu_slot_host_alloc(void *state, int device, size_t bytes, void **ptr);
-kmux_status kmux_gpu_slot_host_free(void *state, int device, void *ptr);
 /** The name, code and description of one vendor error, and each plugin's tag around the
  *  message (prefix "hip: " or suffix " [backend cuda]"). */
 typedef struct kmux_gpu_vendor_code {

@@ -1,18 +1,14 @@
 /*
- * gpu_runtime.c - memory, streams and events of both GPU plugins (gpu_runtime.h), on their
- * vendor calls (kmux_gpu_plugin): the device entered around every call (a thread with no
- * current context, or another GPU's, never reaches the runtime with the wrong one), and every
- * failure named with the vendor call and the device.
+ * gpu_runtime.c - memory (device and pinned host), streams and events of both GPU plugins
+ * (gpu_runtime.h), on their vendor calls (kmux_gpu_plugin): the device entered around every call (a
+ * thread with no current context, or another GPU's, never reaches the runtime with the wrong one),
+ * and every failure named with the vendor call and the device.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "gpu_runtime.h"
-
-static int stream_device(const void *stream) {
-    return *(const int *)stream; /* every GPU plugin's stream begins with its device */
-}
 
 #if defined(__GNUC__)
 #define KMUX_GPU_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -78,6 +74,28 @@ kmux_status kmux_gpu_slot_mem_free(void *state, int device, void *ptr) {
                 p->mem_free_name, ptr, p->vendor, device);
 }
 
+kmux_status kmux_gpu_slot_host_alloc(void *state, int device, size_t bytes, void **ptr) {
+    const kmux_gpu_plugin *p = state;
+    int guard = 0;
+    kmux_status s = p->enter(state, device, "kmux_host_malloc", &guard);
+    if (s != KMUX_OK) return s;
+    void *q = NULL;
+    s = left(state, guard, p->host_alloc(state, &q, bytes),
+             "kmux_host_malloc: %s(%zu bytes) on %s:%d", p->host_alloc_name, bytes, p->vendor,
+             device);
+    if (s == KMUX_OK) *ptr = q;
+    return s;
+}
+
+kmux_status kmux_gpu_slot_host_free(void *state, int device, void *ptr) {
+    const kmux_gpu_plugin *p = state;
+    int guard = 0;
+    kmux_status s = p->enter(state, device, "kmux_host_free", &guard);
+    if (s != KMUX_OK) return s;
+    return left(state, guard, p->host_free(state, ptr), "kmux_host_free: %s(%p) on %s:%d",
+                p->host_free_name, ptr, p->vendor, device);
+}
+
 kmux_status kmux_gpu_slot_stream_create(void *state, int device, void *native, int own,
                                         void **stream) {
     const kmux_gpu_plugin *p = state;
@@ -103,7 +121,7 @@ kmux_status kmux_gpu_slot_stream_create(void *state, int device, void *native, i
 
 kmux_status kmux_gpu_slot_stream_synchronize(void *state, void *stream) {
     const kmux_gpu_plugin *p = state;
-    int device = stream_device(stream), guard = 0;
+    int device = kmux_gpu_stream_device(stream), guard = 0;
     kmux_status s = p->enter(state, device, "kmux_stream_synchronize", &guard);
     if (s != KMUX_OK) return s;
     return left(state, guard, p->stream_sync(state, stream), "kmux_stream_synchronize: %s on %s:%d",
@@ -114,7 +132,7 @@ kmux_status kmux_gpu_slot_mem_copy(void *state, void *stream, void *dst, const v
                                    size_t bytes, kmux_memcpy_kind kind) {
     const kmux_gpu_plugin *p = state;
     if (bytes == 0) return KMUX_OK;
-    int device = stream_device(stream), guard = 0;
+    int device = kmux_gpu_stream_device(stream), guard = 0;
     kmux_status s = p->enter(state, device, "kmux_memcpy", &guard);
     if (s != KMUX_OK) return s;
     return left(state, guard, p->memcpy_async(state, stream, dst, src, bytes, (int)kind),
@@ -172,7 +190,7 @@ kmux_status kmux_gpu_slot_event_record(void *state, void *event, void *stream) {
     kmux_gpu_event *ev = event;
     /* The stream's device is the one entered (the core has checked that the event's is the
      * same); an adopted stream keeps the device it was adopted on. */
-    int device = stream_device(stream), guard = 0;
+    int device = kmux_gpu_stream_device(stream), guard = 0;
     kmux_status s = p->enter(state, device, "kmux_event_record", &guard);
     if (s != KMUX_OK) return s;
     return left(state, guard, p->event_record(state, ev->native, stream),
@@ -183,7 +201,7 @@ kmux_status kmux_gpu_slot_stream_wait_event(void *state, void *stream, void *eve
     const kmux_gpu_plugin *p = state;
     kmux_gpu_event *ev = event;
     /* under the stream's device; the event may be another device's (both vendors allow it) */
-    int device = stream_device(stream), guard = 0;
+    int device = kmux_gpu_stream_device(stream), guard = 0;
     kmux_status s = p->enter(state, device, "kmux_stream_wait_event", &guard);
     if (s != KMUX_OK) return s;
     return left(state, guard, p->stream_wait(state, stream, ev->native),

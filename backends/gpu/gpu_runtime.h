@@ -23,6 +23,10 @@ typedef struct kmux_gpu_event {
  * the status of the vendor's error with the message set (KMUX_ERR_OUT_OF_MEMORY for a host
  * allocation that failed). */
 kmux_status kmux_gpu_slot_mem_alloc(void *state, int device, size_t bytes, void **ptr);
+/* host_alloc / host_free (kmux_host_malloc, kmux_host_free): the vendor's pinned host memory,
+ * allocated with `device` entered. */
+kmux_status kmux_gpu_slot_host_alloc(void *state, int device, size_t bytes, void **ptr);
+kmux_status kmux_gpu_slot_host_free(void *state, int device, void *ptr);
 kmux_status kmux_gpu_slot_mem_free(void *state, int device, void *ptr);
 kmux_status kmux_gpu_slot_stream_create(void *state, int device, void *native, int own,
                                         void **stream);

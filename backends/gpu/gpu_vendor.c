@@ -1,16 +1,12 @@
 /*
  * gpu_vendor.c - what the CUDA and HIP plugins do alike on their vendor's calls
  * (kmux_gpu_plugin, gpu_launch.h), written once: a kernel launch (the vendor's shape check, the
- * device entered, the kernel found in its module, the launch, the trace), a stream-ordered memset,
- * and pinned host memory, each failure named with the vendor call and device.
+ * device entered, the kernel found in its module, the launch, the trace), a stream-ordered memset
+ * and the module cache, each failure named with the vendor call and device.
  */
 #include <stdio.h>
 
 #include "gpu_launch.h"
-
-static int stream_device(const void *stream) {
-    return *(const int *)stream; /* every GPU plugin's stream begins with its device */
-}
 
 /* Module `id` on `device` (entered), loaded on its first use under the device's module lock and
  * kept until the plugin's fini. */
@@ -111,47 +107,13 @@ kmux_gpu_launcher kmux_gpu_plugin_launcher(void *state, const void *stream) {
     kmux_gpu_launcher l = {
         .state = state,
         .stream = stream,
-        .device = stream_device(stream),
+        .device = kmux_gpu_stream_device(stream),
         .vendor = p->vendor,
         .host = p->host,
         .launch = launch,
         .memset_async = memset_async,
     };
     return l;
-}
-
-kmux_status kmux_gpu_slot_host_alloc(void *state, int device, size_t bytes, void **ptr) {
-    const kmux_gpu_plugin *p = state;
-    int guard = 0;
-    kmux_status s = p->enter(state, device, "kmux_host_malloc", &guard);
-    if (s != KMUX_OK) return s;
-    void *q = NULL;
-    int e = p->host_alloc(state, &q, bytes);
-    p->leave(state, guard);
-    if (e != 0) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "kmux_host_malloc: %s(%zu bytes) on %s:%d", p->host_alloc_name,
-                 bytes, p->vendor, device);
-        return p->fail(state, e, msg);
-    }
-    *ptr = q;
-    return KMUX_OK;
-}
-
-kmux_status kmux_gpu_slot_host_free(void *state, int device, void *ptr) {
-    const kmux_gpu_plugin *p = state;
-    int guard = 0;
-    kmux_status s = p->enter(state, device, "kmux_host_free", &guard);
-    if (s != KMUX_OK) return s;
-    int e = p->host_free(state, ptr);
-    p->leave(state, guard);
-    if (e != 0) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "kmux_host_free: %s(%p) on %s:%d", p->host_free_name, ptr,
-                 p->vendor, device);
-        return p->fail(state, e, msg);
-    }
-    return KMUX_OK;
 }
 
 kmux_status kmux_gpu_vendor_error(const kmux_backend_host *host, kmux_status s,

@@ -80,10 +80,14 @@ int kmux_dnn_is_ref_kernel(const char *impl) {
     return strncmp(impl, "ref", 3) == 0;
 }
 
+/* A kernel the caller avoids (its name contains `avoid`). */
+static int is_avoided(const_dnnl_primitive_desc_t pd, const char *avoid) {
+    return avoid && strstr(kmux_dnn_pd_impl(pd), avoid) != NULL;
+}
+
 /* A reference kernel, or one the caller avoids: listed only when nothing else is offered. */
-static int is_ref_impl(const_dnnl_primitive_desc_t pd, const char *avoid) {
-    const char *name = kmux_dnn_pd_impl(pd);
-    return kmux_dnn_is_ref_kernel(name) || (avoid && strstr(name, avoid));
+static int is_last_resort(const_dnnl_primitive_desc_t pd, const char *avoid) {
+    return kmux_dnn_is_ref_kernel(kmux_dnn_pd_impl(pd)) || is_avoided(pd, avoid);
 }
 
 /* Walks oneDNN's implementation list (see kmux_dnn_pd_create). */
@@ -104,7 +108,7 @@ static dnnl_status_t pd_walk(const_dnnl_op_desc_t op_desc, const_dnnl_primitive_
     }
     for (dnnl_primitive_desc_t cur = first; cur;) {
         int match = want_impl ? strcmp(kmux_dnn_pd_impl(cur), want_impl) == 0
-                              : (!is_ref_impl(cur, avoid) && index++ == impl_index);
+                              : (!is_last_resort(cur, avoid) && index++ == impl_index);
         if (match) {
             found = cur;
             break;
@@ -139,7 +143,7 @@ dnnl_status_t kmux_dnn_pd_create(const_dnnl_op_desc_t op_desc, const_dnnl_primit
     dnnl_status_t s = dnnl_primitive_desc_create(&first, op_desc, attr, engine, hint);
     if (s != dnnl_success) return s;
     if (want_impl ? strcmp(kmux_dnn_pd_impl(first), want_impl) == 0
-                  : impl_index == 0 && !(avoid && strstr(kmux_dnn_pd_impl(first), avoid))) {
+                  : impl_index == 0 && !is_avoided(first, avoid)) {
         *pd = first;
         return dnnl_success;
     }
