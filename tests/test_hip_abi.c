@@ -3,7 +3,9 @@
  * that it builds without ROCm) against the HIP headers of the gfx942 toolchain (Debian 13's HIP
  * 5.7, hip_runtime_api.h): error codes, device attribute numbers, memcpy kinds, and the
  * signatures of the resolved functions (parameter by parameter, with hipError_t read as int).
- * The same for rocBLAS (hip_rocblas.h against the toolchain's rocblas.h, rocBLAS 2.47).
+ * The same for rocBLAS (hip_rocblas.h against the toolchain's rocblas.h, rocBLAS 2.47), and
+ * hipBLASLt's hipDataType values (hip_blaslt.h against HIP's library_types.h; the fp8 ones from
+ * HIP 6: test_hip_abi6). hipBLASLt's own enums have no header here (no Debian package).
  * Compiled twice: test_hip_abi against the HIP 5.7 headers (KMUX_HIP_HEADERS: the ROCm 5 layout
  * of hipDeviceProp_t, hipDeviceAttributeGcnArch), test_hip_abi6 against ROCm 6 headers
  * (KMUX_HIP6_HEADERS, HIP 6.4: hipDeviceProp_tR0600 and hipGetDevicePropertiesR0600, the ROCm 5
@@ -29,6 +31,9 @@
 #define HAVE_ROCBLAS 0
 #endif
 
+#include <hip/library_types.h>
+
+#include "hip_blaslt.h"
 #include "hip_rocblas.h"
 #include "kmux.h"
 
@@ -133,6 +138,20 @@ SIG(hipModuleLaunchKernel,
      unsigned int, unsigned int, hipStream_t, void **, void **));
 _Static_assert(_Generic(&hipGetErrorName, const char *(*)(hipError_t) : 1, default : 0), "name");
 _Static_assert(_Generic(&hipGetErrorString, const char *(*)(hipError_t) : 1, default : 0), "str");
+
+/* hipDataType of hip_blaslt.h against HIP's library_types.h (the fp8 values from HIP 6) */
+SAME(KMUX_HIP_R_32F, HIP_R_32F);
+SAME(KMUX_HIP_R_64F, HIP_R_64F);
+SAME(KMUX_HIP_R_16F, HIP_R_16F);
+SAME(KMUX_HIP_R_8I, HIP_R_8I);
+SAME(KMUX_HIP_R_32I, HIP_R_32I);
+SAME(KMUX_HIP_R_16BF, HIP_R_16BF);
+#if HIP_VERSION_MAJOR >= 6
+SAME(KMUX_HIP_R_8F_E4M3, HIP_R_8F_E4M3);
+SAME(KMUX_HIP_R_8F_E5M2, HIP_R_8F_E5M2);
+SAME(KMUX_HIP_R_8F_E4M3_FNUZ, HIP_R_8F_E4M3_FNUZ);
+SAME(KMUX_HIP_R_8F_E5M2_FNUZ, HIP_R_8F_E5M2_FNUZ);
+#endif
 
 #if HAVE_ROCBLAS
 /* rocBLAS (hip_rocblas.h) against the toolchain's rocblas.h */

@@ -23,17 +23,14 @@
  * gpu_vendor.c and gpu_runtime.c), hip_gemm.c
  * and hip_conv.c (the own GEMM and convolution kernels), the mixed-precision slots
  * (backends/gpu/gpu_amp.c, shared with CUDA),
- * hip_matmul.c (matmul plans on rocBLAS, when the host has it), hip_ops.c (convolution and
- * degenerate-matmul slots).
+ * hip_matmul.c (matmul plans: hipBLASLt's candidates, rocBLAS, the own kernel; KMUX_HIP_IMPL),
+ * hip_blaslt.c (hipBLASLt), hip_ops.c (convolution and degenerate-matmul slots, KMUX_HIP_IMPL's
+ * parsing).
  *
  * Levels of truth (README): compiled (code objects for gfx942/gfx90a/gfx1100 in CI) and emulated
  * (the host code runs in CI against tests/fake_hip, which runs the same kernel sources through
- * the GPU emulator); NOT run on an AMD GPU.
- *
- * TODO (not done): kernels/gpu has no GEMM / implicit-GEMM convolution kernel in this tree yet;
- * matmul runs on rocBLAS when the host has it (hip_matmul.c: no epilogue, no scales), otherwise
- * plans are refused with the reason; convolution plans are always refused (no kernel, MIOpen not
- * opened yet); hipBLASLt (fp8, epilogues) is not used yet.
+ * the GPU emulator, and against computing fakes of rocBLAS and hipBLASLt written from their API
+ * references); NOT run on an AMD GPU.
  */
 #ifndef KMUX_HIP_BACKEND_H
 #define KMUX_HIP_BACKEND_H
@@ -45,6 +42,7 @@
 #include "dispatch/common/kmux_common.h"
 #include "gpu_runtime.h" /* kmux_gpu_plugin and the memory, stream and event slots */
 #include "hip_api.h"
+#include "hip_blaslt.h"
 #include "hip_rocblas.h"
 #include "kmux_backend.h"
 
@@ -90,6 +88,7 @@ typedef struct kmux_hip_state {
     kmux_hip_device *devices;
     char version[128];        /**< "HIP runtime 6.2 (libamdhip64.so.6)" */
     kmux_hip_rocblas rocblas; /**< opened on the first matmul plan (hip_matmul.c) */
+    kmux_hip_blaslt blaslt;   /**< opened on the first matmul plan (hip_blaslt.c) */
 } kmux_hip_state;
 
 /** A kmux stream on a HIP device. */
@@ -97,7 +96,9 @@ typedef struct kmux_hip_stream_t {
     int device;
     kmux_hip_stream stream;
     int own;
-    void *rocblas; /**< rocblas_handle bound to this stream, created on its first matmul */
+    void *rocblas;  /**< rocblas_handle bound to this stream, created on its first matmul */
+    void *ws;       /**< device workspace of the library calls queued on it (hipMalloc) */
+    size_t ws_size; /**< its bytes */
 } kmux_hip_stream_t;
 
 /* ---- hip_runtime.c ------------------------------------------------------------------------ */
@@ -170,9 +171,17 @@ kmux_status kmux_hip_device_caps(void *state, int device, kmux_device_caps *caps
 
 /* hip_diag.c */
 kmux_status kmux_hip_device_diag(void *state, int device, kmux_device_diag *diag);
-/** The plugin ABI's stream_destroy: drains the stream, releases its rocBLAS handle and (when
- *  owned) the native stream. The other memory, stream and event slots: gpu_runtime.h. */
+/** The plugin ABI's stream_destroy: drains the stream, releases its rocBLAS handle, its
+ *  workspace and (when owned) the native stream. The other memory, stream and event slots:
+ *  gpu_runtime.h. */
 kmux_status kmux_hip_stream_destroy(void *state, void *stream);
+/** The stream's device workspace of at least `bytes` (device entered), grown when smaller: the
+ *  stream is drained, the old block freed and a new one allocated (at least 1 MiB, at least twice
+ *  the old). *ws = NULL for 0 bytes. fn names the kmux call for messages. Returns KMUX_OK;
+ *  KMUX_ERR_OUT_OF_MEMORY (hipMalloc refused); KMUX_ERR_DEVICE (an earlier asynchronous
+ *  error). */
+kmux_status kmux_hip_stream_workspace(kmux_hip_state *st, kmux_hip_stream_t *s, size_t bytes,
+                                      const char *fn, void **ws);
 
 /* ---- hip_modules.c ------------------------------------------------------------------------ */
 
@@ -210,6 +219,13 @@ extern const kmux_gpu_plugin kmux_hip_gpu_plugin;
 
 /** "fp8 in the FNUZ formats only (e4m3fnuz, e5m2fnuz)" and the like, for messages. */
 const char *kmux_hip_fp8_formats(const char *arch);
+/** Which of an op's implementation libraries KMUX_HIP_IMPL keeps. names[count]: the op's words
+ *  in bit order ("hipblaslt", "rocblas", "own" for matmul; "miopen", "own" for convolution).
+ *  KMUX_HIP_IMPL is a comma-separated list of hipblaslt, rocblas, miopen and own. Returns the
+ *  bit mask of the names it lists, with why = "left out by KMUX_HIP_IMPL=<value>" for the
+ *  others; every bit when it is unset, empty or lists none of the op's names; -1 with why for
+ *  a word outside the list. */
+int kmux_hip_impl_forced(const char *const *names, int count, char *why, size_t size);
 
 /* hip_matmul.c: matmul plans on rocBLAS */
 kmux_status kmux_hip_matmul_plan_create(void *state, int device, const kmux_matmul_desc *desc,
@@ -225,6 +241,35 @@ void kmux_hip_rocblas_init(kmux_hip_state *st);
 void kmux_hip_rocblas_fini(kmux_hip_state *st);
 /** Destroys the stream's rocBLAS handle (stream_destroy). */
 void kmux_hip_rocblas_stream_release(kmux_hip_state *st, kmux_hip_stream_t *s);
+
+/* ---- hip_blaslt.c: the hipBLASLt implementations of matmul plans -------------------------- */
+
+void kmux_hip_blaslt_init(kmux_hip_state *st);
+/** Destroys the per-device handles (each device entered) and the lock. */
+void kmux_hip_blaslt_fini(kmux_hip_state *st);
+/** Why hipBLASLt is not asked to run d on architecture arch (buf), or NULL when it is (types,
+ *  compute type, fp8 family and layout, bias, sizes; det: prefs->require_deterministic). Pure:
+ *  does not open the library. */
+const char *kmux_hip_blaslt_refusal(const kmux_matmul_desc *d, const char *arch, int det, char *buf,
+                                    size_t size);
+/** Opens hipBLASLt (first call), creates the descriptors of d on `device` and keeps the
+ *  heuristic's candidates whose workspace fits cap. Returns KMUX_OK (bp->n_algos >= 1);
+ *  KMUX_ERR_UNSUPPORTED with why[size] (no library, too old, a refused descriptor, no
+ *  candidate); the device's entry error. */
+kmux_status kmux_hip_blaslt_plan_build(kmux_hip_state *st, int device, const kmux_matmul_desc *d,
+                                       size_t cap, kmux_hip_blaslt_plan *bp, char *why,
+                                       size_t size);
+/** Destroys bp's descriptors. */
+void kmux_hip_blaslt_plan_release(kmux_hip_state *st, kmux_hip_blaslt_plan *bp);
+/** Why the hipBLASLt implementations cannot serve the call's pointers (amax_d; scales on non-fp8
+ *  inputs), or NULL. */
+const char *kmux_hip_blaslt_call_refusal(const kmux_hip_blaslt_plan *bp, const kmux_matmul_args *a);
+/** hipblasLtMatmul of candidate `algo` on stream s, in the stream's workspace. Returns KMUX_OK;
+ *  KMUX_ERR_UNSUPPORTED (HIPBLAS_STATUS_NOT_SUPPORTED), KMUX_ERR_DEVICE (any other hipBLASLt
+ *  status), the message naming the library, the failing call, the candidate and its status. */
+kmux_status kmux_hip_blaslt_run(kmux_hip_state *st, kmux_hip_stream_t *s,
+                                const kmux_hip_blaslt_plan *bp, int algo, const kmux_matmul_desc *d,
+                                const kmux_matmul_args *a);
 
 extern const kmux_matmul_ops kmux_hip_matmul_ops;
 extern const kmux_conv2d_ops kmux_hip_conv2d_ops;

@@ -1,7 +1,7 @@
 /*
- * hip_matmul.c - matmul plans of the HIP backend: kmux's own GEMM kernel, and rocBLAS
- * (hip_rocblas.h) when the host has it: implementation "rocblas_gemm_ex"
- * (rocblas_gemm_strided_batched_ex, standard algorithm).
+ * hip_matmul.c - matmul plans of the HIP backend: hipBLASLt (hip_blaslt.c) and rocBLAS
+ * (hip_rocblas.h) when the host has them, and kmux's own GEMM kernel (hip_gemm.c). rocBLAS's
+ * implementation is "rocblas_gemm_ex" (rocblas_gemm_strided_batched_ex, standard algorithm).
  *
  * What rocblas_gemm_ex runs: f64 (compute f64), f32 (strict compute f32), f16 and bf16 inputs with
  * f32 accumulation into f16/bf16 or f32; no epilogue, no a/b/d scales or amax (those need a finish
@@ -12,11 +12,20 @@
  * prefs.require_deterministic: rocBLAS runs with atomics not allowed (rocblas_set_atomics_mode),
  * else with its default (atomics allowed: faster for some shapes, not bitwise reproducible).
  *
- * Implementations of a plan, in order: rocblas_gemm_ex where rocBLAS is present and runs the
- * description (the default then, as the vendor library is on CUDA), then kmux's own GEMM kernel
- * (hip_gemm.c, every row of the type table in the device's fp8 family, every epilogue, scale and
- * amax: the default for everything rocBLAS refuses).
- * TODO: hipBLASLt as a further implementation.
+ * Implementations of a plan, in order: hipBLASLt's heuristic candidates ("hipblaslt:algo=<i>",
+ * its fastest estimate first: the default where hipBLASLt runs the problem, as cuBLASLt is on
+ * CUDA and as PyTorch on ROCm prefers it), rocblas_gemm_ex where rocBLAS runs the description,
+ * then kmux's own GEMM kernel (every row of the type table in the device's fp8 family, every
+ * epilogue, scale and amax: the default for everything the libraries refuse). Tuning (KMUX_TUNE,
+ * the device "auto") times them all on the device and starts the plan at the fastest.
+ * KMUX_HIP_IMPL (hip_ops.c: "hipblaslt", "rocblas", "own", comma-separated, with MIOpen's words
+ * for convolution) keeps only the named libraries' implementations: a problem none of them runs
+ * is refused with their reasons (conformance runs each library alone this way).
+ * A call that the current implementation cannot serve (amax_d, or scales on non-fp8 inputs, on a
+ * library implementation) runs on kmux's own kernel, traced at KMUX_VERBOSE=2, also when
+ * KMUX_HIP_IMPL left it out of the list (what a call passes is not known at plan creation); where
+ * the own kernel cannot run the plan the call is refused (KMUX_ERR_UNSUPPORTED) before anything
+ * is queued.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -30,13 +39,23 @@
 #include "hip_backend.h"
 #include "kmux_gpu_gemm_params.h"
 
-enum { IMPL_OWN = 0, IMPL_ROCBLAS = 1 };
+enum { IMPL_OWN = 0, IMPL_ROCBLAS = 1, IMPL_BLASLT = 2 };
+enum { FORCE_BLASLT = 1, FORCE_ROCBLAS = 2, FORCE_OWN = 4 };
+
+typedef struct hip_matmul_impl {
+    int kind; /* IMPL_* */
+    int algo; /* IMPL_BLASLT: the candidate's index in blaslt.algos */
+} hip_matmul_impl;
 
 typedef struct hip_matmul_plan {
     int device;
     int n_impls;
-    int impls[2]; /* IMPL_ROCBLAS (first where it runs the problem) and/or IMPL_OWN */
-    int tile;     /* of the own kernel */
+    hip_matmul_impl impls[KMUX_HIP_BLASLT_MAX_ALGOS + 2]; /* hipBLASLt's, rocBLAS, own, in order */
+    int own; /* index of the own kernel's implementation, -1 when none */
+    int sub; /* 1: the own kernel runs d (listed or left out by KMUX_HIP_IMPL): calls a
+                library implementation cannot serve run on it */
+    kmux_hip_blaslt_plan blaslt;
+    int tile; /* of the own kernel */
     char own_name[128];
     int deterministic; /* prefs->require_deterministic: rocBLAS runs without atomics */
     kmux_matmul_desc d;
@@ -164,30 +183,63 @@ kmux_status kmux_hip_matmul_plan_create(void *state, int device, const kmux_matm
         prefs &&
         prefs->struct_size >= offsetof(kmux_plan_prefs, require_deterministic) + sizeof(int) &&
         prefs->require_deterministic;
-    char why_own[256], why_rb[256];
+    static const char *const libs[] = {"hipblaslt", "rocblas", "own"};
+    char why_own[256], why_rb[256], why_lt[512], why_force[160];
+    const int forced = kmux_hip_impl_forced(libs, 3, why_force, sizeof why_force);
+    if (forced < 0)
+        return st->host->set_error(KMUX_ERR_INVALID_ARGUMENT,
+                                   "hip: kmux_matmul_plan_create on hip:%d: %s", device, why_force);
     const char *no_own = kmux_hip_gemm_refusal(desc, dv->arch, why_own, sizeof why_own);
+    const int sub = !no_own;
     const char *no_rb = not_runnable(desc, why_rb, sizeof why_rb);
+    const char *no_lt = kmux_hip_blaslt_refusal(desc, dv->arch, det, why_lt, sizeof why_lt);
+    if (!(forced & FORCE_OWN) && !no_own) no_own = why_force;
+    if (!(forced & FORCE_ROCBLAS) && !no_rb) no_rb = why_force;
+    if (!(forced & FORCE_BLASLT) && !no_lt) no_lt = why_force;
     if (!no_rb && !rocblas_open(st)) no_rb = st->rocblas.why;
     if (!no_rb && det && !st->rocblas.set_atomics_mode)
         no_rb = "require_deterministic: this rocBLAS has no rocblas_set_atomics_mode";
-    if (no_own && no_rb)
-        return st->host->set_error(KMUX_ERR_UNSUPPORTED,
-                                   "hip: kmux_matmul_plan_create on hip:%d (%s): %s; "
-                                   "rocblas_gemm_ex: %s",
-                                   device, dv->arch, no_own, no_rb);
     hip_matmul_plan *p = calloc(1, sizeof *p);
     if (!p) return st->host->set_error(KMUX_ERR_OUT_OF_MEMORY, "hip: matmul plan: out of memory");
+    if (!no_lt) {
+        const size_t cap = prefs && prefs->max_workspace_bytes != SIZE_MAX
+                               ? prefs->max_workspace_bytes
+                               : KMUX_HIP_BLASLT_DEFAULT_WORKSPACE;
+        kmux_status ks =
+            kmux_hip_blaslt_plan_build(st, device, desc, cap, &p->blaslt, why_lt, sizeof why_lt);
+        if (ks != KMUX_OK && ks != KMUX_ERR_UNSUPPORTED) {
+            free(p);
+            return ks;
+        }
+        if (ks != KMUX_OK) no_lt = why_lt;
+    }
+    if (no_own && no_rb && no_lt) {
+        free(p);
+        return st->host->set_error(KMUX_ERR_UNSUPPORTED,
+                                   "hip: kmux_matmul_plan_create on hip:%d (%s): %s; "
+                                   "rocblas_gemm_ex: %s; hipBLASLt: %s",
+                                   device, dv->arch, no_own, no_rb, no_lt);
+    }
     p->device = device;
     p->deterministic = det;
     p->d = *desc;
-    /* AMD's library first where it runs the problem (as cuBLASLt is first on cuda:N): the
+    p->own = -1;
+    p->sub = sub;
+    if (sub) p->tile = kmux_hip_gemm_tile(desc, p->own_name, sizeof p->own_name);
+    /* AMD's libraries first where they run the problem (as cuBLASLt is first on cuda:N): the
      * default a user and kmux-bench get is the vendor's; the own kernel follows (KMUX_TUNE or
-     * the device "auto" time both) and serves what rocBLAS refuses */
-    if (!no_rb) p->impls[p->n_impls++] = IMPL_ROCBLAS;
+     * the device "auto" time them all) and serves what the libraries refuse */
+    for (int i = 0; !no_lt && i < p->blaslt.n_algos; i++)
+        p->impls[p->n_impls++] = (hip_matmul_impl){IMPL_BLASLT, i};
+    if (!no_rb) p->impls[p->n_impls++] = (hip_matmul_impl){IMPL_ROCBLAS, 0};
     if (!no_own) {
-        p->tile = kmux_hip_gemm_tile(desc, p->own_name, sizeof p->own_name);
-        p->impls[p->n_impls++] = IMPL_OWN;
+        p->own = p->n_impls;
+        p->impls[p->n_impls++] = (hip_matmul_impl){IMPL_OWN, 0};
     }
+    if (st->host->verbose >= 2)
+        st->host->trace(2, "plan,hip:%d,matmul,impls=%d,hipblaslt=%s,rocblas=%s,own=%s", device,
+                        p->n_impls, no_lt ? no_lt : "yes", no_rb ? no_rb : "yes",
+                        no_own ? no_own : "yes");
     p->at = rb_type(desc->a_type);
     p->ct = rb_type(desc->c_type);
     p->comp = desc->compute_type == KMUX_COMPUTE_F64 ? KMUX_ROCBLAS_F64 : KMUX_ROCBLAS_F32;
@@ -196,19 +248,9 @@ kmux_status kmux_hip_matmul_plan_create(void *state, int device, const kmux_matm
     return KMUX_OK;
 }
 
-kmux_status kmux_hip_matmul_execute(void *state, const void *plan, int impl, void *stream,
-                                    const kmux_matmul_args *a) {
-    kmux_hip_state *st = state;
-    const hip_matmul_plan *p = plan;
-    kmux_hip_stream_t *s = stream;
+static kmux_status run_rocblas(kmux_hip_state *st, const hip_matmul_plan *p, kmux_hip_stream_t *s,
+                               const kmux_matmul_args *a) {
     const kmux_matmul_desc *d = &p->d;
-    if (impl < 0 || impl >= p->n_impls) impl = 0;
-    if (p->impls[impl] == IMPL_OWN) return kmux_hip_gemm_run(st, s, d, a, p->tile);
-    if (a->a_scale || a->b_scale || a->d_scale || a->amax_d)
-        return st->host->set_error(KMUX_ERR_UNSUPPORTED,
-                                   "hip: kmux_matmul_execute on hip:%d: rocblas_gemm_ex takes no "
-                                   "a_scale, b_scale, d_scale or amax_d",
-                                   s->device);
     kmux_hip_guard g;
     kmux_status ks = kmux_hip_enter(st, s->device, "kmux_matmul_execute", &g);
     if (ks != KMUX_OK) return ks;
@@ -248,6 +290,39 @@ kmux_status kmux_hip_matmul_execute(void *state, const void *plan, int impl, voi
     return KMUX_OK;
 }
 
+/* Why implementation q cannot serve the call's pointers, or NULL. */
+static const char *call_refusal(const hip_matmul_plan *p, const hip_matmul_impl *q,
+                                const kmux_matmul_args *a) {
+    if (q->kind == IMPL_BLASLT) return kmux_hip_blaslt_call_refusal(&p->blaslt, a);
+    if (q->kind == IMPL_ROCBLAS && (a->a_scale || a->b_scale || a->d_scale || a->amax_d))
+        return "rocblas_gemm_ex takes no a_scale, b_scale, d_scale or amax_d";
+    return NULL;
+}
+
+kmux_status kmux_hip_matmul_execute(void *state, const void *plan, int impl, void *stream,
+                                    const kmux_matmul_args *a) {
+    kmux_hip_state *st = state;
+    const hip_matmul_plan *p = plan;
+    kmux_hip_stream_t *s = stream;
+    if (impl < 0 || impl >= p->n_impls) impl = 0;
+    const char *no = call_refusal(p, &p->impls[impl], a);
+    if (no) {
+        if (!p->sub)
+            return st->host->set_error(KMUX_ERR_UNSUPPORTED,
+                                       "hip: kmux_matmul_execute on hip:%d: %s, and kmux's own "
+                                       "kernel cannot run the plan",
+                                       s->device, no);
+        if (st->host->verbose >= 2)
+            st->host->trace(2, "substitute,hip:%d,matmul,impl=%d,%s,%s", s->device, impl,
+                            p->own_name, no);
+        return kmux_hip_gemm_run(st, s, &p->d, a, p->tile);
+    }
+    const hip_matmul_impl *q = &p->impls[impl];
+    if (q->kind == IMPL_OWN) return kmux_hip_gemm_run(st, s, &p->d, a, p->tile);
+    if (q->kind == IMPL_BLASLT) return kmux_hip_blaslt_run(st, s, &p->blaslt, q->algo, &p->d, a);
+    return run_rocblas(st, p, s, a);
+}
+
 kmux_status kmux_hip_matmul_plan_info(void *state, const void *plan, int impl,
                                       kmux_plan_info *info) {
     (void)state;
@@ -255,7 +330,15 @@ kmux_status kmux_hip_matmul_plan_info(void *state, const void *plan, int impl,
     if (impl < 0 || impl >= p->n_impls) impl = 0;
     info->effective_compute = p->d.compute_type;
     info->workspace_bytes = 0;
-    if (p->impls[impl] == IMPL_OWN) {
+    const hip_matmul_impl *q = &p->impls[impl];
+    if (q->kind == IMPL_BLASLT) {
+        info->impl = p->blaslt.names[q->algo];
+        info->effective_compute = p->blaslt.effective;
+        info->workspace_bytes = p->blaslt.algos[q->algo].workspace_size;
+        info->deterministic = 0; /* hipBLASLt promises no bitwise reproducibility */
+        return KMUX_OK;
+    }
+    if (q->kind == IMPL_OWN) {
         /* strict accumulation in f64 / f32 / i32 in a fixed order, amax by atomicMax (order
          * independent): bitwise reproducible */
         info->impl = p->own_name;
@@ -271,6 +354,7 @@ kmux_status kmux_hip_matmul_plan_info(void *state, const void *plan, int impl,
 }
 
 void kmux_hip_matmul_plan_destroy(void *state, void *plan) {
-    (void)state;
+    hip_matmul_plan *p = plan;
+    if (p && p->blaslt.desc) kmux_hip_blaslt_plan_release(state, &p->blaslt);
     free(plan);
 }

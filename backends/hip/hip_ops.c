@@ -6,7 +6,9 @@
  * hip_conv.c (kmux's own implicit-GEMM kernel). The degenerate matmul (k == 0, alpha == 0) runs
  * through the host, on THE CPU finish routine (below).
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dispatch/common/cpu_finish.h"
 #include "dispatch/common/kmux_dtype_desc.h"
@@ -21,6 +23,34 @@ const char *kmux_hip_fp8_formats(const char *arch) {
     default:
         return "no fp8";
     }
+}
+
+int kmux_hip_impl_forced(const char *const *names, int count, char *why, size_t size) {
+    static const char *const known[] = {"hipblaslt", "rocblas", "miopen", "own"};
+    const char *v = getenv("KMUX_HIP_IMPL");
+    const int all = (1 << count) - 1;
+    why[0] = 0;
+    if (!v || !*v) return all;
+    int mask = 0;
+    for (const char *w = v; *w;) {
+        size_t n = strcspn(w, ",");
+        int is_known = 0;
+        for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+            is_known |= strlen(known[i]) == n && strncmp(w, known[i], n) == 0;
+        if (!is_known) {
+            snprintf(why, size,
+                     "KMUX_HIP_IMPL='%s': '%.*s' is none of hipblaslt, rocblas, miopen, own "
+                     "(comma-separated)",
+                     v, (int)n, w);
+            return -1;
+        }
+        for (int i = 0; i < count; i++)
+            if (strlen(names[i]) == n && strncmp(w, names[i], n) == 0) mask |= 1 << i;
+        w += n + (w[n] == ',');
+    }
+    if (!mask) return all; /* it names only another op's libraries */
+    snprintf(why, size, "left out by KMUX_HIP_IMPL=%s", v);
+    return mask;
 }
 
 const kmux_matmul_ops kmux_hip_matmul_ops = {

@@ -1,0 +1,277 @@
+/*
+ * test_hip_libs.c - AMD's libraries behind hip:0 (backends/hip/hip_blaslt.c): which
+ * implementations a plan offers and in which order, that each computes what ref computes, what
+ * KMUX_HIP_IMPL keeps, and the failures (a library call failing at execution, a library too old)
+ * named with the library. Against the fake HIP runtime and the computing fake hipBLASLt and
+ * rocBLAS (tests/fake_hip: written from the ROCm API references), as ctest test_hip_libs.
+ */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kmux.h"
+#include "test_util.h"
+
+static kmux_device *hip0(kmux_context *ctx) {
+#if !KMUX_TEST_HIP_CODE_OBJECTS
+    cr_skip_test("kmux-hip was built without code objects (no gfx942 toolchain at configure)");
+#endif
+    kmux_device *dev = NULL;
+    if (kmux_device_find(ctx, "hip:0", &dev) != KMUX_OK)
+        cr_assert_fail("hip:0 missing with the fake runtime: %s", kmux_last_error());
+    return dev;
+}
+
+static void *dev_copy(kmux_device *dev, kmux_stream *s, const void *host, size_t bytes) {
+    void *p = NULL;
+    TU_OK(kmux_malloc(dev, bytes, &p));
+    TU_OK(kmux_memcpy(s, p, host, bytes, KMUX_MEMCPY_HOST_TO_DEVICE));
+    return p;
+}
+
+/* Row-major f32 13 x 9 x 17, bias + epilogue, small integers (exact in any order). */
+enum { M = 13, N = 9, K = 17 };
+static float ha[M * K], hb[K * N], hc[M * N], hbias[N];
+
+static kmux_matmul_desc desc_f32(unsigned epilogue) {
+    kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
+    d.order = KMUX_ROW_MAJOR;
+    d.m = M, d.n = N, d.k = K;
+    d.lda = K, d.ldb = N, d.ldc = N;
+    d.epilogue = epilogue;
+    d.bias_type = KMUX_F32;
+    uint64_t seed = 7;
+    for (int i = 0; i < M * K; i++)
+        ha[i] = (float)((int)(tu_rand_u64(&seed) % 7) - 3);
+    for (int i = 0; i < K * N; i++)
+        hb[i] = (float)((int)(tu_rand_u64(&seed) % 7) - 3);
+    for (int i = 0; i < M * N; i++)
+        hc[i] = (float)((int)(tu_rand_u64(&seed) % 7) - 3);
+    for (int i = 0; i < N; i++)
+        hbias[i] = (float)((int)(tu_rand_u64(&seed) % 5) - 2);
+    return d;
+}
+
+/* kmux_last_error() of the last run() that failed (the cleanup after it resets the error). */
+static char run_error[1024];
+
+/* Runs the plan's current implementation on dev; C (M x N) into out. */
+static kmux_status run(kmux_device *dev, kmux_plan *plan, float out[M * N]) {
+    kmux_stream *s = NULL;
+    TU_OK(kmux_stream_create(dev, &s));
+    float *a = dev_copy(dev, s, ha, sizeof ha), *b = dev_copy(dev, s, hb, sizeof hb),
+          *c = dev_copy(dev, s, hc, sizeof hc), *bias = dev_copy(dev, s, hbias, sizeof hbias);
+    const float alpha = 2.0f, beta = -0.5f;
+    kmux_matmul_args x = KMUX_MATMUL_ARGS_INIT;
+    x.alpha = &alpha, x.beta = &beta, x.A = a, x.B = b, x.C = c, x.bias = bias;
+    kmux_status st = kmux_matmul_execute(plan, s, &x);
+    if (st != KMUX_OK) snprintf(run_error, sizeof run_error, "%s", kmux_last_error());
+    if (st == KMUX_OK) {
+        TU_OK(kmux_memcpy(s, out, c, sizeof hc, KMUX_MEMCPY_DEVICE_TO_HOST));
+        TU_OK(kmux_stream_synchronize(s));
+    }
+    TU_OK(kmux_free(dev, a));
+    TU_OK(kmux_free(dev, b));
+    TU_OK(kmux_free(dev, c));
+    TU_OK(kmux_free(dev, bias));
+    TU_OK(kmux_stream_destroy(s));
+    return st;
+}
+
+/* ref's C for d on the current operands. */
+static void want(kmux_context *ctx, const kmux_matmul_desc *d, float out[M * N]) {
+    kmux_device *ref = NULL;
+    TU_OK(kmux_device_find(ctx, "ref", &ref));
+    kmux_plan *p = NULL;
+    TU_OK(kmux_matmul_plan_create(ref, d, NULL, &p));
+    TU_OK(run(ref, p, out));
+    TU_OK(kmux_plan_destroy(p));
+}
+
+/* The plan's implementation names, in order, '|'-joined into buf. */
+static int impl_names(kmux_plan *plan, char *buf, size_t size) {
+    int n = 0;
+    buf[0] = 0;
+    do {
+        kmux_plan_info info;
+        TU_OK(kmux_plan_info_get(plan, &info));
+        size_t len = strlen(buf);
+        snprintf(buf + len, size - len, "%s%s", n ? "|" : "", info.impl);
+        n++;
+    } while (kmux_plan_next_impl(plan) == KMUX_OK);
+    return n;
+}
+
+/* hipBLASLt's candidates lead (its fastest estimate first), rocBLAS (no epilogue: refused) is
+ * left out, kmux's own kernel is last, and every one of them computes ref's bits; the workspace
+ * cap of the prefs bounds the candidates hipBLASLt may return. */
+Test(hip_libs, hipblaslt_candidates_lead_and_each_matches_ref) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    kmux_matmul_desc d = desc_f32(KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU);
+    float w[M * N], got[M * N];
+    want(ctx, &d, w);
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_matmul_plan_create(dev, &d, NULL, &plan));
+    int n = 0;
+    do {
+        kmux_plan_info info;
+        TU_OK(kmux_plan_info_get(plan, &info));
+        const char *expect[] = {"hipblaslt:algo=0,ws=0", "hipblaslt:algo=1,ws=1048576",
+                                "kmux-gpu:gemm:"};
+        cr_assert(n < 3, "a fourth implementation: %s", info.impl);
+        cr_expect(strncmp(info.impl, expect[n], strlen(expect[n])) == 0, "impl %d: %s, want %s", n,
+                  info.impl, expect[n]);
+        if (n == 1) cr_expect_eq(info.workspace_bytes, (size_t)1 << 20);
+        if (n < 2) cr_expect(!info.deterministic, "hipBLASLt promises no reproducibility");
+        memset(got, 0xee, sizeof got);
+        TU_OK(run(dev, plan, got));
+        cr_expect(memcmp(got, w, sizeof w) == 0, "%s: not ref's result", info.impl);
+        n++;
+    } while (kmux_plan_next_impl(plan) == KMUX_OK);
+    cr_expect_eq(n, 3);
+    TU_OK(kmux_plan_destroy(plan));
+    /* 64 MiB would be the third candidate: the default cap (32 MiB) and a 0-byte cap exclude
+     * it, and 0 bytes the 1 MiB one too */
+    kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
+    prefs.max_workspace_bytes = 0;
+    TU_OK(kmux_matmul_plan_create(dev, &d, &prefs, &plan));
+    char names[1024];
+    cr_expect_eq(impl_names(plan, names, sizeof names), 2, "%s", names);
+    cr_expect(strncmp(names, "hipblaslt:algo=0,ws=0|kmux-gpu:gemm:", 36) == 0, "%s", names);
+    TU_OK(kmux_plan_destroy(plan));
+    kmux_context_destroy(ctx);
+}
+
+static void *fake_blaslt_hook(const char *name) {
+    const char *path = getenv("KMUX_HIPBLASLT_LIBRARY");
+    void *h = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    void *f = h ? dlsym(h, name) : NULL;
+    if (h) dlclose(h);
+    return f;
+}
+
+/* A hipblasLtMatmul that fails (the fake's hook: HIPBLAS_STATUS_EXECUTION_FAILED once) comes back
+ * as KMUX_ERR_DEVICE naming hipBLASLt, the call, the candidate and the status; the same plan then
+ * runs, and computes ref's result. */
+Test(hip_libs, hipblaslt_failure_names_the_library_and_the_plan_runs_after) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    kmux_matmul_desc d = desc_f32(KMUX_EPILOGUE_NONE);
+    float w[M * N], got[M * N];
+    want(ctx, &d, w);
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_matmul_plan_create(dev, &d, NULL, &plan));
+    void (*fail_call)(long, int) = NULL;
+    int (*fired)(void) = NULL;
+    *(void **)&fail_call = fake_blaslt_hook("kmux_fake_hipblaslt_fail_call");
+    *(void **)&fired = fake_blaslt_hook("kmux_fake_hipblaslt_fail_fired");
+    cr_assert(fail_call && fired, "the fake hipBLASLt (KMUX_HIPBLASLT_LIBRARY) is not loaded");
+    fail_call(1, 5 /* HIPBLAS_STATUS_EXECUTION_FAILED */);
+    kmux_status st = run(dev, plan, got);
+    cr_expect(fired(), "the armed failure was not reached");
+    fail_call(0, 0);
+    cr_expect_eq(st, KMUX_ERR_DEVICE, "%s: %s", kmux_status_str(st), run_error);
+    const char *e = run_error;
+    cr_expect(
+        strstr(e, "hipBLASLt 1.0.0") && strstr(e, "hipblasLtMatmul") &&
+            strstr(e, "hipblaslt:algo=0") && strstr(e, "hipblasStatus_t 5") && strstr(e, "hip:0"),
+        "the message names neither the library, the call, the candidate nor the status: %s", e);
+    memset(got, 0xee, sizeof got);
+    TU_OK(run(dev, plan, got));
+    cr_expect(memcmp(got, w, sizeof w) == 0, "the plan after the failure: not ref's result");
+    TU_OK(kmux_plan_destroy(plan));
+    kmux_context_destroy(ctx);
+}
+
+/* KMUX_HIP_IMPL keeps the named libraries' implementations: what they cannot run is refused with
+ * each one's reason; a word of convolution's libraries leaves GEMM as it is; an unknown word is
+ * an invalid argument naming it. */
+Test(hip_libs, hip_impl_keeps_only_the_named_libraries) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    kmux_matmul_desc d = desc_f32(KMUX_EPILOGUE_NONE);
+    kmux_plan *plan = NULL;
+    char names[1024];
+    static const struct {
+        const char *env, *want;
+    } cases[] = {
+        {"hipblaslt", "hipblaslt:algo=0,ws=0|hipblaslt:algo=1,ws=1048576"},
+        {"rocblas", "rocblas_gemm_ex"},
+        {"own", "kmux-gpu:gemm:"},
+        {"rocblas,own", "rocblas_gemm_ex|kmux-gpu:gemm:"},
+        {"miopen", "hipblaslt:algo=0,ws=0|hipblaslt:algo=1,ws=1048576|rocblas_gemm_ex|kmux-gpu"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        setenv("KMUX_HIP_IMPL", cases[i].env, 1);
+        TU_OK(kmux_matmul_plan_create(dev, &d, NULL, &plan));
+        impl_names(plan, names, sizeof names);
+        cr_expect(strncmp(names, cases[i].want, strlen(cases[i].want)) == 0, "%s: %s", cases[i].env,
+                  names);
+        TU_OK(kmux_plan_destroy(plan));
+    }
+    setenv("KMUX_HIP_IMPL", "hipblaslt", 1);
+    d.a_type = d.b_type = d.c_type = KMUX_F64;
+    d.compute_type = KMUX_COMPUTE_F64;
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(dev, &d, NULL, &plan));
+    const char *e = kmux_last_error();
+    cr_expect(strstr(e, "left out by KMUX_HIP_IMPL=hipblaslt") && strstr(e, "f64 is rocBLAS's"),
+              "%s", e);
+    setenv("KMUX_HIP_IMPL", "rocblas,cublas", 1);
+    TU_STATUS(KMUX_ERR_INVALID_ARGUMENT, kmux_matmul_plan_create(dev, &d, NULL, &plan));
+    cr_expect(strstr(kmux_last_error(), "KMUX_HIP_IMPL='rocblas,cublas': 'cublas'"), "%s",
+              kmux_last_error());
+    kmux_context_destroy(ctx);
+}
+
+/* A hipBLASLt before 0.7 (its own datatype enums) is not used: the reason carries its version. */
+Test(hip_libs, hipblaslt_before_0_7_is_refused_with_its_version) {
+    setenv("KMUX_FAKE_HIPBLASLT_VERSION", "600", 1);
+    setenv("KMUX_HIP_IMPL", "hipblaslt", 1);
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    kmux_matmul_desc d = desc_f32(KMUX_EPILOGUE_NONE);
+    kmux_plan *plan = NULL;
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(dev, &d, NULL, &plan));
+    cr_expect(strstr(kmux_last_error(), "hipBLASLt 0.6.0 is older than 0.7"), "%s",
+              kmux_last_error());
+    unsetenv("KMUX_HIP_IMPL");
+    TU_OK(kmux_matmul_plan_create(dev, &d, NULL, &plan));
+    kmux_plan_info info;
+    TU_OK(kmux_plan_info_get(plan, &info));
+    cr_expect_str_eq(info.impl, "rocblas_gemm_ex");
+    TU_OK(kmux_plan_destroy(plan));
+    kmux_context_destroy(ctx);
+}
+
+/* fp8 goes to hipBLASLt in gfx942's FNUZ formats and the TN layout only; other layouts run on
+ * kmux's own kernel, and forced to hipBLASLt they are refused with the rule. */
+Test(hip_libs, hipblaslt_fp8_is_asked_in_tn_only) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
+    d.order = KMUX_COL_MAJOR;
+    d.m = d.n = d.k = 16;
+    d.lda = d.ldb = d.ldc = 16;
+    d.a_type = d.b_type = KMUX_F8_E4M3_FNUZ;
+    d.c_type = KMUX_F32;
+    kmux_plan *plan = NULL;
+    kmux_plan_info info;
+    d.transa = KMUX_TRANS, d.transb = KMUX_NO_TRANS;
+    TU_OK(kmux_matmul_plan_create(dev, &d, NULL, &plan));
+    TU_OK(kmux_plan_info_get(plan, &info));
+    cr_expect(strncmp(info.impl, "hipblaslt:", 10) == 0, "TN: %s", info.impl);
+    TU_OK(kmux_plan_destroy(plan));
+    d.transa = KMUX_NO_TRANS;
+    TU_OK(kmux_matmul_plan_create(dev, &d, NULL, &plan));
+    TU_OK(kmux_plan_info_get(plan, &info));
+    cr_expect(strncmp(info.impl, "kmux-gpu:gemm:", 14) == 0, "NN: %s", info.impl);
+    TU_OK(kmux_plan_destroy(plan));
+    setenv("KMUX_HIP_IMPL", "hipblaslt", 1);
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(dev, &d, NULL, &plan));
+    cr_expect(strstr(kmux_last_error(), "TN layout only"), "%s", kmux_last_error());
+    kmux_context_destroy(ctx);
+}
