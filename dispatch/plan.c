@@ -299,6 +299,9 @@ kmux_status kmux_conv2d_plan_create_unchecked(kmux_device *dev, const kmux_conv2
     if (st != KMUX_OK) return st;
     pl->desc.conv = *desc;
     pl->impl_count = 1;
+    /* the backend sees the tuning decision resolved (KMUX_TUNE, the device "auto"): hip:N runs
+     * MIOpen's find step when the plan will be measured anyway */
+    pr.tune = kmux_tune_enabled(&pr, dev) ? KMUX_TUNE_ON : KMUX_TUNE_OFF;
     double t0 = now_ms();
     st = o->conv2d->plan_create(STATE(dev), dev->index, desc, &pr, &pl->native, &pl->impl_count);
     if (st != KMUX_OK) pl->native = NULL;

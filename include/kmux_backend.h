@@ -140,7 +140,11 @@ typedef struct kmux_matmul_ops {
     void (*plan_destroy)(void *state, void *plan);
 } kmux_matmul_ops;
 
-/** Convolution plans (as cudnnConvolutionForward / BackwardData / BackwardFilter). */
+/** Convolution plans (as cudnnConvolutionForward / BackwardData / BackwardFilter).
+ *  plan_create's prefs are complete (defaults filled in) and their tune field
+ *  is resolved to KMUX_TUNE_ON or KMUX_TUNE_OFF (KMUX_TUNE, the device "auto"): ON means the core
+ *  will time the plan's implementations, so a backend may run its library's own measurement
+ *  (MIOpen's find step) instead of its heuristic. */
 typedef struct kmux_conv2d_ops {
     kmux_status (*plan_create)(void *state, int device, const kmux_conv2d_desc *desc,
                                const kmux_plan_prefs *prefs, void **plan, int *impl_count);

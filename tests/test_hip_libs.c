@@ -1,9 +1,10 @@
 /*
- * test_hip_libs.c - AMD's libraries behind hip:0 (backends/hip/hip_blaslt.c): which
+ * test_hip_libs.c - AMD's libraries behind hip:0 (backends/hip/hip_blaslt.c, hip_miopen.c): which
  * implementations a plan offers and in which order, that each computes what ref computes, what
  * KMUX_HIP_IMPL keeps, and the failures (a library call failing at execution, a library too old)
- * named with the library. Against the fake HIP runtime and the computing fake hipBLASLt and
- * rocBLAS (tests/fake_hip: written from the ROCm API references), as ctest test_hip_libs.
+ * named with the library. Against the fake HIP runtime and the computing fake hipBLASLt,
+ * rocBLAS and MIOpen (tests/fake_hip: written from the ROCm API references), as ctest
+ * test_hip_libs.
  */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kmux.h"
 #include "test_util.h"
@@ -273,5 +275,199 @@ Test(hip_libs, hipblaslt_fp8_is_asked_in_tn_only) {
     setenv("KMUX_HIP_IMPL", "hipblaslt", 1);
     TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_matmul_plan_create(dev, &d, NULL, &plan));
     cr_expect(strstr(kmux_last_error(), "TN layout only"), "%s", kmux_last_error());
+    kmux_context_destroy(ctx);
+}
+
+/* ---- MIOpen ------------------------------------------------------------------------------ */
+
+/* f32 convolution 2 x 4 x 6 x 6, 4 filters 3 x 3, padding 1, small integers (exact sums). */
+enum { CN = 2, CC = 4, CH = 6, CW = 6, CK = 4, CR = 3 };
+static float cx[CN * CC * CH * CW], cw[CK * CC * CR * CR], cy[CN * CK * CH * CW];
+
+static kmux_conv2d_desc conv_desc(kmux_conv_direction dir, kmux_layout layout) {
+    kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
+    d.direction = dir, d.layout = layout;
+    d.n = CN, d.c = CC, d.h = CH, d.w = CW, d.k = CK, d.r = d.s = CR;
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+    uint64_t seed = 11;
+    for (size_t i = 0; i < sizeof cx / sizeof cx[0]; i++)
+        cx[i] = (float)((int)(tu_rand_u64(&seed) % 5) - 2);
+    for (size_t i = 0; i < sizeof cw / sizeof cw[0]; i++)
+        cw[i] = (float)((int)(tu_rand_u64(&seed) % 5) - 2);
+    for (size_t i = 0; i < sizeof cy / sizeof cy[0]; i++)
+        cy[i] = (float)((int)(tu_rand_u64(&seed) % 5) - 2);
+    return d;
+}
+
+/* Runs the plan's current implementation with alpha 1 and `beta`; the written tensor into out
+ * (the size of the largest). */
+static kmux_status conv_run(kmux_device *dev, kmux_plan *plan, kmux_conv_direction dir, float beta,
+                            float *out) {
+    kmux_stream *s = NULL;
+    TU_OK(kmux_stream_create(dev, &s));
+    float *x = dev_copy(dev, s, cx, sizeof cx), *w = dev_copy(dev, s, cw, sizeof cw),
+          *y = dev_copy(dev, s, cy, sizeof cy);
+    const float one = 1.0f;
+    kmux_conv2d_args a = KMUX_CONV2D_ARGS_INIT;
+    a.alpha = &one, a.beta = &beta, a.x = x, a.w = w, a.y = y;
+    kmux_status st = kmux_conv2d_execute(plan, s, &a);
+    if (st != KMUX_OK) snprintf(run_error, sizeof run_error, "%s", kmux_last_error());
+    const void *res = dir == KMUX_CONV_FWD ? (void *)y : dir == KMUX_CONV_BWD_DATA ? (void *)x : w;
+    const size_t bytes = dir == KMUX_CONV_FWD        ? sizeof cy
+                         : dir == KMUX_CONV_BWD_DATA ? sizeof cx
+                                                     : sizeof cw;
+    if (st == KMUX_OK) {
+        TU_OK(kmux_memcpy(s, out, res, bytes, KMUX_MEMCPY_DEVICE_TO_HOST));
+        TU_OK(kmux_stream_synchronize(s));
+    }
+    TU_OK(kmux_free(dev, x));
+    TU_OK(kmux_free(dev, w));
+    TU_OK(kmux_free(dev, y));
+    TU_OK(kmux_stream_destroy(s));
+    return st;
+}
+
+static size_t conv_out_bytes(kmux_conv_direction dir) {
+    return dir == KMUX_CONV_FWD ? sizeof cy : dir == KMUX_CONV_BWD_DATA ? sizeof cx : sizeof cw;
+}
+
+static void conv_want(kmux_context *ctx, const kmux_conv2d_desc *d, float beta, float *out) {
+    kmux_device *ref = NULL;
+    TU_OK(kmux_device_find(ctx, "ref", &ref));
+    kmux_plan *p = NULL;
+    TU_OK(kmux_conv2d_plan_create(ref, d, NULL, &p));
+    TU_OK(conv_run(ref, p, d->direction, beta, out));
+    TU_OK(kmux_plan_destroy(p));
+}
+
+/* MIOpen's immediate-mode solutions lead (in its order), the own kernel is last, every one
+ * computes ref's bits in each direction and layout; strict f32 leaves Winograd out, a fast f32
+ * mode keeps it. */
+Test(hip_libs, miopen_solutions_lead_and_each_matches_ref) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    static float got[CN * CK * CH * CW], want_[CN * CK * CH * CW];
+    static const char *const dirs[] = {"fwd", "bwd_data", "bwd_weights"};
+    for (int di = 0; di < 3; di++)
+        for (int li = 0; li < 2; li++)
+            for (int fast = 0; fast < 2; fast++) {
+                kmux_conv_direction dir = (kmux_conv_direction)(KMUX_CONV_FWD + di);
+                kmux_conv2d_desc d = conv_desc(dir, li ? KMUX_NHWC : KMUX_NCHW);
+                d.compute_type = fast ? KMUX_COMPUTE_F32_FAST_TF32 : KMUX_COMPUTE_F32;
+                conv_want(ctx, &d, 0.0f, want_);
+                kmux_plan *plan = NULL;
+                TU_OK(kmux_conv2d_plan_create(dev, &d, NULL, &plan));
+                char expect[3][64];
+                int ne = 0;
+                if (fast)
+                    snprintf(expect[ne++], 64, "miopen:%s:Winograd:id=%d,", dirs[di],
+                             103 + 10 * di);
+                snprintf(expect[ne++], 64, "miopen:%s:GEMM:id=%d,", dirs[di], 100 + 10 * di);
+                snprintf(expect[ne++], 64, "miopen:%s:Direct:id=%d,ws=0", dirs[di], 101 + 10 * di);
+                int n = 0;
+                do {
+                    kmux_plan_info info;
+                    TU_OK(kmux_plan_info_get(plan, &info));
+                    if (n < ne)
+                        cr_expect(strncmp(info.impl, expect[n], strlen(expect[n])) == 0,
+                                  "%s %s fast=%d impl %d: %s, want %s", dirs[di],
+                                  li ? "NHWC" : "NCHW", fast, n, info.impl, expect[n]);
+                    else
+                        cr_expect(strncmp(info.impl, "kmux-gpu:conv2d", 15) == 0, "%s", info.impl);
+                    memset(got, 0xee, sizeof got);
+                    TU_OK(conv_run(dev, plan, dir, 0.0f, got));
+                    cr_expect(memcmp(got, want_, conv_out_bytes(dir)) == 0, "%s %s: %s: not ref's",
+                              dirs[di], li ? "NHWC" : "NCHW", info.impl);
+                    n++;
+                } while (kmux_plan_next_impl(plan) == KMUX_OK);
+                cr_expect_eq(n, ne + 1, "%s: %d implementations", dirs[di], n);
+                TU_OK(kmux_plan_destroy(plan));
+            }
+    kmux_context_destroy(ctx);
+}
+
+/* Tuning asked of hip:0 (prefs.tune on) runs MIOpen's find step at plan creation: the plan holds
+ * the measured algorithms, run by miopenConvolutionForward, and computes ref's bits. */
+Test(hip_libs, miopen_find_step_when_the_plan_is_tuned) {
+    setenv("KMUX_HIP_IMPL", "miopen", 1);
+    char cache[] = "/tmp/kmux-tune-XXXXXX";
+    int fd = mkstemp(cache);
+    cr_assert(fd >= 0);
+    close(fd);
+    setenv("KMUX_TUNE_CACHE", cache, 1);
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    kmux_conv2d_desc d = conv_desc(KMUX_CONV_FWD, KMUX_NCHW);
+    static float got[CN * CK * CH * CW], want_[CN * CK * CH * CW];
+    conv_want(ctx, &d, 0.0f, want_);
+    kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
+    prefs.tune = KMUX_TUNE_ON;
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_conv2d_plan_create(dev, &d, &prefs, &plan));
+    kmux_plan_info info;
+    TU_OK(kmux_plan_info_get(plan, &info));
+    cr_expect(strncmp(info.impl, "miopen:find:fwd:", 16) == 0, "%s", info.impl);
+    TU_OK(conv_run(dev, plan, KMUX_CONV_FWD, 0.0f, got));
+    cr_expect(memcmp(got, want_, sizeof cy) == 0, "%s: not ref's", info.impl);
+    TU_OK(kmux_plan_destroy(plan));
+    kmux_context_destroy(ctx);
+    unlink(cache);
+}
+
+static void *fake_miopen_hook(const char *name) {
+    const char *path = getenv("KMUX_MIOPEN_LIBRARY");
+    void *h = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    void *f = h ? dlsym(h, name) : NULL;
+    if (h) dlclose(h);
+    return f;
+}
+
+/* An MIOpen call failing at execution is KMUX_ERR_DEVICE naming MIOpen, the call, the solution
+ * and the status; the plan runs after it. A call with beta != 0 runs on kmux's own kernel even
+ * under KMUX_HIP_IMPL=miopen (MIOpen is asked for alpha 1, beta 0 only) and computes ref's. */
+Test(hip_libs, miopen_failure_names_the_library_and_beta_runs_on_the_own_kernel) {
+    setenv("KMUX_HIP_IMPL", "miopen", 1);
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx);
+    kmux_conv2d_desc d = conv_desc(KMUX_CONV_BWD_DATA, KMUX_NHWC);
+    static float got[CN * CK * CH * CW], want_[CN * CK * CH * CW];
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_conv2d_plan_create(dev, &d, NULL, &plan));
+    void (*fail_call)(long, int) = NULL;
+    int (*fired)(void) = NULL;
+    *(void **)&fail_call = fake_miopen_hook("kmux_fake_miopen_fail_call");
+    *(void **)&fired = fake_miopen_hook("kmux_fake_miopen_fail_fired");
+    cr_assert(fail_call && fired, "the fake MIOpen (KMUX_MIOPEN_LIBRARY) is not loaded");
+    fail_call(1, 5 /* miopenStatusInternalError */);
+    kmux_status st = conv_run(dev, plan, KMUX_CONV_BWD_DATA, 0.0f, got);
+    cr_expect(fired(), "the armed failure was not reached");
+    fail_call(0, 0);
+    cr_expect_eq(st, KMUX_ERR_DEVICE, "%s: %s", kmux_status_str(st), run_error);
+    cr_expect(strstr(run_error, "MIOpen 3.4.0") &&
+                  strstr(run_error, "miopenConvolutionBackwardDataImmediate") &&
+                  strstr(run_error, "miopen:bwd_data:GEMM:id=110") &&
+                  strstr(run_error, "miopenStatusInternalError (miopenStatus_t 5)"),
+              "%s", run_error);
+    conv_want(ctx, &d, 0.0f, want_);
+    TU_OK(conv_run(dev, plan, KMUX_CONV_BWD_DATA, 0.0f, got));
+    cr_expect(memcmp(got, want_, sizeof cx) == 0, "after the failure: not ref's");
+    conv_want(ctx, &d, 1.0f, want_);
+    TU_OK(conv_run(dev, plan, KMUX_CONV_BWD_DATA, 1.0f, got));
+    cr_expect(memcmp(got, want_, sizeof cx) == 0, "beta = 1 (own kernel): not ref's");
+    TU_OK(kmux_plan_destroy(plan));
+    /* asymmetric padding is not asked of MIOpen: forced to it, the plan is refused with why */
+    d.pad_bottom = 0;
+    TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_conv2d_plan_create(dev, &d, NULL, &plan));
+    cr_expect(strstr(kmux_last_error(), "MIOpen pads both sides alike"), "%s", kmux_last_error());
+    /* require_deterministic: MIOpen's deterministic attribute, said by plan_info */
+    d.pad_bottom = 1;
+    kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
+    prefs.require_deterministic = 1;
+    TU_OK(kmux_conv2d_plan_create(dev, &d, &prefs, &plan));
+    kmux_plan_info info;
+    TU_OK(kmux_plan_info_get(plan, &info));
+    cr_expect(strncmp(info.impl, "miopen:", 7) == 0 && info.deterministic, "%s det %d", info.impl,
+              info.deterministic);
+    TU_OK(kmux_plan_destroy(plan));
     kmux_context_destroy(ctx);
 }

@@ -29,6 +29,7 @@ static kmux_status hip_init(const kmux_backend_host *host, void **state) {
     st->host = host;
     kmux_hip_rocblas_init(st);
     kmux_hip_blaslt_init(st);
+    kmux_hip_miopen_init(st);
     snprintf(st->version, sizeof st->version, "HIP runtime not loaded");
     *state = st;
     return KMUX_OK;
@@ -37,7 +38,9 @@ static kmux_status hip_init(const kmux_backend_host *host, void **state) {
 static void hip_fini(void *state) {
     kmux_hip_state *st = state;
     if (!st) return;
-    kmux_hip_blaslt_fini(st); /* first: it enters the devices to destroy their handles */
+    /* first: they enter the devices to destroy their handles */
+    kmux_hip_blaslt_fini(st);
+    kmux_hip_miopen_fini(st);
     for (int i = 0; i < st->device_count; i++) {
         kmux_gpu_modules_unload(st, i);
         pthread_mutex_destroy(&st->devices[i].lock);

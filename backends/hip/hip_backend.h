@@ -43,6 +43,7 @@
 #include "gpu_runtime.h" /* kmux_gpu_plugin and the memory, stream and event slots */
 #include "hip_api.h"
 #include "hip_blaslt.h"
+#include "hip_miopen.h"
 #include "hip_rocblas.h"
 #include "kmux_backend.h"
 
@@ -89,6 +90,7 @@ typedef struct kmux_hip_state {
     char version[128];        /**< "HIP runtime 6.2 (libamdhip64.so.6)" */
     kmux_hip_rocblas rocblas; /**< opened on the first matmul plan (hip_matmul.c) */
     kmux_hip_blaslt blaslt;   /**< opened on the first matmul plan (hip_blaslt.c) */
+    kmux_hip_miopen miopen;   /**< opened on the first convolution plan (hip_miopen.c) */
 } kmux_hip_state;
 
 /** A kmux stream on a HIP device. */
@@ -97,6 +99,7 @@ typedef struct kmux_hip_stream_t {
     kmux_hip_stream stream;
     int own;
     void *rocblas;  /**< rocblas_handle bound to this stream, created on its first matmul */
+    void *miopen;   /**< miopenHandle_t bound to this stream, created on its first MIOpen call */
     void *ws;       /**< device workspace of the library calls queued on it (hipMalloc) */
     size_t ws_size; /**< its bytes */
 } kmux_hip_stream_t;
@@ -171,8 +174,8 @@ kmux_status kmux_hip_device_caps(void *state, int device, kmux_device_caps *caps
 
 /* hip_diag.c */
 kmux_status kmux_hip_device_diag(void *state, int device, kmux_device_diag *diag);
-/** The plugin ABI's stream_destroy: drains the stream, releases its rocBLAS handle, its
- *  workspace and (when owned) the native stream. The other memory, stream and event slots:
+/** The plugin ABI's stream_destroy: drains the stream, releases its rocBLAS and MIOpen handles,
+ *  its workspace and (when owned) the native stream. The other memory, stream and event slots:
  *  gpu_runtime.h. */
 kmux_status kmux_hip_stream_destroy(void *state, void *stream);
 /** The stream's device workspace of at least `bytes` (device entered), grown when smaller: the
@@ -270,6 +273,36 @@ const char *kmux_hip_blaslt_call_refusal(const kmux_hip_blaslt_plan *bp, const k
 kmux_status kmux_hip_blaslt_run(kmux_hip_state *st, kmux_hip_stream_t *s,
                                 const kmux_hip_blaslt_plan *bp, int algo, const kmux_matmul_desc *d,
                                 const kmux_matmul_args *a);
+
+/* ---- hip_miopen.c: the MIOpen implementations of convolution plans ------------------------ */
+
+void kmux_hip_miopen_init(kmux_hip_state *st);
+/** Destroys the per-device handles (each device entered) and the lock. */
+void kmux_hip_miopen_fini(kmux_hip_state *st);
+/** 1 when MIOpen is there (opened on first call). */
+int kmux_hip_miopen_available(kmux_hip_state *st);
+/** Destroys the stream's MIOpen handle (stream_destroy). */
+void kmux_hip_miopen_stream_release(kmux_hip_state *st, kmux_hip_stream_t *s);
+/** Why MIOpen is not asked to run d (buf), or NULL: types, accumulation, asymmetric padding,
+ *  sizes. Pure: does not open the library. */
+const char *kmux_hip_miopen_refusal(const kmux_conv2d_desc *d, char *buf, size_t size);
+/** Opens MIOpen (first call), creates the descriptors of d on `device` and lists its
+ *  implementations: find mode (find = 1: miopenFindConvolution*Algorithm on scratch tensors)
+ *  or immediate mode (the applicable solutions, compiled), within the workspace cap; det sets
+ *  MIOPEN_CONVOLUTION_ATTRIB_DETERMINISTIC. Returns KMUX_OK (bp->n >= 1); KMUX_ERR_UNSUPPORTED
+ *  with why[size]; the device's entry error. */
+kmux_status kmux_hip_miopen_plan_build(kmux_hip_state *st, int device, const kmux_conv2d_desc *d,
+                                       int find, int det, size_t cap, kmux_hip_miopen_plan *bp,
+                                       char *why, size_t size);
+/** Destroys bp's descriptors. */
+void kmux_hip_miopen_plan_release(kmux_hip_state *st, kmux_hip_miopen_plan *bp);
+/** Why MIOpen is not asked to run the call (alpha != 1 or beta != 0), or NULL. */
+const char *kmux_hip_miopen_call_refusal(const kmux_conv2d_args *a);
+/** Runs implementation i on stream s (its MIOpen handle, its workspace). Returns KMUX_OK;
+ *  KMUX_ERR_UNSUPPORTED (miopenStatusNotImplemented), KMUX_ERR_DEVICE (any other status), the
+ *  message naming MIOpen's version, the call, the implementation and the status. */
+kmux_status kmux_hip_miopen_run(kmux_hip_state *st, kmux_hip_stream_t *s,
+                                const kmux_hip_miopen_plan *bp, int i, const kmux_conv2d_args *a);
 
 extern const kmux_matmul_ops kmux_hip_matmul_ops;
 extern const kmux_conv2d_ops kmux_hip_conv2d_ops;

@@ -1,14 +1,15 @@
 /*
  * hip_stream.c - what a HIP kmux stream holds besides its native stream: the device workspace of
- * the library calls queued on it (hipBLASLt), and its release: drained, its rocBLAS handle and
- * workspace released, the native stream destroyed when kmux created it. Memory, the rest of streams
- * and events: backends/gpu/gpu_runtime.c on hip_vendor.c's calls. kmux_stream_wrap_native adopts a
- * hipStream_t (NULL: the null stream) without owning it. ROCm 7 (HIP API 7.0 changes):
- * hipMemcpyAsync, hipEventRecord and hipStreamDestroy no longer check the stream handle (an invalid
- * one faults, as on CUDA, instead of answering hipErrorContextIsDestroyed): the streams passed here
- * are ones kmux created, or a wrapped native stream, which the caller must keep alive as long as
- * its kmux_stream (as with CUDA). hipFree of hipMalloc memory still synchronises (only
- * hipMallocAsync memory lost that), as kmux_free relies on.
+ * the library calls queued on it (hipBLASLt, MIOpen), and its release: drained, its rocBLAS and
+ * MIOpen handles and workspace released, the native stream destroyed when kmux created it. Memory,
+ * the rest of streams and events: backends/gpu/gpu_runtime.c on hip_vendor.c's calls.
+ * kmux_stream_wrap_native adopts a hipStream_t (NULL: the null stream) without owning it. ROCm 7
+ * (HIP API 7.0 changes): hipMemcpyAsync, hipEventRecord and hipStreamDestroy no longer check the
+ * stream handle (an invalid one faults, as on CUDA, instead of answering
+ * hipErrorContextIsDestroyed): the streams passed here are ones kmux created, or a wrapped native
+ * stream, which the caller must keep alive as long as its kmux_stream (as with CUDA). hipFree of
+ * hipMalloc memory still synchronises (only hipMallocAsync memory lost that), as kmux_free relies
+ * on.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@ kmux_status kmux_hip_stream_destroy(void *state, void *stream) {
     }
     kmux_hip_error e = st->api.hipStreamSynchronize(s->stream);
     kmux_hip_rocblas_stream_release(st, s);
+    kmux_hip_miopen_stream_release(st, s);
     if (s->ws) (void)st->api.hipFree(s->ws);
     kmux_hip_error e2 = s->own ? st->api.hipStreamDestroy(s->stream) : KMUX_HIP_SUCCESS;
     kmux_hip_leave(st, &g);
