@@ -10,6 +10,7 @@ set(KMUX_CHECK_CORE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/kmux_check/ck_device.c
   ${CMAKE_CURRENT_LIST_DIR}/kmux_check/ck_env.c
   ${CMAKE_CURRENT_LIST_DIR}/kmux_check/ck_function.c
+  ${CMAKE_CURRENT_LIST_DIR}/kmux_check/ck_libs.c
   ${CMAKE_CURRENT_LIST_DIR}/kmux_check/ck_report.c
   ${CMAKE_CURRENT_LIST_DIR}/kmux_check/ck_speed.c
   ${CMAKE_CURRENT_LIST_DIR}/kmux_check/ck_sys.c

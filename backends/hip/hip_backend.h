@@ -250,6 +250,9 @@ void kmux_hip_rocblas_stream_release(kmux_hip_state *st, kmux_hip_stream_t *s);
 void kmux_hip_blaslt_init(kmux_hip_state *st);
 /** Destroys the per-device handles (each device entered) and the lock. */
 void kmux_hip_blaslt_fini(kmux_hip_state *st);
+/** "hipBLASLt 1.0.0" once hipBLASLt is opened and a handle on `device` created (its version comes
+ *  with the handle); NULL where it is absent, too old or refuses the device. */
+const char *kmux_hip_blaslt_version(kmux_hip_state *st, int device);
 /** Why hipBLASLt is not asked to run d on architecture arch (buf), or NULL when it is (types,
  *  compute type, fp8 family and layout, bias, sizes; det: prefs->require_deterministic). Pure:
  *  does not open the library. */

@@ -178,6 +178,16 @@ static void *handle_of(kmux_hip_state *st, int device, char *why, size_t size) {
     return h;
 }
 
+const char *kmux_hip_blaslt_version(kmux_hip_state *st, int device) {
+    if (!blaslt_open(st)) return NULL;
+    kmux_hip_guard g;
+    if (kmux_hip_enter(st, device, "kmux_device_diag_get", &g) != KMUX_OK) return NULL;
+    char why[64];
+    void *h = handle_of(st, device, why, sizeof why);
+    kmux_hip_leave(st, &g);
+    return h ? st->blaslt.version : NULL;
+}
+
 const char *kmux_hip_blaslt_refusal(const kmux_matmul_desc *d, const char *arch, int det, char *buf,
                                     size_t size) {
     const char *an = kmux_dtype_desc_of(d->a_type).name, *bn = kmux_dtype_desc_of(d->b_type).name,

@@ -1,7 +1,8 @@
 /*
  * hip_diag.c - readiness facts of a HIP device for kmux_device_diag_get (plugin ABI 2.1
  * device_diag slot): architecture, the code objects this plugin carries, runtime and driver
- * versions, the device nodes ROCm uses, the runtime that was opened.
+ * versions, the device nodes ROCm uses, the runtime that was opened and AMD's libraries (rocBLAS,
+ * hipBLASLt, MIOpen) with their versions, or "no <library>" where the search found none.
  * target_id is the device's full target id from hipDeviceProp_t.gcnArchName
  * ("gfx942:sramecc+:xnack-", read through the call of the runtime's version: hip_props.c), the
  * processor alone when the runtime did not give it; code_objects the targets carried. kmux-check
@@ -24,7 +25,13 @@ kmux_status kmux_hip_device_diag(void *state, int device, kmux_device_diag *diag
                  (rt / 100000) % 100, rt % 100000);
     if (st->api.hipDriverGetVersion(&drv) == KMUX_HIP_SUCCESS)
         snprintf(diag->driver_version, sizeof diag->driver_version, "HIP driver %d", drv);
-    snprintf(diag->libraries, sizeof diag->libraries, "%s", st->lib_name);
+    /* the runtime's file, then AMD's libraries with their versions, opened here if no plan did */
+    const char *lt = kmux_hip_blaslt_version(st, device);
+    const int rb = kmux_hip_rocblas_available(st);
+    snprintf(diag->libraries, sizeof diag->libraries, "%s, %s%s, %s, %s", st->lib_name,
+             rb ? "rocBLAS " : "no rocBLAS", rb ? st->rocblas.version : "",
+             lt ? lt : "no hipBLASLt",
+             kmux_hip_miopen_available(st) ? st->miopen.version : "no MIOpen");
     snprintf(diag->device_nodes, sizeof diag->device_nodes, "/dev/kfd,/dev/dri/renderD*");
     return KMUX_OK;
 }

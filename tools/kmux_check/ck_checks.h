@@ -30,6 +30,9 @@ void ck_check_environment(ck_run *run);
 void ck_check_devices(ck_run *run);
 /** Kernel launch, bit-exact copies, every op x dtype the device claims against ref. */
 void ck_check_function(ck_run *run);
+/** Per GPU: the vendor libraries found (versions) and each library's implementation of a small
+ *  GEMM and convolution against ref. */
+void ck_check_libraries(ck_run *run);
 /** GEMM per dtype, device copy, host-device copies, CPU STREAM triad and GEMM. */
 void ck_check_speed(ck_run *run);
 

@@ -32,24 +32,6 @@ static void add(ck_run *run, const char *subject, const char *name, const ck_ver
     ck_report_add(run->report, "function", subject, name, v, NAN, NAN, "");
 }
 
-static void fill(double *x, size_t n, unsigned seed) {
-    for (size_t i = 0; i < n; i++)
-        x[i] = (double)((int)((i * 7 + seed * 13 + (i / 5) * 3) % 5) - 2);
-}
-
-static ck_compare compare(const double *got, const double *want, size_t n) {
-    ck_compare c = {(long long)n, 0, 0.0, 0.0, 0.0};
-    long long nonzero = 0;
-    for (size_t i = 0; i < n; i++) {
-        double e = fabs(got[i] - want[i]);
-        if (!(e <= c.tolerance)) c.mismatches++;
-        if (e > c.max_abs_err || e != e) c.max_abs_err = e;
-        nonzero += got[i] != 0.0;
-    }
-    c.nonzero_frac = n ? (double)nonzero / (double)n : 0.0;
-    return c;
-}
-
 /* ---- launch and copies ---------------------------------------------------------------------- */
 
 static void check_launch(ck_run *run, kmux_device *dev, kmux_stream *s, const char *id) {
@@ -163,8 +145,8 @@ static void check_matmul(ck_run *run, kmux_stream *s, kmux_stream *ref_s, const 
     int rows = 0;
     const kmux_type_combination *table = kmux_rules_matmul_table(&rows);
     double A[GM * GK], B[GK * GN], got[GM * GN], want[GM * GN];
-    fill(A, GM * GK, 1);
-    fill(B, GK * GN, 2);
+    ck_fill_small(A, GM * GK, 1);
+    ck_fill_small(B, GK * GN, 2);
     for (int i = 0; i < rows; i++) {
         const kmux_type_combination *r = &table[i];
         char name[48];
@@ -182,7 +164,7 @@ static void check_matmul(ck_run *run, kmux_stream *s, kmux_stream *ref_s, const 
         } else if (run_gemm(ref_s, r, A, B, want) != KMUX_OK) {
             v = ref_failed();
         } else {
-            ck_compare c = compare(got, want, GM * GN);
+            ck_compare c = ck_compare_exact(got, want, GM * GN);
             v = ck_judge_compare(&c);
         }
         add(run, id, name, &v);
@@ -250,9 +232,9 @@ static void check_conv(ck_run *run, kmux_stream *s, kmux_stream *ref_s, const ch
     int rows = 0;
     const kmux_type_combination *table = kmux_rules_conv_table(&rows);
     double x[CX], w[CW], y[CY], got[CX + CW + CY], want[CX + CW + CY];
-    fill(x, CX, 3);
-    fill(w, CW, 4);
-    fill(y, CY, 5);
+    ck_fill_small(x, CX, 3);
+    ck_fill_small(w, CW, 4);
+    ck_fill_small(y, CY, 5);
     for (int dir = KMUX_CONV_FWD; dir <= KMUX_CONV_BWD_WEIGHTS; dir++) {
         for (int i = 0; i < rows; i++) {
             kmux_conv2d_desc d = conv_desc((kmux_conv_direction)dir, &table[i]);
@@ -271,7 +253,7 @@ static void check_conv(ck_run *run, kmux_stream *s, kmux_stream *ref_s, const ch
             } else if (run_conv(ref_s, &d, x, w, y, want, &n_ref) != KMUX_OK) {
                 v = ref_failed();
             } else {
-                ck_compare c = compare(got, want, n);
+                ck_compare c = ck_compare_exact(got, want, n);
                 v = ck_judge_compare(&c);
             }
             add(run, id, name, &v);
@@ -318,7 +300,7 @@ static void check_cast(ck_run *run, kmux_stream *s, kmux_stream *ref_s, const ch
                      kmux_status_str(st[0] != KMUX_OK ? st[0] : st[1]), kmux_last_error());
             v = ck_verdict_of(st[0] != KMUX_OK ? CK_FAIL : CK_SKIP, detail, NULL);
         } else {
-            ck_compare c = compare(got, want, N);
+            ck_compare c = ck_compare_exact(got, want, N);
             /* Bit-exact rounding: NaN == NaN counts as a match. */
             c.mismatches = 0;
             c.max_abs_err = 0;
@@ -373,7 +355,7 @@ static void check_amax(ck_run *run, kmux_stream *s, kmux_stream *ref_s, const ch
         } else if (run_amax(ref_s, types[t], in, N, &want) != KMUX_OK) {
             v = ref_failed();
         } else {
-            ck_compare c = compare(&got, &want, 1);
+            ck_compare c = ck_compare_exact(&got, &want, 1);
             v = ck_judge_compare(&c);
             snprintf(v.detail, sizeof v.detail, "%s: %g, ref %g",
                      c.mismatches ? "differs" : "matches ref", got, want);

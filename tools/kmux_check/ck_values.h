@@ -14,6 +14,10 @@ void ck_put(kmux_dtype t, void *buf, size_t i, double v);
 /** Element i of buf as a double (exact). */
 double ck_get(kmux_dtype t, const void *buf, size_t i);
 
+/** Small integers -2..2 in a fixed pattern of seed: exact in every dtype, and sums of a few
+ *  dozen of their products are exact in every accumulation (as benchdnn's integer fill). */
+void ck_fill_small(double *x, size_t n, unsigned seed);
+
 /** Device buffer of n elements of t filled from host values, or NULL with kmux_last_error(). The
  *  copy is synchronised on stream. */
 void *ck_upload(kmux_stream *s, kmux_dtype t, const double *values, size_t n);

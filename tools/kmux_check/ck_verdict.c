@@ -4,6 +4,7 @@
 #include "ck_verdict.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -349,6 +350,19 @@ ck_verdict ck_judge_cpu_kernels(const char *library, ck_isa cpu, ck_isa chosen, 
 }
 
 /* ---- function ------------------------------------------------------------------------------- */
+
+ck_compare ck_compare_exact(const double *got, const double *want, size_t n) {
+    ck_compare c = {(long long)n, 0, 0.0, 0.0, 0.0};
+    long long nonzero = 0;
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs(got[i] - want[i]);
+        if (!(e <= c.tolerance)) c.mismatches++;
+        if (e > c.max_abs_err || e != e) c.max_abs_err = e;
+        nonzero += got[i] != 0.0;
+    }
+    c.nonzero_frac = n ? (double)nonzero / (double)n : 0.0;
+    return c;
+}
 
 ck_verdict ck_judge_compare(const ck_compare *c) {
     if (c->n <= 0) return verdict(CK_SKIP, "", "nothing compared");

@@ -124,6 +124,10 @@ typedef struct ck_compare {
     double nonzero_frac;
 } ck_compare;
 
+/** got against want element by element, exactly (tolerance 0: the checks' inputs make every
+ *  partial sum exact), with the share of non-zero outputs. */
+ck_compare ck_compare_exact(const double *got, const double *want, size_t n);
+
 /** PASS when nothing mismatched and at least half the outputs are non-zero; FAIL for a mismatch;
  *  FAIL ("mistrusted") for mostly-zero output (as benchdnn). */
 ck_verdict ck_judge_compare(const ck_compare *c);

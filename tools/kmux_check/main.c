@@ -118,6 +118,7 @@ int main(int argc, char **argv) {
     ck_check_environment(&run);
     ck_check_devices(&run);
     ck_check_function(&run);
+    ck_check_libraries(&run);
     ck_check_speed(&run);
     if (json) {
         char host[256] = "", cpu[256];
