@@ -148,8 +148,10 @@ Test(hip_libs, hipblaslt_candidates_lead_and_each_matches_ref) {
     kmux_context_destroy(ctx);
 }
 
-static void *fake_blaslt_hook(const char *name) {
-    const char *path = getenv("KMUX_HIPBLASLT_LIBRARY");
+/* Hook `name` of the fake library that the variable `env` names (already loaded by the plugin),
+ * or NULL. */
+static void *fake_hook(const char *env, const char *name) {
+    const char *path = getenv(env);
     void *h = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
     void *f = h ? dlsym(h, name) : NULL;
     if (h) dlclose(h);
@@ -169,8 +171,8 @@ Test(hip_libs, hipblaslt_failure_names_the_library_and_the_plan_runs_after) {
     TU_OK(kmux_matmul_plan_create(dev, &d, NULL, &plan));
     void (*fail_call)(long, int) = NULL;
     int (*fired)(void) = NULL;
-    *(void **)&fail_call = fake_blaslt_hook("kmux_fake_hipblaslt_fail_call");
-    *(void **)&fired = fake_blaslt_hook("kmux_fake_hipblaslt_fail_fired");
+    *(void **)&fail_call = fake_hook("KMUX_HIPBLASLT_LIBRARY", "kmux_fake_hipblaslt_fail_call");
+    *(void **)&fired = fake_hook("KMUX_HIPBLASLT_LIBRARY", "kmux_fake_hipblaslt_fail_fired");
     cr_assert(fail_call && fired, "the fake hipBLASLt (KMUX_HIPBLASLT_LIBRARY) is not loaded");
     fail_call(1, 5 /* HIPBLAS_STATUS_EXECUTION_FAILED */);
     kmux_status st = run(dev, plan, got);
@@ -414,14 +416,6 @@ Test(hip_libs, miopen_find_step_when_the_plan_is_tuned) {
     unlink(cache);
 }
 
-static void *fake_miopen_hook(const char *name) {
-    const char *path = getenv("KMUX_MIOPEN_LIBRARY");
-    void *h = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    void *f = h ? dlsym(h, name) : NULL;
-    if (h) dlclose(h);
-    return f;
-}
-
 /* An MIOpen call failing at execution is KMUX_ERR_DEVICE naming MIOpen, the call, the solution
  * and the status; the plan runs after it. A call with beta != 0 runs on kmux's own kernel even
  * under KMUX_HIP_IMPL=miopen (MIOpen is asked for alpha 1, beta 0 only) and computes ref's. */
@@ -435,8 +429,8 @@ Test(hip_libs, miopen_failure_names_the_library_and_beta_runs_on_the_own_kernel)
     TU_OK(kmux_conv2d_plan_create(dev, &d, NULL, &plan));
     void (*fail_call)(long, int) = NULL;
     int (*fired)(void) = NULL;
-    *(void **)&fail_call = fake_miopen_hook("kmux_fake_miopen_fail_call");
-    *(void **)&fired = fake_miopen_hook("kmux_fake_miopen_fail_fired");
+    *(void **)&fail_call = fake_hook("KMUX_MIOPEN_LIBRARY", "kmux_fake_miopen_fail_call");
+    *(void **)&fired = fake_hook("KMUX_MIOPEN_LIBRARY", "kmux_fake_miopen_fail_fired");
     cr_assert(fail_call && fired, "the fake MIOpen (KMUX_MIOPEN_LIBRARY) is not loaded");
     fail_call(1, 5 /* miopenStatusInternalError */);
     kmux_status st = conv_run(dev, plan, KMUX_CONV_BWD_DATA, 0.0f, got);

@@ -122,6 +122,13 @@ typedef struct kmux_hip_lib_search {
  *  why each file that was there is unusable. */
 void *kmux_hip_lib_open(const kmux_hip_state *st, const kmux_hip_lib_search *s, char *path,
                         size_t path_size, char *why, size_t why_size);
+/** Opens one of AMD's libraries once per backend state (the first caller searches with
+ *  kmux_hip_lib_open under l->lock; later callers get its answer): `name` ("rocBLAS") heads the
+ *  reason of a library not found; opened(st, path), when not NULL, runs under the lock after a
+ *  successful open (version, per-device tables) and may refuse the library by returning a
+ *  reason. The load is traced at KMUX_VERBOSE=2. Returns 1 when the library is usable. */
+int kmux_hip_lib_once(kmux_hip_state *st, kmux_hip_lib *l, const kmux_hip_lib_search *s,
+                      const char *name, const char *(*opened)(kmux_hip_state *st));
 /** Opens the runtime (kmux_hip_lib_open: KMUX_HIP_RUNTIME, libamdhip64.so.7, .so.6, .so.5),
  *  resolves kmux_hip_api and sets lib_name and lib_dir. Returns 1 on success; 0 with
  *  st->load_error. */

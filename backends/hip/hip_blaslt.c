@@ -96,37 +96,23 @@ static const char *check_blaslt(void *lib, void *ctx) {
     return NULL;
 }
 
-/* Opens hipBLASLt once per backend state; 1 when it is there. Sonames: libhipblaslt.so.1
- * (ROCm 7.x), libhipblaslt.so.0 (ROCm 5.7 - 6.x). */
-static int blaslt_open(kmux_hip_state *st) {
+static const char *blaslt_opened(kmux_hip_state *st) {
     kmux_hip_blaslt *b = &st->blaslt;
-    pthread_mutex_lock(&b->lock);
-    if (!b->tried) {
-        b->tried = 1;
-        static const char *const sonames[] = {"libhipblaslt.so.1", "libhipblaslt.so.0", NULL};
-        const kmux_hip_lib_search s = {"hipblaslt", "KMUX_HIPBLASLT_LIBRARY", sonames, check_blaslt,
-                                       b};
-        char path[256], why[sizeof b->why - 32];
-        b->lib = kmux_hip_lib_open(st, &s, path, sizeof path, why, sizeof why);
-        if (b->lib) {
-            b->handles =
-                calloc((size_t)(st->device_count > 0 ? st->device_count : 1), sizeof *b->handles);
-            if (!b->handles) {
-                b->lib = NULL;
-                snprintf(b->why, sizeof b->why, "hipBLASLt: out of host memory");
-            } else if (st->host->verbose >= 2) {
-                st->host->trace(2, "load,hip,hipblaslt,%s", path);
-            }
-        } else {
-            snprintf(b->why, sizeof b->why, "hipBLASLt not found (%s)", why);
-        }
-    }
-    pthread_mutex_unlock(&b->lock);
-    return b->lib != NULL;
+    b->handles = calloc((size_t)(st->device_count > 0 ? st->device_count : 1), sizeof *b->handles);
+    return b->handles ? NULL : "out of host memory";
+}
+
+/* Opens hipBLASLt once per backend state; 1 when it is there. Sonames: libhipblaslt.so.1
+ * (ROCm 7.x), libhipblaslt.so.0 (ROCm 5.7 - 6.x). Its version comes with the first handle. */
+static int blaslt_open(kmux_hip_state *st) {
+    static const char *const sonames[] = {"libhipblaslt.so.1", "libhipblaslt.so.0", NULL};
+    const kmux_hip_lib_search s = {"hipblaslt", "KMUX_HIPBLASLT_LIBRARY", sonames, check_blaslt,
+                                   &st->blaslt};
+    return kmux_hip_lib_once(st, &st->blaslt.base, &s, "hipBLASLt", blaslt_opened);
 }
 
 void kmux_hip_blaslt_init(kmux_hip_state *st) {
-    pthread_mutex_init(&st->blaslt.lock, NULL);
+    pthread_mutex_init(&st->blaslt.base.lock, NULL);
 }
 
 void kmux_hip_blaslt_fini(kmux_hip_state *st) {
@@ -142,39 +128,39 @@ void kmux_hip_blaslt_fini(kmux_hip_state *st) {
     }
     free(b->handles);
     b->handles = NULL;
-    pthread_mutex_destroy(&b->lock);
+    pthread_mutex_destroy(&b->base.lock);
 }
 
 /* The device's handle (the device entered), created on first use; the library's version is
  * read and checked with the first one. NULL with why. */
 static void *handle_of(kmux_hip_state *st, int device, char *why, size_t size) {
     kmux_hip_blaslt *b = &st->blaslt;
-    pthread_mutex_lock(&b->lock);
+    pthread_mutex_lock(&b->base.lock);
     void *h = b->handles[device];
-    if (!h && !b->why[0]) {
+    if (!h && !b->base.why[0]) {
         int e = b->create(&h);
         int v = 0;
         if (e == KMUX_HIPBLAS_SUCCESS && b->get_version(h, &v) != KMUX_HIPBLAS_SUCCESS) v = 0;
         if (e != KMUX_HIPBLAS_SUCCESS) {
-            snprintf(b->why, sizeof b->why, "hipblasLtCreate on hip:%d: hipblasStatus_t %d", device,
-                     e);
+            snprintf(b->base.why, sizeof b->base.why,
+                     "hipblasLtCreate on hip:%d: hipblasStatus_t %d", device, e);
             h = NULL;
         } else if (v < 700) {
             /* before 0.7 (ROCm 6.1) hipBLASLt had its own datatype and compute-type enums */
-            snprintf(b->why, sizeof b->why,
+            snprintf(b->base.why, sizeof b->base.why,
                      "hipBLASLt %d.%d.%d is older than 0.7 (ROCm 6.1), whose hipDataType ABI "
                      "kmux uses",
                      v / 100000, v / 100 % 1000, v % 100);
             (void)b->destroy(h);
             h = NULL;
         } else {
-            snprintf(b->version, sizeof b->version, "hipBLASLt %d.%d.%d", v / 100000,
+            snprintf(b->base.version, sizeof b->base.version, "hipBLASLt %d.%d.%d", v / 100000,
                      v / 100 % 1000, v % 100);
             b->handles[device] = h;
         }
     }
-    if (!h) snprintf(why, size, "%s", b->why);
-    pthread_mutex_unlock(&b->lock);
+    if (!h) snprintf(why, size, "%s", b->base.why);
+    pthread_mutex_unlock(&b->base.lock);
     return h;
 }
 
@@ -185,7 +171,7 @@ const char *kmux_hip_blaslt_version(kmux_hip_state *st, int device) {
     char why[64];
     void *h = handle_of(st, device, why, sizeof why);
     kmux_hip_leave(st, &g);
-    return h ? st->blaslt.version : NULL;
+    return h ? st->blaslt.base.version : NULL;
 }
 
 const char *kmux_hip_blaslt_refusal(const kmux_matmul_desc *d, const char *arch, int det, char *buf,
@@ -311,7 +297,8 @@ kmux_status kmux_hip_blaslt_plan_build(kmux_hip_state *st, int device, const kmu
                                        size_t cap, kmux_hip_blaslt_plan *bp, char *why,
                                        size_t size) {
     memset(bp, 0, sizeof *bp);
-    if (!blaslt_open(st)) return snprintf(why, size, "%s", st->blaslt.why), KMUX_ERR_UNSUPPORTED;
+    if (!blaslt_open(st))
+        return snprintf(why, size, "%s", st->blaslt.base.why), KMUX_ERR_UNSUPPORTED;
     const kmux_hip_blaslt *b = &st->blaslt;
     kmux_hip_guard g;
     kmux_status ks = kmux_hip_enter(st, device, "kmux_matmul_plan_create", &g);
@@ -380,12 +367,12 @@ kmux_status kmux_hip_blaslt_plan_build(kmux_hip_state *st, int device, const kmu
     }
     if (e != KMUX_HIPBLAS_SUCCESS || bp->n_algos == 0) {
         if (e != KMUX_HIPBLAS_SUCCESS)
-            snprintf(why, size, "%s: %s: hipblasStatus_t %d", st->blaslt.version, step, e);
+            snprintf(why, size, "%s: %s: hipblasStatus_t %d", st->blaslt.base.version, step, e);
         else
             snprintf(why, size,
                      "%s offered no algorithm for the problem within a workspace of %zu bytes "
                      "(%d returned)",
-                     st->blaslt.version, cap, returned);
+                     st->blaslt.base.version, cap, returned);
         kmux_hip_blaslt_plan_release(st, bp);
         return KMUX_ERR_UNSUPPORTED;
     }
@@ -422,7 +409,7 @@ kmux_status kmux_hip_blaslt_run(kmux_hip_state *st, kmux_hip_stream_t *s,
     /* the descriptor is the plan's, shared by every stream that runs it, and the call's pointers
      * (bias, scales) are attributes of it: they are set and the call queued under one lock, so
      * that two threads running one plan never mix their pointers */
-    pthread_mutex_lock(&st->blaslt.lock);
+    pthread_mutex_lock(&st->blaslt.base.lock);
     int e = KMUX_HIPBLAS_SUCCESS;
     const char *step = "hipblasLtMatmulDescSetAttribute";
     if (d->epilogue & KMUX_EPILOGUE_BIAS)
@@ -441,13 +428,13 @@ kmux_status kmux_hip_blaslt_run(kmux_hip_state *st, kmux_hip_stream_t *s,
         e = b->matmul(h, bp->desc, a->alpha, row ? a->B : a->A, bp->a, row ? a->A : a->B, bp->b,
                       a->beta, a->C, bp->c, a->C, bp->c, &bp->algos[algo].algo, ws, ws_bytes,
                       s->stream);
-    pthread_mutex_unlock(&st->blaslt.lock);
+    pthread_mutex_unlock(&st->blaslt.base.lock);
     kmux_hip_leave(st, &g);
     if (e != KMUX_HIPBLAS_SUCCESS)
         return st->host->set_error(e == KMUX_HIPBLAS_NOT_SUPPORTED ? KMUX_ERR_UNSUPPORTED
                                                                    : KMUX_ERR_DEVICE,
                                    "hip: kmux_matmul_execute on hip:%d: %s %s (%s): "
                                    "hipblasStatus_t %d",
-                                   s->device, st->blaslt.version, step, bp->names[algo], e);
+                                   s->device, st->blaslt.base.version, step, bp->names[algo], e);
     return KMUX_OK;
 }

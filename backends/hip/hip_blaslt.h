@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hip_lib.h"
 #include "kmux.h"
 
 enum {
@@ -90,13 +91,9 @@ typedef struct kmux_hipblaslt_heuristic {
 
 /** hipBLASLt's functions and its per-device handles, in the backend state. */
 typedef struct kmux_hip_blaslt {
-    pthread_mutex_t lock;
-    int tried; /**< dlopen attempted */
-    void *lib; /**< NULL: not found (why) */
-    char why[512];
-    char version[64]; /**< "hipBLASLt 1.0.0" (hipblasLtGetVersion: major*100000 + minor*100 +
-                           patch) */
-    void **handles;   /**< one hipblasLtHandle_t per device, created on first use */
+    kmux_hip_lib base; /**< opened once; version "hipBLASLt 1.0.0" (hipblasLtGetVersion: major *
+                            100000 + minor * 100 + patch), known with the first handle */
+    void **handles;    /**< one hipblasLtHandle_t per device, created on first use */
     int (*create)(void **handle);
     int (*destroy)(void *handle);
     int (*get_version)(void *handle, int *version);

@@ -27,11 +27,10 @@ kmux_status kmux_hip_device_diag(void *state, int device, kmux_device_diag *diag
         snprintf(diag->driver_version, sizeof diag->driver_version, "HIP driver %d", drv);
     /* the runtime's file, then AMD's libraries with their versions, opened here if no plan did */
     const char *lt = kmux_hip_blaslt_version(st, device);
-    const int rb = kmux_hip_rocblas_available(st);
-    snprintf(diag->libraries, sizeof diag->libraries, "%s, %s%s, %s, %s", st->lib_name,
-             rb ? "rocBLAS " : "no rocBLAS", rb ? st->rocblas.version : "",
+    snprintf(diag->libraries, sizeof diag->libraries, "%s, %s, %s, %s", st->lib_name,
+             kmux_hip_rocblas_available(st) ? st->rocblas.base.version : "no rocBLAS",
              lt ? lt : "no hipBLASLt",
-             kmux_hip_miopen_available(st) ? st->miopen.version : "no MIOpen");
+             kmux_hip_miopen_available(st) ? st->miopen.base.version : "no MIOpen");
     snprintf(diag->device_nodes, sizeof diag->device_nodes, "/dev/kfd,/dev/dri/renderD*");
     return KMUX_OK;
 }

@@ -102,29 +102,21 @@ static const char *check_rocblas(void *lib, void *ctx) {
  * /opt/rocm/lib); 1 when it is there. Sonames: librocblas.so.5 (ROCm 7.x, rocBLAS 5),
  * librocblas.so.4 (ROCm 6.x, rocBLAS 4), librocblas.so.3 (ROCm 5.7), librocblas.so.0 (ROCm <= 5.6
  * and Debian's rocBLAS 2). */
-static int rocblas_open(kmux_hip_state *st) {
+static const char *rocblas_opened(kmux_hip_state *st) {
     kmux_hip_rocblas *rb = &st->rocblas;
-    pthread_mutex_lock(&rb->lock);
-    if (!rb->tried) {
-        rb->tried = 1;
-        static const char *const sonames[] = {"librocblas.so.5", "librocblas.so.4",
-                                              "librocblas.so.3", "librocblas.so.0", NULL};
-        const kmux_hip_lib_search s = {"rocblas", "KMUX_ROCBLAS_LIBRARY", sonames, check_rocblas,
-                                       rb};
-        char path[256], why[sizeof rb->why - 32];
-        rb->lib = kmux_hip_lib_open(st, &s, path, sizeof path, why, sizeof why);
-        if (rb->lib) {
-            if (!rb->get_version_string ||
-                rb->get_version_string(rb->version, sizeof rb->version) != KMUX_ROCBLAS_SUCCESS)
-                snprintf(rb->version, sizeof rb->version, "?");
-            if (st->host->verbose >= 2)
-                st->host->trace(2, "load,hip,rocblas,%s,%s", path, rb->version);
-        } else {
-            snprintf(rb->why, sizeof rb->why, "rocBLAS not found (%s)", why);
-        }
-    }
-    pthread_mutex_unlock(&rb->lock);
-    return rb->lib != NULL;
+    char v[48];
+    if (!rb->get_version_string || rb->get_version_string(v, sizeof v) != KMUX_ROCBLAS_SUCCESS)
+        snprintf(v, sizeof v, "?");
+    snprintf(rb->base.version, sizeof rb->base.version, "rocBLAS %s", v);
+    return NULL;
+}
+
+static int rocblas_open(kmux_hip_state *st) {
+    static const char *const sonames[] = {"librocblas.so.5", "librocblas.so.4", "librocblas.so.3",
+                                          "librocblas.so.0", NULL};
+    const kmux_hip_lib_search s = {"rocblas", "KMUX_ROCBLAS_LIBRARY", sonames, check_rocblas,
+                                   &st->rocblas};
+    return kmux_hip_lib_once(st, &st->rocblas.base, &s, "rocBLAS", rocblas_opened);
 }
 
 int kmux_hip_rocblas_available(kmux_hip_state *st) {
@@ -132,11 +124,11 @@ int kmux_hip_rocblas_available(kmux_hip_state *st) {
 }
 
 void kmux_hip_rocblas_init(kmux_hip_state *st) {
-    pthread_mutex_init(&st->rocblas.lock, NULL);
+    pthread_mutex_init(&st->rocblas.base.lock, NULL);
 }
 
 void kmux_hip_rocblas_fini(kmux_hip_state *st) {
-    pthread_mutex_destroy(&st->rocblas.lock);
+    pthread_mutex_destroy(&st->rocblas.base.lock);
 }
 
 void kmux_hip_rocblas_stream_release(kmux_hip_state *st, kmux_hip_stream_t *s) {
@@ -196,7 +188,7 @@ kmux_status kmux_hip_matmul_plan_create(void *state, int device, const kmux_matm
     if (!(forced & FORCE_OWN) && !no_own) no_own = why_force;
     if (!(forced & FORCE_ROCBLAS) && !no_rb) no_rb = why_force;
     if (!(forced & FORCE_BLASLT) && !no_lt) no_lt = why_force;
-    if (!no_rb && !rocblas_open(st)) no_rb = st->rocblas.why;
+    if (!no_rb && !rocblas_open(st)) no_rb = st->rocblas.base.why;
     if (!no_rb && det && !st->rocblas.set_atomics_mode)
         no_rb = "require_deterministic: this rocBLAS has no rocblas_set_atomics_mode";
     hip_matmul_plan *p = calloc(1, sizeof *p);
@@ -284,9 +276,9 @@ static kmux_status run_rocblas(kmux_hip_state *st, const hip_matmul_plan *p, kmu
     kmux_hip_leave(st, &g);
     if (e != KMUX_ROCBLAS_SUCCESS)
         return st->host->set_error(e == 2 || e == 4 ? KMUX_ERR_UNSUPPORTED : KMUX_ERR_DEVICE,
-                                   "hip: kmux_matmul_execute on hip:%d: rocBLAS %s: "
+                                   "hip: kmux_matmul_execute on hip:%d: %s: "
                                    "rocblas_status %d",
-                                   s->device, rb->version, e);
+                                   s->device, rb->base.version, e);
     return KMUX_OK;
 }
 

@@ -113,33 +113,20 @@ static const char *check_miopen(void *lib, void *ctx) {
     return NULL;
 }
 
-static int miopen_open(kmux_hip_state *st) {
+static const char *miopen_opened(kmux_hip_state *st) {
     kmux_hip_miopen *m = &st->miopen;
-    pthread_mutex_lock(&m->lock);
-    if (!m->tried) {
-        m->tried = 1;
-        static const char *const sonames[] = {"libMIOpen.so.1", NULL};
-        const kmux_hip_lib_search s = {"miopen", "KMUX_MIOPEN_LIBRARY", sonames, check_miopen, m};
-        char path[256], why[sizeof m->why - 32];
-        m->lib = kmux_hip_lib_open(st, &s, path, sizeof path, why, sizeof why);
-        size_t a = 0, b = 0, c = 0;
-        if (m->lib) {
-            m->handles =
-                calloc((size_t)(st->device_count > 0 ? st->device_count : 1), sizeof *m->handles);
-            if (m->get_version(&a, &b, &c) != KMUX_MIOPEN_SUCCESS) a = b = c = 0;
-            snprintf(m->version, sizeof m->version, "MIOpen %zu.%zu.%zu", a, b, c);
-            if (!m->handles) {
-                m->lib = NULL;
-                snprintf(m->why, sizeof m->why, "MIOpen: out of host memory");
-            } else if (st->host->verbose >= 2) {
-                st->host->trace(2, "load,hip,miopen,%s,%s", path, m->version);
-            }
-        } else {
-            snprintf(m->why, sizeof m->why, "MIOpen not found (%s)", why);
-        }
-    }
-    pthread_mutex_unlock(&m->lock);
-    return m->lib != NULL;
+    size_t a = 0, b = 0, c = 0;
+    if (m->get_version(&a, &b, &c) != KMUX_MIOPEN_SUCCESS) a = b = c = 0;
+    snprintf(m->base.version, sizeof m->base.version, "MIOpen %zu.%zu.%zu", a, b, c);
+    m->handles = calloc((size_t)(st->device_count > 0 ? st->device_count : 1), sizeof *m->handles);
+    return m->handles ? NULL : "out of host memory";
+}
+
+static int miopen_open(kmux_hip_state *st) {
+    static const char *const sonames[] = {"libMIOpen.so.1", NULL};
+    const kmux_hip_lib_search s = {"miopen", "KMUX_MIOPEN_LIBRARY", sonames, check_miopen,
+                                   &st->miopen};
+    return kmux_hip_lib_once(st, &st->miopen.base, &s, "MIOpen", miopen_opened);
 }
 
 int kmux_hip_miopen_available(kmux_hip_state *st) {
@@ -147,7 +134,7 @@ int kmux_hip_miopen_available(kmux_hip_state *st) {
 }
 
 void kmux_hip_miopen_init(kmux_hip_state *st) {
-    pthread_mutex_init(&st->miopen.lock, NULL);
+    pthread_mutex_init(&st->miopen.base.lock, NULL);
 }
 
 void kmux_hip_miopen_fini(kmux_hip_state *st) {
@@ -161,7 +148,7 @@ void kmux_hip_miopen_fini(kmux_hip_state *st) {
     }
     free(m->handles);
     m->handles = NULL;
-    pthread_mutex_destroy(&m->lock);
+    pthread_mutex_destroy(&m->base.lock);
 }
 
 void kmux_hip_miopen_stream_release(kmux_hip_state *st, kmux_hip_stream_t *s) {
@@ -215,7 +202,7 @@ const char *kmux_hip_miopen_refusal(const kmux_conv2d_desc *d, char *buf, size_t
 /* The device's plan-time handle (device entered), created on first use; NULL with why. */
 static void *handle_of(kmux_hip_state *st, int device, char *why, size_t size) {
     kmux_hip_miopen *m = &st->miopen;
-    pthread_mutex_lock(&m->lock);
+    pthread_mutex_lock(&m->base.lock);
     void *h = m->handles[device];
     if (!h) {
         int e = m->create(&h);
@@ -223,12 +210,12 @@ static void *handle_of(kmux_hip_state *st, int device, char *why, size_t size) {
             m->handles[device] = h;
         } else {
             char t[96];
-            snprintf(why, size, "%s: miopenCreate on hip:%d: %s", m->version, device,
+            snprintf(why, size, "%s: miopenCreate on hip:%d: %s", m->base.version, device,
                      status_text(m, e, t, sizeof t));
             h = NULL;
         }
     }
-    pthread_mutex_unlock(&m->lock);
+    pthread_mutex_unlock(&m->base.lock);
     return h;
 }
 
@@ -292,7 +279,7 @@ static int find_algos(kmux_hip_state *st, void *h, const kmux_conv2d_desc *d,
     int e = m->ws_size[bp->dir](h, ds[0], ds[1], bp->conv, ds[2], &ws_bytes);
     char t[96];
     if (e != KMUX_MIOPEN_SUCCESS)
-        return snprintf(why, size, "%s: miopenConvolution*GetWorkSpaceSize: %s", m->version,
+        return snprintf(why, size, "%s: miopenConvolution*GetWorkSpaceSize: %s", m->base.version,
                         status_text(m, e, t, sizeof t)),
                e;
     if (ws_bytes > cap) ws_bytes = cap;
@@ -318,10 +305,10 @@ static int find_algos(kmux_hip_state *st, void *h, const kmux_conv2d_desc *d,
         return snprintf(why, size,
                         "%s find step: hipMalloc of the scratch tensors and a %zu-byte "
                         "workspace failed",
-                        m->version, ws_bytes),
+                        m->base.version, ws_bytes),
                -1;
     if (e != KMUX_MIOPEN_SUCCESS)
-        return snprintf(why, size, "%s: miopenFindConvolution*Algorithm: %s", m->version,
+        return snprintf(why, size, "%s: miopenFindConvolution*Algorithm: %s", m->base.version,
                         status_text(m, e, t, sizeof t)),
                e;
     for (int i = 0; i < got && i < KMUX_HIP_MIOPEN_MAX_SOLUTIONS; i++) {
@@ -348,7 +335,7 @@ static int list_solutions(kmux_hip_state *st, void *h, const kmux_conv2d_desc *d
     int e = m->solutions[bp->dir](h, ds[0], ds[1], bp->conv, ds[2], KMUX_HIP_MIOPEN_MAX_SOLUTIONS,
                                   &count, sol);
     if (e != KMUX_MIOPEN_SUCCESS)
-        return snprintf(why, size, "%s: miopenConvolution*GetSolution: %s", m->version,
+        return snprintf(why, size, "%s: miopenConvolution*GetSolution: %s", m->base.version,
                         status_text(m, e, t, sizeof t)),
                e;
     for (size_t i = 0; i < count && i < KMUX_HIP_MIOPEN_MAX_SOLUTIONS; i++) {
@@ -375,11 +362,12 @@ kmux_status kmux_hip_miopen_plan_build(kmux_hip_state *st, int device, const kmu
                                        int find, int det, size_t cap, kmux_hip_miopen_plan *bp,
                                        char *why, size_t size) {
     memset(bp, 0, sizeof *bp);
-    if (!miopen_open(st)) return snprintf(why, size, "%s", st->miopen.why), KMUX_ERR_UNSUPPORTED;
+    if (!miopen_open(st))
+        return snprintf(why, size, "%s", st->miopen.base.why), KMUX_ERR_UNSUPPORTED;
     const kmux_hip_miopen *m = &st->miopen;
     if (det && !m->conv_attribute)
         return snprintf(why, size, "require_deterministic: %s has no miopenSetConvolutionAttribute",
-                        m->version),
+                        m->base.version),
                KMUX_ERR_UNSUPPORTED;
     kmux_hip_guard g;
     kmux_status ks = kmux_hip_enter(st, device, "kmux_conv2d_plan_create", &g);
@@ -417,7 +405,7 @@ kmux_status kmux_hip_miopen_plan_build(kmux_hip_state *st, int device, const kmu
     bp->deterministic = det;
     char t[96];
     if (e != KMUX_MIOPEN_SUCCESS)
-        snprintf(why, size, "%s: %s: %s", m->version, step, status_text(m, e, t, sizeof t));
+        snprintf(why, size, "%s: %s: %s", m->base.version, step, status_text(m, e, t, sizeof t));
     else if (find)
         e = find_algos(st, h, d, bp, cap, p, q, why, size);
     else
@@ -425,7 +413,7 @@ kmux_status kmux_hip_miopen_plan_build(kmux_hip_state *st, int device, const kmu
     kmux_hip_leave(st, &g);
     if (e == KMUX_MIOPEN_SUCCESS && bp->n == 0)
         snprintf(why, size, "%s offered no %s solution within a workspace of %zu bytes%s",
-                 m->version, find ? "measured" : "applicable", cap,
+                 m->base.version, find ? "measured" : "applicable", cap,
                  d->x_type == KMUX_F32 && d->compute_type == KMUX_COMPUTE_F32
                      ? " (strict f32: FFT and Winograd left out)"
                      : "");
@@ -485,7 +473,7 @@ kmux_status kmux_hip_miopen_run(kmux_hip_state *st, kmux_hip_stream_t *s,
         return st->host->set_error(e == KMUX_MIOPEN_NOT_IMPLEMENTED ? KMUX_ERR_UNSUPPORTED
                                                                     : KMUX_ERR_DEVICE,
                                    "hip: kmux_conv2d_execute on hip:%d: %s %s (%s): %s", s->device,
-                                   m->version, step, im->name, status_text(m, e, t, sizeof t));
+                                   m->base.version, step, im->name, status_text(m, e, t, sizeof t));
     }
     return KMUX_OK;
 }

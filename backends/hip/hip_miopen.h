@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hip_lib.h"
 #include "kmux.h"
 
 enum {
@@ -58,12 +59,8 @@ typedef struct kmux_miopen_solution {
 
 /** MIOpen's functions and its per-device handles (plan creation), in the backend state. */
 typedef struct kmux_hip_miopen {
-    pthread_mutex_t lock;
-    int tried;
-    void *lib;
-    char why[512];
-    char version[64]; /**< "MIOpen 3.4.0" */
-    void **handles;   /**< one miopenHandle_t per device for plan creation, created on first use */
+    kmux_hip_lib base; /**< opened once; version "MIOpen 3.4.0" (miopenGetVersion) */
+    void **handles;    /**< one miopenHandle_t per device for plan creation, created on first use */
     int (*get_version)(size_t *major, size_t *minor, size_t *patch);
     int (*create)(void **handle);
     int (*create_with_stream)(void **handle, void *stream);

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "hip_lib.h"
 #include "kmux.h"
 
 enum {
@@ -28,11 +29,7 @@ enum {
 };
 
 typedef struct kmux_hip_rocblas {
-    pthread_mutex_t lock;
-    int tried; /**< dlopen attempted */
-    void *lib; /**< NULL: not found (why) */
-    char why[512];
-    char version[64];
+    kmux_hip_lib base; /**< opened once; its version string: rocblas_get_version_string */
     int (*create_handle)(void **handle);
     int (*destroy_handle)(void *handle);
     int (*set_stream)(void *handle, void *stream);

@@ -196,6 +196,27 @@ static const char *check_runtime(void *lib, void *ctx) {
     return c->why;
 }
 
+int kmux_hip_lib_once(kmux_hip_state *st, kmux_hip_lib *l, const kmux_hip_lib_search *s,
+                      const char *name, const char *(*opened)(kmux_hip_state *st)) {
+    pthread_mutex_lock(&l->lock);
+    if (!l->tried) {
+        l->tried = 1;
+        char path[256], why[sizeof l->why - 64];
+        l->lib = kmux_hip_lib_open(st, s, path, sizeof path, why, sizeof why);
+        const char *refused = l->lib && opened ? opened(st) : NULL;
+        if (refused) {
+            snprintf(l->why, sizeof l->why, "%s (%s): %s", name, path, refused);
+            l->lib = NULL; /* not dlclose'd: see the file comment */
+        } else if (!l->lib) {
+            snprintf(l->why, sizeof l->why, "%s not found (%s)", name, why);
+        } else if (st->host->verbose >= 2) {
+            st->host->trace(2, "load,hip,%s,%s,%s", s->what, path, l->version);
+        }
+    }
+    pthread_mutex_unlock(&l->lock);
+    return l->lib != NULL;
+}
+
 int kmux_hip_runtime_open(kmux_hip_state *st) {
     static const char *const sonames[] = {"libamdhip64.so.7", "libamdhip64.so.6",
                                           "libamdhip64.so.5", NULL};
