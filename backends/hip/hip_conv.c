@@ -132,7 +132,9 @@ static kmux_status conv_plan_info(void *state, const void *plan, int impl, kmux_
     if (impl != p->own) {
         const kmux_hip_miopen_impl *im = &p->miopen.impls[impl];
         info->impl = im->name;
-        info->effective_compute = p->d.x_type == KMUX_F32 ? p->d.compute_type : KMUX_COMPUTE_F32;
+        /* kmux sets no reduced-precision attribute: MIOpen accumulates in f32 (a fast f32 mode
+         * only lets the FFT and Winograd solutions in) */
+        info->effective_compute = KMUX_COMPUTE_F32;
         info->workspace_bytes = im->workspace;
         info->deterministic = p->miopen.deterministic;
         return KMUX_OK;
