@@ -207,6 +207,7 @@ Test(hip_libs, hip_impl_keeps_only_the_named_libraries) {
         {"rocblas", "rocblas_gemm_ex"},
         {"own", "kmux-gpu:gemm:"},
         {"rocblas,own", "rocblas_gemm_ex|kmux-gpu:gemm:"},
+        {",own,", "kmux-gpu:gemm:"},
         {"miopen", "hipblaslt:algo=0,ws=0|hipblaslt:algo=1,ws=1048576|rocblas_gemm_ex|kmux-gpu"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

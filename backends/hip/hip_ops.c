@@ -34,6 +34,10 @@ int kmux_hip_impl_forced(const char *const *names, int count, char *why, size_t 
     int mask = 0;
     for (const char *w = v; *w;) {
         size_t n = strcspn(w, ",");
+        if (n == 0) { /* an empty word (",own", "own,,rocblas"): nothing named */
+            w += w[n] == ',';
+            continue;
+        }
         int is_known = 0;
         for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
             is_known |= strlen(known[i]) == n && strncmp(w, known[i], n) == 0;
