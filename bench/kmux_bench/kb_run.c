@@ -1,5 +1,6 @@
 /* kb_run.c - verify, then time, one problem on every target device, the devices interleaved
  * round by round. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep, clock_gettime (kmux_openblas_spin.h) */
 #include "kb_run.h"
 
 #include <math.h>
@@ -7,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kb_util.h"
 #include "kb_values.h"
 #include "cpu_model.h"
+#include "kmux_openblas_spin.h"
 
 /* Guard band before and after the output: 4 KiB keeps the output's alignment on every device. */
 #define KB_GUARD_BYTES 4096
@@ -366,18 +369,47 @@ static void round_step(runner *u, const shared *sh) {
     time_round(u, sh->o);
 }
 
+/* Whether a runner's implementation runs on OpenBLAS (cpu:openblas, or auto routed there). */
+static int runs_openblas(const runner *u) {
+    return strstr(u->r->impl, "openblas") != NULL;
+}
+
+/* The pause before timing a CPU device right after one whose implementation ran on OpenBLAS:
+ * OpenBLAS's workers spin for ~0.1 s after each call (kmux_openblas_spin.h, README "Performance
+ * note") and a oneDNN call in that window ran 2-3x slower on 2 cores, so that an interleaved round
+ * would charge OpenBLAS's spin to whichever device came next. Measured once per process (the
+ * time-stamp counter's rate); 0 with OPENBLAS_THREAD_TIMEOUT=4. */
+static double settle_ms(void) {
+    static double ms = -1;
+    if (ms < 0) ms = kmux_openblas_settle_ms(20.0);
+    return ms;
+}
+
+static void settle_after(const runner *prev, const runner *next) {
+    if (!prev || !runs_openblas(prev) || runs_openblas(next) || !next->tg->props.is_host) return;
+    const double ms = settle_ms();
+    struct timespec ts = {(time_t)(ms / 1000), (long)(fmod(ms, 1000.0) * 1e6)};
+    while (ms > 0 && nanosleep(&ts, &ts) != 0) {
+    }
+}
+
 /* Times the n runners: n > 1 interleaved, each round every runner in turn with the first one
  * rotating from round to round (A B, B A, A B, ...), so that no device always goes first and a
- * change of the machine's load during the problem hits every device alike. */
+ * change of the machine's load during the problem hits every device alike; a CPU device timed
+ * right after OpenBLAS waits out OpenBLAS's spinning workers first (settle_after). */
 static void run_rounds(runner *u, int n, const shared *sh) {
     int rounds = sh->o->timing.rounds < 1 ? 1 : sh->o->timing.rounds;
     if (rounds > KB_MAX_ROUNDS) rounds = KB_MAX_ROUNDS;
     for (int k = 0; k < n; ++k)
         in_window(&u[k], prepare, sh);
+    const runner *prev = n > 0 ? &u[n - 1] : NULL; /* its warm-up ran last */
     for (int round = 0; round < rounds; ++round)
         for (int j = 0; j < n; ++j) {
             runner *x = &u[(round + j) % n];
-            if (x->timing) in_window(x, round_step, sh);
+            if (!x->timing) continue;
+            settle_after(prev, x);
+            in_window(x, round_step, sh);
+            prev = x;
         }
     for (int k = 0; k < n; ++k)
         finish(&u[k], sh);
