@@ -632,7 +632,7 @@ typedef struct kmux_plan_prefs {
  *    count, the exact problem and these prefs; on a hit the plan starts at the cached
  *    implementation without timing. On a miss, plan creation runs every implementation on
  *    scratch operands of the real shape (a warm-up round, then timed rounds in serpentine order,
- *    0 1 .. n-1, n-1 .. 0, ..., of >= 1 ms samples; the minimum sample counts; at least one
+ *    0 1 .. n-1, n-1 .. 0, ..., of >= 1 ms samples; each one's median sample counts; at least one
  *    timed round) until KMUX_TUNE_BUDGET_MS milliseconds (default 200) have passed, so creation
  *    costs at most about the budget plus two rounds; on cpu:auto, the implementations of a
  *    device whose workers keep spinning after a call (cpu:openblas with OpenBLAS's pthreads
