@@ -10,10 +10,13 @@
 #   4. ctest: test_hip_device (memory, streams, a wrapped hipStream_t, events, every cast and the
 #      mixed-precision kernels, the degenerate matmul and GEMM on rocBLAS on hip:0, bit for bit
 #      against ref), the fake-runtime and bundle tests, and the conformance suites (which then
-#      also run on hip:0);
-#   5. kmux-bench on hip:0 over tests/gpu/cases.batch -> kmux-hip.jsonl (GEMM and convolution on
-#      kernels/gpu's own kernels, GEMM also on the host's rocBLAS when it has one; the records name
-#      the implementation), and `kmux-bench report`, printed last.
+#      also run on hip:0, walking every implementation: hipBLASLt's candidates, rocBLAS, MIOpen's
+#      solutions and the own kernels where the host has the libraries);
+#   5. kmux-check --backend=hip --quick -> kmux-check.txt: the AMD libraries found with their
+#      versions and a small GEMM and convolution through each against ref ("library ..." lines);
+#   6. kmux-bench on hip:0 over tests/gpu/cases.batch -> kmux-hip.jsonl (GEMM and convolution on
+#      the host's hipBLASLt, rocBLAS and MIOpen where it has them, else kernels/gpu's own kernels;
+#      the records name the implementation), and `kmux-bench report`, printed last.
 #
 #   tests/gpu/run_hip.sh [--build-only] [BUILD_DIR]      (BUILD_DIR default: build-hip)
 #
@@ -98,7 +101,19 @@ grep -qE 'test_hip_device .*Passed' "$log/ctest.log" ||
     { say "FAIL: test_hip_device did not pass on hip:0 (see $log/ctest.log)"; status=4; }
 [ "$rc" -eq 0 ] || status=4
 
-# 5. benchmark (records even for refused problems) and the report
+# 5. the readiness report: which AMD libraries, and does each compute
+if [ -x "$build/bin/kmux-check" ]; then
+    t=$(left)
+    say "kmux-check --backend=hip --quick (up to $((t > 120 ? 120 : t))s) -> $log/kmux-check.txt"
+    timeout "$((t > 120 ? 120 : t))" "$build/bin/kmux-check" --backend=hip --quick \
+        >"$log/kmux-check.txt" 2>&1
+    grep -E 'librar' "$log/kmux-check.txt" | sed 's/^/  /'
+    if grep -E 'librar' "$log/kmux-check.txt" | grep -q FAIL && [ "$status" -eq 0 ]; then
+        status=4
+    fi
+fi
+
+# 6. benchmark (records even for refused problems) and the report
 if [ -x "$build/bin/kmux-bench" ]; then
     t=$(left)
     say "kmux-bench on hip:0 (up to ${t}s) -> $log/kmux-hip.jsonl"
