@@ -183,8 +183,14 @@ const char *kmux_hip_miopen_refusal(const kmux_conv2d_desc *d, char *buf, size_t
                         (long long)d->pad_top, (long long)d->pad_bottom, (long long)d->pad_left,
                         (long long)d->pad_right),
                buf;
+    /* every tensor's element count (its largest int stride is below it) */
+    const int64_t p =
+        kmux_conv2d_out_dim(d->h, d->pad_top, d->pad_bottom, d->r, d->dilation_h, d->stride_h);
+    const int64_t q =
+        kmux_conv2d_out_dim(d->w, d->pad_left, d->pad_right, d->s, d->dilation_w, d->stride_w);
     const int64_t sizes[] = {d->n * d->c * d->h * d->w,
                              d->k * d->c * d->r * d->s,
+                             d->n * d->k * p * q,
                              d->pad_top,
                              d->pad_left,
                              d->stride_h,
@@ -243,16 +249,21 @@ void kmux_hip_miopen_plan_release(kmux_hip_state *st, kmux_hip_miopen_plan *bp) 
     memset(bp, 0, sizeof *bp);
 }
 
-/* The descriptors (d1, d2, d3) of a direction's calls, in MIOpen's order: immediate mode,
- * workspace queries (fwd w, x, y); find and run (fwd x, w, y); backward data dy, w, dx; backward
- * weights dy, x, dw in both. */
+/* The roles (0 x, 1 w, 2 y) of a direction's three tensor arguments in MIOpen's order: immediate
+ * mode and the workspace query (find = 0; forward w, x, y), the find step and its runs (find = 1;
+ * forward x, w, y); backward data dy, w, dx and backward weights dy, x, dw in both. */
+static const int *roles(int dir, int find) {
+    static const int r[2][3][3] = {{{1, 0, 2}, {2, 1, 0}, {2, 0, 1}},
+                                   {{0, 1, 2}, {2, 1, 0}, {2, 0, 1}}};
+    return r[find][dir];
+}
+
+/* The plan's descriptors in MIOpen's order (roles). */
 static void order(const kmux_hip_miopen_plan *bp, int find, void *out[3]) {
-    void *const by_dir[3][3] = {
-        {find ? bp->x : bp->w, find ? bp->w : bp->x, bp->y},
-        {bp->y, bp->w, bp->x},
-        {bp->y, bp->x, bp->w},
-    };
-    memcpy(out, by_dir[bp->dir], sizeof by_dir[0]);
+    void *const by_role[3] = {bp->x, bp->w, bp->y};
+    const int *r = roles(bp->dir, find);
+    for (int j = 0; j < 3; j++)
+        out[j] = by_role[r[j]];
 }
 
 static int keep_algo(const kmux_conv2d_desc *d, int algo) {
@@ -260,16 +271,12 @@ static int keep_algo(const kmux_conv2d_desc *d, int algo) {
     return !strict || (algo != KMUX_MIOPEN_ALGO_FFT && algo != KMUX_MIOPEN_ALGO_WINOGRAD);
 }
 
-static size_t dsize(kmux_dtype t) {
-    return t == KMUX_F32 ? 4 : 2;
-}
-
 /* The find step: MIOpen's algorithms benchmarked on scratch tensors of the real shape. */
 static int find_algos(kmux_hip_state *st, void *h, const kmux_conv2d_desc *d,
                       kmux_hip_miopen_plan *bp, size_t cap, int64_t p, int64_t q, char *why,
                       size_t size) {
     const kmux_hip_miopen *m = &st->miopen;
-    const size_t es = dsize(d->x_type);
+    const size_t es = kmux_dtype_bytes(d->x_type);
     const size_t bytes[3] = {(size_t)(d->n * d->c * d->h * d->w) * es,
                              (size_t)(d->k * (d->c / d->groups) * d->r * d->s) * es,
                              (size_t)(d->n * d->k * p * q) * es};
@@ -290,11 +297,9 @@ static int find_algos(kmux_hip_state *st, void *h, const kmux_conv2d_desc *d,
     kmux_miopen_perf perf[KMUX_HIP_MIOPEN_MAX_SOLUTIONS];
     int got = 0;
     if (he == KMUX_HIP_SUCCESS) {
-        /* the tensors in the find order: fwd x, w, y; bwd data y, w, x; bwd weights y, x, w */
-        static const int idx[3][3] = {{0, 1, 2}, {2, 1, 0}, {2, 0, 1}};
         void *fd[3];
         order(bp, 1, fd);
-        const int *ix = idx[bp->dir];
+        const int *ix = roles(bp->dir, 1);
         e = m->find[bp->dir](h, fd[0], buf[ix[0]], fd[1], buf[ix[1]], bp->conv, fd[2], buf[ix[2]],
                              KMUX_HIP_MIOPEN_MAX_SOLUTIONS, &got, perf, ws, ws_bytes, 0);
     }
@@ -382,9 +387,9 @@ kmux_status kmux_hip_miopen_plan_build(kmux_hip_state *st, int device, const kmu
                      : d->x_type == KMUX_F16 ? KMUX_MIOPEN_HALF
                                              : KMUX_MIOPEN_BFLOAT16;
     const int64_t p =
-        (d->h + d->pad_top + d->pad_bottom - ((d->r - 1) * d->dilation_h + 1)) / d->stride_h + 1;
+        kmux_conv2d_out_dim(d->h, d->pad_top, d->pad_bottom, d->r, d->dilation_h, d->stride_h);
     const int64_t q =
-        (d->w + d->pad_left + d->pad_right - ((d->s - 1) * d->dilation_w + 1)) / d->stride_w + 1;
+        kmux_conv2d_out_dim(d->w, d->pad_left, d->pad_right, d->s, d->dilation_w, d->stride_w);
     const char *step = "miopenSetTensorDescriptor";
     int e = set_tensor(m, &bp->x, type, d->layout, d->n, d->c, d->h, d->w);
     if (e == KMUX_MIOPEN_SUCCESS)
@@ -447,10 +452,12 @@ kmux_status kmux_hip_miopen_run(kmux_hip_state *st, kmux_hip_stream_t *s,
     if (e == KMUX_MIOPEN_SUCCESS && ks == KMUX_OK) {
         void *ds[3];
         order(bp, im->find, ds);
-        /* the pointers in the descriptors' order (x, w, y by role) */
-        void *px[3] = {a->x, a->w, a->y}, *pp[3];
+        /* the pointers in the descriptors' order */
+        void *const by_role[3] = {a->x, a->w, a->y};
+        const int *r = roles(bp->dir, im->find);
+        void *pp[3];
         for (int j = 0; j < 3; j++)
-            pp[j] = ds[j] == bp->x ? px[0] : ds[j] == bp->w ? px[1] : px[2];
+            pp[j] = by_role[r[j]];
         if (im->find) {
             const float one = 1.0f, zero = 0.0f;
             step = bp->dir == 0   ? "miopenConvolutionForward"
