@@ -137,6 +137,15 @@ static kmux_status a_caps(void *state, int device, kmux_device_caps *caps) {
         caps->amp_dtypes =
             caps->amp_dtypes ? caps->amp_dtypes & d->caps.amp_dtypes : d->caps.amp_dtypes;
         if (d->caps.settle_ms > caps->settle_ms) caps->settle_ms = d->caps.settle_ms;
+        kmux_family_caps *e = &caps->eltwise;
+        const kmux_family_caps *de = &d->caps.eltwise;
+        if (de->algs && de->dtypes) {
+            e->max_elements =
+                (e->algs ? limit_max(e->max_elements, de->max_elements) : de->max_elements);
+            e->algs |= de->algs;
+            e->dtypes |= de->dtypes;
+            e->props |= de->props;
+        }
     }
     return KMUX_OK;
 }
@@ -167,20 +176,26 @@ static const kmux_plan *locate(const auto_plan *p, int impl, int *local) {
     return p->sub[i];
 }
 
+/* The info of implementation `local` of sub-plan s, by its kind. */
+static kmux_status sub_info(const kmux_plan *s, int local, kmux_plan_info *info) {
+    const kmux_backend_ops *o = s->dev->backend->ops;
+    void *bs = s->dev->backend->state;
+    return s->kind == KMUX_PLAN_MATMUL   ? o->matmul->plan_info(bs, s->native, local, info)
+           : s->kind == KMUX_PLAN_CONV2D ? o->conv2d->plan_info(bs, s->native, local, info)
+                                         : o->eltwise->plan_info(bs, s->native, local, info);
+}
+
 static kmux_status a_plan_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
     const auto_plan *p = plan;
     int local;
     const kmux_plan *s = locate(p, impl, &local);
-    const kmux_backend_ops *o = s->dev->backend->ops;
-    kmux_status st = s->kind == KMUX_PLAN_MATMUL
-                         ? o->matmul->plan_info(s->dev->backend->state, s->native, local, info)
-                         : o->conv2d->plan_info(s->dev->backend->state, s->native, local, info);
+    kmux_status st = sub_info(s, local, info);
     info->impl = p->names[impl];
     return st;
 }
 
 /* Makes the plan from sub-plans created by create(dev) on every routed device that accepts. */
-static kmux_status make_plan(auto_state *st, int is_matmul, const void *desc,
+static kmux_status make_plan(auto_state *st, kmux_plan_kind kind, const void *desc,
                              const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
     auto_plan *p = calloc(1, sizeof *p);
     if (!p) return st->hdr.host->set_error(KMUX_ERR_OUT_OF_MEMORY, "backend auto: out of memory");
@@ -193,9 +208,11 @@ static kmux_status make_plan(auto_state *st, int is_matmul, const void *desc,
         if (!d) continue;
         kmux_plan *s = NULL;
         kmux_status r =
-            is_matmul
+            kind == KMUX_PLAN_MATMUL
                 ? kmux_matmul_plan_create_unchecked(d, (const kmux_matmul_desc *)desc, &sp, &s)
-                : kmux_conv2d_plan_create_unchecked(d, (const kmux_conv2d_desc *)desc, &sp, &s);
+            : kind == KMUX_PLAN_CONV2D
+                ? kmux_conv2d_plan_create_unchecked(d, (const kmux_conv2d_desc *)desc, &sp, &s)
+                : kmux_eltwise_plan_create_unchecked(d, (const kmux_eltwise_desc *)desc, &sp, &s);
         if (r != KMUX_OK) {
             size_t n = strlen(why);
             snprintf(why + n, sizeof why - n, "%s%s", n ? "; " : "", kmux_last_error());
@@ -206,13 +223,9 @@ static kmux_status make_plan(auto_state *st, int is_matmul, const void *desc,
         p->sub[p->nsub++] = s;
         for (int k = 0; k < s->impl_count && p->count < AUTO_MAX_IMPLS; k++) {
             kmux_plan_info info;
-            const kmux_backend_ops *o = d->backend->ops;
             memset(&info, 0, sizeof info);
             info.impl = "?";
-            if (is_matmul)
-                o->matmul->plan_info(d->backend->state, s->native, k, &info);
-            else
-                o->conv2d->plan_info(d->backend->state, s->native, k, &info);
+            sub_info(s, k, &info);
             /* "onednn:brg:avx512_core" -> "auto->cpu:onednn:brg:avx512_core" */
             snprintf(p->names[p->count++], sizeof p->names[0], "auto->cpu:%s",
                      info.impl ? info.impl : "?");
@@ -220,9 +233,11 @@ static kmux_status make_plan(auto_state *st, int is_matmul, const void *desc,
     }
     if (p->nsub == 0) {
         free(p);
-        return st->hdr.host->set_error(
-            last, "%s: device cpu:auto: no CPU backend runs it: %s",
-            is_matmul ? "kmux_matmul_plan_create" : "kmux_conv2d_plan_create", why);
+        return st->hdr.host->set_error(last, "%s: device cpu:auto: no CPU backend runs it: %s",
+                                       kind == KMUX_PLAN_MATMUL   ? "kmux_matmul_plan_create"
+                                       : kind == KMUX_PLAN_CONV2D ? "kmux_conv2d_plan_create"
+                                                                  : "kmux_eltwise_plan_create",
+                                       why);
     }
     kmux_clear_error();
     *plan = p;
@@ -232,7 +247,7 @@ static kmux_status make_plan(auto_state *st, int is_matmul, const void *desc,
 
 static kmux_status a_mm_create(void *state, int device, const kmux_matmul_desc *desc,
                                const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
-    return make_plan(state, 1, desc, prefs, plan, impl_count);
+    return make_plan(state, KMUX_PLAN_MATMUL, desc, prefs, plan, impl_count);
 }
 
 static kmux_status a_mm_exec(void *state, const void *plan, int impl, void *stream,
@@ -245,7 +260,7 @@ static kmux_status a_mm_exec(void *state, const void *plan, int impl, void *stre
 
 static kmux_status a_cv_create(void *state, int device, const kmux_conv2d_desc *desc,
                                const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
-    return make_plan(state, 0, desc, prefs, plan, impl_count);
+    return make_plan(state, KMUX_PLAN_CONV2D, desc, prefs, plan, impl_count);
 }
 
 static kmux_status a_cv_exec(void *state, const void *plan, int impl, void *stream,
@@ -255,6 +270,26 @@ static kmux_status a_cv_exec(void *state, const void *plan, int impl, void *stre
     return s->dev->backend->ops->conv2d->execute(s->dev->backend->state, s->native, local, stream,
                                                  args);
 }
+
+static kmux_status a_el_create(void *state, int device, const kmux_eltwise_desc *desc,
+                               const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
+    return make_plan(state, KMUX_PLAN_ELTWISE, desc, prefs, plan, impl_count);
+}
+
+static kmux_status a_el_exec(void *state, const void *plan, int impl, void *stream,
+                             const kmux_eltwise_args *args) {
+    int local;
+    const kmux_plan *s = locate(plan, impl, &local);
+    return s->dev->backend->ops->eltwise->execute(s->dev->backend->state, s->native, local, stream,
+                                                  args);
+}
+
+static const kmux_eltwise_ops a_eltwise_ops = {
+    .plan_create = a_el_create,
+    .execute = a_el_exec,
+    .plan_info = a_plan_info,
+    .plan_destroy = a_plan_destroy,
+};
 
 static const kmux_matmul_ops a_matmul_ops = {
     .plan_create = a_mm_create,
@@ -285,6 +320,7 @@ static const kmux_backend_ops a_ops = {
     .matmul = &a_matmul_ops,
     .conv2d = &a_conv2d_ops,
     KMUX_CPU_AMP_SLOTS,
+    .eltwise = &a_eltwise_ops,
 };
 
 const kmux_backend_ops *kmux_auto_backend_ops(void) {

@@ -129,7 +129,11 @@ struct kmux_event {
     int recorded;
 };
 
-typedef enum kmux_plan_kind { KMUX_PLAN_MATMUL = 1, KMUX_PLAN_CONV2D = 2 } kmux_plan_kind;
+typedef enum kmux_plan_kind {
+    KMUX_PLAN_MATMUL = 1,
+    KMUX_PLAN_CONV2D = 2,
+    KMUX_PLAN_ELTWISE = 3
+} kmux_plan_kind;
 
 struct kmux_plan {
     kmux_handle hdr; /**< first: see handles.c */
@@ -142,6 +146,7 @@ struct kmux_plan {
     union {
         kmux_matmul_desc matmul;
         kmux_conv2d_desc conv;
+        kmux_eltwise_desc eltwise;
     } desc;
     int cached;  /**< owned by the plan cache: kmux_plan_destroy refuses it */
     int counted; /**< counted in ctx->live_plans (a caller's plan); kmux_plan_free uncounts it */
@@ -227,6 +232,34 @@ kmux_status kmux_matmul_run_cached(kmux_stream *stream, const kmux_matmul_desc *
  *  elsewhere. fn names the public entry point in messages. */
 kmux_status kmux_matmul_run_degenerate(const char *fn, kmux_stream *stream,
                                        const kmux_matmul_desc *desc, const kmux_matmul_args *args);
+
+/* ---- plan.c: what every plan kind shares (eltwise.c and the later families use it) ---- */
+
+/** Checks the arguments of plan creation (NULL pointers, the handle, prefs resolved into *out). */
+kmux_status kmux_plan_check_create(const char *fn, const kmux_device *dev, const void *desc,
+                                   kmux_plan *const *plan, const kmux_plan_prefs *prefs,
+                                   kmux_plan_prefs *out);
+/** A new plan handle of `kind` on dev (impl_count 1, no native plan yet). */
+kmux_status kmux_plan_new(kmux_device *dev, kmux_plan_kind kind, kmux_plan **out);
+/** Checks the arguments of an execution: non-NULL pointers, a plan of `kind`, a stream of the
+ *  plan's device. */
+kmux_status kmux_plan_check_execute(const char *fn, const kmux_plan *plan, const kmux_stream *s,
+                                    const void *args, kmux_plan_kind kind);
+/** A backend's failure st as the caller sees it (a message made when the backend left none). */
+kmux_status kmux_plan_backend_failed(kmux_status st, const char *fn, const kmux_device *dev);
+/** The end of a successful creation (tuned where the kind is, traced); t0_ms: its start. */
+void kmux_plan_created(kmux_plan *pl, const kmux_plan_prefs *prefs, double t0_ms);
+/** A plan made through the public API: counted in ctx->live_plans until it is freed (the core's
+ *  own plans, made by the _unchecked functions, are not). */
+void kmux_plan_count_as_callers(kmux_plan *pl);
+/** kmux_eltwise_plan_create for a validated description (the auto device's sub-plans): the
+ *  caps check, the backend's plan; not counted as the caller's. */
+kmux_status kmux_eltwise_plan_create_unchecked(kmux_device *dev, const kmux_eltwise_desc *desc,
+                                               const kmux_plan_prefs *prefs, kmux_plan **plan);
+/** Around a backend's execute: the start time for the level-1 trace (0 without it), and the
+ *  trace line (KMUX_VERBOSE >= 1; a GPU stream is synchronised around the call). */
+double kmux_plan_exec_begin(kmux_plan *plan, kmux_stream *stream);
+void kmux_plan_exec_end(kmux_plan *plan, kmux_stream *stream, double t0);
 
 /* ---- caps.c: capability checks, once for every backend ---- */
 

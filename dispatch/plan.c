@@ -22,7 +22,7 @@ static double now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-static kmux_status backend_failed(kmux_status st, const char *fn, const kmux_device *dev) {
+kmux_status kmux_plan_backend_failed(kmux_status st, const char *fn, const kmux_device *dev) {
     if (st != KMUX_OK && kmux_last_error()[0] == '\0')
         kmux_set_error(st, "%s: backend %s on %s returned %s without a message", fn,
                        dev->backend->name, dev->props.id, kmux_status_str(st));
@@ -31,9 +31,9 @@ static kmux_status backend_failed(kmux_status st, const char *fn, const kmux_dev
 
 /* Checks the arguments of a plan creation: non-NULL pointers, and prefs (optional, resolved into
  * *out with the defaults of fields beyond its struct_size) whose fields have closed value sets. */
-static kmux_status check_create(const char *fn, const kmux_device *dev, const void *desc,
-                                kmux_plan *const *plan, const kmux_plan_prefs *prefs,
-                                kmux_plan_prefs *out) {
+kmux_status kmux_plan_check_create(const char *fn, const kmux_device *dev, const void *desc,
+                                   kmux_plan *const *plan, const kmux_plan_prefs *prefs,
+                                   kmux_plan_prefs *out) {
     if (!dev || !desc || !plan)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                               !dev    ? "dev"
@@ -69,7 +69,7 @@ static kmux_plan_prefs resolve_prefs(const kmux_plan_prefs *prefs) {
     return p;
 }
 
-static kmux_status plan_new(kmux_device *dev, kmux_plan_kind kind, kmux_plan **out) {
+kmux_status kmux_plan_new(kmux_device *dev, kmux_plan_kind kind, kmux_plan **out) {
     kmux_plan *p = kmux_handle_alloc(KMUX_HANDLE_PLAN, sizeof *p);
     if (!p) return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "plan creation: out of memory");
     p->dev = dev;
@@ -84,23 +84,13 @@ void kmux_plan_free(kmux_plan *plan) {
     if (plan->native) {
         if (plan->kind == KMUX_PLAN_MATMUL)
             o->matmul->plan_destroy(STATE(plan->dev), plan->native);
-        else
+        else if (plan->kind == KMUX_PLAN_CONV2D)
             o->conv2d->plan_destroy(STATE(plan->dev), plan->native);
+        else
+            o->eltwise->plan_destroy(STATE(plan->dev), plan->native);
     }
     if (plan->counted) KMUX_LIVE_ADD(plan->dev->ctx, live_plans, -1);
     kmux_handle_release(plan);
-}
-
-/* A created plan: it starts at its tuned implementation (tune.c) and is traced (KMUX_VERBOSE=2). */
-static void plan_finish(kmux_plan *pl, const kmux_plan_prefs *prefs, double t0) {
-    if (kmux_tune_enabled(prefs, pl->dev)) kmux_tune_plan(pl, prefs);
-    if (kmux_verbose_level() < 2) return;
-    kmux_plan_info info;
-    kmux_plan_info_get(pl, &info);
-    if (pl->kind == KMUX_PLAN_MATMUL)
-        kmux_trace_matmul(2, "create", pl->dev, info.impl, &pl->desc.matmul, now_ms() - t0, NULL);
-    else
-        kmux_trace_conv(2, "create", pl->dev, info.impl, &pl->desc.conv, now_ms() - t0, NULL);
 }
 
 /* A plan the caller made through the public API: counted in ctx->live_plans until it is freed
@@ -108,6 +98,42 @@ static void plan_finish(kmux_plan *pl, const kmux_plan_prefs *prefs, double t0) 
 static void count_as_callers(kmux_plan *pl) {
     pl->counted = 1;
     KMUX_LIVE_ADD(pl->dev->ctx, live_plans, 1);
+}
+
+/* One trace line of a plan: its problem, by kind. */
+static void trace_plan(int level, const char *what, const kmux_plan *pl, const char *impl,
+                       double ms) {
+    if (pl->kind == KMUX_PLAN_MATMUL)
+        kmux_trace_matmul(level, what, pl->dev, impl, &pl->desc.matmul, ms, NULL);
+    else if (pl->kind == KMUX_PLAN_CONV2D)
+        kmux_trace_conv(level, what, pl->dev, impl, &pl->desc.conv, ms, NULL);
+    else {
+        const kmux_eltwise_desc *d = &pl->desc.eltwise;
+        kmux_trace(level, "%s,%s,%s,eltwise,%s:%s%s:%s:n%lld:alpha%g:beta%g,%.4f", what,
+                   pl->dev->props.id, impl, kmux_eltwise_alg_name(d->alg),
+                   d->prop == KMUX_PROP_FORWARD ? "fwd" : "bwd", d->use_dst_for_bwd ? "_dst" : "",
+                   kmux_dtype_name(d->dtype), (long long)d->n, (double)d->alpha, (double)d->beta,
+                   ms);
+    }
+}
+
+/* A created plan: it starts at its tuned implementation (tune.c: GEMM and convolution) and is
+ * traced (KMUX_VERBOSE=2). */
+static void plan_finish(kmux_plan *pl, const kmux_plan_prefs *prefs, double t0) {
+    if (pl->kind != KMUX_PLAN_ELTWISE && kmux_tune_enabled(prefs, pl->dev))
+        kmux_tune_plan(pl, prefs);
+    if (kmux_verbose_level() < 2) return;
+    kmux_plan_info info;
+    kmux_plan_info_get(pl, &info);
+    trace_plan(2, "create", pl, info.impl, now_ms() - t0);
+}
+
+void kmux_plan_created(kmux_plan *pl, const kmux_plan_prefs *prefs, double t0_ms) {
+    plan_finish(pl, prefs, t0_ms);
+}
+
+void kmux_plan_count_as_callers(kmux_plan *pl) {
+    count_as_callers(pl);
 }
 
 /* A backend's impl_count must be >= 1; anything else is a plugin bug, reported as such. */
@@ -125,7 +151,7 @@ kmux_status kmux_matmul_plan_create_unchecked(kmux_device *dev, const kmux_matmu
     kmux_plan_prefs p = resolve_prefs(prefs);
     kmux_status st = kmux_caps_check_matmul(fn, dev, desc, &p);
     kmux_plan *pl = NULL;
-    if (st == KMUX_OK) st = plan_new(dev, KMUX_PLAN_MATMUL, &pl);
+    if (st == KMUX_OK) st = kmux_plan_new(dev, KMUX_PLAN_MATMUL, &pl);
     if (st == KMUX_OK) {
         pl->desc.matmul = *desc;
         pl->impl_count = 1;
@@ -136,7 +162,7 @@ kmux_status kmux_matmul_plan_create_unchecked(kmux_device *dev, const kmux_matmu
     if (st == KMUX_OK && backend_plan) {
         st = o->matmul->plan_create(STATE(dev), dev->index, desc, &p, &pl->native, &pl->impl_count);
         if (st != KMUX_OK) {
-            backend_failed(st, fn, dev);
+            kmux_plan_backend_failed(st, fn, dev);
             pl->native = NULL;
         } else {
             st = check_impl_count(fn, dev, pl->impl_count);
@@ -158,7 +184,7 @@ kmux_status kmux_matmul_plan_create(kmux_device *dev, const kmux_matmul_desc *de
     const char *fn = "kmux_matmul_plan_create";
     kmux_plan_prefs pr;
     kmux_matmul_desc d;
-    kmux_status st = check_create(fn, dev, desc, plan, prefs, &pr);
+    kmux_status st = kmux_plan_check_create(fn, dev, desc, plan, prefs, &pr);
     if (st == KMUX_OK) st = kmux_resolve_matmul_desc(fn, desc, &d);
     if (st == KMUX_OK) st = kmux_validate_matmul_desc(fn, &d);
     if (st != KMUX_OK) return st;
@@ -169,8 +195,8 @@ kmux_status kmux_matmul_plan_create(kmux_device *dev, const kmux_matmul_desc *de
 
 /* Checks the arguments of an execution: non-NULL pointers, a plan of this kind, and a stream of
  * the plan's own device. */
-static kmux_status check_execute(const char *fn, const kmux_plan *plan, const kmux_stream *s,
-                                 const void *args, kmux_plan_kind kind) {
+kmux_status kmux_plan_check_execute(const char *fn, const kmux_plan *plan, const kmux_stream *s,
+                                    const void *args, kmux_plan_kind kind) {
     if (!plan || !s || !args)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                               !plan ? "plan"
@@ -180,7 +206,9 @@ static kmux_status check_execute(const char *fn, const kmux_plan *plan, const km
     KMUX_CHECK_HANDLE(fn, "stream", s, KMUX_HANDLE_STREAM);
     if (plan->kind != kind)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: plan is a %s plan", fn,
-                              plan->kind == KMUX_PLAN_MATMUL ? "matmul" : "convolution");
+                              plan->kind == KMUX_PLAN_MATMUL   ? "matmul"
+                              : plan->kind == KMUX_PLAN_CONV2D ? "convolution"
+                                                               : "element-wise");
     if (s->dev != plan->dev)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "%s: stream is on device %s but the plan was made for %s", fn,
@@ -200,11 +228,16 @@ static void trace_exec(kmux_plan *plan, kmux_stream *stream, double t0) {
     double ms = synced_now_ms(plan, stream) - t0;
     kmux_plan_info info;
     kmux_plan_info_get(plan, &info);
-    if (plan->kind == KMUX_PLAN_MATMUL)
-        kmux_trace_matmul(1, "exec", plan->dev, info.impl, &plan->desc.matmul, ms, NULL);
-    else
-        kmux_trace_conv(1, "exec", plan->dev, info.impl, &plan->desc.conv, ms, NULL);
+    trace_plan(1, "exec", plan, info.impl, ms);
     kmux_clear_error();
+}
+
+double kmux_plan_exec_begin(kmux_plan *plan, kmux_stream *stream) {
+    return kmux_verbose_level() >= 1 ? synced_now_ms(plan, stream) : 0.0;
+}
+
+void kmux_plan_exec_end(kmux_plan *plan, kmux_stream *stream, double t0) {
+    if (kmux_verbose_level() >= 1) trace_exec(plan, stream, t0);
 }
 
 kmux_status kmux_matmul_run_degenerate(const char *fn, kmux_stream *stream,
@@ -220,7 +253,7 @@ kmux_status kmux_matmul_run_degenerate(const char *fn, kmux_stream *stream,
                               "alpha == 0",
                               fn, dev->backend->name, dev->props.id);
     kmux_status st = OPS(dev)->matmul_degenerate(STATE(dev), stream->native, desc, args);
-    return backend_failed(st, fn, dev);
+    return kmux_plan_backend_failed(st, fn, dev);
 }
 
 static kmux_status check_matmul_align(const char *fn, const kmux_plan *plan,
@@ -244,7 +277,7 @@ kmux_status kmux_matmul_execute_unchecked(kmux_plan *plan, kmux_stream *stream,
     } else {
         st = OPS(plan->dev)->matmul->execute(STATE(plan->dev), plan->native, plan->impl,
                                              stream->native, args);
-        backend_failed(st, fn, plan->dev);
+        kmux_plan_backend_failed(st, fn, plan->dev);
     }
     if (st != KMUX_OK) return st;
     if (verbose) trace_exec(plan, stream, t0);
@@ -256,7 +289,7 @@ kmux_status kmux_matmul_execute(kmux_plan *plan, kmux_stream *stream,
     kmux_clear_error();
     const char *fn = "kmux_matmul_execute";
     kmux_matmul_args a;
-    kmux_status st = check_execute(fn, plan, stream, args, KMUX_PLAN_MATMUL);
+    kmux_status st = kmux_plan_check_execute(fn, plan, stream, args, KMUX_PLAN_MATMUL);
     if (st == KMUX_OK) st = kmux_resolve_matmul_args(fn, args, &a);
     if (st == KMUX_OK) st = kmux_validate_matmul_args(fn, &plan->desc.matmul, &a);
     if (st != KMUX_OK) return st;
@@ -295,7 +328,7 @@ kmux_status kmux_conv2d_plan_create_unchecked(kmux_device *dev, const kmux_conv2
     kmux_status st = kmux_caps_check_conv(fn, dev, desc, &pr);
     if (st != KMUX_OK) return st;
     kmux_plan *pl = NULL;
-    st = plan_new(dev, KMUX_PLAN_CONV2D, &pl);
+    st = kmux_plan_new(dev, KMUX_PLAN_CONV2D, &pl);
     if (st != KMUX_OK) return st;
     pl->desc.conv = *desc;
     pl->impl_count = 1;
@@ -307,7 +340,7 @@ kmux_status kmux_conv2d_plan_create_unchecked(kmux_device *dev, const kmux_conv2
     if (st != KMUX_OK) pl->native = NULL;
     if (st == KMUX_OK) st = check_impl_count(fn, dev, pl->impl_count);
     if (st != KMUX_OK) {
-        backend_failed(st, fn, dev);
+        kmux_plan_backend_failed(st, fn, dev);
         kmux_trace_conv(2, "reject", dev, NULL, desc, -1, kmux_last_error());
         kmux_plan_free(pl);
         return st;
@@ -323,7 +356,7 @@ kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d_desc *de
     const char *fn = "kmux_conv2d_plan_create";
     kmux_plan_prefs pr;
     kmux_conv2d_desc cd;
-    kmux_status st = check_create(fn, dev, desc, plan, prefs, &pr);
+    kmux_status st = kmux_plan_check_create(fn, dev, desc, plan, prefs, &pr);
     if (st == KMUX_OK) st = kmux_resolve_conv_desc(fn, desc, &cd);
     if (st == KMUX_OK) st = kmux_validate_conv_desc(fn, &cd, NULL, NULL);
     if (st != KMUX_OK) return st;
@@ -372,7 +405,7 @@ kmux_status kmux_conv2d_execute(kmux_plan *plan, kmux_stream *stream,
     kmux_clear_error();
     const char *fn = "kmux_conv2d_execute";
     kmux_conv2d_args ca;
-    kmux_status st = check_execute(fn, plan, stream, args, KMUX_PLAN_CONV2D);
+    kmux_status st = kmux_plan_check_execute(fn, plan, stream, args, KMUX_PLAN_CONV2D);
     if (st == KMUX_OK) st = kmux_resolve_conv_args(fn, args, &ca);
     if (st == KMUX_OK) st = kmux_validate_conv_args(fn, &plan->desc.conv, &ca);
     if (st != KMUX_OK) return st;
@@ -391,7 +424,7 @@ kmux_status kmux_conv2d_execute(kmux_plan *plan, kmux_stream *stream,
     double t0 = verbose ? synced_now_ms(plan, stream) : 0;
     st = OPS(plan->dev)->conv2d->execute(STATE(plan->dev), plan->native, plan->impl, stream->native,
                                          args);
-    if (st != KMUX_OK) return backend_failed(st, fn, plan->dev);
+    if (st != KMUX_OK) return kmux_plan_backend_failed(st, fn, plan->dev);
     if (verbose) trace_exec(plan, stream, t0);
     return KMUX_OK;
 }
@@ -404,23 +437,29 @@ kmux_status kmux_plan_info_get(const kmux_plan *plan, kmux_plan_info *info) {
     KMUX_CHECK_HANDLE("kmux_plan_info_get", "plan", plan, KMUX_HANDLE_PLAN);
     memset(info, 0, sizeof *info);
     info->impl = "?";
-    info->effective_compute = plan->kind == KMUX_PLAN_MATMUL ? plan->desc.matmul.compute_type
-                                                             : plan->desc.conv.compute_type;
+    info->effective_compute = plan->kind == KMUX_PLAN_MATMUL   ? plan->desc.matmul.compute_type
+                              : plan->kind == KMUX_PLAN_CONV2D ? plan->desc.conv.compute_type
+                                                               : KMUX_COMPUTE_F32;
     kmux_status st = KMUX_OK;
     const kmux_backend_ops *o = OPS(plan->dev);
-    if (!plan->native) {
+    if (!plan->native && plan->kind == KMUX_PLAN_ELTWISE) {
+        info->impl = "kmux:empty"; /* n == 0 */
+        info->deterministic = 1;
+    } else if (!plan->native) {
         const kmux_matmul_desc *d = &plan->desc.matmul;
         info->impl = (d->m == 0 || d->n == 0 || d->batch_count == 0) ? "kmux:empty" : "kmux:k=0";
         info->deterministic = 1;
     } else if (plan->kind == KMUX_PLAN_MATMUL) {
         st = o->matmul->plan_info(STATE(plan->dev), plan->native, plan->impl, info);
-    } else {
+    } else if (plan->kind == KMUX_PLAN_CONV2D) {
         st = o->conv2d->plan_info(STATE(plan->dev), plan->native, plan->impl, info);
+    } else {
+        st = o->eltwise->plan_info(STATE(plan->dev), plan->native, plan->impl, info);
     }
     info->device = plan->dev->props.id;
     info->impl_index = plan->impl;
     if (!info->impl) info->impl = "?";
-    return backend_failed(st, "kmux_plan_info_get", plan->dev);
+    return kmux_plan_backend_failed(st, "kmux_plan_info_get", plan->dev);
 }
 
 kmux_status kmux_plan_next_impl(kmux_plan *plan) {

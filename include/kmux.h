@@ -176,7 +176,7 @@ typedef struct kmux_context kmux_context; /**< loaded backends, devices, plan ca
 typedef struct kmux_device kmux_device;   /**< owned by its context; valid until it is destroyed */
 typedef struct kmux_stream kmux_stream;   /**< an ordered queue of work on one device */
 typedef struct kmux_event kmux_event;     /**< a point in a stream, for timing and waiting */
-typedef struct kmux_plan kmux_plan;       /**< a prepared matmul or convolution */
+typedef struct kmux_plan kmux_plan;       /**< a prepared matmul, convolution or family op */
 
 /** Options of kmux_context_create. Initialise with KMUX_CONTEXT_OPTIONS_INIT so that fields
  *  added in later versions get their defaults. An option that is 0/NULL falls back to the
@@ -798,6 +798,107 @@ KMUX_API kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d
  *  in-place convolution, as kmux_cast); KMUX_ERR_DEVICE. */
 KMUX_API kmux_status kmux_conv2d_execute(kmux_plan *plan, kmux_stream *stream,
                                          const kmux_conv2d_args *args);
+
+/* ============================================================================================
+ * Element-wise ops (as oneDNN's eltwise primitive and cuDNN's pointwise modes)
+ * ============================================================================================
+ *
+ * One op family, planned and executed like GEMM: kmux_eltwise_plan_create -> kmux_eltwise_execute
+ * (many times, on any stream of the plan's device) -> kmux_plan_destroy; kmux_plan_info_get names
+ * the implementation ("onednn:eltwise", "kmux:cpu", "kmux:gpu"). The tensors are dense vectors
+ * of n elements of one dtype (f32, f16 or bf16; each device's kmux_device_caps says which it
+ * runs); f16/bf16 are computed in f32 and rounded once to the dtype (RNE), as oneDNN.
+ *
+ *   FORWARD                          dst      = f(src)
+ *   BACKWARD                         diff_src = diff_dst * f'(src)
+ *   BACKWARD with use_dst_for_bwd    diff_src = diff_dst * f'(x) computed from dst = f(x) (as
+ *                                    oneDNN's *_use_dst_for_bwd: the forward's input need not be
+ *                                    kept); only for the algorithms marked "dst" below.
+ *
+ * Algorithms (alpha and beta are read only where named):
+ *   RELU        x > 0 ? x : alpha * x (alpha: negative slope, 0 = ReLU; -Inf -> 0 when alpha = 0;
+ *               the gradient at x = 0 is alpha * diff_dst; with alpha = 0 a masked gradient is 0,
+ *               as PyTorch's threshold_backward). dst when alpha >= 0.
+ *   GELU_TANH   x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))   (PyTorch gelu approximate="tanh")
+ *   GELU_ERF    x/2 (1 + erf(x / sqrt(2)))                       (PyTorch gelu)
+ *   SIGMOID     1 / (1 + exp(-x)) (oneDNN's logistic). dst.
+ *   TANH        tanh(x). dst.
+ *   LINEAR      alpha * x + beta. dst.
+ *   RECIPROCAL  1 / x. dst.
+ * NaN inputs give NaN (ReLU's masked gradient excepted); results are those of the f32 formulas
+ * within a few units in the last place (transcendental functions are not correctly rounded on
+ * any backend; ref computes in f64 and rounds once).
+ */
+typedef enum kmux_eltwise_alg {
+    KMUX_ELTWISE_RELU = 1,
+    KMUX_ELTWISE_GELU_TANH = 2,
+    KMUX_ELTWISE_GELU_ERF = 3,
+    KMUX_ELTWISE_SIGMOID = 4,
+    KMUX_ELTWISE_TANH = 5,
+    KMUX_ELTWISE_LINEAR = 6,
+    KMUX_ELTWISE_RECIPROCAL = 7
+} kmux_eltwise_alg;
+
+/** Name of an element-wise algorithm ("relu", "gelu_tanh", ...); "?" when unknown. Not a
+ *  kmux_status: returns the name, never NULL, static storage. */
+KMUX_API const char *kmux_eltwise_alg_name(kmux_eltwise_alg alg);
+
+/** Direction of an op of the families (as oneDNN's prop_kind; forward_training and
+ *  forward_inference are the same here). */
+typedef enum kmux_prop { KMUX_PROP_FORWARD = 1, KMUX_PROP_BACKWARD = 2 } kmux_prop;
+
+/** Description of an element-wise op. Initialise with KMUX_ELTWISE_DESC_INIT (ReLU forward, f32,
+ *  alpha = beta = 0). Required fields: all of them. */
+typedef struct kmux_eltwise_desc {
+    size_t struct_size;
+    kmux_eltwise_alg alg;
+    kmux_prop prop;
+    int use_dst_for_bwd; /**< 1: BACKWARD reads dst (the forward's output) instead of src */
+    kmux_dtype dtype;    /**< of every tensor: f32, f16 or bf16 */
+    int64_t n;           /**< elements (>= 0) */
+    float alpha, beta;   /**< the algorithm's parameters (finite), see the table above */
+} kmux_eltwise_desc;
+
+#define KMUX_ELTWISE_DESC_INIT                                                                     \
+    {                                                                                              \
+        .struct_size = sizeof(kmux_eltwise_desc), .alg = KMUX_ELTWISE_RELU,                        \
+        .prop = KMUX_PROP_FORWARD, .use_dst_for_bwd = 0, .dtype = KMUX_F32, .n = 0, .alpha = 0.0f, \
+        .beta = 0.0f                                                                               \
+    }
+
+/** Pointers of one element-wise execution (device memory, n elements of the plan's dtype each).
+ *  FORWARD reads src and writes dst; BACKWARD reads diff_dst and src (dst with use_dst_for_bwd)
+ *  and writes diff_src. The fields a direction does not use are ignored. In place is allowed
+ *  (dst == src; diff_src == diff_dst), any other overlap of the written tensor with one read is
+ *  not. Required fields: all of them. */
+typedef struct kmux_eltwise_args {
+    size_t struct_size;
+    const void *src;
+    void *dst;
+    const void *diff_dst;
+    void *diff_src;
+} kmux_eltwise_args;
+
+#define KMUX_ELTWISE_ARGS_INIT                                                                     \
+    { .struct_size = sizeof(kmux_eltwise_args) }
+
+/** Prepares an element-wise op on dev; prefs may be NULL (only its tune and
+ *  require_deterministic fields apply: every implementation is deterministic). Returns KMUX_OK;
+ *  KMUX_ERR_INVALID_ARGUMENT for a NULL pointer, a struct_size too small, an unknown alg, prop
+ *  or dtype, a dtype other than f32/f16/bf16, n < 0 or n elements overflowing the address space,
+ *  a non-finite alpha or beta, or use_dst_for_bwd not 0/1 or set for an algorithm without a
+ *  "dst" backward (or RELU with alpha < 0); KMUX_ERR_UNSUPPORTED when dev does not run this
+ *  algorithm or dtype (its caps), or has no element-wise ops at all; KMUX_ERR_OUT_OF_MEMORY;
+ *  KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_eltwise_plan_create(kmux_device *dev, const kmux_eltwise_desc *desc,
+                                              const kmux_plan_prefs *prefs, kmux_plan **plan);
+
+/** Runs an element-wise plan on stream (of the plan's device). Returns KMUX_OK;
+ *  KMUX_ERR_INVALID_ARGUMENT for a NULL plan/stream/args, a plan of another kind, a stream of
+ *  another device, a NULL tensor the direction reads or writes (n > 0), or a written tensor that
+ *  overlaps a read one other than exactly (in place); KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_eltwise_execute(kmux_plan *plan, kmux_stream *stream,
+                                          const kmux_eltwise_args *args);
 
 /* ============================================================================================
  * Mixed precision

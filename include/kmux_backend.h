@@ -27,7 +27,9 @@
  * - ABI 2.1 appended device_diag; ABI 2.2 appended host_alloc / host_free (page-locked host
  *   memory); ABI 2.3 appended dtype_instead / dtype_instead_note to kmux_device_caps (the dtype
  *   a device runs in place of one it does not); ABI 2.4 appended settle_ms to kmux_device_caps;
- *   ABI 2.5 appended stream_wait_event.
+ *   ABI 2.5 appended stream_wait_event. ABI 2.6 appended the op families: eltwise to
+ *   kmux_device_caps (a kmux_family_caps) and to kmux_backend_ops (a kmux_eltwise_ops), one
+ *   entry per family, never one per algorithm.
  *   Slots appended at the end are optional: NULL or beyond struct_size = absent.
  * - Backends never print to stdout, never abort; host->trace (stderr) is for KMUX_VERBOSE >= 2.
  */
@@ -41,7 +43,7 @@ extern "C" {
 #endif
 
 #define KMUX_BACKEND_ABI_MAJOR 2
-#define KMUX_BACKEND_ABI_MINOR 5
+#define KMUX_BACKEND_ABI_MINOR 6
 #define KMUX_BACKEND_ENTRY_SYMBOL "kmux_backend_entry"
 
 /** Services the core offers to a plugin (valid for the lifetime of the backend instance). */
@@ -91,6 +93,15 @@ typedef struct kmux_op_caps {
     uint64_t emulated_rows;
 } kmux_op_caps;
 
+/** What a device runs of one op family (ABI minor 6). The core refuses anything else with
+ *  KMUX_ERR_UNSUPPORTED and one message naming the algorithm or dtype and the device. */
+typedef struct kmux_family_caps {
+    uint64_t algs;        /**< bit (1 << alg) for each algorithm of the family's enum it runs */
+    uint32_t dtypes;      /**< bit (1 << kmux_dtype) for each dtype it runs */
+    uint32_t props;       /**< bit (1 << kmux_prop) for each direction it runs */
+    int64_t max_elements; /**< largest tensor, elements; 0: no limit */
+} kmux_family_caps;
+
 /** Capabilities of a device (ABI v2). Filled by the plugin's device_caps slot; the core zeroes the
  *  struct first. */
 typedef struct kmux_device_caps {
@@ -117,6 +128,9 @@ typedef struct kmux_device_caps {
      *  for the cores, so the tuner (dispatch/tune.c) times this device's implementations first
      *  and waits this long before it times another device's. */
     double settle_ms;
+    /* ---- ABI minor 6 (written only when struct_size covers it, as minor 3) ---- */
+    /** The element-wise family (kmux_eltwise_*): which algorithms and dtypes run. */
+    kmux_family_caps eltwise;
 } kmux_device_caps;
 
 /* ---- plan slots per kind (ABI v2) ----
@@ -153,6 +167,18 @@ typedef struct kmux_conv2d_ops {
     kmux_status (*plan_info)(void *state, const void *plan, int impl, kmux_plan_info *info);
     void (*plan_destroy)(void *state, void *plan);
 } kmux_conv2d_ops;
+
+/** Element-wise plans (kmux_eltwise_plan_create): the description is validated and within the
+ *  device's caps.eltwise, n >= 1 (the core runs n = 0 itself). execute receives the pointers the
+ *  direction uses, non-NULL. */
+typedef struct kmux_eltwise_ops {
+    kmux_status (*plan_create)(void *state, int device, const kmux_eltwise_desc *desc,
+                               const kmux_plan_prefs *prefs, void **plan, int *impl_count);
+    kmux_status (*execute)(void *state, const void *plan, int impl, void *stream,
+                           const kmux_eltwise_args *args);
+    kmux_status (*plan_info)(void *state, const void *plan, int impl, kmux_plan_info *info);
+    void (*plan_destroy)(void *state, void *plan);
+} kmux_eltwise_ops;
 
 /** The function table of a backend (constant, static storage). Slots may be NULL where marked
  *  optional. */
@@ -234,6 +260,9 @@ typedef struct kmux_backend_ops {
      *  backend, possibly of another device) has completed; returns without waiting on the host
      *  (as cudaStreamWaitEvent / hipStreamWaitEvent with flags 0). */
     kmux_status (*stream_wait_event)(void *state, void *stream, void *event);
+    /* ---- op families (optional, ABI minor 6; NULL or beyond struct_size: the family is
+     *      unsupported on this backend) ---- */
+    const kmux_eltwise_ops *eltwise;
 } kmux_backend_ops;
 
 /** The one symbol a plugin exports. Returns NULL only if the plugin cannot work at all. */

@@ -68,6 +68,21 @@ kmux_status kmux_cpu_op_fp8_scale_update(void *state, void *stream, const float 
     .loss_scale_update = kmux_cpu_op_loss_scale_update,                                            \
     .fp8_scale_update = kmux_cpu_op_fp8_scale_update
 
+/* The element-wise family on kmux's CPU kernels (cpu_eltwise.c): every algorithm of the table,
+ * f32/f16/bf16, both directions; one implementation, "kmux:cpu". */
+extern const kmux_eltwise_ops kmux_cpu_eltwise_ops;
+/** Fills a device's caps.eltwise with what kmux_cpu_eltwise_ops runs. */
+void kmux_cpu_eltwise_caps(kmux_family_caps *c);
+/** The pieces of kmux_cpu_eltwise_ops, for a backend that puts its own implementation first
+ *  (cpu:onednn): a plan that is a malloc'ed copy of the description, one run of the kernels on
+ *  the backend's threads, and the plan_info of "kmux:cpu". */
+kmux_status kmux_cpu_eltwise_plan_create(void *state, int device, const kmux_eltwise_desc *desc,
+                                         const kmux_plan_prefs *prefs, void **plan,
+                                         int *impl_count);
+kmux_status kmux_cpu_eltwise_run(void *state, const kmux_eltwise_desc *d,
+                                 const kmux_eltwise_args *args);
+kmux_status kmux_cpu_eltwise_info(kmux_plan_info *info);
+
 /** Fills the host part of a CPU device's properties: vendor and model name (/proc/cpuinfo),
  *  arch ("avx512_core", "avx2", "sse4.2", "generic" from the CPU's ISA flags), physical memory,
  *  compute_units = num_threads; no clock and no peaks (kmux_cpu_model_peaks in cpu_model.h

@@ -144,6 +144,8 @@ static kmux_status dnn_device_caps(void *state, int device, kmux_device_caps *ca
     caps->amp_dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16) |
                        (1u << KMUX_F8_E4M3) | (1u << KMUX_F8_E5M2) | (1u << KMUX_F8_E4M3_FNUZ) |
                        (1u << KMUX_F8_E5M2_FNUZ) | (1u << KMUX_F64);
+    if (caps->struct_size >= offsetof(kmux_device_caps, eltwise) + sizeof caps->eltwise)
+        kmux_cpu_eltwise_caps(&caps->eltwise);
     return KMUX_OK;
 }
 
@@ -305,6 +307,7 @@ static const kmux_backend_ops dnn_ops = {
     .matmul = &dnn_matmul_ops,
     .conv2d = &dnn_conv2d_ops,
     KMUX_CPU_AMP_SLOTS,
+    .eltwise = &kmux_cpu_eltwise_ops,
 };
 
 /** The plugin's one exported symbol (kmux_backend.h). */

@@ -202,6 +202,8 @@ static kmux_status ob_device_caps(void *state, int device, kmux_device_caps *cap
                        (1u << KMUX_F8_E5M2_FNUZ);
     if (caps->struct_size >= offsetof(kmux_device_caps, settle_ms) + sizeof caps->settle_ms)
         caps->settle_ms = settle_ms(state);
+    if (caps->struct_size >= offsetof(kmux_device_caps, eltwise) + sizeof caps->eltwise)
+        kmux_cpu_eltwise_caps(&caps->eltwise);
     return KMUX_OK;
 }
 
@@ -260,6 +262,7 @@ static const kmux_backend_ops ob_ops = {
     .matmul = &ob_matmul_ops,
     .conv2d = &ob_conv2d_ops,
     KMUX_CPU_AMP_SLOTS,
+    .eltwise = &kmux_cpu_eltwise_ops,
 };
 
 /** The plugin's one exported symbol (kmux_backend.h). */

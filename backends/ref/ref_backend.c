@@ -88,6 +88,9 @@ static kmux_status ref_device_caps(void *state, int device, kmux_device_caps *ca
     caps->amp_dtypes = 0;
     for (int t = KMUX_F64; t <= KMUX_F8_E5M2_FNUZ; t++)
         caps->amp_dtypes |= 1u << t;
+    caps->eltwise.algs = kmux_ref_eltwise_algs();
+    caps->eltwise.dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16);
+    caps->eltwise.props = (1u << KMUX_PROP_FORWARD) | (1u << KMUX_PROP_BACKWARD);
     return KMUX_OK;
 }
 
@@ -113,6 +116,15 @@ static kmux_status ref_conv2d_plan_info(void *state, const void *plan, int impl,
     return KMUX_OK;
 }
 
+static kmux_status ref_eltwise_plan_info(void *state, const void *plan, int impl,
+                                         kmux_plan_info *info) {
+    info->impl = "ref:f64";
+    info->effective_compute = KMUX_COMPUTE_F64;
+    info->workspace_bytes = 0;
+    info->deterministic = 1;
+    return KMUX_OK;
+}
+
 static void ref_plan_destroy(void *state, void *plan) {
     free(plan);
 }
@@ -128,6 +140,13 @@ static const kmux_conv2d_ops ref_conv2d_ops = {
     .plan_create = kmux_ref_conv2d_plan_create,
     .execute = kmux_ref_conv2d_execute,
     .plan_info = ref_conv2d_plan_info,
+    .plan_destroy = ref_plan_destroy,
+};
+
+static const kmux_eltwise_ops ref_eltwise_ops = {
+    .plan_create = kmux_ref_eltwise_plan_create,
+    .execute = kmux_ref_eltwise_execute,
+    .plan_info = ref_eltwise_plan_info,
     .plan_destroy = ref_plan_destroy,
 };
 
@@ -151,6 +170,7 @@ static const kmux_backend_ops ref_ops = {
     /* the scaling rules are the CPU plugins' (dispatch/common/kmux_amp_rules.h) */
     .loss_scale_update = kmux_cpu_op_loss_scale_update,
     .fp8_scale_update = kmux_cpu_op_fp8_scale_update,
+    .eltwise = &ref_eltwise_ops,
 };
 
 const kmux_backend_ops *kmux_ref_backend_ops(void) {

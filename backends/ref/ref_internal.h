@@ -13,13 +13,18 @@ typedef struct ref_state {
     int64_t panel_elems; /**< doubles of one panel of op(B) in GEMM; read once in ref_init */
 } ref_state;
 
-typedef enum ref_plan_kind { REF_PLAN_MATMUL = 1, REF_PLAN_CONV2D = 2 } ref_plan_kind;
+typedef enum ref_plan_kind {
+    REF_PLAN_MATMUL = 1,
+    REF_PLAN_CONV2D = 2,
+    REF_PLAN_ELTWISE = 3
+} ref_plan_kind;
 
 /** A plan only keeps a copy of the validated description: ref has one implementation. */
 typedef struct ref_plan {
     ref_plan_kind kind;
-    kmux_matmul_desc mm; /**< REF_PLAN_MATMUL */
-    kmux_conv2d_desc cv; /**< REF_PLAN_CONV2D */
+    kmux_matmul_desc mm;  /**< REF_PLAN_MATMUL */
+    kmux_conv2d_desc cv;  /**< REF_PLAN_CONV2D */
+    kmux_eltwise_desc el; /**< REF_PLAN_ELTWISE */
 } ref_plan;
 
 /** Doubles of one GEMM panel of op(B): KMUX_REF_PANEL_ELEMS if set to a positive integer (an
@@ -44,6 +49,15 @@ kmux_status kmux_ref_conv2d_plan_create(void *state, int device, const kmux_conv
  *  the output of the direction, then output = alpha * acc + beta * output. */
 kmux_status kmux_ref_conv2d_execute(void *state, const void *plan, int impl, void *stream,
                                     const kmux_conv2d_args *args);
+
+/* ---- element-wise (ref_eltwise.c): double-precision definitions, rounded once ---- */
+/** The algorithms ref defines (bit alg), for its caps. */
+uint64_t kmux_ref_eltwise_algs(void);
+kmux_status kmux_ref_eltwise_plan_create(void *state, int device, const kmux_eltwise_desc *desc,
+                                         const kmux_plan_prefs *prefs, void **plan,
+                                         int *impl_count);
+kmux_status kmux_ref_eltwise_execute(void *state, const void *plan, int impl, void *stream,
+                                     const kmux_eltwise_args *args);
 
 /* ---- mixed precision (ref_amp.c), semantics of kmux.h; scalars are host memory ---- */
 kmux_status kmux_ref_cast(void *state, void *stream, int64_t n, const void *src,

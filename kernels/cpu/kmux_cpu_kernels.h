@@ -40,6 +40,11 @@ float kmux_cpu_fp8_bits_to_f32(uint8_t v, kmux_dtype fp8_type);
 
 /* ---- mixed-precision utilities (kernels/cpu/amp.c), semantics of kmux.h ---- */
 float kmux_cpu_amax(int64_t n, const void *x, kmux_dtype type, int threads);
+
+/** The element-wise op of a validated description (kmux_eltwise_execute's semantics, n >= 1) on
+ *  up to `threads` threads: the f32 formulas of dispatch/common/kmux_eltwise.h, f16/bf16 decoded
+ *  to f32 and rounded once (RNE). args holds the pointers the direction uses. */
+void kmux_cpu_eltwise(const kmux_eltwise_desc *d, const kmux_eltwise_args *args, int threads);
 /** Returns 1 when any element was Inf/NaN before scaling. */
 int kmux_cpu_unscale_check_finite(int64_t n, void *x, kmux_dtype type, float inv_scale,
                                   int threads);

@@ -1,0 +1,71 @@
+/*
+ * cpu_eltwise.c - the element-wise family on kmux's own CPU kernels (kernels/cpu/eltwise.c):
+ * cpu:openblas's implementation, and cpu:onednn's second one behind oneDNN's primitive. One
+ * implementation ("kmux:cpu"); the plan is the validated description.
+ */
+#include <stdlib.h>
+
+#include "cpu_runtime.h"
+#include "kmux_cpu_kernels.h"
+#include "kmux_eltwise.h"
+
+void kmux_cpu_eltwise_caps(kmux_family_caps *c) {
+    c->algs = kmux_eltwise_all_algs();
+    c->dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16);
+    c->props = (1u << KMUX_PROP_FORWARD) | (1u << KMUX_PROP_BACKWARD);
+    c->max_elements = 0;
+}
+
+kmux_status kmux_cpu_eltwise_plan_create(void *state, int device, const kmux_eltwise_desc *desc,
+                                         const kmux_plan_prefs *prefs, void **plan,
+                                         int *impl_count) {
+    (void)device, (void)prefs;
+    kmux_eltwise_desc *p = malloc(sizeof *p);
+    if (!p) {
+        const kmux_cpu_state_header *h = state;
+        return h->host->set_error(KMUX_ERR_OUT_OF_MEMORY,
+                                  "kmux_eltwise_plan_create: out of memory (%zu bytes)", sizeof *p);
+    }
+    *p = *desc;
+    *plan = p;
+    *impl_count = 1;
+    return KMUX_OK;
+}
+
+kmux_status kmux_cpu_eltwise_run(void *state, const kmux_eltwise_desc *d,
+                                 const kmux_eltwise_args *args) {
+    const kmux_cpu_state_header *h = state;
+    kmux_cpu_eltwise(d, args, h->num_threads > 0 ? h->num_threads : 1);
+    return KMUX_OK;
+}
+
+static kmux_status execute(void *state, const void *plan, int impl, void *stream,
+                           const kmux_eltwise_args *args) {
+    (void)impl, (void)stream;
+    return kmux_cpu_eltwise_run(state, plan, args);
+}
+
+kmux_status kmux_cpu_eltwise_info(kmux_plan_info *info) {
+    info->impl = "kmux:cpu";
+    info->effective_compute = KMUX_COMPUTE_F32;
+    info->workspace_bytes = 0;
+    info->deterministic = 1;
+    return KMUX_OK;
+}
+
+static kmux_status plan_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
+    (void)state, (void)plan, (void)impl;
+    return kmux_cpu_eltwise_info(info);
+}
+
+static void plan_destroy(void *state, void *plan) {
+    (void)state;
+    free(plan);
+}
+
+const kmux_eltwise_ops kmux_cpu_eltwise_ops = {
+    .plan_create = kmux_cpu_eltwise_plan_create,
+    .execute = execute,
+    .plan_info = plan_info,
+    .plan_destroy = plan_destroy,
+};
