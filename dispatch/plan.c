@@ -107,14 +107,8 @@ static void trace_plan(int level, const char *what, const kmux_plan *pl, const c
         kmux_trace_matmul(level, what, pl->dev, impl, &pl->desc.matmul, ms, NULL);
     else if (pl->kind == KMUX_PLAN_CONV2D)
         kmux_trace_conv(level, what, pl->dev, impl, &pl->desc.conv, ms, NULL);
-    else {
-        const kmux_eltwise_desc *d = &pl->desc.eltwise;
-        kmux_trace(level, "%s,%s,%s,eltwise,%s:%s%s:%s:n%lld:alpha%g:beta%g,%.4f", what,
-                   pl->dev->props.id, impl, kmux_eltwise_alg_name(d->alg),
-                   d->prop == KMUX_PROP_FORWARD ? "fwd" : "bwd", d->use_dst_for_bwd ? "_dst" : "",
-                   kmux_dtype_name(d->dtype), (long long)d->n, (double)d->alpha, (double)d->beta,
-                   ms);
-    }
+    else
+        kmux_trace_eltwise(level, what, pl->dev, impl, &pl->desc.eltwise, ms);
 }
 
 /* A created plan: it starts at its tuned implementation (tune.c: GEMM and convolution) and is

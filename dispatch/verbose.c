@@ -242,6 +242,18 @@ void kmux_trace_conv(int level, const char *event, const kmux_device *dev, const
         problem, ms, message ? msg : NULL);
 }
 
+void kmux_trace_eltwise(int level, const char *event, const kmux_device *dev, const char *impl,
+                        const kmux_eltwise_desc *d, double ms) {
+    if (level > kmux_verbose_level()) return;
+    settle_pending(NULL);
+    char problem[160];
+    snprintf(problem, sizeof problem, "%s:%s%s:n%lld:alpha%g:beta%g", kmux_eltwise_alg_name(d->alg),
+             d->prop == KMUX_PROP_FORWARD ? "fwd" : "bwd", d->use_dst_for_bwd ? "_dst" : "",
+             (long long)d->n, (double)d->alpha, (double)d->beta);
+    row(event, dev->props.id, "eltwise", impl, kmux_common_dtype_name(d->dtype), "f32", problem, ms,
+        NULL);
+}
+
 void kmux_trace_header(const kmux_context *ctx) {
     if (kmux_verbose_level() < 1 || !ctx) return;
     char version[160];

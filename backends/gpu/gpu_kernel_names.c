@@ -3,6 +3,7 @@
  * vendor call: the name test links this file alone).
  */
 #include "gpu_kernel_names.h"
+#include "kmux_gpu_eltwise_params.h"
 
 #include <stdio.h>
 
@@ -135,10 +136,13 @@ const char *kmux_gpu_host_kernel_name_at(int i, char *buf, size_t size) {
                                               i / NTILES % NDIRS + 1, i % NTILES, buf, size);
     i -= NWIDE * NDIRS * NTILES;
     if (i < NPOST) return snprintf(buf, size, "%s", post_names[i]), buf;
+    i -= NPOST;
+    if (i == 0) return snprintf(buf, size, "%s", KMUX_GPU_NAME_ELTWISE), buf;
     return NULL;
 }
 
 const char *kmux_gpu_module_name(kmux_gpu_module_id id) {
-    static const char *const names[KMUX_GPU_MOD_COUNT] = {"cast", "amp", "gemm", "conv", "post"};
+    static const char *const names[KMUX_GPU_MOD_COUNT] = {"cast", "amp",  "gemm",
+                                                          "conv", "post", "eltwise"};
     return (int)id >= 0 && id < KMUX_GPU_MOD_COUNT ? names[id] : "?";
 }

@@ -97,6 +97,12 @@ kmux_status kmux_gpu_host_gemm(const kmux_gpu_launcher *l, const kmux_matmul_des
 kmux_status kmux_gpu_host_conv2d(const kmux_gpu_launcher *l, const kmux_conv2d_desc *d,
                                  const kmux_conv2d_args *a, int tile);
 
+/* ---- gpu_eltwise.c: kmux_gpu_eltwise.cu, the element-wise family ---- */
+
+/** Fills a device's caps.eltwise with what kmux_gpu_eltwise_ops runs: every algorithm of the
+ *  table, f32/f16/bf16, both directions. */
+void kmux_gpu_eltwise_caps(kmux_family_caps *c);
+
 /* ---- gpu_post.c: kmux_gpu_post.cu ---- */
 
 /** kmux_gpu_post_launch: *amax (when set) zeroed, then the post kernel of a->d_type (f64; f32,

@@ -111,6 +111,7 @@ struct registrar {
         fake_gpu::register_gemm();
         fake_gpu::register_conv();
         fake_gpu::register_post();
+        fake_gpu::register_eltwise();
     }
 } registrar_instance;
 

@@ -47,6 +47,7 @@ void register_amp();
 void register_gemm();
 void register_conv();
 void register_post();
+void register_eltwise();
 
 struct kernel {
     std::string name; /* mangled, as in the device code's symbol table */

@@ -1,0 +1,76 @@
+/*
+ * gpu_eltwise.c - the element-wise family of the GPU plugins (plugin ABI eltwise), written once
+ * for CUDA and HIP: one implementation ("kmux:gpu"), a module launch of kmux_gpu_eltwise.cu's one
+ * kernel with the parameters by value, a grid-stride 1-D grid as its other element-wise kernels.
+ */
+#include <stdlib.h>
+
+#include "gpu_kernels.h"
+#include "kmux_eltwise.h"
+#include "kmux_gpu_eltwise_params.h"
+
+void kmux_gpu_eltwise_caps(kmux_family_caps *c) {
+    c->algs = kmux_eltwise_all_algs();
+    c->dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16);
+    c->props = (1u << KMUX_PROP_FORWARD) | (1u << KMUX_PROP_BACKWARD);
+    c->max_elements = 0; /* int64 indexing, grid-stride */
+}
+
+static kmux_status plan_create(void *state, int device, const kmux_eltwise_desc *desc,
+                               const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
+    kmux_eltwise_desc *p = malloc(sizeof *p);
+    if (!p) {
+        const kmux_gpu_plugin *g = state;
+        return g->host->set_error(KMUX_ERR_OUT_OF_MEMORY,
+                                  "%s: kmux_eltwise_plan_create: out of memory (%zu bytes)",
+                                  g->vendor, sizeof *p);
+    }
+    *p = *desc;
+    *plan = p;
+    *impl_count = 1;
+    return KMUX_OK;
+}
+
+static kmux_status execute(void *state, const void *plan, int impl, void *stream,
+                           const kmux_eltwise_args *args) {
+    const kmux_eltwise_desc *d = plan;
+    const kmux_gpu_launcher l = kmux_gpu_plugin_launcher(state, stream);
+    const int fwd = d->prop == KMUX_PROP_FORWARD;
+    kmux_gpu_eltwise_params p = {
+        .n = d->n,
+        .x = fwd || !d->use_dst_for_bwd ? args->src : args->dst,
+        .dd = fwd ? NULL : args->diff_dst,
+        .out = fwd ? args->dst : args->diff_src,
+        .alg = (int)d->alg,
+        .prop = (int)d->prop,
+        .use_dst = d->use_dst_for_bwd,
+        .dtype = (int)d->dtype,
+        .alpha = d->alpha,
+        .beta = d->beta,
+    };
+    int64_t blocks = (d->n + KMUX_GPU_HOST_BLOCK - 1) / KMUX_GPU_HOST_BLOCK;
+    if (blocks > KMUX_GPU_HOST_MAX_BLOCKS) blocks = KMUX_GPU_HOST_MAX_BLOCKS;
+    const unsigned grid[3] = {(unsigned)blocks, 1, 1};
+    void *params[] = {&p};
+    return l.launch(&l, KMUX_GPU_MOD_ELTWISE, KMUX_GPU_NAME_ELTWISE, grid, KMUX_GPU_HOST_BLOCK,
+                    params, "kmux_eltwise_execute");
+}
+
+static kmux_status plan_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
+    info->impl = "kmux:gpu";
+    info->effective_compute = KMUX_COMPUTE_F32;
+    info->workspace_bytes = 0;
+    info->deterministic = 1;
+    return KMUX_OK;
+}
+
+static void plan_destroy(void *state, void *plan) {
+    free(plan);
+}
+
+const kmux_eltwise_ops kmux_gpu_eltwise_ops = {
+    .plan_create = plan_create,
+    .execute = execute,
+    .plan_info = plan_info,
+    .plan_destroy = plan_destroy,
+};
