@@ -41,15 +41,22 @@ static void *up(dev_io *d, const void *h, size_t bytes) {
     return p;
 }
 
-/* Runs desc on the device with host inputs x (src or dst, as the direction reads) and dd; the
- * result into out (host). in_place: the output buffer is the input's (x forward, dd backward).
- * Returns the plan status (KMUX_ERR_UNSUPPORTED: the device does not run it). */
-static kmux_status run(dev_io *d, const kmux_eltwise_desc *desc, const void *x, const void *dd,
-                       void *out, int in_place, char *impl, size_t impl_size) {
+/* Runs implementation `step` of desc's plan on the device with host inputs x (src or dst, as the
+ * direction reads) and dd; the result into out (host). in_place: the output buffer is the
+ * input's (x forward, dd backward). Returns the plan status (KMUX_ERR_UNSUPPORTED: the device
+ * does not run it; KMUX_ERR_LAST_IMPL: the plan has no implementation `step`). */
+static kmux_status run_impl(dev_io *d, const kmux_eltwise_desc *desc, const void *x, const void *dd,
+                            void *out, int in_place, int step, char *impl, size_t impl_size) {
     const size_t bytes = (size_t)desc->n * kmux_dtype_size(desc->dtype);
     kmux_plan *plan = NULL;
     kmux_status st = kmux_eltwise_plan_create(d->dev, desc, NULL, &plan);
     if (st != KMUX_OK) return st;
+    for (int k = 0; k < step && st == KMUX_OK; k++)
+        st = kmux_plan_next_impl(plan);
+    if (st != KMUX_OK) {
+        TU_OK(kmux_plan_destroy(plan));
+        return st;
+    }
     kmux_plan_info info;
     TU_OK(kmux_plan_info_get(plan, &info));
     snprintf(impl, impl_size, "%s", info.impl);
@@ -76,6 +83,12 @@ static kmux_status run(dev_io *d, const kmux_eltwise_desc *desc, const void *x, 
     if (dout) kmux_free(d->dev, dout);
     TU_OK(kmux_plan_destroy(plan));
     return st;
+}
+
+/* Implementation 0 (the plan's default). */
+static kmux_status run(dev_io *d, const kmux_eltwise_desc *desc, const void *x, const void *dd,
+                       void *out, int in_place, char *impl, size_t impl_size) {
+    return run_impl(d, desc, x, dd, out, in_place, 0, impl, impl_size);
 }
 
 /* got vs want (ref, rounded to the dtype): NaN where ref has NaN, the same infinity, else within
@@ -105,7 +118,8 @@ static void describe(const kmux_eltwise_desc *d, char *buf, size_t size) {
              (double)d->alpha, (double)d->beta);
 }
 
-/* One description on one device against ref, out of place and in place. */
+/* One description on one device against ref: every implementation of its plan, out of place and
+ * in place. */
 static void check_case(cf_env *env, int di, const kmux_eltwise_desc *d, const void *x,
                        const void *dd) {
     dev_io ref = {env->ref, env->ref_stream}, dv = {env->dev[di], env->stream[di]};
@@ -114,9 +128,11 @@ static void check_case(cf_env *env, int di, const kmux_eltwise_desc *d, const vo
     char impl[256], rimpl[256], what[256];
     describe(d, what, sizeof what);
     TU_OK(run(&ref, d, x, dd, want, 0, rimpl, sizeof rimpl));
-    for (int in_place = 0; in_place < 2; in_place++) {
+    for (int run_no = 0; run_no < 2 * 16; run_no++) {
+        const int in_place = run_no % 2, step = run_no / 2;
         tu_fill_value(d->dtype, got, d->n, NAN);
-        kmux_status st = run(&dv, d, x, dd, got, in_place, impl, sizeof impl);
+        kmux_status st = run_impl(&dv, d, x, dd, got, in_place, step, impl, sizeof impl);
+        if (st == KMUX_ERR_LAST_IMPL) break;
         if (st == KMUX_ERR_UNSUPPORTED) {
             cf_stat.unsupported++;
             break;

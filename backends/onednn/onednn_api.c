@@ -19,6 +19,8 @@ static const kmux_vendor_sym syms[] = {
     SYM(dnnl_dilated_convolution_backward_data_desc_init),
     SYM(dnnl_dilated_convolution_backward_weights_desc_init),
     SYM(dnnl_dilated_convolution_forward_desc_init),
+    SYM(dnnl_eltwise_backward_desc_init),
+    SYM(dnnl_eltwise_forward_desc_init),
     SYM(dnnl_engine_create),
     SYM(dnnl_engine_destroy),
     SYM(dnnl_get_effective_cpu_isa),

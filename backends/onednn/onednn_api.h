@@ -20,6 +20,8 @@ typedef struct kmux_dnnl_api_table {
         dnnl_dilated_convolution_backward_weights_desc_init;
     __typeof__(&dnnl_dilated_convolution_forward_desc_init)
         dnnl_dilated_convolution_forward_desc_init;
+    __typeof__(&dnnl_eltwise_backward_desc_init) dnnl_eltwise_backward_desc_init;
+    __typeof__(&dnnl_eltwise_forward_desc_init) dnnl_eltwise_forward_desc_init;
     __typeof__(&dnnl_engine_create) dnnl_engine_create;
     __typeof__(&dnnl_engine_destroy) dnnl_engine_destroy;
     __typeof__(&dnnl_get_effective_cpu_isa) dnnl_get_effective_cpu_isa;
@@ -76,6 +78,8 @@ int kmux_dnnl_api_load(char *why, size_t why_size);
     (kmux_dnnl_api.dnnl_dilated_convolution_backward_weights_desc_init)
 #define dnnl_dilated_convolution_forward_desc_init                                                 \
     (kmux_dnnl_api.dnnl_dilated_convolution_forward_desc_init)
+#define dnnl_eltwise_backward_desc_init (kmux_dnnl_api.dnnl_eltwise_backward_desc_init)
+#define dnnl_eltwise_forward_desc_init (kmux_dnnl_api.dnnl_eltwise_forward_desc_init)
 #define dnnl_engine_create (kmux_dnnl_api.dnnl_engine_create)
 #define dnnl_engine_destroy (kmux_dnnl_api.dnnl_engine_destroy)
 #define dnnl_get_effective_cpu_isa (kmux_dnnl_api.dnnl_get_effective_cpu_isa)

@@ -307,7 +307,7 @@ static const kmux_backend_ops dnn_ops = {
     .matmul = &dnn_matmul_ops,
     .conv2d = &dnn_conv2d_ops,
     KMUX_CPU_AMP_SLOTS,
-    .eltwise = &kmux_cpu_eltwise_ops,
+    .eltwise = &kmux_dnn_eltwise_ops,
 };
 
 /** The plugin's one exported symbol (kmux_backend.h). */

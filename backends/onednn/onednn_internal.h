@@ -54,7 +54,11 @@ typedef struct kmux_dnn_ctx_pool {
     kmux_dnn_exec_ctx *free_list;
 } kmux_dnn_ctx_pool;
 
-typedef enum kmux_dnn_plan_kind { KMUX_DNN_MATMUL = 1, KMUX_DNN_CONV2D = 2 } kmux_dnn_plan_kind;
+typedef enum kmux_dnn_plan_kind {
+    KMUX_DNN_MATMUL = 1,
+    KMUX_DNN_CONV2D = 2,
+    KMUX_DNN_ELTWISE = 3
+} kmux_dnn_plan_kind;
 
 /** Common head of both plan kinds: what kmux_plan_info reports, and the context pool. */
 typedef struct kmux_dnn_plan {
@@ -170,6 +174,11 @@ typedef struct kmux_dnn_plan_set {
 kmux_status kmux_dnn_set_make(kmux_dnn_state *st, const char *fn, kmux_dnn_plan_kind kind,
                               kmux_dnn_plan **list, int n, size_t max_ws, int default_cap,
                               void (*destroy)(kmux_dnn_plan *), kmux_dnn_plan_set **set);
+
+/* ---- element-wise family (onednn_eltwise.c) ---- */
+
+/** oneDNN's eltwise primitive first where it has the algorithm, then kmux:cpu. */
+extern const kmux_eltwise_ops kmux_dnn_eltwise_ops;
 
 /* ---- matmul (onednn_matmul.c, onednn_matmul_exec.c) ----------------------------------------- */
 
