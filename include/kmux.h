@@ -825,6 +825,7 @@ KMUX_API kmux_status kmux_conv2d_execute(kmux_plan *plan, kmux_stream *stream,
  *   TANH        tanh(x). dst.
  *   LINEAR      alpha * x + beta. dst.
  *   RECIPROCAL  1 / x. dst.
+ *   SILU        x * sigmoid(x) (swish with beta 1; PyTorch silu)
  * NaN inputs give NaN (ReLU's masked gradient excepted); results are those of the f32 formulas
  * within a few units in the last place (transcendental functions are not correctly rounded on
  * any backend; ref computes in f64 and rounds once).
@@ -836,7 +837,8 @@ typedef enum kmux_eltwise_alg {
     KMUX_ELTWISE_SIGMOID = 4,
     KMUX_ELTWISE_TANH = 5,
     KMUX_ELTWISE_LINEAR = 6,
-    KMUX_ELTWISE_RECIPROCAL = 7
+    KMUX_ELTWISE_RECIPROCAL = 7,
+    KMUX_ELTWISE_SILU = 8
 } kmux_eltwise_alg;
 
 /** Name of an element-wise algorithm ("relu", "gelu_tanh", ...); "?" when unknown. Not a

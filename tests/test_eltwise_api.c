@@ -170,6 +170,7 @@ Test(eltwise_api, hand_computed_values) {
         {KMUX_ELTWISE_TANH, 0, 0, 0.5f, 0.46211715726000974f, 0.7864477329659274f},
         {KMUX_ELTWISE_LINEAR, 2.0f, 1.0f, 3.0f, 7.0f, 2.0f},
         {KMUX_ELTWISE_RECIPROCAL, 0, 0, 4.0f, 0.25f, -0.0625f},
+        {KMUX_ELTWISE_SILU, 0, 0, 1.0f, 0.7310585786300049f, 0.9276705118714869f},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         kmux_eltwise_desc d = KMUX_ELTWISE_DESC_INIT;

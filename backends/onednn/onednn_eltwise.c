@@ -39,6 +39,9 @@ static dnnl_alg_kind_t dnn_alg(const kmux_eltwise_desc *d, float *alpha) {
         return dst ? dnnl_eltwise_logistic_use_dst_for_bwd : dnnl_eltwise_logistic;
     case KMUX_ELTWISE_TANH:
         return dst ? dnnl_eltwise_tanh_use_dst_for_bwd : dnnl_eltwise_tanh;
+    case KMUX_ELTWISE_SILU: /* swish: x * sigmoid(alpha x) */
+        *alpha = 1.0f;
+        return dnnl_eltwise_swish;
     default:
         return (dnnl_alg_kind_t)0;
     }
@@ -71,8 +74,7 @@ static void make_prim(kmux_dnn_state *st, dnn_elt_plan *p) {
             fpd = NULL;
         } else if (dnnl_eltwise_backward_desc_init(&bd, alg, &p->md, &p->md, alpha, 0.0f) ==
                    dnnl_success) {
-            if (kmux_dnn_pd_create(&bd, attr, st->engine, fpd, 0, NULL, NULL, &pd) !=
-                dnnl_success)
+            if (kmux_dnn_pd_create(&bd, attr, st->engine, fpd, 0, NULL, NULL, &pd) != dnnl_success)
                 pd = NULL;
         }
     }
@@ -115,7 +117,7 @@ static kmux_status run_prim(kmux_dnn_state *st, dnn_elt_plan *p, const kmux_eltw
     if (ks != KMUX_OK) return ks;
     const int fwd = p->d.prop == KMUX_PROP_FORWARD;
     /* (argument, pointer) of the direction, in memory slots 0.. */
-    const int ids[3] = {fwd                   ? DNNL_ARG_SRC
+    const int ids[3] = {fwd                    ? DNNL_ARG_SRC
                         : p->d.use_dst_for_bwd ? DNNL_ARG_DST
                                                : DNNL_ARG_SRC,
                         fwd ? DNNL_ARG_DST : DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC};

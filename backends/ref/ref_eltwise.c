@@ -87,6 +87,14 @@ static double reciprocal_dy(double y, double a, double b) {
     return -(y * y);
 }
 
+static double silu(double x, double a, double b) {
+    return x * sigmoid(x, a, b);
+}
+static double silu_d(double x, double a, double b) {
+    const double s = sigmoid(x, a, b);
+    return s * (1.0 + x * (1.0 - s));
+}
+
 static const struct {
     kmux_eltwise_alg alg;
     fwd_fn fwd;
@@ -99,6 +107,7 @@ static const struct {
     {KMUX_ELTWISE_TANH, tanh_f, tanh_d, tanh_dy},
     {KMUX_ELTWISE_LINEAR, linear, linear_d, linear_d},
     {KMUX_ELTWISE_RECIPROCAL, reciprocal, reciprocal_d, reciprocal_dy},
+    {KMUX_ELTWISE_SILU, silu, silu_d, NULL},
 };
 #define NALGS ((int)(sizeof algs / sizeof algs[0]))
 

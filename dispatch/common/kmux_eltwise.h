@@ -43,7 +43,8 @@
     X(SIGMOID, sigmoid, "sigmoid", KMUX_ELT_DST_BWD)                                               \
     X(TANH, tanh, "tanh", KMUX_ELT_DST_BWD)                                                        \
     X(LINEAR, linear, "linear", KMUX_ELT_ALPHA | KMUX_ELT_BETA | KMUX_ELT_DST_BWD)                 \
-    X(RECIPROCAL, reciprocal, "reciprocal", KMUX_ELT_DST_BWD)
+    X(RECIPROCAL, reciprocal, "reciprocal", KMUX_ELT_DST_BWD)                                      \
+    X(SILU, silu, "silu", 0u)
 
 #ifdef __cplusplus
 extern "C" {
@@ -157,6 +158,19 @@ static inline KMUX_DTYPE_HD float kmux_elt_reciprocal_bwd_dst(float dd, float y,
 }
 static inline KMUX_DTYPE_HD float kmux_elt_reciprocal_bwd(float dd, float x, float a, float b) {
     return kmux_elt_reciprocal_bwd_dst(dd, 1.0f / x, a, b);
+}
+
+/* ---- SiLU: y = x s, s = sigmoid(x); dy/dx = s (1 + x (1 - s)) */
+static inline KMUX_DTYPE_HD float kmux_elt_silu_fwd(float x, float a, float b) {
+    return x * kmux_elt_sigmoid_fwd(x, a, b);
+}
+static inline KMUX_DTYPE_HD float kmux_elt_silu_bwd(float dd, float x, float a, float b) {
+    const float s = kmux_elt_sigmoid_fwd(x, a, b);
+    return dd * (s * (1.0f + x * (1.0f - s)));
+}
+static inline KMUX_DTYPE_HD float kmux_elt_silu_bwd_dst(float dd, float y, float a, float b) {
+    (void)dd, (void)y, (void)a, (void)b;
+    return NAN;
 }
 
 /* ---- the table, for C callers (names, flags) ---- */
