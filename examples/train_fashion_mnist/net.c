@@ -139,9 +139,9 @@ int net_create(net *nt, kmux_device *dev, kmux_stream *s, kmux_dtype t, uint64_t
 }
 
 static void batch_free(net *nt, net_batch *b) {
-    kmux_plan *plans[] = {b->conv1,   b->act1,     b->conv2,  b->act2,     b->fc,
-                          b->fc_dw,   b->fc_db,    b->fc_dx,  b->conv2_dw, b->conv2_dx,
-                          b->b2_grad, b->conv1_dw, b->b1_grad};
+    kmux_plan *plans[] = {b->conv1,   b->act1,     b->conv2,   b->act2,      b->fc,
+                          b->fc_dw,   b->fc_db,    b->fc_dx,   b->conv2_dw,  b->conv2_dx,
+                          b->b2_grad, b->conv1_dw, b->b1_grad, b->relu1_bwd, b->relu2_bwd};
     for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
         kmux_plan_destroy(plans[i]);
     buf_free(nt, &b->x, &b->x32);
@@ -205,6 +205,16 @@ static int gemm_plan(net *nt, int64_t m, int64_t n, int64_t k, kmux_transpose ta
     return 0;
 }
 
+/* The ReLU's backward over n elements of T, from the forward's output (y > 0: the mask). */
+static int relu_bwd_plan(net *nt, int64_t n, const char *name, int64_t batch, kmux_plan **plan) {
+    kmux_eltwise_desc d = KMUX_ELTWISE_DESC_INIT;
+    d.alg = KMUX_ELTWISE_RELU, d.prop = KMUX_PROP_BACKWARD, d.use_dst_for_bwd = 1;
+    d.dtype = nt->t, d.n = n;
+    KCHECK(kmux_eltwise_plan_create(nt->dev, &d, NULL, plan));
+    plan_created(nt, *plan, name, batch);
+    return 0;
+}
+
 static int batch_create(net *nt, net_batch *b, int64_t n, int train) {
     size_t es = esize(nt);
     const int64_t a1 = n * NET_H1 * NET_H1 * NET_C1, a2 = n * NET_FC_IN, in = n * NET_H0 * NET_H0;
@@ -218,8 +228,8 @@ static int batch_create(net *nt, net_batch *b, int64_t n, int train) {
         PCHECK(buf_alloc(nt, &b->x, (size_t)in * es, MEM_ACTIVATIONS, 0));
     else
         b->x = b->x32;
-    PCHECK(buf_alloc(nt, &b->y1, (size_t)a1 * es, MEM_ACTIVATIONS, train));
-    PCHECK(buf_alloc(nt, &b->y2, (size_t)a2 * es, MEM_ACTIVATIONS, train));
+    PCHECK(buf_alloc(nt, &b->y1, (size_t)a1 * es, MEM_ACTIVATIONS, 0));
+    PCHECK(buf_alloc(nt, &b->y2, (size_t)a2 * es, MEM_ACTIVATIONS, 0));
     PCHECK(buf_alloc(nt, &b->logits, (size_t)n * NET_CLASSES * 4, MEM_ACTIVATIONS, 1));
     if (train && !m->fwd_activations) m->fwd_activations = m->dev[MEM_ACTIVATIONS] - before;
     const int64_t ones = n * NET_H1 * NET_H1; /* the longest GEMM dimension it is used for */
@@ -246,8 +256,10 @@ static int batch_create(net *nt, net_batch *b, int64_t n, int train) {
         PCHECK(buf_alloc(nt, &b->dlog, (size_t)n * NET_CLASSES * es, MEM_ACTIVATIONS, 0));
     else
         b->dlog = b->dlog32;
-    PCHECK(buf_alloc(nt, &b->dy2, (size_t)a2 * es, MEM_ACTIVATIONS, 1));
-    PCHECK(buf_alloc(nt, &b->dy1, (size_t)a1 * es, MEM_ACTIVATIONS, 1));
+    PCHECK(buf_alloc(nt, &b->dy2, (size_t)a2 * es, MEM_ACTIVATIONS, 0));
+    PCHECK(buf_alloc(nt, &b->dy1, (size_t)a1 * es, MEM_ACTIVATIONS, 0));
+    PCHECK(relu_bwd_plan(nt, a2, "relu2_bwd", n, &b->relu2_bwd));
+    PCHECK(relu_bwd_plan(nt, a1, "relu1_bwd", n, &b->relu1_bwd));
     PCHECK(gemm_plan(nt, NET_FC_IN, NET_CLASSES, n, KMUX_TRANS, KMUX_NO_TRANS, nt->t, 0, "fc_dw", n,
                      &b->fc_dw));
     PCHECK(gemm_plan(nt, 1, NET_CLASSES, n, KMUX_NO_TRANS, KMUX_NO_TRANS, nt->t, 0, "fc_db", n,
@@ -316,34 +328,19 @@ int net_forward(net *nt, net_batch *b) {
     return net_pull(nt, &b->logits);
 }
 
-/* The ReLU's backward: dy = 0 where the forward output y is 0 (or negative). For f16 and bf16
- * "y > 0" is a test on the bits: sign clear and not +0. */
-static void relu_mask(kmux_dtype t, const void *y, void *dy, int64_t n) {
-    if (t == KMUX_F32) {
-        const float *yf = y;
-        float *df = dy;
-        for (int64_t i = 0; i < n; i++)
-            if (!(yf[i] > 0.0f)) df[i] = 0.0f;
-    } else {
-        const uint16_t *yh = y;
-        uint16_t *dh = dy;
-        for (int64_t i = 0; i < n; i++)
-            if (yh[i] == 0 || (yh[i] & 0x8000)) dh[i] = 0;
-    }
-}
-
-static int relu_backward(net *nt, net_buf *y, net_buf *dy, int64_t n) {
-    PCHECK(net_pull(nt, y));
-    PCHECK(net_pull(nt, dy));
-    relu_mask(nt->t, y->host, dy->host, n);
-    return net_push(nt, dy);
+/* The ReLU's backward, in place on the device: dy = 0 where the forward output y is not > 0. */
+static int relu_backward(net *nt, kmux_plan *p, net_buf *y, net_buf *dy) {
+    kmux_eltwise_args a = KMUX_ELTWISE_ARGS_INIT;
+    a.dst = y->dev, a.diff_dst = dy->dev, a.diff_src = dy->dev;
+    KCHECK(kmux_eltwise_execute(p, nt->s, &a));
+    return 0;
 }
 
 int net_backward(net *nt, net_batch *b) {
     const net_layout *L = &nt->L;
     size_t es = esize(nt);
     kmux_stream *s = nt->s;
-    const int64_t n = b->n, a1 = n * NET_H1 * NET_H1 * NET_C1, a2 = n * NET_FC_IN;
+    const int64_t n = b->n;
     PCHECK(net_push(nt, &b->dlog32));
     /* saturate = 0: a scaled gradient beyond f16's range becomes Inf, which the loss scaler sees */
     if (nt->t != KMUX_F32)
@@ -352,12 +349,12 @@ int net_backward(net *nt, net_batch *b) {
     PCHECK(gemm(b->fc_dw, s, b->y2.dev, b->dlog.dev, at(&nt->g, L->off[P_WF], es), &ZERO, NULL));
     PCHECK(gemm(b->fc_db, s, b->ones.dev, b->dlog.dev, at(&nt->g, L->off[P_BF], es), &ZERO, NULL));
     PCHECK(gemm(b->fc_dx, s, b->dlog.dev, at(&nt->w, L->off[P_WF], es), b->dy2.dev, &ZERO, NULL));
-    PCHECK(relu_backward(nt, &b->y2, &b->dy2, a2));
+    PCHECK(relu_backward(nt, b->relu2_bwd, &b->y2, &b->dy2));
     /* conv2: bias, weights, data */
     PCHECK(gemm(b->b2_grad, s, b->ones.dev, b->dy2.dev, at(&nt->g, L->off[P_B2], es), &ZERO, NULL));
     PCHECK(conv(b, b->conv2_dw, b->y1.dev, at(&nt->g, L->off[P_W2], es), b->dy2.dev, s));
     PCHECK(conv(b, b->conv2_dx, b->dy1.dev, at(&nt->w, L->off[P_W2], es), b->dy2.dev, s));
-    PCHECK(relu_backward(nt, &b->y1, &b->dy1, a1));
+    PCHECK(relu_backward(nt, b->relu1_bwd, &b->y1, &b->dy1));
     /* conv1: bias and weights (the input needs no gradient) */
     PCHECK(gemm(b->b1_grad, s, b->ones.dev, b->dy1.dev, at(&nt->g, L->off[P_B1], es), &ZERO, NULL));
     PCHECK(conv(b, b->conv1_dw, b->x.dev, at(&nt->g, L->off[P_W1], es), b->dy1.dev, s));

@@ -7,11 +7,10 @@
  *   fully connected 1568 -> 10 + bias                      -> logits N x 10 (f32)
  *   softmax cross-entropy (the trainer's own code: loss.c)
  *
- * kmux has no element-wise activation, so each convolution's bias and ReLU run as one GEMM with
- * the ReLU epilogue: Y(NPQ x K) = relu(ones(NPQ x 1) b(1 x K) + Y), and each bias gradient as
- * db(1 x K) = ones(1 x NPQ) dY(NPQ x K). The one thing left to the trainer is the ReLU's
- * backward mask (dY = 0 where Y = 0), a loop over host memory (staged through host copies on
- * GPUs).
+ * Each convolution's bias and ReLU run as one GEMM with the ReLU epilogue: Y(NPQ x K) =
+ * relu(ones(NPQ x 1) b(1 x K) + Y), and each bias gradient as db(1 x K) = ones(1 x NPQ) dY(NPQ x
+ * K). The ReLU's backward is kmux's element-wise op (RELU backward from the output Y, in place on
+ * dY), on the device.
  *
  * Precision: the activations, the weight copies and every gradient are in the training type T
  * (f32, bf16 or f16); every product accumulates in f32. The logits are f32.
@@ -58,6 +57,7 @@ typedef struct net_batch {
     net_buf x32, x, y1, y2, logits, dlog32, dlog, dy2, dy1, ones;
     kmux_plan *conv1, *act1, *conv2, *act2, *fc; /* forward */
     kmux_plan *fc_dw, *fc_db, *fc_dx, *conv2_dw, *conv2_dx, *b2_grad, *conv1_dw, *b1_grad;
+    kmux_plan *relu1_bwd, *relu2_bwd; /* element-wise ReLU backward from y1, y2 */
 } net_batch;
 
 typedef struct net {
