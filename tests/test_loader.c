@@ -265,6 +265,56 @@ Test(caps, matmul_limits_are_refused_by_the_core) {
     TU_OK(kmux_context_destroy(ctx));
 }
 
+/* The element-wise family's caps (one kmux_family_caps): what test:small does not declare is
+ * refused by the core with one message, and the plugin (which fails loudly otherwise) never sees
+ * it; what it declares runs. */
+Test(caps, eltwise_caps_are_refused_by_the_core) {
+    kmux_device *dev = NULL;
+    kmux_context *ctx = small_context(&dev);
+    static const struct {
+        kmux_eltwise_alg alg;
+        kmux_prop prop;
+        kmux_dtype dtype;
+        int64_t n;
+        const char *want;
+    } cases[] = {
+        {KMUX_ELTWISE_TANH, KMUX_PROP_FORWARD, KMUX_F32, 8,
+         "kmux_eltwise_plan_create: desc->alg = tanh is not supported by test:small"},
+        {KMUX_ELTWISE_RELU, KMUX_PROP_FORWARD, KMUX_BF16, 8,
+         "kmux_eltwise_plan_create: desc->dtype = bf16 is not supported by test:small for "
+         "element-wise ops"},
+        {KMUX_ELTWISE_RELU, KMUX_PROP_BACKWARD, KMUX_F32, 8,
+         "kmux_eltwise_plan_create: desc->prop = backward is not supported by test:small"},
+        {KMUX_ELTWISE_SILU, KMUX_PROP_FORWARD, KMUX_F32, 100001,
+         "kmux_eltwise_plan_create: desc->n = 100001 is beyond the 100000 elements test:small "
+         "runs in one call"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kmux_eltwise_desc d = KMUX_ELTWISE_DESC_INIT;
+        d.alg = cases[i].alg, d.prop = cases[i].prop, d.dtype = cases[i].dtype, d.n = cases[i].n;
+        kmux_plan *plan = NULL;
+        TU_STATUS(KMUX_ERR_UNSUPPORTED, kmux_eltwise_plan_create(dev, &d, NULL, &plan));
+        cr_expect_null(plan);
+        cr_expect_str_eq(kmux_last_error(), cases[i].want);
+    }
+    kmux_eltwise_desc d = KMUX_ELTWISE_DESC_INIT;
+    d.alg = KMUX_ELTWISE_SILU, d.n = 3;
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_eltwise_plan_create(dev, &d, NULL, &plan));
+    kmux_stream *s = NULL;
+    TU_OK(kmux_stream_create(dev, &s));
+    float x[3] = {-1.0f, 0.0f, 2.0f}, y[3];
+    kmux_eltwise_args a = KMUX_ELTWISE_ARGS_INIT;
+    a.src = x, a.dst = y;
+    TU_OK(kmux_eltwise_execute(plan, s, &a));
+    cr_expect_float_eq(y[0], -0.26894142f, 1e-6f);
+    cr_expect_eq(y[1], 0.0f);
+    cr_expect_float_eq(y[2], 1.7615942f, 1e-6f);
+    TU_OK(kmux_plan_destroy(plan));
+    TU_OK(kmux_stream_destroy(s));
+    TU_OK(kmux_context_destroy(ctx));
+}
+
 Test(caps, conv_limits_are_refused_by_the_core) {
     kmux_device *dev = NULL;
     kmux_context *ctx = small_context(&dev);

@@ -3,7 +3,9 @@
  * limits, for the core's capability checks (tests/test_loader.c):
  *   matmul: max_dim 1000, max_batch 4, max_ld 1000, max_elements 100000, ptr_align 64, only the
  *           BIAS epilogue, f32 (strict) natively and bf16 -> bf16 only by emulation;
- *   conv:   forward only, max_dim 1000, NCHW only, no asymmetric padding, no groups, f32.
+ *   conv:   forward only, max_dim 1000, NCHW only, no asymmetric padding, no groups, f32;
+ *   eltwise (the op families' worked example, docs/adding-ops.md): ReLU and SiLU, forward only,
+ *           f32, at most 100000 elements, on kmux's CPU kernels.
  * Its plans are naive loops with TWO implementations (same results), so that the core's
  * implementation index is visible. It fails loudly (KMUX_ERR_INTERNAL) if the core ever passes
  * what the core promises to keep from backends: a problem beyond these limits, an empty or
@@ -109,6 +111,14 @@ static kmux_status s_caps(void *state, int device, kmux_device_caps *caps) {
         caps->dtype_instead[KMUX_F8_E4M3_FNUZ] = KMUX_F8_E4M3;
         caps->dtype_instead[KMUX_F8_E5M2_FNUZ] = KMUX_F8_E5M2;
         caps->dtype_instead_note = "test device, OCP fp8 only";
+    }
+    /* ABI 2.6: an op family is one kmux_family_caps, written where the core's struct has it */
+    if (caps->struct_size >= offsetof(kmux_device_caps, eltwise) + sizeof caps->eltwise) {
+        caps->eltwise.algs =
+            (UINT64_C(1) << KMUX_ELTWISE_RELU) | (UINT64_C(1) << KMUX_ELTWISE_SILU);
+        caps->eltwise.dtypes = 1u << KMUX_F32;
+        caps->eltwise.props = 1u << KMUX_PROP_FORWARD;
+        caps->eltwise.max_elements = 100000;
     }
     return KMUX_OK;
 }
@@ -256,6 +266,37 @@ static const kmux_conv2d_ops small_conv = {
     .plan_destroy = s_destroy,
 };
 
+/* The element-wise family: the shared CPU kernels behind a check that the core kept its promise
+ * (only what the caps above declare, n >= 1). */
+static kmux_status s_el_create(void *state, int device, const kmux_eltwise_desc *d,
+                               const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
+    if ((d->alg != KMUX_ELTWISE_RELU && d->alg != KMUX_ELTWISE_SILU) || d->dtype != KMUX_F32 ||
+        d->prop != KMUX_PROP_FORWARD || d->n < 1 || d->n > 100000)
+        return broken(state, "an element-wise op beyond its caps");
+    return kmux_cpu_eltwise_ops.plan_create(state, device, d, prefs, plan, impl_count);
+}
+
+static kmux_status s_el_exec(void *state, const void *plan, int impl, void *stream,
+                             const kmux_eltwise_args *a) {
+    if (!a->src || !a->dst) return broken(state, "a NULL element-wise operand");
+    return kmux_cpu_eltwise_ops.execute(state, plan, impl, stream, a);
+}
+
+static kmux_status s_el_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
+    return kmux_cpu_eltwise_info(info);
+}
+
+static void s_el_destroy(void *state, void *plan) {
+    free(plan);
+}
+
+static const kmux_eltwise_ops small_eltwise_ops = {
+    .plan_create = s_el_create,
+    .execute = s_el_exec,
+    .plan_info = s_el_info,
+    .plan_destroy = s_el_destroy,
+};
+
 static const kmux_backend_ops small_ops = {
     .struct_size = sizeof(kmux_backend_ops),
     .abi_major = KMUX_BACKEND_ABI_MAJOR,
@@ -270,6 +311,7 @@ static const kmux_backend_ops small_ops = {
     KMUX_CPU_RUNTIME_SLOTS,
     .matmul = &small_matmul,
     .conv2d = &small_conv,
+    .eltwise = &small_eltwise_ops,
 };
 
 KMUX_BACKEND_EXPORT const kmux_backend_ops *kmux_backend_entry(void);
