@@ -13,7 +13,8 @@
  * The memcpy and device runs are interleaved round by round (the first device rotating) and the
  * median of the rounds is reported; "bound" is memcpy's time / the op's time (1.0: at memory
  * speed), "torch" is PyTorch's time / the op's time (> 1: kmux faster).
- * Usage: bench_eltwise [--n=N] [--rounds=R] [--dtypes=f32,bf16] [--quick]
+ * Usage: bench_eltwise [--n=N] [--rounds=R] [--dtypes=f32,bf16] [--algs=relu,silu] [--no-torch]
+ *                      [--quick]
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -142,7 +143,8 @@ typedef struct target {
 
 int main(int argc, char **argv) {
     int64_t n = 64LL * 256 * 56 * 56;
-    int rounds = 5, quick = 0;
+    int rounds = 5, quick = 0, no_torch = 0;
+    const char *only = NULL; /* --algs=relu,silu: these algorithms only */
     kmux_dtype dts[3] = {KMUX_F32, KMUX_BF16};
     int ndt = 2;
     for (int i = 1; i < argc; i++) {
@@ -152,6 +154,10 @@ int main(int argc, char **argv) {
             rounds = atoi(argv[i] + 9);
         else if (!strcmp(argv[i], "--quick"))
             quick = 1;
+        else if (!strcmp(argv[i], "--no-torch"))
+            no_torch = 1;
+        else if (!strncmp(argv[i], "--algs=", 7))
+            only = argv[i] + 7;
         else if (!strncmp(argv[i], "--dtypes=", 9)) {
             ndt = 0;
             for (char *tok = strtok(argv[i] + 9, ","); tok && ndt < 3; tok = strtok(NULL, ","))
@@ -160,7 +166,8 @@ int main(int argc, char **argv) {
                                                     : KMUX_F32;
         } else {
             fprintf(stderr,
-                    "usage: bench_eltwise [--n=N] [--rounds=R] [--dtypes=f32,bf16] [--quick]\n");
+                    "usage: bench_eltwise [--n=N] [--rounds=R] [--dtypes=f32,bf16] "
+                    "[--algs=relu,silu] [--no-torch] [--quick]\n");
             return 2;
         }
     }
@@ -191,8 +198,19 @@ int main(int argc, char **argv) {
     kmux_device_props_get(tg[0].dev, &props);
     const int threads = props.compute_units > 0 ? props.compute_units : 1;
     static row rows[MAX_ROWS];
-    const int count = make_rows(rows, n, dts, ndt);
-    const int have_torch = !quick && torch_measure(rows, count, rounds, threads);
+    int count = make_rows(rows, n, dts, ndt);
+    if (only) { /* keep the rows of the algorithms named */
+        int kept = 0;
+        for (int r = 0; r < count; r++) {
+            char pat[64];
+            snprintf(pat, sizeof pat, ",%s,", kmux_eltwise_alg_name(rows[r].d.alg));
+            char list[256];
+            snprintf(list, sizeof list, ",%s,", only);
+            if (strstr(list, pat)) rows[kept++] = rows[r];
+        }
+        count = kept;
+    }
+    const int have_torch = !quick && !no_torch && torch_measure(rows, count, rounds, threads);
     /* operands: x in [-3, 3], dd in [-1, 1], as the dtype; out; memcpy's two buffers */
     const size_t max_bytes = (size_t)n * 4;
     float *xf = malloc(max_bytes);

@@ -53,13 +53,17 @@ extern "C" {
 /* ---- ReLU, leaky with slope alpha: y = x > 0 ? x : alpha * x. NaN propagates; -Inf with
  * alpha = 0 gives 0 (not 0 * -Inf). The gradient at 0 is alpha * dd (PyTorch, oneDNN); with
  * alpha = 0 a masked gradient is 0 even when dd is Inf or NaN (PyTorch's threshold_backward). */
+/* (the products are formed unconditionally: a compiler may not speculate a floating-point
+ * operation out of a branch, and a branch keeps the CPU loops from vectorising) */
 static inline KMUX_DTYPE_HD float kmux_elt_relu_fwd(float x, float a, float b) {
     (void)b;
-    return x > 0.0f ? x : x < 0.0f ? (a == 0.0f ? 0.0f : a * x) : x;
+    const float ax = a * x, neg = a == 0.0f ? 0.0f : ax;
+    return x > 0.0f ? x : x < 0.0f ? neg : x;
 }
 static inline KMUX_DTYPE_HD float kmux_elt_relu_bwd(float dd, float x, float a, float b) {
     (void)b;
-    return x > 0.0f ? dd : (a == 0.0f ? 0.0f : a * dd);
+    const float ad = a * dd, masked = a == 0.0f ? 0.0f : ad;
+    return x > 0.0f ? dd : masked;
 }
 static inline KMUX_DTYPE_HD float kmux_elt_relu_bwd_dst(float dd, float y, float a, float b) {
     return kmux_elt_relu_bwd(dd, y, a, b); /* alpha >= 0: y > 0 exactly where x > 0 */

@@ -63,6 +63,64 @@ typedef struct elt_job {
 KMUX_ELTWISE_ALGS(KMUX_ELT_FWD_LOOP_)
 #undef KMUX_ELT_FWD_LOOP_
 
+/* bf16 <-> f32 inside the loops: bf16 is the upper half of an f32, so decoding is a shift and
+ * rounding to nearest even is an integer add on the bits (overflow to Inf and subnormals come out
+ * right); NaN becomes a quiet NaN with its sign and leading payload bits, as the shared codec and
+ * VCVTNEPS2BF16. One pass per block instead of decode, compute, encode (bench_eltwise: bf16 ReLU
+ * 0.5 of the memcpy bound with the three passes). */
+static inline float bf16_in(uint16_t h) {
+    const uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+static inline uint16_t bf16_out(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* the same loops on bf16 tensors */
+#define KMUX_ELT_BF16_LOOP_(E, f, nm, fl)                                                          \
+    KMUX_ELT_CLONES static void fwd16_##f(int64_t n, const uint16_t *x, uint16_t *y, float a,      \
+                                          float b) {                                               \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            y[i] = bf16_out(kmux_elt_##f##_fwd(bf16_in(x[i]), a, b));                              \
+    }                                                                                              \
+    KMUX_ELT_CLONES static void bwd16_##f(int64_t n, const uint16_t *dd, const uint16_t *v,        \
+                                          uint16_t *ds, float a, float b) {                        \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            ds[i] = bf16_out(kmux_elt_##f##_bwd(bf16_in(dd[i]), bf16_in(v[i]), a, b));             \
+    }                                                                                              \
+    KMUX_ELT_CLONES static void bwd16_dst_##f(int64_t n, const uint16_t *dd, const uint16_t *v,    \
+                                              uint16_t *ds, float a, float b) {                    \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            ds[i] = bf16_out(kmux_elt_##f##_bwd_dst(bf16_in(dd[i]), bf16_in(v[i]), a, b));         \
+    }
+KMUX_ELTWISE_ALGS(KMUX_ELT_BF16_LOOP_)
+#undef KMUX_ELT_BF16_LOOP_
+
+static void run_bf16(const kmux_eltwise_desc *d, int64_t n, const uint16_t *x, const uint16_t *dd,
+                     uint16_t *out) {
+    const float a = d->alpha, b = d->beta;
+    switch (d->alg) {
+#define KMUX_ELT_CASE16_(E, f, nm, fl)                                                             \
+    case KMUX_ELTWISE_##E:                                                                         \
+        if (d->prop == KMUX_PROP_FORWARD)                                                          \
+            fwd16_##f(n, x, out, a, b);                                                            \
+        else if (d->use_dst_for_bwd)                                                               \
+            bwd16_dst_##f(n, dd, x, out, a, b);                                                    \
+        else                                                                                       \
+            bwd16_##f(n, dd, x, out, a, b);                                                        \
+        break;
+        KMUX_ELTWISE_ALGS(KMUX_ELT_CASE16_)
+#undef KMUX_ELT_CASE16_
+    default:
+        break;
+    }
+}
+
 static void run_f32(const kmux_eltwise_desc *d, int64_t n, const float *x, const float *dd,
                     float *out) {
     const float a = d->alpha, b = d->beta;
@@ -83,26 +141,27 @@ static void run_f32(const kmux_eltwise_desc *d, int64_t n, const float *x, const
     }
 }
 
-/* dst[0..m) = src[0..m) with non-temporal stores where dst is 16-byte aligned (x86-64): the
- * output is not read again by this op, and a plain store first reads each line it writes
+/* dst[0..bytes) = src[0..bytes) with non-temporal stores where dst is 16-byte aligned (x86-64):
+ * the output is not read again by this op, and a plain store first reads each line it writes
  * (write-allocate), a fourth stream of memory traffic for a backward, a third for a forward. */
-static void store_f32(float *dst, const float *src, int64_t m) {
+static void store_out(void *dst, const void *src, size_t bytes) {
 #if defined(__x86_64__)
     if (((uintptr_t)dst & 15u) == 0) {
-        int64_t i = 0;
-        for (; i + 4 <= m; i += 4)
-            _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
-        for (; i < m; i++)
-            dst[i] = src[i];
+        size_t i = 0;
+        for (; i + 16 <= bytes; i += 16)
+            _mm_stream_si128((__m128i *)((char *)dst + i),
+                             _mm_loadu_si128((const __m128i *)((const char *)src + i)));
+        memcpy((char *)dst + i, (const char *)src + i, bytes - i);
         return;
     }
 #endif
-    memcpy(dst, src, (size_t)m * sizeof *dst);
+    memcpy(dst, src, bytes);
 }
 
 /* The element range [begin, end) in blocks of BLOCK elements: f32 computed into an L1-resident
- * block and streamed out; f16/bf16 decoded into f32 blocks, computed, rounded back once and
- * streamed out. */
+ * block and streamed out; bf16 likewise in one pass (run_bf16); f16 decoded into f32 blocks (F16C),
+ * computed and rounded back once (plain stores: kmux_cast_from_f32's streaming path was 2x slower
+ * in these 2 KiB blocks, bench_eltwise). */
 static void range(void *ctx, int64_t begin, int64_t end, int tid) {
     (void)tid;
     const elt_job *j = ctx;
@@ -117,13 +176,19 @@ static void range(void *ctx, int64_t begin, int64_t end, int tid) {
         const int64_t m = end - i < BLOCK ? end - i : BLOCK;
         if (d->dtype == KMUX_F32) {
             run_f32(d, m, (const float *)x + i, fwd ? NULL : (const float *)dd + i, ob);
-            store_f32((float *)out + i, ob, m);
+            store_out((float *)out + i, ob, (size_t)m * sizeof(float));
+            continue;
+        }
+        if (d->dtype == KMUX_BF16) {
+            uint16_t *o16 = (uint16_t *)ob;
+            run_bf16(d, m, (const uint16_t *)x + i, fwd ? NULL : (const uint16_t *)dd + i, o16);
+            store_out((uint16_t *)out + i, o16, (size_t)m * sizeof(uint16_t));
             continue;
         }
         kmux_cast_to_f32_serial(m, (const char *)x + i * es, d->dtype, xb, j->avx2);
         if (!fwd) kmux_cast_to_f32_serial(m, (const char *)dd + i * es, d->dtype, db, j->avx2);
         run_f32(d, m, xb, db, ob);
-        kmux_cast_from_f32(m, ob, (char *)out + i * es, d->dtype, 0, NULL, j->avx2, 1);
+        kmux_cast_from_f32(m, ob, (char *)out + i * es, d->dtype, 0, NULL, j->avx2, 0);
     }
 #if defined(__x86_64__)
     _mm_sfence(); /* the streamed stores are visible before the op returns */
