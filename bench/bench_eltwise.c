@@ -165,9 +165,8 @@ int main(int argc, char **argv) {
                              : !strcmp(tok, "bf16") ? KMUX_BF16
                                                     : KMUX_F32;
         } else {
-            fprintf(stderr,
-                    "usage: bench_eltwise [--n=N] [--rounds=R] [--dtypes=f32,bf16] "
-                    "[--algs=relu,silu] [--no-torch] [--quick]\n");
+            fprintf(stderr, "usage: bench_eltwise [--n=N] [--rounds=R] [--dtypes=f32,bf16] "
+                            "[--algs=relu,silu] [--no-torch] [--quick]\n");
             return 2;
         }
     }
