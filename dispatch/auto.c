@@ -126,6 +126,15 @@ static void caps_union(kmux_op_caps *u, const kmux_op_caps *c) {
     u->emulated_rows = u->type_rows & ~native;
 }
 
+/* An op family runs where either device runs it. */
+static void family_union(kmux_family_caps *u, const kmux_family_caps *c) {
+    if (!c->algs || !c->dtypes) return;
+    u->max_elements = u->algs ? limit_max(u->max_elements, c->max_elements) : c->max_elements;
+    u->algs |= c->algs;
+    u->dtypes |= c->dtypes;
+    u->props |= c->props;
+}
+
 static kmux_status a_caps(void *state, int device, kmux_device_caps *caps) {
     const auto_state *st = state;
     for (int i = 0; i < AUTO_MAX_SUBS; i++) {
@@ -137,15 +146,8 @@ static kmux_status a_caps(void *state, int device, kmux_device_caps *caps) {
         caps->amp_dtypes =
             caps->amp_dtypes ? caps->amp_dtypes & d->caps.amp_dtypes : d->caps.amp_dtypes;
         if (d->caps.settle_ms > caps->settle_ms) caps->settle_ms = d->caps.settle_ms;
-        kmux_family_caps *e = &caps->eltwise;
-        const kmux_family_caps *de = &d->caps.eltwise;
-        if (de->algs && de->dtypes) {
-            e->max_elements =
-                (e->algs ? limit_max(e->max_elements, de->max_elements) : de->max_elements);
-            e->algs |= de->algs;
-            e->dtypes |= de->dtypes;
-            e->props |= de->props;
-        }
+        family_union(&caps->eltwise, &d->caps.eltwise);
+        family_union(&caps->optimizer, &d->caps.optimizer);
     }
     return KMUX_OK;
 }
@@ -180,9 +182,16 @@ static const kmux_plan *locate(const auto_plan *p, int impl, int *local) {
 static kmux_status sub_info(const kmux_plan *s, int local, kmux_plan_info *info) {
     const kmux_backend_ops *o = s->dev->backend->ops;
     void *bs = s->dev->backend->state;
-    return s->kind == KMUX_PLAN_MATMUL   ? o->matmul->plan_info(bs, s->native, local, info)
-           : s->kind == KMUX_PLAN_CONV2D ? o->conv2d->plan_info(bs, s->native, local, info)
-                                         : o->eltwise->plan_info(bs, s->native, local, info);
+    switch (s->kind) {
+    case KMUX_PLAN_MATMUL:
+        return o->matmul->plan_info(bs, s->native, local, info);
+    case KMUX_PLAN_CONV2D:
+        return o->conv2d->plan_info(bs, s->native, local, info);
+    case KMUX_PLAN_ELTWISE:
+        return o->eltwise->plan_info(bs, s->native, local, info);
+    default:
+        return o->optimizer->plan_info(bs, s->native, local, info);
+    }
 }
 
 static kmux_status a_plan_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
@@ -212,7 +221,10 @@ static kmux_status make_plan(auto_state *st, kmux_plan_kind kind, const void *de
                 ? kmux_matmul_plan_create_unchecked(d, (const kmux_matmul_desc *)desc, &sp, &s)
             : kind == KMUX_PLAN_CONV2D
                 ? kmux_conv2d_plan_create_unchecked(d, (const kmux_conv2d_desc *)desc, &sp, &s)
-                : kmux_eltwise_plan_create_unchecked(d, (const kmux_eltwise_desc *)desc, &sp, &s);
+            : kind == KMUX_PLAN_ELTWISE
+                ? kmux_eltwise_plan_create_unchecked(d, (const kmux_eltwise_desc *)desc, &sp, &s)
+                : kmux_optimizer_plan_create_unchecked(d, (const kmux_optimizer_desc *)desc, &sp,
+                                                       &s);
         if (r != KMUX_OK) {
             size_t n = strlen(why);
             snprintf(why + n, sizeof why - n, "%s%s", n ? "; " : "", kmux_last_error());
@@ -234,9 +246,10 @@ static kmux_status make_plan(auto_state *st, kmux_plan_kind kind, const void *de
     if (p->nsub == 0) {
         free(p);
         return st->hdr.host->set_error(last, "%s: device cpu:auto: no CPU backend runs it: %s",
-                                       kind == KMUX_PLAN_MATMUL   ? "kmux_matmul_plan_create"
-                                       : kind == KMUX_PLAN_CONV2D ? "kmux_conv2d_plan_create"
-                                                                  : "kmux_eltwise_plan_create",
+                                       kind == KMUX_PLAN_MATMUL    ? "kmux_matmul_plan_create"
+                                       : kind == KMUX_PLAN_CONV2D  ? "kmux_conv2d_plan_create"
+                                       : kind == KMUX_PLAN_ELTWISE ? "kmux_eltwise_plan_create"
+                                                                   : "kmux_optimizer_plan_create",
                                        why);
     }
     kmux_clear_error();
@@ -284,6 +297,26 @@ static kmux_status a_el_exec(void *state, const void *plan, int impl, void *stre
                                                   args);
 }
 
+static kmux_status a_op_create(void *state, int device, const kmux_optimizer_desc *desc,
+                               const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
+    return make_plan(state, KMUX_PLAN_OPTIMIZER, desc, prefs, plan, impl_count);
+}
+
+static kmux_status a_op_exec(void *state, const void *plan, int impl, void *stream,
+                             const kmux_optimizer_args *args) {
+    int local;
+    const kmux_plan *s = locate(plan, impl, &local);
+    return s->dev->backend->ops->optimizer->execute(s->dev->backend->state, s->native, local,
+                                                    stream, args);
+}
+
+static const kmux_optimizer_ops a_optimizer_ops = {
+    .plan_create = a_op_create,
+    .execute = a_op_exec,
+    .plan_info = a_plan_info,
+    .plan_destroy = a_plan_destroy,
+};
+
 static const kmux_eltwise_ops a_eltwise_ops = {
     .plan_create = a_el_create,
     .execute = a_el_exec,
@@ -321,6 +354,7 @@ static const kmux_backend_ops a_ops = {
     .conv2d = &a_conv2d_ops,
     KMUX_CPU_AMP_SLOTS,
     .eltwise = &a_eltwise_ops,
+    .optimizer = &a_optimizer_ops,
 };
 
 const kmux_backend_ops *kmux_auto_backend_ops(void) {

@@ -216,3 +216,24 @@ kmux_status kmux_caps_check_align(const char *fn, const kmux_device *dev, const 
                                fn, names[i], ptrs[i], (unsigned)c->ptr_align, dev->props.id);
     return KMUX_OK;
 }
+
+kmux_status kmux_caps_check_family(const char *fn, const kmux_device *dev, int has_ops,
+                                   const kmux_family_caps *c, const char *family,
+                                   const kmux_family_query *q) {
+    if (!has_ops || !c->algs || !c->dtypes)
+        return UNSUPPORTED("%s: device %s (backend %s) has no %s ops", fn, dev->props.id,
+                           dev->backend->name, family);
+    if (!(c->algs >> q->alg & 1u))
+        return UNSUPPORTED("%s: desc->alg = %s is not supported by %s", fn, q->alg_name,
+                           dev->props.id);
+    if (!(c->dtypes >> q->dtype & 1u))
+        return UNSUPPORTED("%s: desc->%s = %s is not supported by %s for %s ops", fn,
+                           q->dtype_field, kmux_common_dtype_name(q->dtype), dev->props.id, family);
+    if (q->prop > 0 && !(c->props >> q->prop & 1u))
+        return UNSUPPORTED("%s: desc->prop = %s is not supported by %s", fn,
+                           q->prop == KMUX_PROP_FORWARD ? "forward" : "backward", dev->props.id);
+    if (c->max_elements > 0 && q->n > c->max_elements)
+        return UNSUPPORTED("%s: desc->n = %lld is beyond the %lld elements %s runs in one call", fn,
+                           (long long)q->n, (long long)c->max_elements, dev->props.id);
+    return KMUX_OK;
+}

@@ -67,28 +67,10 @@ static kmux_status validate_desc(const char *fn, const kmux_eltwise_desc *d) {
 
 /* What the device runs of the family (its caps.eltwise), one message for every backend. */
 static kmux_status check_caps(const char *fn, const kmux_device *dev, const kmux_eltwise_desc *d) {
-    const kmux_family_caps *c = &dev->caps.eltwise;
-    if (!OPS(dev)->eltwise || (!c->algs && !c->dtypes))
-        return kmux_set_error(KMUX_ERR_UNSUPPORTED,
-                              "%s: device %s (backend %s) has no element-wise "
-                              "ops",
-                              fn, dev->props.id, dev->backend->name);
-    if (!(c->algs >> d->alg & 1u))
-        return kmux_set_error(KMUX_ERR_UNSUPPORTED, "%s: desc->alg = %s is not supported by %s", fn,
-                              kmux_eltwise_alg_name(d->alg), dev->props.id);
-    if (!(c->dtypes >> d->dtype & 1u))
-        return kmux_set_error(KMUX_ERR_UNSUPPORTED,
-                              "%s: desc->dtype = %s is not supported by %s for element-wise ops",
-                              fn, kmux_dtype_name(d->dtype), dev->props.id);
-    if (!(c->props >> d->prop & 1u))
-        return kmux_set_error(KMUX_ERR_UNSUPPORTED, "%s: desc->prop = %s is not supported by %s",
-                              fn, d->prop == KMUX_PROP_FORWARD ? "forward" : "backward",
-                              dev->props.id);
-    if (c->max_elements > 0 && d->n > c->max_elements)
-        return kmux_set_error(KMUX_ERR_UNSUPPORTED,
-                              "%s: desc->n = %lld is beyond the %lld elements %s runs in one call",
-                              fn, (long long)d->n, (long long)c->max_elements, dev->props.id);
-    return KMUX_OK;
+    const kmux_family_query q = {
+        (int)d->alg, kmux_eltwise_alg_name(d->alg), d->dtype, "dtype", (int)d->prop, d->n};
+    return kmux_caps_check_family(fn, dev, OPS(dev)->eltwise != NULL, &dev->caps.eltwise,
+                                  "element-wise", &q);
 }
 
 static double now_ms(void) {

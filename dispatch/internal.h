@@ -132,7 +132,8 @@ struct kmux_event {
 typedef enum kmux_plan_kind {
     KMUX_PLAN_MATMUL = 1,
     KMUX_PLAN_CONV2D = 2,
-    KMUX_PLAN_ELTWISE = 3
+    KMUX_PLAN_ELTWISE = 3,
+    KMUX_PLAN_OPTIMIZER = 4
 } kmux_plan_kind;
 
 struct kmux_plan {
@@ -147,6 +148,7 @@ struct kmux_plan {
         kmux_matmul_desc matmul;
         kmux_conv2d_desc conv;
         kmux_eltwise_desc eltwise;
+        kmux_optimizer_desc optimizer;
     } desc;
     int cached;  /**< owned by the plan cache: kmux_plan_destroy refuses it */
     int counted; /**< counted in ctx->live_plans (a caller's plan); kmux_plan_free uncounts it */
@@ -256,6 +258,9 @@ void kmux_plan_count_as_callers(kmux_plan *pl);
  *  caps check, the backend's plan; not counted as the caller's. */
 kmux_status kmux_eltwise_plan_create_unchecked(kmux_device *dev, const kmux_eltwise_desc *desc,
                                                const kmux_plan_prefs *prefs, kmux_plan **plan);
+/** The same for a validated optimizer description. */
+kmux_status kmux_optimizer_plan_create_unchecked(kmux_device *dev, const kmux_optimizer_desc *desc,
+                                                 const kmux_plan_prefs *prefs, kmux_plan **plan);
 /** Around a backend's execute: the start time for the level-1 trace (0 without it), and the
  *  trace line (KMUX_VERBOSE >= 1; a GPU stream is synchronised around the call). */
 double kmux_plan_exec_begin(kmux_plan *plan, kmux_stream *stream);
@@ -271,6 +276,21 @@ kmux_status kmux_caps_check_matmul(const char *fn, const kmux_device *dev,
 /** The same for a validated convolution description. */
 kmux_status kmux_caps_check_conv(const char *fn, const kmux_device *dev, const kmux_conv2d_desc *d,
                                  const kmux_plan_prefs *prefs);
+/** What a family op asks of a device, for kmux_caps_check_family. */
+typedef struct kmux_family_query {
+    int alg;
+    const char *alg_name;
+    kmux_dtype dtype;
+    const char *dtype_field; /**< "dtype", "grad_type": the field named in a refusal */
+    int prop;                /**< kmux_prop, or 0 when the family has no direction */
+    int64_t n;
+} kmux_family_query;
+/** Refuses (KMUX_ERR_UNSUPPORTED, one message for every backend) what a device's caps of one op
+ *  family (`family`: "element-wise", "optimizer") do not list; has_ops: the backend has the
+ *  family's ABI entry. */
+kmux_status kmux_caps_check_family(const char *fn, const kmux_device *dev, int has_ops,
+                                   const kmux_family_caps *c, const char *family,
+                                   const kmux_family_query *q);
 /** Operand pointers against the device's ptr_align (op: "matmul" caps or conv direction caps). */
 kmux_status kmux_caps_check_align(const char *fn, const kmux_device *dev, const kmux_op_caps *c,
                                   const void *const *ptrs, const char *const *names, int count);

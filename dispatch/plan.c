@@ -86,8 +86,10 @@ void kmux_plan_free(kmux_plan *plan) {
             o->matmul->plan_destroy(STATE(plan->dev), plan->native);
         else if (plan->kind == KMUX_PLAN_CONV2D)
             o->conv2d->plan_destroy(STATE(plan->dev), plan->native);
-        else
+        else if (plan->kind == KMUX_PLAN_ELTWISE)
             o->eltwise->plan_destroy(STATE(plan->dev), plan->native);
+        else
+            o->optimizer->plan_destroy(STATE(plan->dev), plan->native);
     }
     if (plan->counted) KMUX_LIVE_ADD(plan->dev->ctx, live_plans, -1);
     kmux_handle_release(plan);
@@ -107,14 +109,17 @@ static void trace_plan(int level, const char *what, const kmux_plan *pl, const c
         kmux_trace_matmul(level, what, pl->dev, impl, &pl->desc.matmul, ms, NULL);
     else if (pl->kind == KMUX_PLAN_CONV2D)
         kmux_trace_conv(level, what, pl->dev, impl, &pl->desc.conv, ms, NULL);
-    else
+    else if (pl->kind == KMUX_PLAN_ELTWISE)
         kmux_trace_eltwise(level, what, pl->dev, impl, &pl->desc.eltwise, ms);
+    else
+        kmux_trace_optimizer(level, what, pl->dev, impl, &pl->desc.optimizer, ms);
 }
 
 /* A created plan: it starts at its tuned implementation (tune.c: GEMM and convolution) and is
  * traced (KMUX_VERBOSE=2). */
 static void plan_finish(kmux_plan *pl, const kmux_plan_prefs *prefs, double t0) {
-    if (pl->kind != KMUX_PLAN_ELTWISE && kmux_tune_enabled(prefs, pl->dev))
+    if ((pl->kind == KMUX_PLAN_MATMUL || pl->kind == KMUX_PLAN_CONV2D) &&
+        kmux_tune_enabled(prefs, pl->dev))
         kmux_tune_plan(pl, prefs);
     if (kmux_verbose_level() < 2) return;
     kmux_plan_info info;
@@ -199,10 +204,11 @@ kmux_status kmux_plan_check_execute(const char *fn, const kmux_plan *plan, const
     KMUX_CHECK_HANDLE(fn, "plan", plan, KMUX_HANDLE_PLAN);
     KMUX_CHECK_HANDLE(fn, "stream", s, KMUX_HANDLE_STREAM);
     if (plan->kind != kind)
-        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: plan is a %s plan", fn,
-                              plan->kind == KMUX_PLAN_MATMUL   ? "matmul"
-                              : plan->kind == KMUX_PLAN_CONV2D ? "convolution"
-                                                               : "element-wise");
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: plan is %s plan", fn,
+                              plan->kind == KMUX_PLAN_MATMUL    ? "a matmul"
+                              : plan->kind == KMUX_PLAN_CONV2D  ? "a convolution"
+                              : plan->kind == KMUX_PLAN_ELTWISE ? "an element-wise"
+                                                                : "an optimizer");
     if (s->dev != plan->dev)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "%s: stream is on device %s but the plan was made for %s", fn,
@@ -436,7 +442,7 @@ kmux_status kmux_plan_info_get(const kmux_plan *plan, kmux_plan_info *info) {
                                                                : KMUX_COMPUTE_F32;
     kmux_status st = KMUX_OK;
     const kmux_backend_ops *o = OPS(plan->dev);
-    if (!plan->native && plan->kind == KMUX_PLAN_ELTWISE) {
+    if (!plan->native && (plan->kind == KMUX_PLAN_ELTWISE || plan->kind == KMUX_PLAN_OPTIMIZER)) {
         info->impl = "kmux:empty"; /* n == 0 */
         info->deterministic = 1;
     } else if (!plan->native) {
@@ -447,8 +453,10 @@ kmux_status kmux_plan_info_get(const kmux_plan *plan, kmux_plan_info *info) {
         st = o->matmul->plan_info(STATE(plan->dev), plan->native, plan->impl, info);
     } else if (plan->kind == KMUX_PLAN_CONV2D) {
         st = o->conv2d->plan_info(STATE(plan->dev), plan->native, plan->impl, info);
-    } else {
+    } else if (plan->kind == KMUX_PLAN_ELTWISE) {
         st = o->eltwise->plan_info(STATE(plan->dev), plan->native, plan->impl, info);
+    } else {
+        st = o->optimizer->plan_info(STATE(plan->dev), plan->native, plan->impl, info);
     }
     info->device = plan->dev->props.id;
     info->impl_index = plan->impl;

@@ -254,6 +254,21 @@ void kmux_trace_eltwise(int level, const char *event, const kmux_device *dev, co
         NULL);
 }
 
+void kmux_trace_optimizer(int level, const char *event, const kmux_device *dev, const char *impl,
+                          const kmux_optimizer_desc *d, double ms) {
+    if (level > kmux_verbose_level()) return;
+    settle_pending(NULL);
+    char problem[200];
+    snprintf(problem, sizeof problem,
+             "%s:n%lld:copy%s:mom%g:damp%g:wd%g:nesterov%d:b1%g:b2%g:eps%g",
+             kmux_optimizer_alg_name(d->alg), (long long)d->n,
+             d->copy_type ? kmux_common_dtype_name((kmux_dtype)d->copy_type) : "none",
+             (double)d->momentum, (double)d->dampening, (double)d->weight_decay, d->nesterov,
+             (double)d->beta1, (double)d->beta2, (double)d->eps);
+    row(event, dev->props.id, "optimizer", impl, kmux_common_dtype_name(d->grad_type), "f32",
+        problem, ms, NULL);
+}
+
 void kmux_trace_header(const kmux_context *ctx) {
     if (kmux_verbose_level() < 1 || !ctx) return;
     char version[160];

@@ -29,6 +29,9 @@ void kmux_trace_conv(int level, const char *event, const kmux_device *dev, const
 /** One line about an element-wise plan (problem: "relu:fwd:n64:alpha0:beta0"). */
 void kmux_trace_eltwise(int level, const char *event, const kmux_device *dev, const char *impl,
                         const kmux_eltwise_desc *d, double ms);
+/** One line about an optimizer plan (grad dtype, "adamw:n100:copybf16:..."). */
+void kmux_trace_optimizer(int level, const char *event, const kmux_device *dev, const char *impl,
+                          const kmux_optimizer_desc *d, double ms);
 
 /** The problem of a description in kmux-bench's grammar (options, then the descriptor). */
 void kmux_trace_problem_matmul(const kmux_matmul_desc *d, char *buf, size_t cap);

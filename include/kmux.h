@@ -903,6 +903,93 @@ KMUX_API kmux_status kmux_eltwise_execute(kmux_plan *plan, kmux_stream *stream,
                                           const kmux_eltwise_args *args);
 
 /* ============================================================================================
+ * Optimizer step (as torch.optim.SGD, Adam and AdamW, single-tensor path)
+ * ============================================================================================
+ *
+ * One op family, planned and executed like the others: kmux_optimizer_plan_create ->
+ * kmux_optimizer_execute (once per training step, on any stream of the plan's device) ->
+ * kmux_plan_destroy. It updates n f32 master parameters in place from a gradient in grad_type
+ * (f32, f16 or bf16, decoded exactly), keeps the optimizer's state in f32 tensors the caller
+ * owns (zero-filled before the first step), and can write a f16/bf16 copy of the updated
+ * parameters in the same pass (copy_type), the copy a mixed-precision forward reads. Formulas,
+ * in PyTorch's order of operations (f32 arithmetic; the step's scalars in f64):
+ *   SGD    g += weight_decay p; with momentum: buf = (step 1 ? g : momentum buf + (1 - dampening)
+ * g), g = nesterov ? g + momentum buf : buf; p -= lr g                  (state1 = buf) ADAM   g +=
+ * weight_decay p; m += (1 - beta1)(g - m); v = beta2 v + (1 - beta2) g^2; p -= lr / (1 -
+ * beta1^step) m / (sqrt(v) / sqrt(1 - beta2^step) + eps) (state1 = m, state2 = v) ADAMW  p *= 1 -
+ * lr weight_decay, then ADAM without the weight decay on g Mixed precision: grad_scale (device f32,
+ * may be NULL) multiplies every gradient first (the unscale of GradScaler), and when found_inf
+ * (device f32, may be NULL) is not 0 nothing is written at all (GradScaler.step skips the step), so
+ * a step needs no host synchronisation.
+ */
+typedef enum kmux_optimizer_alg {
+    KMUX_OPTIMIZER_SGD = 1,
+    KMUX_OPTIMIZER_ADAM = 2,
+    KMUX_OPTIMIZER_ADAMW = 3
+} kmux_optimizer_alg;
+
+/** Name of an optimizer algorithm ("sgd", "adam", "adamw"); "?" when unknown. Not a
+ *  kmux_status: returns the name, never NULL, static storage. */
+KMUX_API const char *kmux_optimizer_alg_name(kmux_optimizer_alg alg);
+
+/** Description of an optimizer step. Initialise with KMUX_OPTIMIZER_DESC_INIT (SGD without
+ *  momentum, f32 gradients, no copy, Adam's betas 0.9 / 0.999, eps 1e-8). Required fields: all. */
+typedef struct kmux_optimizer_desc {
+    size_t struct_size;
+    kmux_optimizer_alg alg;
+    int64_t n;            /**< parameters (>= 0) */
+    kmux_dtype grad_type; /**< f32, f16 or bf16 */
+    int copy_type;        /**< 0: no copy; KMUX_F16 or KMUX_BF16: write the updated parameters
+                               rounded (RNE) to param_copy */
+    float momentum;       /**< SGD: >= 0 (0: no momentum buffer) */
+    float dampening;      /**< SGD: in [0, 1] */
+    float weight_decay;   /**< >= 0 */
+    int nesterov;         /**< SGD: 0 or 1; 1 needs momentum > 0 and dampening 0 (as PyTorch) */
+    float beta1, beta2;   /**< ADAM, ADAMW: in [0, 1) */
+    float eps;            /**< ADAM, ADAMW: > 0 */
+} kmux_optimizer_desc;
+
+#define KMUX_OPTIMIZER_DESC_INIT                                                                   \
+    {                                                                                              \
+        .struct_size = sizeof(kmux_optimizer_desc), .alg = KMUX_OPTIMIZER_SGD, .n = 0,             \
+        .grad_type = KMUX_F32, .copy_type = 0, .momentum = 0.0f, .dampening = 0.0f,                \
+        .weight_decay = 0.0f, .nesterov = 0, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f          \
+    }
+
+/** Tensors and per-step values of one optimizer step (device memory, n elements each). */
+typedef struct kmux_optimizer_args {
+    size_t struct_size;
+    float *param;            /**< f32 master parameters, updated in place */
+    const void *grad;        /**< grad_type */
+    float *state1;           /**< SGD with momentum: the momentum buffer; ADAM/ADAMW: m */
+    float *state2;           /**< ADAM/ADAMW: v; otherwise ignored */
+    void *param_copy;        /**< copy_type != 0: the copy written; otherwise ignored */
+    float lr;                /**< learning rate of this step (host; >= 0, finite) */
+    int64_t step;            /**< this step's number, 1 for the first (host) */
+    const float *grad_scale; /**< device f32 multiplying every gradient, or NULL */
+    const float *found_inf;  /**< device f32: not 0 = skip the step; or NULL */
+} kmux_optimizer_args;
+
+#define KMUX_OPTIMIZER_ARGS_INIT                                                                   \
+    { .struct_size = sizeof(kmux_optimizer_args), .step = 1 }
+
+/** Prepares an optimizer step on dev; prefs may be NULL. Returns KMUX_OK;
+ *  KMUX_ERR_INVALID_ARGUMENT for a NULL pointer, a struct_size too small, an unknown alg, n < 0 or
+ *  overflowing, a grad_type other than f32/f16/bf16, a copy_type other than 0/f16/bf16, a
+ *  hyper-parameter out of its range above (named with its value), or nesterov without momentum
+ *  or with dampening; KMUX_ERR_UNSUPPORTED when dev does not run it (its caps);
+ *  KMUX_ERR_OUT_OF_MEMORY; KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_optimizer_plan_create(kmux_device *dev, const kmux_optimizer_desc *desc,
+                                                const kmux_plan_prefs *prefs, kmux_plan **plan);
+
+/** Runs one optimizer step. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT for a NULL
+ *  plan/stream/args, a plan of another kind, a stream of another device, a NULL tensor the step
+ *  uses (n > 0), lr negative or not finite, step < 1, or two of the tensors overlapping;
+ *  KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_optimizer_execute(kmux_plan *plan, kmux_stream *stream,
+                                            const kmux_optimizer_args *args);
+
+/* ============================================================================================
  * Mixed precision
  * ============================================================================================
  *

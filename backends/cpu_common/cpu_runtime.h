@@ -83,6 +83,12 @@ kmux_status kmux_cpu_eltwise_run(void *state, const kmux_eltwise_desc *d,
                                  const kmux_eltwise_args *args);
 kmux_status kmux_cpu_eltwise_info(kmux_plan_info *info);
 
+/* The optimizer family on kmux's CPU kernels (cpu_optimizer.c): SGD, Adam, AdamW, f32/f16/bf16
+ * gradients; "kmux:cpu". */
+extern const kmux_optimizer_ops kmux_cpu_optimizer_ops;
+/** Fills a device's caps.optimizer with what kmux_cpu_optimizer_ops runs. */
+void kmux_cpu_optimizer_caps(kmux_family_caps *c);
+
 /** Fills the host part of a CPU device's properties: vendor and model name (/proc/cpuinfo),
  *  arch ("avx512_core", "avx2", "sse4.2", "generic" from the CPU's ISA flags), physical memory,
  *  compute_units = num_threads; no clock and no peaks (kmux_cpu_model_peaks in cpu_model.h

@@ -50,5 +50,7 @@ kmux_status kmux_cuda_device_caps(void *state, int device, kmux_device_caps *cap
     caps->amp_dtypes = kmux_gpu_host_amp_dtypes();
     if (caps->struct_size >= offsetof(kmux_device_caps, eltwise) + sizeof caps->eltwise)
         kmux_gpu_eltwise_caps(&caps->eltwise);
+    if (caps->struct_size >= offsetof(kmux_device_caps, optimizer) + sizeof caps->optimizer)
+        kmux_gpu_optimizer_caps(&caps->optimizer);
     return KMUX_OK;
 }

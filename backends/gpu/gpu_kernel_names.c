@@ -4,6 +4,7 @@
  */
 #include "gpu_kernel_names.h"
 #include "kmux_gpu_eltwise_params.h"
+#include "kmux_gpu_optimizer_params.h"
 
 #include <stdio.h>
 
@@ -138,11 +139,12 @@ const char *kmux_gpu_host_kernel_name_at(int i, char *buf, size_t size) {
     if (i < NPOST) return snprintf(buf, size, "%s", post_names[i]), buf;
     i -= NPOST;
     if (i == 0) return snprintf(buf, size, "%s", KMUX_GPU_NAME_ELTWISE), buf;
+    if (i == 1) return snprintf(buf, size, "%s", KMUX_GPU_NAME_OPTIMIZER), buf;
     return NULL;
 }
 
 const char *kmux_gpu_module_name(kmux_gpu_module_id id) {
-    static const char *const names[KMUX_GPU_MOD_COUNT] = {"cast", "amp",  "gemm",
-                                                          "conv", "post", "eltwise"};
+    static const char *const names[KMUX_GPU_MOD_COUNT] = {"cast", "amp",     "gemm",     "conv",
+                                                          "post", "eltwise", "optimizer"};
     return (int)id >= 0 && id < KMUX_GPU_MOD_COUNT ? names[id] : "?";
 }

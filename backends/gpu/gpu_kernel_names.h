@@ -18,16 +18,18 @@
 
 /** The modules of the GPU plugins: one per kernels/gpu source, in this order. */
 typedef enum {
-    KMUX_GPU_MOD_CAST,    /* kmux_gpu_cast.cu */
-    KMUX_GPU_MOD_AMP,     /* kmux_gpu_amp.cu */
-    KMUX_GPU_MOD_GEMM,    /* kmux_gpu_gemm.cu */
-    KMUX_GPU_MOD_CONV,    /* kmux_gpu_conv.cu */
-    KMUX_GPU_MOD_POST,    /* kmux_gpu_post.cu */
-    KMUX_GPU_MOD_ELTWISE, /* kmux_gpu_eltwise.cu */
+    KMUX_GPU_MOD_CAST,      /* kmux_gpu_cast.cu */
+    KMUX_GPU_MOD_AMP,       /* kmux_gpu_amp.cu */
+    KMUX_GPU_MOD_GEMM,      /* kmux_gpu_gemm.cu */
+    KMUX_GPU_MOD_CONV,      /* kmux_gpu_conv.cu */
+    KMUX_GPU_MOD_POST,      /* kmux_gpu_post.cu */
+    KMUX_GPU_MOD_ELTWISE,   /* kmux_gpu_eltwise.cu */
+    KMUX_GPU_MOD_OPTIMIZER, /* kmux_gpu_optimizer.cu */
     KMUX_GPU_MOD_COUNT
 } kmux_gpu_module_id;
 
-/** "cast", "amp", "gemm", "conv", "post", "eltwise": the module's source is
+/** "cast", "amp", "gemm", "conv", "post", "eltwise", "optimizer": the
+ *  module's source is
  * kernels/gpu/kmux_gpu_<name>.cu;
  *  "?" for an id out of range. */
 const char *kmux_gpu_module_name(kmux_gpu_module_id id);
@@ -93,8 +95,8 @@ const char *kmux_gpu_host_conv_kernel_name(kmux_dtype t, int dir, int tile, char
 
 /** Every kernel name the module launchers of backends/gpu can launch, one per i = 0, 1, ...
  *  (NULL past the end), written to buf: the cast, amp, GEMM and convolution kernels, then the
- *  post and pack-bytes kernels (kmux_gpu_post.cu), the element-wise family's one kernel
- *  (kmux_gpu_eltwise.cu). */
+ *  post and pack-bytes kernels (kmux_gpu_post.cu), the element-wise and optimizer families' one
+ *  kernel each (kmux_gpu_eltwise.cu, kmux_gpu_optimizer.cu). */
 const char *kmux_gpu_host_kernel_name_at(int i, char *buf, size_t size);
 
 #endif

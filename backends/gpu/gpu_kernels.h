@@ -103,6 +103,11 @@ kmux_status kmux_gpu_host_conv2d(const kmux_gpu_launcher *l, const kmux_conv2d_d
  *  table, f32/f16/bf16, both directions. */
 void kmux_gpu_eltwise_caps(kmux_family_caps *c);
 
+/* ---- gpu_optimizer.c: kmux_gpu_optimizer.cu, the optimizer family ---- */
+
+/** Fills a device's caps.optimizer with what kmux_gpu_optimizer_ops runs. */
+void kmux_gpu_optimizer_caps(kmux_family_caps *c);
+
 /* ---- gpu_post.c: kmux_gpu_post.cu ---- */
 
 /** kmux_gpu_post_launch: *amax (when set) zeroed, then the post kernel of a->d_type (f64; f32,

@@ -41,12 +41,13 @@ kmux_status kmux_gpu_slot_stream_wait_event(void *state, void *stream, void *eve
 kmux_status kmux_gpu_slot_event_synchronize(void *state, void *event);
 kmux_status kmux_gpu_slot_event_elapsed_ms(void *state, void *start, void *end, float *ms);
 
-/** The element-wise family of both GPU plugins (gpu_eltwise.c). */
+/** The op families of both GPU plugins (gpu_eltwise.c, gpu_optimizer.c). */
 extern const kmux_eltwise_ops kmux_gpu_eltwise_ops;
+extern const kmux_optimizer_ops kmux_gpu_optimizer_ops;
 
 /** The kmux_backend_ops slots that both GPU plugins fill from backends/gpu (this header's, the
  *  pinned host memory of gpu_launch.h, the mixed-precision slots of gpu_kernels.h, the op
- *  families of gpu_eltwise.c), with the ABI
+ *  families of gpu_eltwise.c and gpu_optimizer.c), with the ABI
  *  header, for the start of each plugin's ops table: {KMUX_GPU_SHARED_SLOTS, .name = "hip", ...}.
  *  What stays the plugin's: name, init/fini/probe/version, properties, capabilities, diagnostics,
  *  stream_destroy, the matmul and conv2d plan tables, matmul_degenerate. */
@@ -63,6 +64,6 @@ extern const kmux_eltwise_ops kmux_gpu_eltwise_ops;
     .stream_wait_event = kmux_gpu_slot_stream_wait_event, .cast = kmux_gpu_slot_cast,              \
     .amax = kmux_gpu_slot_amax, .unscale_check_finite = kmux_gpu_slot_unscale,                     \
     .loss_scale_update = kmux_gpu_slot_loss_scale, .fp8_scale_update = kmux_gpu_slot_fp8_scale,    \
-    .eltwise = &kmux_gpu_eltwise_ops
+    .eltwise = &kmux_gpu_eltwise_ops, .optimizer = &kmux_gpu_optimizer_ops
 
 #endif

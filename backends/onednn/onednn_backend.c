@@ -146,6 +146,8 @@ static kmux_status dnn_device_caps(void *state, int device, kmux_device_caps *ca
                        (1u << KMUX_F8_E5M2_FNUZ) | (1u << KMUX_F64);
     if (caps->struct_size >= offsetof(kmux_device_caps, eltwise) + sizeof caps->eltwise)
         kmux_cpu_eltwise_caps(&caps->eltwise);
+    if (caps->struct_size >= offsetof(kmux_device_caps, optimizer) + sizeof caps->optimizer)
+        kmux_cpu_optimizer_caps(&caps->optimizer);
     return KMUX_OK;
 }
 
@@ -308,6 +310,7 @@ static const kmux_backend_ops dnn_ops = {
     .conv2d = &dnn_conv2d_ops,
     KMUX_CPU_AMP_SLOTS,
     .eltwise = &kmux_dnn_eltwise_ops,
+    .optimizer = &kmux_cpu_optimizer_ops,
 };
 
 /** The plugin's one exported symbol (kmux_backend.h). */

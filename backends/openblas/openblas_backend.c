@@ -204,6 +204,8 @@ static kmux_status ob_device_caps(void *state, int device, kmux_device_caps *cap
         caps->settle_ms = settle_ms(state);
     if (caps->struct_size >= offsetof(kmux_device_caps, eltwise) + sizeof caps->eltwise)
         kmux_cpu_eltwise_caps(&caps->eltwise);
+    if (caps->struct_size >= offsetof(kmux_device_caps, optimizer) + sizeof caps->optimizer)
+        kmux_cpu_optimizer_caps(&caps->optimizer);
     return KMUX_OK;
 }
 
@@ -263,6 +265,7 @@ static const kmux_backend_ops ob_ops = {
     .conv2d = &ob_conv2d_ops,
     KMUX_CPU_AMP_SLOTS,
     .eltwise = &kmux_cpu_eltwise_ops,
+    .optimizer = &kmux_cpu_optimizer_ops,
 };
 
 /** The plugin's one exported symbol (kmux_backend.h). */

@@ -91,6 +91,10 @@ static kmux_status ref_device_caps(void *state, int device, kmux_device_caps *ca
     caps->eltwise.algs = kmux_ref_eltwise_algs();
     caps->eltwise.dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16);
     caps->eltwise.props = (1u << KMUX_PROP_FORWARD) | (1u << KMUX_PROP_BACKWARD);
+    caps->optimizer.algs = (UINT64_C(1) << KMUX_OPTIMIZER_SGD) |
+                           (UINT64_C(1) << KMUX_OPTIMIZER_ADAM) |
+                           (UINT64_C(1) << KMUX_OPTIMIZER_ADAMW);
+    caps->optimizer.dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16);
     return KMUX_OK;
 }
 
@@ -125,6 +129,15 @@ static kmux_status ref_eltwise_plan_info(void *state, const void *plan, int impl
     return KMUX_OK;
 }
 
+static kmux_status ref_optimizer_plan_info(void *state, const void *plan, int impl,
+                                           kmux_plan_info *info) {
+    info->impl = "ref:f64";
+    info->effective_compute = KMUX_COMPUTE_F64;
+    info->workspace_bytes = 0;
+    info->deterministic = 1;
+    return KMUX_OK;
+}
+
 static void ref_plan_destroy(void *state, void *plan) {
     free(plan);
 }
@@ -150,6 +163,13 @@ static const kmux_eltwise_ops ref_eltwise_ops = {
     .plan_destroy = ref_plan_destroy,
 };
 
+static const kmux_optimizer_ops ref_optimizer_ops = {
+    .plan_create = kmux_ref_optimizer_plan_create,
+    .execute = kmux_ref_optimizer_execute,
+    .plan_info = ref_optimizer_plan_info,
+    .plan_destroy = ref_plan_destroy,
+};
+
 static const kmux_backend_ops ref_ops = {
     .struct_size = sizeof(kmux_backend_ops),
     .abi_major = KMUX_BACKEND_ABI_MAJOR,
@@ -171,6 +191,7 @@ static const kmux_backend_ops ref_ops = {
     .loss_scale_update = kmux_cpu_op_loss_scale_update,
     .fp8_scale_update = kmux_cpu_op_fp8_scale_update,
     .eltwise = &ref_eltwise_ops,
+    .optimizer = &ref_optimizer_ops,
 };
 
 const kmux_backend_ops *kmux_ref_backend_ops(void) {

@@ -45,6 +45,10 @@ float kmux_cpu_amax(int64_t n, const void *x, kmux_dtype type, int threads);
  *  up to `threads` threads: the f32 formulas of dispatch/common/kmux_eltwise.h, f16/bf16 decoded
  *  to f32 and rounded once (RNE). args holds the pointers the direction uses. */
 void kmux_cpu_eltwise(const kmux_eltwise_desc *d, const kmux_eltwise_args *args, int threads);
+
+/** One optimizer step of a validated description (kmux_optimizer_execute's semantics, n >= 1;
+ *  grad_scale and found_inf read from host memory) on up to `threads` threads. */
+void kmux_cpu_optimizer(const kmux_optimizer_desc *d, const kmux_optimizer_args *args, int threads);
 /** Returns 1 when any element was Inf/NaN before scaling. */
 int kmux_cpu_unscale_check_finite(int64_t n, void *x, kmux_dtype type, float inv_scale,
                                   int threads);

@@ -112,6 +112,7 @@ struct registrar {
         fake_gpu::register_conv();
         fake_gpu::register_post();
         fake_gpu::register_eltwise();
+        fake_gpu::register_optimizer();
     }
 } registrar_instance;
 

@@ -48,6 +48,7 @@ void register_gemm();
 void register_conv();
 void register_post();
 void register_eltwise();
+void register_optimizer();
 
 struct kernel {
     std::string name; /* mangled, as in the device code's symbol table */
