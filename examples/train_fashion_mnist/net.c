@@ -127,7 +127,7 @@ int net_create(net *nt, kmux_device *dev, kmux_stream *s, kmux_dtype t, uint64_t
     layout_init(&nt->L);
     size_t n = (size_t)nt->L.total;
     PCHECK(buf_alloc(nt, &nt->w32, n * 4, MEM_WEIGHTS, 1));
-    PCHECK(buf_alloc(nt, &nt->g32, n * 4, MEM_GRADIENTS, 1));
+    PCHECK(buf_alloc(nt, &nt->g32, n * 4, MEM_GRADIENTS, 0));
     if (t != KMUX_F32) {
         PCHECK(buf_alloc(nt, &nt->w, n * esize(nt), MEM_WEIGHTS, 0));
         PCHECK(buf_alloc(nt, &nt->g, n * esize(nt), MEM_GRADIENTS, 0));
@@ -290,7 +290,6 @@ net_batch *net_batch_get(net *nt, int64_t n, int train) {
 }
 
 int net_cast_weights(net *nt) {
-    PCHECK(net_push(nt, &nt->w32));
     if (nt->t != KMUX_F32)
         KCHECK(kmux_cast(nt->s, nt->L.total, nt->w32.dev, KMUX_F32, nt->w.dev, nt->t, NULL));
     return 0;

@@ -66,7 +66,7 @@ typedef struct net {
     int is_host;  /**< device memory is host memory and no staging was asked */
     kmux_dtype t; /**< training type */
     net_layout L;
-    net_buf w32;    /**< f32 master weights (host copy: where the optimiser runs) */
+    net_buf w32;    /**< f32 master weights (updated on the device by kmux's optimizer op) */
     net_buf w;      /**< weights in T (== w32 for f32) */
     net_buf g;      /**< gradients in T */
     net_buf g32;    /**< gradients in f32 (== g for f32) */
@@ -87,7 +87,8 @@ void net_destroy(net *nt);
  *  (printed). */
 net_batch *net_batch_get(net *nt, int64_t n, int train);
 
-/** Casts the master weights to T (a no-op for f32). */
+/** Casts the master weights to T (a no-op for f32): once at the start; afterwards the optimiser
+ *  writes the T copy in its own pass. */
 int net_cast_weights(net *nt);
 
 /** Forward pass of b->x32 (host-filled, then pushed here); leaves logits on the host. */

@@ -1,42 +1,55 @@
-/* optim.c - SGD with momentum and Adam, as torch.optim defines them. */
-#include <math.h>
-#include <stdlib.h>
-
-#include <stddef.h>
-
+/* optim.c - SGD with momentum and Adam (torch.optim's formulas) through kmux_optimizer_*. */
 #include "optim.h"
 
-int optim_init(optim *o, optim_kind kind, double lr, double momentum, int64_t n, size_t *bytes) {
-    *o = (optim){kind, lr, momentum, 0.9, 0.999, 1e-8, n, 0, NULL, NULL};
+#include <stdio.h>
+
+#define KCHECK(call)                                                                               \
+    do {                                                                                           \
+        kmux_status s_ = (call);                                                                   \
+        if (s_ != KMUX_OK) {                                                                       \
+            fprintf(stderr, "train_fashion_mnist: %s failed: %s: %s\n", #call,                     \
+                    kmux_status_str(s_), kmux_last_error());                                       \
+            return -1;                                                                             \
+        }                                                                                          \
+    } while (0)
+
+static int zeros(optim *o, float **p) {
+    KCHECK(kmux_malloc(o->dev, (size_t)o->n * sizeof(float), (void **)p));
+    KCHECK(kmux_memset(o->s, *p, 0, (size_t)o->n * sizeof(float)));
+    return 0;
+}
+
+int optim_init(optim *o, optim_kind kind, double lr, double momentum, kmux_device *dev,
+               kmux_stream *s, int64_t n, kmux_dtype copy_type, size_t *bytes) {
+    *o = (optim){kind, lr, n, 0, dev, s, NULL, NULL, NULL};
+    kmux_optimizer_desc d = KMUX_OPTIMIZER_DESC_INIT;
+    d.alg = kind == OPT_ADAM ? KMUX_OPTIMIZER_ADAM : KMUX_OPTIMIZER_SGD;
+    d.n = n;
+    d.copy_type = copy_type == KMUX_F32 ? 0 : (int)copy_type;
+    if (kind == OPT_SGD) d.momentum = (float)momentum;
+    KCHECK(kmux_optimizer_plan_create(dev, &d, NULL, &o->plan));
     int slots = kind == OPT_ADAM ? 2 : momentum != 0.0 ? 1 : 0;
-    if (slots >= 1 && !(o->m = calloc((size_t)n, sizeof(float)))) return -1;
-    if (slots >= 2 && !(o->v = calloc((size_t)n, sizeof(float)))) return -1;
+    if (slots >= 1 && zeros(o, &o->m)) return -1;
+    if (slots >= 2 && zeros(o, &o->v)) return -1;
     *bytes = (size_t)n * sizeof(float) * (size_t)slots;
     return 0;
 }
 
-void optim_step(optim *o, float *w, const float *g) {
-    o->t++;
-    if (o->kind == OPT_SGD) {
-        for (int64_t i = 0; i < o->n; i++) {
-            float d = g[i];
-            if (o->m) d = o->m[i] = (float)o->momentum * o->m[i] + g[i];
-            w[i] -= (float)o->lr * d;
-        }
-        return;
-    }
-    double c1 = 1.0 - pow(o->beta1, (double)o->t), c2 = 1.0 - pow(o->beta2, (double)o->t);
-    float b1 = (float)o->beta1, b2 = (float)o->beta2, step = (float)(o->lr / c1);
-    float rc2 = (float)(1.0 / sqrt(c2)), eps = (float)o->eps;
-    for (int64_t i = 0; i < o->n; i++) {
-        o->m[i] = b1 * o->m[i] + (1.0f - b1) * g[i];
-        o->v[i] = b2 * o->v[i] + (1.0f - b2) * g[i] * g[i];
-        w[i] -= step * o->m[i] / (sqrtf(o->v[i]) * rc2 + eps);
-    }
+int optim_step(optim *o, float *w, const float *g, void *copy, const float *found_inf,
+               int skipped) {
+    kmux_optimizer_args a = KMUX_OPTIMIZER_ARGS_INIT;
+    a.param = w, a.grad = g, a.state1 = o->m, a.state2 = o->v, a.param_copy = copy;
+    a.lr = (float)o->lr;
+    a.step = o->t + 1;
+    a.found_inf = found_inf;
+    KCHECK(kmux_optimizer_execute(o->plan, o->s, &a));
+    if (!skipped) o->t++;
+    return 0;
 }
 
 void optim_free(optim *o) {
-    free(o->m);
-    free(o->v);
-    o->m = o->v = NULL;
+    kmux_plan_destroy(o->plan);
+    if (o->m) kmux_free(o->dev, o->m);
+    if (o->v) kmux_free(o->dev, o->v);
+    o->plan = NULL, o->m = o->v = NULL;
 }

@@ -1,7 +1,8 @@
 /*
  * train.c - trains the CNN of net.h on Fashion-MNIST with kmux as the compute backend. The
- * trainer owns the data loading, the loss, the optimiser and the loop; every convolution and
- * matrix product, the casts and the loss scaling run through kmux (see README.md).
+ * trainer owns the data loading, the loss and the loop; every convolution and matrix product,
+ * the ReLU backward, the casts, the loss scaling and the optimiser step run through kmux (see
+ * README.md).
  *
  *   train_fashion_mnist [--device=cpu:onednn|cpu:openblas|ref|cuda:0|hip:0|auto]
  *                       [--precision=f32|bf16|f16] [--epochs=1] [--batch=64] [--seed=1]
@@ -293,8 +294,11 @@ int main(int argc, char **argv) {
     have_net = 1;
     if (o.plans) nt.plan_log = stdout;
     size_t opt_bytes;
-    if (optim_init(&opt, o.optimizer, o.lr, o.momentum, nt.L.total, &opt_bytes)) goto fail;
-    (nt.is_host ? mem.dev : mem.host)[MEM_OPTIMISER] += opt_bytes;
+    if (optim_init(&opt, o.optimizer, o.lr, o.momentum, dev, s, nt.L.total, o.precision,
+                   &opt_bytes))
+        goto fail;
+    mem.dev[MEM_OPTIMISER] += opt_bytes;
+    if (net_cast_weights(&nt)) goto fail; /* then the optimiser writes the copy every step */
     int f16 = o.precision == KMUX_F16;
     if (f16) {
         void *p[4];
@@ -335,7 +339,7 @@ int main(int argc, char **argv) {
             if (!b) goto fail;
             if (epoch == 1 && step == 0) mem_step = mem; /* what one training step needs */
             load_batch(&train, train_idx + i0, n, b->x32.host);
-            if (net_cast_weights(&nt) || net_forward(&nt, b)) goto fail;
+            if (net_forward(&nt, b)) goto fail;
             double loss = softmax_xent(b->logits.host, train.labels, train_idx + i0, n,
                                        b->dlog32.host, f16 ? scale : 1.0, &correct);
             sum_loss += loss * (double)n;
@@ -360,12 +364,11 @@ int main(int argc, char **argv) {
             }
             if (loss_log)
                 fprintf(loss_log, "%d %lld %.9g %d\n", epoch, (long long)step, loss, found);
-            if (found) {
-                skipped++; /* GradScaler.step: no optimiser step on overflowed gradients */
-            } else {
-                if (net_pull(&nt, &nt.g32)) goto fail;
-                optim_step(&opt, nt.w32.host, nt.g32.host);
-            }
+            /* GradScaler.step: no update on overflowed gradients, decided on the device */
+            skipped += found;
+            if (optim_step(&opt, nt.w32.dev, nt.g32.dev, nt.t == KMUX_F32 ? NULL : nt.w.dev,
+                           f16 ? sc.found : NULL, found))
+                goto fail;
             if (o.progress && (step % 16 == 0 || step == steps - 1))
                 progress(epoch, step + 1, steps, sum_loss / (double)(i0 + n));
         }
@@ -373,9 +376,7 @@ int main(int argc, char **argv) {
         if (o.progress) printf("\n");
         loss_tail = tail_sum / (double)tail_n;
         skipped_total += skipped;
-        if (net_cast_weights(&nt) ||
-            evaluate(&nt, &test, o.test_limit, test_idx, &test_loss, &test_acc))
-            goto fail;
+        if (evaluate(&nt, &test, o.test_limit, test_idx, &test_loss, &test_acc)) goto fail;
         printf("epoch %d: train loss %.4f acc %.2f%% | test loss %.4f acc %.2f%% | %.2f s, %.0f "
                "images/s",
                epoch, sum_loss / (double)ntrain, 100.0 * (double)correct / (double)ntrain,
