@@ -148,6 +148,7 @@ static kmux_status a_caps(void *state, int device, kmux_device_caps *caps) {
         if (d->caps.settle_ms > caps->settle_ms) caps->settle_ms = d->caps.settle_ms;
         family_union(&caps->eltwise, &d->caps.eltwise);
         family_union(&caps->optimizer, &d->caps.optimizer);
+        family_union(&caps->softmax, &d->caps.softmax);
     }
     return KMUX_OK;
 }
@@ -180,18 +181,8 @@ static const kmux_plan *locate(const auto_plan *p, int impl, int *local) {
 
 /* The info of implementation `local` of sub-plan s, by its kind. */
 static kmux_status sub_info(const kmux_plan *s, int local, kmux_plan_info *info) {
-    const kmux_backend_ops *o = s->dev->backend->ops;
-    void *bs = s->dev->backend->state;
-    switch (s->kind) {
-    case KMUX_PLAN_MATMUL:
-        return o->matmul->plan_info(bs, s->native, local, info);
-    case KMUX_PLAN_CONV2D:
-        return o->conv2d->plan_info(bs, s->native, local, info);
-    case KMUX_PLAN_ELTWISE:
-        return o->eltwise->plan_info(bs, s->native, local, info);
-    default:
-        return o->optimizer->plan_info(bs, s->native, local, info);
-    }
+    return kmux_plan_kind_slots(s->dev->backend->ops, s->kind)
+        .plan_info(s->dev->backend->state, s->native, local, info);
 }
 
 static kmux_status a_plan_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
@@ -204,7 +195,7 @@ static kmux_status a_plan_info(void *state, const void *plan, int impl, kmux_pla
 }
 
 /* Makes the plan from sub-plans created by create(dev) on every routed device that accepts. */
-static kmux_status make_plan(auto_state *st, kmux_plan_kind kind, const void *desc,
+static kmux_status make_plan(auto_state *st, kmux_plan_kind kind, const char *fn, const void *desc,
                              const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
     auto_plan *p = calloc(1, sizeof *p);
     if (!p) return st->hdr.host->set_error(KMUX_ERR_OUT_OF_MEMORY, "backend auto: out of memory");
@@ -223,8 +214,10 @@ static kmux_status make_plan(auto_state *st, kmux_plan_kind kind, const void *de
                 ? kmux_conv2d_plan_create_unchecked(d, (const kmux_conv2d_desc *)desc, &sp, &s)
             : kind == KMUX_PLAN_ELTWISE
                 ? kmux_eltwise_plan_create_unchecked(d, (const kmux_eltwise_desc *)desc, &sp, &s)
-                : kmux_optimizer_plan_create_unchecked(d, (const kmux_optimizer_desc *)desc, &sp,
-                                                       &s);
+            : kind == KMUX_PLAN_OPTIMIZER
+                ? kmux_optimizer_plan_create_unchecked(d, (const kmux_optimizer_desc *)desc, &sp,
+                                                       &s)
+                : kmux_softmax_plan_create_unchecked(d, (const kmux_softmax_desc *)desc, &sp, &s);
         if (r != KMUX_OK) {
             size_t n = strlen(why);
             snprintf(why + n, sizeof why - n, "%s%s", n ? "; " : "", kmux_last_error());
@@ -245,11 +238,7 @@ static kmux_status make_plan(auto_state *st, kmux_plan_kind kind, const void *de
     }
     if (p->nsub == 0) {
         free(p);
-        return st->hdr.host->set_error(last, "%s: device cpu:auto: no CPU backend runs it: %s",
-                                       kind == KMUX_PLAN_MATMUL    ? "kmux_matmul_plan_create"
-                                       : kind == KMUX_PLAN_CONV2D  ? "kmux_conv2d_plan_create"
-                                       : kind == KMUX_PLAN_ELTWISE ? "kmux_eltwise_plan_create"
-                                                                   : "kmux_optimizer_plan_create",
+        return st->hdr.host->set_error(last, "%s: device cpu:auto: no CPU backend runs it: %s", fn,
                                        why);
     }
     kmux_clear_error();
@@ -260,7 +249,8 @@ static kmux_status make_plan(auto_state *st, kmux_plan_kind kind, const void *de
 
 static kmux_status a_mm_create(void *state, int device, const kmux_matmul_desc *desc,
                                const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
-    return make_plan(state, KMUX_PLAN_MATMUL, desc, prefs, plan, impl_count);
+    return make_plan(state, KMUX_PLAN_MATMUL, "kmux_matmul_plan_create", desc, prefs, plan,
+                     impl_count);
 }
 
 static kmux_status a_mm_exec(void *state, const void *plan, int impl, void *stream,
@@ -273,7 +263,8 @@ static kmux_status a_mm_exec(void *state, const void *plan, int impl, void *stre
 
 static kmux_status a_cv_create(void *state, int device, const kmux_conv2d_desc *desc,
                                const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
-    return make_plan(state, KMUX_PLAN_CONV2D, desc, prefs, plan, impl_count);
+    return make_plan(state, KMUX_PLAN_CONV2D, "kmux_conv2d_plan_create", desc, prefs, plan,
+                     impl_count);
 }
 
 static kmux_status a_cv_exec(void *state, const void *plan, int impl, void *stream,
@@ -286,7 +277,8 @@ static kmux_status a_cv_exec(void *state, const void *plan, int impl, void *stre
 
 static kmux_status a_el_create(void *state, int device, const kmux_eltwise_desc *desc,
                                const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
-    return make_plan(state, KMUX_PLAN_ELTWISE, desc, prefs, plan, impl_count);
+    return make_plan(state, KMUX_PLAN_ELTWISE, "kmux_eltwise_plan_create", desc, prefs, plan,
+                     impl_count);
 }
 
 static kmux_status a_el_exec(void *state, const void *plan, int impl, void *stream,
@@ -299,7 +291,8 @@ static kmux_status a_el_exec(void *state, const void *plan, int impl, void *stre
 
 static kmux_status a_op_create(void *state, int device, const kmux_optimizer_desc *desc,
                                const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
-    return make_plan(state, KMUX_PLAN_OPTIMIZER, desc, prefs, plan, impl_count);
+    return make_plan(state, KMUX_PLAN_OPTIMIZER, "kmux_optimizer_plan_create", desc, prefs, plan,
+                     impl_count);
 }
 
 static kmux_status a_op_exec(void *state, const void *plan, int impl, void *stream,
@@ -309,6 +302,27 @@ static kmux_status a_op_exec(void *state, const void *plan, int impl, void *stre
     return s->dev->backend->ops->optimizer->execute(s->dev->backend->state, s->native, local,
                                                     stream, args);
 }
+
+static kmux_status a_sm_create(void *state, int device, const kmux_softmax_desc *desc,
+                               const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
+    return make_plan(state, KMUX_PLAN_SOFTMAX, "kmux_softmax_plan_create", desc, prefs, plan,
+                     impl_count);
+}
+
+static kmux_status a_sm_exec(void *state, const void *plan, int impl, void *stream,
+                             const kmux_softmax_args *args) {
+    int local;
+    const kmux_plan *s = locate(plan, impl, &local);
+    return s->dev->backend->ops->softmax->execute(s->dev->backend->state, s->native, local, stream,
+                                                  args);
+}
+
+static const kmux_softmax_ops a_softmax_ops = {
+    .plan_create = a_sm_create,
+    .execute = a_sm_exec,
+    .plan_info = a_plan_info,
+    .plan_destroy = a_plan_destroy,
+};
 
 static const kmux_optimizer_ops a_optimizer_ops = {
     .plan_create = a_op_create,
@@ -355,6 +369,7 @@ static const kmux_backend_ops a_ops = {
     KMUX_CPU_AMP_SLOTS,
     .eltwise = &a_eltwise_ops,
     .optimizer = &a_optimizer_ops,
+    .softmax = &a_softmax_ops,
 };
 
 const kmux_backend_ops *kmux_auto_backend_ops(void) {

@@ -133,7 +133,8 @@ typedef enum kmux_plan_kind {
     KMUX_PLAN_MATMUL = 1,
     KMUX_PLAN_CONV2D = 2,
     KMUX_PLAN_ELTWISE = 3,
-    KMUX_PLAN_OPTIMIZER = 4
+    KMUX_PLAN_OPTIMIZER = 4,
+    KMUX_PLAN_SOFTMAX = 5
 } kmux_plan_kind;
 
 struct kmux_plan {
@@ -149,6 +150,7 @@ struct kmux_plan {
         kmux_conv2d_desc conv;
         kmux_eltwise_desc eltwise;
         kmux_optimizer_desc optimizer;
+        kmux_softmax_desc softmax;
     } desc;
     int cached;  /**< owned by the plan cache: kmux_plan_destroy refuses it */
     int counted; /**< counted in ctx->live_plans (a caller's plan); kmux_plan_free uncounts it */
@@ -237,6 +239,15 @@ kmux_status kmux_matmul_run_degenerate(const char *fn, kmux_stream *stream,
 
 /* ---- plan.c: what every plan kind shares (eltwise.c and the later families use it) ---- */
 
+/** The slots every kind's ops struct has alike, and the kind in messages ("an optimizer"). */
+typedef struct kmux_plan_slots {
+    kmux_status (*plan_info)(void *state, const void *plan, int impl, kmux_plan_info *info);
+    void (*plan_destroy)(void *state, void *plan);
+    const char *noun;
+} kmux_plan_slots;
+/** The slots of plan kind `kind` in backend table o: the one switch over kinds. */
+kmux_plan_slots kmux_plan_kind_slots(const kmux_backend_ops *o, kmux_plan_kind kind);
+
 /** Checks the arguments of plan creation (NULL pointers, the handle, prefs resolved into *out). */
 kmux_status kmux_plan_check_create(const char *fn, const kmux_device *dev, const void *desc,
                                    kmux_plan *const *plan, const kmux_plan_prefs *prefs,
@@ -261,6 +272,9 @@ kmux_status kmux_eltwise_plan_create_unchecked(kmux_device *dev, const kmux_eltw
 /** The same for a validated optimizer description. */
 kmux_status kmux_optimizer_plan_create_unchecked(kmux_device *dev, const kmux_optimizer_desc *desc,
                                                  const kmux_plan_prefs *prefs, kmux_plan **plan);
+/** The same for a validated softmax description. */
+kmux_status kmux_softmax_plan_create_unchecked(kmux_device *dev, const kmux_softmax_desc *desc,
+                                               const kmux_plan_prefs *prefs, kmux_plan **plan);
 /** Around a backend's execute: the start time for the level-1 trace (0 without it), and the
  *  trace line (KMUX_VERBOSE >= 1; a GPU stream is synchronised around the call). */
 double kmux_plan_exec_begin(kmux_plan *plan, kmux_stream *stream);

@@ -78,18 +78,38 @@ kmux_status kmux_plan_new(kmux_device *dev, kmux_plan_kind kind, kmux_plan **out
     return KMUX_OK;
 }
 
+kmux_plan_slots kmux_plan_kind_slots(const kmux_backend_ops *o, kmux_plan_kind kind) {
+    kmux_plan_slots s = {NULL, NULL, "a matmul"};
+#define KMUX_KIND_SLOTS_(member, noun)                                                             \
+    s = (kmux_plan_slots) {                                                                        \
+        o->member ? o->member->plan_info : NULL, o->member ? o->member->plan_destroy : NULL, noun  \
+    }
+    switch (kind) {
+    case KMUX_PLAN_MATMUL:
+        KMUX_KIND_SLOTS_(matmul, "a matmul");
+        break;
+    case KMUX_PLAN_CONV2D:
+        KMUX_KIND_SLOTS_(conv2d, "a convolution");
+        break;
+    case KMUX_PLAN_ELTWISE:
+        KMUX_KIND_SLOTS_(eltwise, "an element-wise");
+        break;
+    case KMUX_PLAN_OPTIMIZER:
+        KMUX_KIND_SLOTS_(optimizer, "an optimizer");
+        break;
+    case KMUX_PLAN_SOFTMAX:
+        KMUX_KIND_SLOTS_(softmax, "a softmax");
+        break;
+    }
+#undef KMUX_KIND_SLOTS_
+    return s;
+}
+
 void kmux_plan_free(kmux_plan *plan) {
     if (!plan) return;
-    const kmux_backend_ops *o = OPS(plan->dev);
     if (plan->native) {
-        if (plan->kind == KMUX_PLAN_MATMUL)
-            o->matmul->plan_destroy(STATE(plan->dev), plan->native);
-        else if (plan->kind == KMUX_PLAN_CONV2D)
-            o->conv2d->plan_destroy(STATE(plan->dev), plan->native);
-        else if (plan->kind == KMUX_PLAN_ELTWISE)
-            o->eltwise->plan_destroy(STATE(plan->dev), plan->native);
-        else
-            o->optimizer->plan_destroy(STATE(plan->dev), plan->native);
+        const kmux_plan_slots s = kmux_plan_kind_slots(OPS(plan->dev), plan->kind);
+        if (s.plan_destroy) s.plan_destroy(STATE(plan->dev), plan->native);
     }
     if (plan->counted) KMUX_LIVE_ADD(plan->dev->ctx, live_plans, -1);
     kmux_handle_release(plan);
@@ -111,8 +131,10 @@ static void trace_plan(int level, const char *what, const kmux_plan *pl, const c
         kmux_trace_conv(level, what, pl->dev, impl, &pl->desc.conv, ms, NULL);
     else if (pl->kind == KMUX_PLAN_ELTWISE)
         kmux_trace_eltwise(level, what, pl->dev, impl, &pl->desc.eltwise, ms);
-    else
+    else if (pl->kind == KMUX_PLAN_OPTIMIZER)
         kmux_trace_optimizer(level, what, pl->dev, impl, &pl->desc.optimizer, ms);
+    else
+        kmux_trace_softmax(level, what, pl->dev, impl, &pl->desc.softmax, ms);
 }
 
 /* A created plan: it starts at its tuned implementation (tune.c: GEMM and convolution) and is
@@ -205,10 +227,7 @@ kmux_status kmux_plan_check_execute(const char *fn, const kmux_plan *plan, const
     KMUX_CHECK_HANDLE(fn, "stream", s, KMUX_HANDLE_STREAM);
     if (plan->kind != kind)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "%s: plan is %s plan", fn,
-                              plan->kind == KMUX_PLAN_MATMUL    ? "a matmul"
-                              : plan->kind == KMUX_PLAN_CONV2D  ? "a convolution"
-                              : plan->kind == KMUX_PLAN_ELTWISE ? "an element-wise"
-                                                                : "an optimizer");
+                              kmux_plan_kind_slots(OPS(plan->dev), plan->kind).noun);
     if (s->dev != plan->dev)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "%s: stream is on device %s but the plan was made for %s", fn,
@@ -442,21 +461,16 @@ kmux_status kmux_plan_info_get(const kmux_plan *plan, kmux_plan_info *info) {
                                                                : KMUX_COMPUTE_F32;
     kmux_status st = KMUX_OK;
     const kmux_backend_ops *o = OPS(plan->dev);
-    if (!plan->native && (plan->kind == KMUX_PLAN_ELTWISE || plan->kind == KMUX_PLAN_OPTIMIZER)) {
-        info->impl = "kmux:empty"; /* n == 0 */
+    if (!plan->native && plan->kind != KMUX_PLAN_MATMUL) {
+        info->impl = "kmux:empty"; /* an op family with nothing to do */
         info->deterministic = 1;
     } else if (!plan->native) {
         const kmux_matmul_desc *d = &plan->desc.matmul;
         info->impl = (d->m == 0 || d->n == 0 || d->batch_count == 0) ? "kmux:empty" : "kmux:k=0";
         info->deterministic = 1;
-    } else if (plan->kind == KMUX_PLAN_MATMUL) {
-        st = o->matmul->plan_info(STATE(plan->dev), plan->native, plan->impl, info);
-    } else if (plan->kind == KMUX_PLAN_CONV2D) {
-        st = o->conv2d->plan_info(STATE(plan->dev), plan->native, plan->impl, info);
-    } else if (plan->kind == KMUX_PLAN_ELTWISE) {
-        st = o->eltwise->plan_info(STATE(plan->dev), plan->native, plan->impl, info);
     } else {
-        st = o->optimizer->plan_info(STATE(plan->dev), plan->native, plan->impl, info);
+        st = kmux_plan_kind_slots(o, plan->kind)
+                 .plan_info(STATE(plan->dev), plan->native, plan->impl, info);
     }
     info->device = plan->dev->props.id;
     info->impl_index = plan->impl;

@@ -269,6 +269,18 @@ void kmux_trace_optimizer(int level, const char *event, const kmux_device *dev, 
         problem, ms, NULL);
 }
 
+void kmux_trace_softmax(int level, const char *event, const kmux_device *dev, const char *impl,
+                        const kmux_softmax_desc *d, double ms) {
+    if (level > kmux_verbose_level()) return;
+    settle_pending(NULL);
+    char problem[160];
+    snprintf(problem, sizeof problem, "%s:%s:%lldx%lld:smoothing%g", kmux_softmax_alg_name(d->alg),
+             d->prop == KMUX_PROP_FORWARD ? "fwd" : "bwd", (long long)d->rows, (long long)d->cols,
+             (double)d->label_smoothing);
+    row(event, dev->props.id, "softmax", impl, kmux_common_dtype_name(d->dtype), "f32", problem, ms,
+        NULL);
+}
+
 void kmux_trace_header(const kmux_context *ctx) {
     if (kmux_verbose_level() < 1 || !ctx) return;
     char version[160];

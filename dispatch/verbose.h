@@ -32,6 +32,9 @@ void kmux_trace_eltwise(int level, const char *event, const kmux_device *dev, co
 /** One line about an optimizer plan (grad dtype, "adamw:n100:copybf16:..."). */
 void kmux_trace_optimizer(int level, const char *event, const kmux_device *dev, const char *impl,
                           const kmux_optimizer_desc *d, double ms);
+/** One line about a softmax plan ("cross_entropy:fwd:64x10:smoothing0"). */
+void kmux_trace_softmax(int level, const char *event, const kmux_device *dev, const char *impl,
+                        const kmux_softmax_desc *d, double ms);
 
 /** The problem of a description in kmux-bench's grammar (options, then the descriptor). */
 void kmux_trace_problem_matmul(const kmux_matmul_desc *d, char *buf, size_t cap);

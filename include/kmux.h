@@ -903,6 +903,87 @@ KMUX_API kmux_status kmux_eltwise_execute(kmux_plan *plan, kmux_stream *stream,
                                           const kmux_eltwise_args *args);
 
 /* ============================================================================================
+ * Softmax, log-softmax and softmax cross-entropy (as torch.softmax, log_softmax and
+ * torch.nn.functional.cross_entropy; oneDNN's softmax primitive)
+ * ============================================================================================
+ *
+ * One op family over a row-major rows x cols tensor (dense), the softmax along each row; every
+ * tensor of one dtype (f32, f16 or bf16, computed in f32, rounded once), labels int32, losses
+ * f32. Per row, with m = max x and s = sum exp(x - m):
+ *   SOFTMAX                FORWARD y = exp(x - m) / s;  BACKWARD dx = y (dy - sum(dy y))
+ *   LOG_SOFTMAX            FORWARD y = x - m - log s;   BACKWARD dx = dy - exp(y) sum(dy)
+ *   SOFTMAX_CROSS_ENTROPY  FORWARD only, fused: with label l and label_smoothing e, the target
+ *                          t = (1 - e) onehot(l) + e / cols; loss[r] = sum t (logsumexp(x) - x)
+ *                          (torch.nn.functional.cross_entropy, reduction "none"), mean_loss =
+ *                          the mean of loss over rows (reduction "mean", summed in row order in
+ *                          f64: deterministic), dx = (softmax(x) - t) * grad_scale / rows (the
+ *                          gradient of mean_loss times the loss scale), argmax[r] = the first
+ *                          largest logit (the prediction). A label outside [0, cols) gives a NaN
+ *                          loss and a NaN gradient row, never a read outside x.
+ */
+typedef enum kmux_softmax_alg {
+    KMUX_SOFTMAX = 1,
+    KMUX_LOG_SOFTMAX = 2,
+    KMUX_SOFTMAX_CROSS_ENTROPY = 3
+} kmux_softmax_alg;
+
+/** Name of a softmax algorithm ("softmax", "log_softmax", "cross_entropy"); "?" when unknown.
+ *  Not a kmux_status: returns the name, never NULL, static storage. */
+KMUX_API const char *kmux_softmax_alg_name(kmux_softmax_alg alg);
+
+/** Description of a softmax op. Initialise with KMUX_SOFTMAX_DESC_INIT (softmax forward, f32).
+ *  Required fields: all of them. */
+typedef struct kmux_softmax_desc {
+    size_t struct_size;
+    kmux_softmax_alg alg;
+    kmux_prop prop;
+    int64_t rows, cols;    /**< rows >= 0, cols >= 1 (when rows > 0), rows * cols elements */
+    kmux_dtype dtype;      /**< x, y, dy, dx: f32, f16 or bf16 */
+    float label_smoothing; /**< SOFTMAX_CROSS_ENTROPY: in [0, 1] */
+} kmux_softmax_desc;
+
+#define KMUX_SOFTMAX_DESC_INIT                                                                     \
+    {                                                                                              \
+        .struct_size = sizeof(kmux_softmax_desc), .alg = KMUX_SOFTMAX, .prop = KMUX_PROP_FORWARD,  \
+        .rows = 0, .cols = 1, .dtype = KMUX_F32, .label_smoothing = 0.0f                           \
+    }
+
+/** Tensors of one softmax execution (device memory). FORWARD reads x and writes y (SOFTMAX,
+ *  LOG_SOFTMAX); BACKWARD reads y and dy and writes dx; SOFTMAX_CROSS_ENTROPY reads x and labels
+ *  (rows) and writes loss (rows), and mean_loss (one f32), dx and argmax (rows) where not NULL;
+ *  grad_scale (device f32, NULL = 1) multiplies its gradient. The fields an algorithm does not
+ *  use are ignored. No written tensor may overlap one read. Required fields: all of them. */
+typedef struct kmux_softmax_args {
+    size_t struct_size;
+    const void *x;
+    void *y;
+    const void *dy;
+    void *dx;
+    const int32_t *labels;
+    float *loss;
+    float *mean_loss;
+    int32_t *argmax;
+    const float *grad_scale;
+} kmux_softmax_args;
+
+#define KMUX_SOFTMAX_ARGS_INIT                                                                     \
+    { .struct_size = sizeof(kmux_softmax_args) }
+
+/** Prepares a softmax op on dev; prefs may be NULL. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT
+ *  for a NULL pointer, a struct_size too small, an unknown alg or prop, BACKWARD of
+ *  SOFTMAX_CROSS_ENTROPY (its forward writes the gradient), rows < 0, cols < 1, rows * cols
+ *  overflowing, a dtype other than f32/f16/bf16, or label_smoothing outside [0, 1];
+ *  KMUX_ERR_UNSUPPORTED when dev does not run it (its caps); KMUX_ERR_OUT_OF_MEMORY. */
+KMUX_API kmux_status kmux_softmax_plan_create(kmux_device *dev, const kmux_softmax_desc *desc,
+                                              const kmux_plan_prefs *prefs, kmux_plan **plan);
+
+/** Runs a softmax plan on stream. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT for a NULL
+ *  plan/stream/args, a plan of another kind, a stream of another device, a NULL tensor the
+ *  algorithm needs (rows > 0), or a written tensor overlapping a read one; KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_softmax_execute(kmux_plan *plan, kmux_stream *stream,
+                                          const kmux_softmax_args *args);
+
+/* ============================================================================================
  * Optimizer step (as torch.optim.SGD, Adam and AdamW, single-tensor path)
  * ============================================================================================
  *

@@ -27,9 +27,9 @@
  * - ABI 2.1 appended device_diag; ABI 2.2 appended host_alloc / host_free (page-locked host
  *   memory); ABI 2.3 appended dtype_instead / dtype_instead_note to kmux_device_caps (the dtype
  *   a device runs in place of one it does not); ABI 2.4 appended settle_ms to kmux_device_caps;
- *   ABI 2.5 appended stream_wait_event. ABI 2.6 appended the op families: eltwise and
- *   optimizer to kmux_device_caps (a kmux_family_caps each) and to kmux_backend_ops (a
- *   kmux_eltwise_ops, a kmux_optimizer_ops), one entry per family, never one per algorithm.
+ *   ABI 2.5 appended stream_wait_event. ABI 2.6 appended the op families: eltwise,
+ *   optimizer and softmax to kmux_device_caps (a kmux_family_caps each) and to kmux_backend_ops
+ *   (a kmux_<family>_ops each), one entry per family, never one per algorithm.
  *   Slots appended at the end are optional: NULL or beyond struct_size = absent.
  * - Backends never print to stdout, never abort; host->trace (stderr) is for KMUX_VERBOSE >= 2.
  */
@@ -133,6 +133,8 @@ typedef struct kmux_device_caps {
     kmux_family_caps eltwise;
     /** The optimizer family (kmux_optimizer_*): algorithms, gradient dtypes (props unused). */
     kmux_family_caps optimizer;
+    /** The softmax family (kmux_softmax_*): algorithms, dtypes, directions. */
+    kmux_family_caps softmax;
 } kmux_device_caps;
 
 /* ---- plan slots per kind (ABI v2) ----
@@ -193,6 +195,18 @@ typedef struct kmux_optimizer_ops {
     kmux_status (*plan_info)(void *state, const void *plan, int impl, kmux_plan_info *info);
     void (*plan_destroy)(void *state, void *plan);
 } kmux_optimizer_ops;
+
+/** Softmax plans (kmux_softmax_plan_create): the description validated and within
+ *  caps.softmax, rows >= 1. execute receives the tensors the algorithm needs (non-NULL; mean_loss,
+ *  dx of SOFTMAX_CROSS_ENTROPY, argmax and grad_scale may be NULL). */
+typedef struct kmux_softmax_ops {
+    kmux_status (*plan_create)(void *state, int device, const kmux_softmax_desc *desc,
+                               const kmux_plan_prefs *prefs, void **plan, int *impl_count);
+    kmux_status (*execute)(void *state, const void *plan, int impl, void *stream,
+                           const kmux_softmax_args *args);
+    kmux_status (*plan_info)(void *state, const void *plan, int impl, kmux_plan_info *info);
+    void (*plan_destroy)(void *state, void *plan);
+} kmux_softmax_ops;
 
 /** The function table of a backend (constant, static storage). Slots may be NULL where marked
  *  optional. */
@@ -278,6 +292,7 @@ typedef struct kmux_backend_ops {
      *      unsupported on this backend) ---- */
     const kmux_eltwise_ops *eltwise;
     const kmux_optimizer_ops *optimizer;
+    const kmux_softmax_ops *softmax;
 } kmux_backend_ops;
 
 /** The one symbol a plugin exports. Returns NULL only if the plugin cannot work at all. */

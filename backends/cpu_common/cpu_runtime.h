@@ -89,6 +89,11 @@ extern const kmux_optimizer_ops kmux_cpu_optimizer_ops;
 /** Fills a device's caps.optimizer with what kmux_cpu_optimizer_ops runs. */
 void kmux_cpu_optimizer_caps(kmux_family_caps *c);
 
+/* The softmax family on kmux's CPU kernels (cpu_softmax.c); "kmux:cpu". */
+extern const kmux_softmax_ops kmux_cpu_softmax_ops;
+/** Fills a device's caps.softmax with what kmux_cpu_softmax_ops runs. */
+void kmux_cpu_softmax_caps(kmux_family_caps *c);
+
 /** Fills the host part of a CPU device's properties: vendor and model name (/proc/cpuinfo),
  *  arch ("avx512_core", "avx2", "sse4.2", "generic" from the CPU's ISA flags), physical memory,
  *  compute_units = num_threads; no clock and no peaks (kmux_cpu_model_peaks in cpu_model.h

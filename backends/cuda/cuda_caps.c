@@ -52,5 +52,7 @@ kmux_status kmux_cuda_device_caps(void *state, int device, kmux_device_caps *cap
         kmux_gpu_eltwise_caps(&caps->eltwise);
     if (caps->struct_size >= offsetof(kmux_device_caps, optimizer) + sizeof caps->optimizer)
         kmux_gpu_optimizer_caps(&caps->optimizer);
+    if (caps->struct_size >= offsetof(kmux_device_caps, softmax) + sizeof caps->softmax)
+        kmux_gpu_softmax_caps(&caps->softmax);
     return KMUX_OK;
 }

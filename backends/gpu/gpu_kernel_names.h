@@ -25,6 +25,7 @@ typedef enum {
     KMUX_GPU_MOD_POST,      /* kmux_gpu_post.cu */
     KMUX_GPU_MOD_ELTWISE,   /* kmux_gpu_eltwise.cu */
     KMUX_GPU_MOD_OPTIMIZER, /* kmux_gpu_optimizer.cu */
+    KMUX_GPU_MOD_SOFTMAX,   /* kmux_gpu_softmax.cu */
     KMUX_GPU_MOD_COUNT
 } kmux_gpu_module_id;
 

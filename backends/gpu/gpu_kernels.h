@@ -108,6 +108,11 @@ void kmux_gpu_eltwise_caps(kmux_family_caps *c);
 /** Fills a device's caps.optimizer with what kmux_gpu_optimizer_ops runs. */
 void kmux_gpu_optimizer_caps(kmux_family_caps *c);
 
+/* ---- gpu_softmax.c: kmux_gpu_softmax.cu, the softmax family ---- */
+
+/** Fills a device's caps.softmax with what kmux_gpu_softmax_ops runs. */
+void kmux_gpu_softmax_caps(kmux_family_caps *c);
+
 /* ---- gpu_post.c: kmux_gpu_post.cu ---- */
 
 /** kmux_gpu_post_launch: *amax (when set) zeroed, then the post kernel of a->d_type (f64; f32,

@@ -44,6 +44,7 @@ kmux_status kmux_gpu_slot_event_elapsed_ms(void *state, void *start, void *end, 
 /** The op families of both GPU plugins (gpu_eltwise.c, gpu_optimizer.c). */
 extern const kmux_eltwise_ops kmux_gpu_eltwise_ops;
 extern const kmux_optimizer_ops kmux_gpu_optimizer_ops;
+extern const kmux_softmax_ops kmux_gpu_softmax_ops;
 
 /** The kmux_backend_ops slots that both GPU plugins fill from backends/gpu (this header's, the
  *  pinned host memory of gpu_launch.h, the mixed-precision slots of gpu_kernels.h, the op
@@ -64,6 +65,7 @@ extern const kmux_optimizer_ops kmux_gpu_optimizer_ops;
     .stream_wait_event = kmux_gpu_slot_stream_wait_event, .cast = kmux_gpu_slot_cast,              \
     .amax = kmux_gpu_slot_amax, .unscale_check_finite = kmux_gpu_slot_unscale,                     \
     .loss_scale_update = kmux_gpu_slot_loss_scale, .fp8_scale_update = kmux_gpu_slot_fp8_scale,    \
-    .eltwise = &kmux_gpu_eltwise_ops, .optimizer = &kmux_gpu_optimizer_ops
+    .eltwise = &kmux_gpu_eltwise_ops, .optimizer = &kmux_gpu_optimizer_ops,                        \
+    .softmax = &kmux_gpu_softmax_ops
 
 #endif

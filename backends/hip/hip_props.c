@@ -251,6 +251,8 @@ kmux_status kmux_hip_device_caps(void *state, int device, kmux_device_caps *caps
         kmux_gpu_eltwise_caps(&caps->eltwise);
     if (caps->struct_size >= offsetof(kmux_device_caps, optimizer) + sizeof caps->optimizer)
         kmux_gpu_optimizer_caps(&caps->optimizer);
+    if (caps->struct_size >= offsetof(kmux_device_caps, softmax) + sizeof caps->softmax)
+        kmux_gpu_softmax_caps(&caps->softmax);
     /* fp8 honesty (ABI 2.3, written only where the core's struct has the fields): the fp8 family
      * the architecture lacks is refused by the core naming the one it has */
     if (caps->struct_size >=

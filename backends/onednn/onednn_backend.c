@@ -148,6 +148,8 @@ static kmux_status dnn_device_caps(void *state, int device, kmux_device_caps *ca
         kmux_cpu_eltwise_caps(&caps->eltwise);
     if (caps->struct_size >= offsetof(kmux_device_caps, optimizer) + sizeof caps->optimizer)
         kmux_cpu_optimizer_caps(&caps->optimizer);
+    if (caps->struct_size >= offsetof(kmux_device_caps, softmax) + sizeof caps->softmax)
+        kmux_cpu_softmax_caps(&caps->softmax);
     return KMUX_OK;
 }
 
@@ -311,6 +313,7 @@ static const kmux_backend_ops dnn_ops = {
     KMUX_CPU_AMP_SLOTS,
     .eltwise = &kmux_dnn_eltwise_ops,
     .optimizer = &kmux_cpu_optimizer_ops,
+    .softmax = &kmux_cpu_softmax_ops,
 };
 
 /** The plugin's one exported symbol (kmux_backend.h). */

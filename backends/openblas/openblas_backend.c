@@ -206,6 +206,8 @@ static kmux_status ob_device_caps(void *state, int device, kmux_device_caps *cap
         kmux_cpu_eltwise_caps(&caps->eltwise);
     if (caps->struct_size >= offsetof(kmux_device_caps, optimizer) + sizeof caps->optimizer)
         kmux_cpu_optimizer_caps(&caps->optimizer);
+    if (caps->struct_size >= offsetof(kmux_device_caps, softmax) + sizeof caps->softmax)
+        kmux_cpu_softmax_caps(&caps->softmax);
     return KMUX_OK;
 }
 
@@ -266,6 +268,7 @@ static const kmux_backend_ops ob_ops = {
     KMUX_CPU_AMP_SLOTS,
     .eltwise = &kmux_cpu_eltwise_ops,
     .optimizer = &kmux_cpu_optimizer_ops,
+    .softmax = &kmux_cpu_softmax_ops,
 };
 
 /** The plugin's one exported symbol (kmux_backend.h). */

@@ -95,6 +95,10 @@ static kmux_status ref_device_caps(void *state, int device, kmux_device_caps *ca
                            (UINT64_C(1) << KMUX_OPTIMIZER_ADAM) |
                            (UINT64_C(1) << KMUX_OPTIMIZER_ADAMW);
     caps->optimizer.dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16);
+    caps->softmax.algs = (UINT64_C(1) << KMUX_SOFTMAX) | (UINT64_C(1) << KMUX_LOG_SOFTMAX) |
+                         (UINT64_C(1) << KMUX_SOFTMAX_CROSS_ENTROPY);
+    caps->softmax.dtypes = caps->eltwise.dtypes;
+    caps->softmax.props = caps->eltwise.props;
     return KMUX_OK;
 }
 
@@ -170,6 +174,13 @@ static const kmux_optimizer_ops ref_optimizer_ops = {
     .plan_destroy = ref_plan_destroy,
 };
 
+static const kmux_softmax_ops ref_softmax_ops = {
+    .plan_create = kmux_ref_softmax_plan_create,
+    .execute = kmux_ref_softmax_execute,
+    .plan_info = ref_optimizer_plan_info, /* the same answer: one f64 implementation */
+    .plan_destroy = ref_plan_destroy,
+};
+
 static const kmux_backend_ops ref_ops = {
     .struct_size = sizeof(kmux_backend_ops),
     .abi_major = KMUX_BACKEND_ABI_MAJOR,
@@ -192,6 +203,7 @@ static const kmux_backend_ops ref_ops = {
     .fp8_scale_update = kmux_cpu_op_fp8_scale_update,
     .eltwise = &ref_eltwise_ops,
     .optimizer = &ref_optimizer_ops,
+    .softmax = &ref_softmax_ops,
 };
 
 const kmux_backend_ops *kmux_ref_backend_ops(void) {

@@ -17,7 +17,8 @@ typedef enum ref_plan_kind {
     REF_PLAN_MATMUL = 1,
     REF_PLAN_CONV2D = 2,
     REF_PLAN_ELTWISE = 3,
-    REF_PLAN_OPTIMIZER = 4
+    REF_PLAN_OPTIMIZER = 4,
+    REF_PLAN_SOFTMAX = 5
 } ref_plan_kind;
 
 /** A plan only keeps a copy of the validated description: ref has one implementation. */
@@ -27,6 +28,7 @@ typedef struct ref_plan {
     kmux_conv2d_desc cv;    /**< REF_PLAN_CONV2D */
     kmux_eltwise_desc el;   /**< REF_PLAN_ELTWISE */
     kmux_optimizer_desc op; /**< REF_PLAN_OPTIMIZER */
+    kmux_softmax_desc sm;   /**< REF_PLAN_SOFTMAX */
 } ref_plan;
 
 /** Doubles of one GEMM panel of op(B): KMUX_REF_PANEL_ELEMS if set to a positive integer (an
@@ -67,6 +69,13 @@ kmux_status kmux_ref_optimizer_plan_create(void *state, int device, const kmux_o
                                            int *impl_count);
 kmux_status kmux_ref_optimizer_execute(void *state, const void *plan, int impl, void *stream,
                                        const kmux_optimizer_args *args);
+
+/* ---- softmax (ref_softmax.c): f64 definitions ---- */
+kmux_status kmux_ref_softmax_plan_create(void *state, int device, const kmux_softmax_desc *desc,
+                                         const kmux_plan_prefs *prefs, void **plan,
+                                         int *impl_count);
+kmux_status kmux_ref_softmax_execute(void *state, const void *plan, int impl, void *stream,
+                                     const kmux_softmax_args *args);
 
 /* ---- mixed precision (ref_amp.c), semantics of kmux.h; scalars are host memory ---- */
 kmux_status kmux_ref_cast(void *state, void *stream, int64_t n, const void *src,

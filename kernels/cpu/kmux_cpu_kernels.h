@@ -41,6 +41,12 @@ float kmux_cpu_fp8_bits_to_f32(uint8_t v, kmux_dtype fp8_type);
 /* ---- mixed-precision utilities (kernels/cpu/amp.c), semantics of kmux.h ---- */
 float kmux_cpu_amax(int64_t n, const void *x, kmux_dtype type, int threads);
 
+/** Returns 1 when any element was Inf/NaN before scaling. */
+int kmux_cpu_unscale_check_finite(int64_t n, void *x, kmux_dtype type, float inv_scale,
+                                  int threads);
+
+/* ---- op families (kernels/cpu/eltwise.c, optimizer.c, softmax.c) ---- */
+
 /** The element-wise op of a validated description (kmux_eltwise_execute's semantics, n >= 1) on
  *  up to `threads` threads: the f32 formulas of dispatch/common/kmux_eltwise.h, f16/bf16 decoded
  *  to f32 and rounded once (RNE). args holds the pointers the direction uses. */
@@ -49,9 +55,10 @@ void kmux_cpu_eltwise(const kmux_eltwise_desc *d, const kmux_eltwise_args *args,
 /** One optimizer step of a validated description (kmux_optimizer_execute's semantics, n >= 1;
  *  grad_scale and found_inf read from host memory) on up to `threads` threads. */
 void kmux_cpu_optimizer(const kmux_optimizer_desc *d, const kmux_optimizer_args *args, int threads);
-/** Returns 1 when any element was Inf/NaN before scaling. */
-int kmux_cpu_unscale_check_finite(int64_t n, void *x, kmux_dtype type, float inv_scale,
-                                  int threads);
+
+/** A softmax op of a validated description (kmux_softmax_execute's semantics, rows >= 1;
+ *  grad_scale read from host memory) on up to `threads` threads. */
+void kmux_cpu_softmax(const kmux_softmax_desc *d, const kmux_softmax_args *args, int threads);
 
 /* ---- exact s8 x s8 -> s32 GEMM on u8 x s8 kernels (kernels/cpu/int8_gemm.c); each call runs
  *      on the calling thread (callers split rows or columns) ---- */

@@ -113,6 +113,7 @@ struct registrar {
         fake_gpu::register_post();
         fake_gpu::register_eltwise();
         fake_gpu::register_optimizer();
+        fake_gpu::register_softmax();
     }
 } registrar_instance;
 

@@ -49,6 +49,7 @@ void register_conv();
 void register_post();
 void register_eltwise();
 void register_optimizer();
+void register_softmax();
 
 struct kernel {
     std::string name; /* mangled, as in the device code's symbol table */

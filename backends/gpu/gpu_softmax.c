@@ -1,0 +1,93 @@
+/*
+ * gpu_softmax.c - the softmax family of the GPU plugins (plugin ABI softmax), written once for
+ * CUDA and HIP: one implementation ("kmux:gpu"), a module launch of kmux_gpu_softmax.cu's row
+ * kernel with the shared row parameters by value, then its mean kernel when the mean loss is
+ * asked. The gradient coefficient grad_scale / rows needs the device's grad_scale: it is folded
+ * on the device (the row kernel reads grad_scale itself through grad_coef_ptr).
+ */
+#include <stdlib.h>
+
+#include "gpu_kernels.h"
+#include "kmux_softmax.h"
+
+#define KMUX_GPU_NAME_SOFTMAX "kmux_gpu_softmax_kernel"
+#define KMUX_GPU_NAME_SOFTMAX_MEAN "kmux_gpu_softmax_mean_kernel"
+
+void kmux_gpu_softmax_caps(kmux_family_caps *c) {
+    c->algs = kmux_softmax_all_algs();
+    c->dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16);
+    c->props = (1u << KMUX_PROP_FORWARD) | (1u << KMUX_PROP_BACKWARD);
+    c->max_elements = 0;
+}
+
+static kmux_status plan_create(void *state, int device, const kmux_softmax_desc *desc,
+                               const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
+    kmux_softmax_desc *p = malloc(sizeof *p);
+    if (!p) {
+        const kmux_gpu_plugin *g = state;
+        return g->host->set_error(KMUX_ERR_OUT_OF_MEMORY,
+                                  "%s: kmux_softmax_plan_create: out of memory (%zu bytes)",
+                                  g->vendor, sizeof *p);
+    }
+    *p = *desc;
+    *plan = p;
+    *impl_count = 1;
+    return KMUX_OK;
+}
+
+static kmux_status execute(void *state, const void *plan, int impl, void *stream,
+                           const kmux_softmax_args *a) {
+    const kmux_softmax_desc *d = plan;
+    const kmux_gpu_launcher l = kmux_gpu_plugin_launcher(state, stream);
+    const int fwd = d->prop == KMUX_PROP_FORWARD;
+    kmux_smx_params p = {
+        .rows = d->rows,
+        .cols = d->cols,
+        .alg = (int)d->alg,
+        .prop = (int)d->prop,
+        .dtype = (int)d->dtype,
+        .smoothing = d->label_smoothing,
+        .x = fwd ? a->x : NULL,
+        .y = fwd ? NULL : a->y,
+        .dy = fwd ? NULL : a->dy,
+        .out = d->alg == KMUX_SOFTMAX_CROSS_ENTROPY ? a->dx
+               : fwd                                ? a->y
+                                                    : a->dx,
+        .labels = a->labels,
+        .loss = a->loss,
+        .argmax = a->argmax,
+        .grad_coef = 1.0f / (float)d->rows,
+        .grad_scale = a->grad_scale,
+    };
+    int64_t blocks = (d->rows + KMUX_GPU_HOST_BLOCK - 1) / KMUX_GPU_HOST_BLOCK;
+    if (blocks > KMUX_GPU_HOST_MAX_BLOCKS) blocks = KMUX_GPU_HOST_MAX_BLOCKS;
+    const unsigned grid[3] = {(unsigned)blocks, 1, 1};
+    void *params[] = {&p};
+    kmux_status st = l.launch(&l, KMUX_GPU_MOD_SOFTMAX, KMUX_GPU_NAME_SOFTMAX, grid,
+                              KMUX_GPU_HOST_BLOCK, params, "kmux_softmax_execute");
+    if (st != KMUX_OK || d->alg != KMUX_SOFTMAX_CROSS_ENTROPY || !a->mean_loss) return st;
+    const unsigned one[3] = {1, 1, 1};
+    int64_t rows = d->rows;
+    void *mp[] = {(void *)&a->loss, &rows, (void *)&a->mean_loss};
+    return l.launch(&l, KMUX_GPU_MOD_SOFTMAX, KMUX_GPU_NAME_SOFTMAX_MEAN, one, 1, mp,
+                    "kmux_softmax_execute");
+}
+
+static kmux_status plan_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
+    info->impl = "kmux:gpu";
+    info->effective_compute = KMUX_COMPUTE_F32;
+    info->workspace_bytes = 0;
+    info->deterministic = 1;
+    return KMUX_OK;
+}
+
+static void plan_destroy(void *state, void *plan) {
+    free(plan);
+}
+
+const kmux_softmax_ops kmux_gpu_softmax_ops = {
+    .plan_create = plan_create,
+    .execute = execute,
+    .plan_info = plan_info,
+    .plan_destroy = plan_destroy,
+};
