@@ -139,14 +139,16 @@ int net_create(net *nt, kmux_device *dev, kmux_stream *s, kmux_dtype t, uint64_t
 }
 
 static void batch_free(net *nt, net_batch *b) {
-    kmux_plan *plans[] = {b->conv1,   b->act1,     b->conv2,   b->act2,      b->fc,
-                          b->fc_dw,   b->fc_db,    b->fc_dx,   b->conv2_dw,  b->conv2_dx,
-                          b->b2_grad, b->conv1_dw, b->b1_grad, b->relu1_bwd, b->relu2_bwd};
+    kmux_plan *plans[] = {b->conv1,    b->act1,      b->conv2,     b->act2,
+                          b->fc,       b->fc_dw,     b->fc_db,     b->fc_dx,
+                          b->conv2_dw, b->conv2_dx,  b->b2_grad,   b->conv1_dw,
+                          b->b1_grad,  b->relu1_bwd, b->relu2_bwd, b->xent};
     for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
         kmux_plan_destroy(plans[i]);
     buf_free(nt, &b->x, &b->x32);
     buf_free(nt, &b->dlog, &b->dlog32);
-    net_buf *bufs[] = {&b->x32, &b->y1, &b->y2, &b->logits, &b->dlog32, &b->dy2, &b->dy1, &b->ones};
+    net_buf *bufs[] = {&b->x32, &b->y1,   &b->y2,     &b->logits, &b->dlog32, &b->dy2,
+                       &b->dy1, &b->ones, &b->labels, &b->loss,   &b->mean,   &b->argmax};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         buf_free(nt, bufs[i], NULL);
     memset(b, 0, sizeof *b);
@@ -230,7 +232,15 @@ static int batch_create(net *nt, net_batch *b, int64_t n, int train) {
         b->x = b->x32;
     PCHECK(buf_alloc(nt, &b->y1, (size_t)a1 * es, MEM_ACTIVATIONS, 0));
     PCHECK(buf_alloc(nt, &b->y2, (size_t)a2 * es, MEM_ACTIVATIONS, 0));
-    PCHECK(buf_alloc(nt, &b->logits, (size_t)n * NET_CLASSES * 4, MEM_ACTIVATIONS, 1));
+    PCHECK(buf_alloc(nt, &b->logits, (size_t)n * NET_CLASSES * 4, MEM_ACTIVATIONS, 0));
+    PCHECK(buf_alloc(nt, &b->labels, (size_t)n * 4, MEM_ACTIVATIONS, 1));
+    PCHECK(buf_alloc(nt, &b->loss, (size_t)n * 4, MEM_WORKSPACE, 0));
+    PCHECK(buf_alloc(nt, &b->mean, 4, MEM_WORKSPACE, 1));
+    PCHECK(buf_alloc(nt, &b->argmax, (size_t)n * 4, MEM_WORKSPACE, 1));
+    kmux_softmax_desc sd = KMUX_SOFTMAX_DESC_INIT;
+    sd.alg = KMUX_SOFTMAX_CROSS_ENTROPY, sd.rows = n, sd.cols = NET_CLASSES;
+    KCHECK(kmux_softmax_plan_create(nt->dev, &sd, NULL, &b->xent));
+    plan_created(nt, b->xent, "xent", n);
     if (train && !m->fwd_activations) m->fwd_activations = m->dev[MEM_ACTIVATIONS] - before;
     const int64_t ones = n * NET_H1 * NET_H1; /* the longest GEMM dimension it is used for */
     PCHECK(buf_alloc(nt, &b->ones, (size_t)ones * es, MEM_WORKSPACE, 1));
@@ -251,7 +261,7 @@ static int batch_create(net *nt, net_batch *b, int64_t n, int train) {
                      KMUX_EPILOGUE_BIAS, "fc", n, &b->fc));
     if (!train) return 0;
     /* activation gradients */
-    PCHECK(buf_alloc(nt, &b->dlog32, (size_t)n * NET_CLASSES * 4, MEM_ACTIVATIONS, 1));
+    PCHECK(buf_alloc(nt, &b->dlog32, (size_t)n * NET_CLASSES * 4, MEM_ACTIVATIONS, 0));
     if (nt->t != KMUX_F32)
         PCHECK(buf_alloc(nt, &b->dlog, (size_t)n * NET_CLASSES * es, MEM_ACTIVATIONS, 0));
     else
@@ -324,7 +334,25 @@ int net_forward(net *nt, net_batch *b) {
     PCHECK(gemm(b->act2, s, b->ones.dev, at(&nt->w, L->off[P_B2], es), b->y2.dev, &ONE, NULL));
     PCHECK(gemm(b->fc, s, b->y2.dev, at(&nt->w, L->off[P_WF], es), b->logits.dev, &ZERO,
                 at(&nt->w32, L->off[P_BF], 4)));
-    return net_pull(nt, &b->logits);
+    return 0;
+}
+
+int net_loss(net *nt, net_batch *b, int grad, const float *grad_scale, double *loss,
+             int64_t *correct) {
+    PCHECK(net_push(nt, &b->labels));
+    kmux_softmax_args a = KMUX_SOFTMAX_ARGS_INIT;
+    a.x = b->logits.dev, a.labels = b->labels.dev, a.loss = b->loss.dev;
+    a.mean_loss = b->mean.dev, a.argmax = b->argmax.dev;
+    a.dx = grad ? b->dlog32.dev : NULL, a.grad_scale = grad_scale;
+    KCHECK(kmux_softmax_execute(b->xent, nt->s, &a));
+    /* what the trainer prints: the mean loss and the predictions (a synchronisation) */
+    PCHECK(net_pull(nt, &b->mean));
+    PCHECK(net_pull(nt, &b->argmax));
+    *loss = *(const float *)b->mean.host;
+    const int32_t *pred = b->argmax.host, *label = b->labels.host;
+    for (int64_t i = 0; i < b->n; i++)
+        *correct += pred[i] == label[i];
+    return 0;
 }
 
 /* The ReLU's backward, in place on the device: dy = 0 where the forward output y is not > 0. */
@@ -340,7 +368,6 @@ int net_backward(net *nt, net_batch *b) {
     size_t es = esize(nt);
     kmux_stream *s = nt->s;
     const int64_t n = b->n;
-    PCHECK(net_push(nt, &b->dlog32));
     /* saturate = 0: a scaled gradient beyond f16's range becomes Inf, which the loss scaler sees */
     if (nt->t != KMUX_F32)
         KCHECK(kmux_cast(s, n * NET_CLASSES, b->dlog32.dev, KMUX_F32, b->dlog.dev, nt->t, NULL));

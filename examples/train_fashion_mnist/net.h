@@ -5,7 +5,7 @@
  *   conv1 3x3, stride 2, pad 1, 16 filters  + bias, ReLU   -> y1  N x 14 x 14 x 16
  *   conv2 3x3, stride 2, pad 1, 32 filters  + bias, ReLU   -> y2  N x  7 x  7 x 32
  *   fully connected 1568 -> 10 + bias                      -> logits N x 10 (f32)
- *   softmax cross-entropy (the trainer's own code: loss.c)
+ *   softmax cross-entropy (kmux's softmax op: the loss, its gradient, the predictions)
  *
  * Each convolution's bias and ReLU run as one GEMM with the ReLU epilogue: Y(NPQ x K) =
  * relu(ones(NPQ x 1) b(1 x K) + Y), and each bias gradient as db(1 x K) = ones(1 x NPQ) dY(NPQ x
@@ -55,9 +55,12 @@ typedef struct net_batch {
     int64_t n;
     int train; /**< backward plans and buffers too */
     net_buf x32, x, y1, y2, logits, dlog32, dlog, dy2, dy1, ones;
+    net_buf labels, loss, mean, argmax; /* the loss op's: int32 labels (host-filled), f32 per-row
+                                           losses, their f32 mean, int32 predictions */
     kmux_plan *conv1, *act1, *conv2, *act2, *fc; /* forward */
     kmux_plan *fc_dw, *fc_db, *fc_dx, *conv2_dw, *conv2_dx, *b2_grad, *conv1_dw, *b1_grad;
     kmux_plan *relu1_bwd, *relu2_bwd; /* element-wise ReLU backward from y1, y2 */
+    kmux_plan *xent;                  /* softmax cross-entropy of the logits */
 } net_batch;
 
 typedef struct net {
@@ -91,8 +94,14 @@ net_batch *net_batch_get(net *nt, int64_t n, int train);
  *  writes the T copy in its own pass. */
 int net_cast_weights(net *nt);
 
-/** Forward pass of b->x32 (host-filled, then pushed here); leaves logits on the host. */
+/** Forward pass of b->x32 (host-filled, then pushed here); the logits stay on the device. */
 int net_forward(net *nt, net_batch *b);
+/** The mean softmax cross-entropy of the logits against b->labels (host-filled int32, pushed
+ *  here) into *loss and the number of rows predicted right added to *correct, by kmux's
+ *  softmax cross-entropy op; with grad, also the logits' gradient into b->dlog32 on the device,
+ *  times *grad_scale (device f32, NULL = 1: the f16 loss scale). */
+int net_loss(net *nt, net_batch *b, int grad, const float *grad_scale, double *loss,
+             int64_t *correct);
 
 /** Backward pass from b->dlog32 (host, the loss gradient already multiplied by the loss scale):
  *  gradients in nt->g32 on the host. */

@@ -1,8 +1,8 @@
 /*
  * train.c - trains the CNN of net.h on Fashion-MNIST with kmux as the compute backend. The
- * trainer owns the data loading, the loss and the loop; every convolution and matrix product,
- * the ReLU backward, the casts, the loss scaling and the optimiser step run through kmux (see
- * README.md).
+ * trainer owns the data loading and the loop; every convolution and matrix product, the ReLU
+ * backward, the softmax cross-entropy, the casts, the loss scaling and the optimiser step run
+ * through kmux (see README.md).
  *
  *   train_fashion_mnist [--device=cpu:onednn|cpu:openblas|ref|cuda:0|hip:0|auto]
  *                       [--precision=f32|bf16|f16] [--epochs=1] [--batch=64] [--seed=1]
@@ -174,29 +174,10 @@ static void load_batch(const fmnist_split *d, const int32_t *idx, int64_t n, flo
     }
 }
 
-/* Mean softmax cross-entropy over n rows of logits (as torch.nn.functional.cross_entropy) and
- * the number of rows whose largest logit is the label. With dlog != NULL, also its gradient
- * times scale: (softmax - onehot) * scale / n. */
-static double softmax_xent(const float *logits, const uint8_t *labels, const int32_t *idx,
-                           int64_t n, float *dlog, double scale, int64_t *correct) {
-    double loss = 0;
-    for (int64_t i = 0; i < n; i++) {
-        const float *z = logits + i * NET_CLASSES;
-        int y = labels[idx[i]], best = 0;
-        double mx = z[0], sum = 0;
-        for (int c = 1; c < NET_CLASSES; c++)
-            if (z[c] > mx) mx = z[c], best = c;
-        for (int c = 0; c < NET_CLASSES; c++)
-            sum += exp((double)z[c] - mx);
-        loss += log(sum) - ((double)z[y] - mx);
-        *correct += best == y;
-        if (dlog)
-            for (int c = 0; c < NET_CLASSES; c++) {
-                double p = exp((double)z[c] - mx) / sum;
-                dlog[i * NET_CLASSES + c] = (float)((p - (c == y)) * scale / (double)n);
-            }
-    }
-    return loss / (double)n;
+/* The labels of the images idx[0..n) as int32 (the loss op's label type). */
+static void load_labels(const fmnist_split *d, const int32_t *idx, int64_t n, int32_t *labels) {
+    for (int64_t i = 0; i < n; i++)
+        labels[i] = d->labels[idx[i]];
 }
 
 /* Loss and accuracy over the first n test images, batches of up to 1000. */
@@ -209,8 +190,10 @@ static int evaluate(net *nt, const fmnist_split *d, int64_t n, const int32_t *id
         net_batch *b = net_batch_get(nt, m, 0);
         if (!b) return -1;
         load_batch(d, idx + i, m, b->x32.host);
-        if (net_forward(nt, b)) return -1;
-        total += softmax_xent(b->logits.host, d->labels, idx + i, m, NULL, 1, &correct) * (double)m;
+        load_labels(d, idx + i, m, b->labels.host);
+        double l;
+        if (net_forward(nt, b) || net_loss(nt, b, 0, NULL, &l, &correct)) return -1;
+        total += l * (double)m;
     }
     *loss = total / (double)n, *acc = (double)correct / (double)n;
     return 0;
@@ -339,9 +322,11 @@ int main(int argc, char **argv) {
             if (!b) goto fail;
             if (epoch == 1 && step == 0) mem_step = mem; /* what one training step needs */
             load_batch(&train, train_idx + i0, n, b->x32.host);
-            if (net_forward(&nt, b)) goto fail;
-            double loss = softmax_xent(b->logits.host, train.labels, train_idx + i0, n,
-                                       b->dlog32.host, f16 ? scale : 1.0, &correct);
+            load_labels(&train, train_idx + i0, n, b->labels.host);
+            double loss;
+            /* f16: the loss gradient times the loss scale, read by the op on the device */
+            if (net_forward(&nt, b) || net_loss(&nt, b, 1, f16 ? sc.scale : NULL, &loss, &correct))
+                goto fail;
             sum_loss += loss * (double)n;
             if (epoch == 1 && step < window) loss_head += loss, head_n++;
             if (step >= steps - window) tail_sum += loss, tail_n++;
