@@ -7,7 +7,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "dispatch/common/kmux_eltwise.h"
 #include "validate.h"
@@ -73,43 +72,18 @@ static kmux_status check_caps(const char *fn, const kmux_device *dev, const kmux
                                   "element-wise", &q);
 }
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+static kmux_status create_native(kmux_device *dev, const void *desc, const kmux_plan_prefs *prefs,
+                                 void **native, int *impl_count) {
+    return OPS(dev)->eltwise->plan_create(STATE(dev), dev->index, desc, prefs, native, impl_count);
 }
 
 kmux_status kmux_eltwise_plan_create_unchecked(kmux_device *dev, const kmux_eltwise_desc *desc,
                                                const kmux_plan_prefs *prefs, kmux_plan **plan) {
     const char *fn = "kmux_eltwise_plan_create";
-    kmux_plan_prefs pr = KMUX_PLAN_PREFS_INIT;
-    if (prefs) pr = *prefs;
-    const kmux_eltwise_desc d = *desc;
-    kmux_status st = check_caps(fn, dev, &d);
+    kmux_status st = check_caps(fn, dev, desc);
     if (st != KMUX_OK) return st;
-    kmux_plan *pl = NULL;
-    st = kmux_plan_new(dev, KMUX_PLAN_ELTWISE, &pl);
-    if (st != KMUX_OK) return st;
-    pl->desc.eltwise = d;
-    pl->impl_count = 1;
-    const double t0 = now_ms();
-    if (d.n > 0) {
-        st = OPS(dev)->eltwise->plan_create(STATE(dev), dev->index, &d, &pr, &pl->native,
-                                            &pl->impl_count);
-        if (st != KMUX_OK) pl->native = NULL;
-        if (st == KMUX_OK && pl->impl_count < 1)
-            st = kmux_set_error(KMUX_ERR_INTERNAL,
-                                "%s: backend %s on %s created a plan with impl_count = %d", fn,
-                                dev->backend->name, dev->props.id, pl->impl_count);
-        if (st != KMUX_OK) {
-            kmux_plan_backend_failed(st, fn, dev);
-            kmux_plan_free(pl);
-            return st;
-        }
-    }
-    kmux_plan_created(pl, &pr, t0);
-    *plan = pl;
-    return KMUX_OK;
+    return kmux_plan_create_family(dev, KMUX_PLAN_ELTWISE, fn, desc, sizeof *desc, desc->n == 0,
+                                   prefs, create_native, plan);
 }
 
 kmux_status kmux_eltwise_plan_create(kmux_device *dev, const kmux_eltwise_desc *desc,

@@ -260,8 +260,17 @@ kmux_status kmux_plan_check_execute(const char *fn, const kmux_plan *plan, const
                                     const void *args, kmux_plan_kind kind);
 /** A backend's failure st as the caller sees it (a message made when the backend left none). */
 kmux_status kmux_plan_backend_failed(kmux_status st, const char *fn, const kmux_device *dev);
-/** The end of a successful creation (tuned where the kind is, traced); t0_ms: its start. */
-void kmux_plan_created(kmux_plan *pl, const kmux_plan_prefs *prefs, double t0_ms);
+/** The backend's plan of one op family for a validated, caps-checked description. */
+typedef kmux_status (*kmux_family_create_fn)(kmux_device *dev, const void *desc,
+                                             const kmux_plan_prefs *prefs, void **native,
+                                             int *impl_count);
+/** A plan of an op family: desc (desc_size bytes) copied into it, the backend's plan made by
+ *  create unless `empty` (nothing to do: the core runs it), impl_count checked, traced; not
+ *  counted as the caller's. fn names the public function in messages. */
+kmux_status kmux_plan_create_family(kmux_device *dev, kmux_plan_kind kind, const char *fn,
+                                    const void *desc, size_t desc_size, int empty,
+                                    const kmux_plan_prefs *prefs, kmux_family_create_fn create,
+                                    kmux_plan **plan);
 /** A plan made through the public API: counted in ctx->live_plans until it is freed (the core's
  *  own plans, made by the _unchecked functions, are not). */
 void kmux_plan_count_as_callers(kmux_plan *pl);

@@ -149,20 +149,42 @@ static void plan_finish(kmux_plan *pl, const kmux_plan_prefs *prefs, double t0) 
     trace_plan(2, "create", pl, info.impl, now_ms() - t0);
 }
 
-void kmux_plan_created(kmux_plan *pl, const kmux_plan_prefs *prefs, double t0_ms) {
-    plan_finish(pl, prefs, t0_ms);
-}
-
-void kmux_plan_count_as_callers(kmux_plan *pl) {
-    count_as_callers(pl);
-}
-
 /* A backend's impl_count must be >= 1; anything else is a plugin bug, reported as such. */
 static kmux_status check_impl_count(const char *fn, const kmux_device *dev, int count) {
     if (count >= 1) return KMUX_OK;
     return kmux_set_error(KMUX_ERR_INTERNAL,
                           "%s: backend %s on %s created a plan with impl_count = %d (must be >= 1)",
                           fn, dev->backend->name, dev->props.id, count);
+}
+
+kmux_status kmux_plan_create_family(kmux_device *dev, kmux_plan_kind kind, const char *fn,
+                                    const void *desc, size_t desc_size, int empty,
+                                    const kmux_plan_prefs *prefs, kmux_family_create_fn create,
+                                    kmux_plan **plan) {
+    kmux_plan_prefs pr = resolve_prefs(prefs);
+    kmux_plan *pl = NULL;
+    kmux_status st = kmux_plan_new(dev, kind, &pl);
+    if (st != KMUX_OK) return st;
+    memcpy(&pl->desc, desc, desc_size);
+    pl->impl_count = 1;
+    const double t0 = now_ms();
+    if (!empty) { /* an op with nothing to do is the core's: no backend plan */
+        st = create(dev, desc, &pr, &pl->native, &pl->impl_count);
+        if (st != KMUX_OK) pl->native = NULL;
+        if (st == KMUX_OK) st = check_impl_count(fn, dev, pl->impl_count);
+        if (st != KMUX_OK) {
+            kmux_plan_backend_failed(st, fn, dev);
+            kmux_plan_free(pl);
+            return st;
+        }
+    }
+    plan_finish(pl, &pr, t0);
+    *plan = pl;
+    return KMUX_OK;
+}
+
+void kmux_plan_count_as_callers(kmux_plan *pl) {
+    count_as_callers(pl);
 }
 
 kmux_status kmux_matmul_plan_create_unchecked(kmux_device *dev, const kmux_matmul_desc *desc,

@@ -3,8 +3,6 @@
  * cpu:openblas's implementation, and cpu:onednn's second one behind oneDNN's primitive. One
  * implementation ("kmux:cpu"); the plan is the validated description.
  */
-#include <stdlib.h>
-
 #include "cpu_runtime.h"
 #include "kmux_cpu_kernels.h"
 #include "kmux_eltwise.h"
@@ -19,17 +17,8 @@ void kmux_cpu_eltwise_caps(kmux_family_caps *c) {
 kmux_status kmux_cpu_eltwise_plan_create(void *state, int device, const kmux_eltwise_desc *desc,
                                          const kmux_plan_prefs *prefs, void **plan,
                                          int *impl_count) {
-    (void)device, (void)prefs;
-    kmux_eltwise_desc *p = malloc(sizeof *p);
-    if (!p) {
-        const kmux_cpu_state_header *h = state;
-        return h->host->set_error(KMUX_ERR_OUT_OF_MEMORY,
-                                  "kmux_eltwise_plan_create: out of memory (%zu bytes)", sizeof *p);
-    }
-    *p = *desc;
-    *plan = p;
-    *impl_count = 1;
-    return KMUX_OK;
+    return kmux_cpu_plan_copy(state, "kmux_eltwise_plan_create", desc, sizeof *desc, plan,
+                              impl_count);
 }
 
 kmux_status kmux_cpu_eltwise_run(void *state, const kmux_eltwise_desc *d,
@@ -41,31 +30,16 @@ kmux_status kmux_cpu_eltwise_run(void *state, const kmux_eltwise_desc *d,
 
 static kmux_status execute(void *state, const void *plan, int impl, void *stream,
                            const kmux_eltwise_args *args) {
-    (void)impl, (void)stream;
     return kmux_cpu_eltwise_run(state, plan, args);
 }
 
-kmux_status kmux_cpu_eltwise_info(kmux_plan_info *info) {
-    info->impl = "kmux:cpu";
-    info->effective_compute = KMUX_COMPUTE_F32;
-    info->workspace_bytes = 0;
-    info->deterministic = 1;
-    return KMUX_OK;
-}
-
 static kmux_status plan_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
-    (void)state, (void)plan, (void)impl;
-    return kmux_cpu_eltwise_info(info);
-}
-
-static void plan_destroy(void *state, void *plan) {
-    (void)state;
-    free(plan);
+    return kmux_cpu_kernels_info(info);
 }
 
 const kmux_eltwise_ops kmux_cpu_eltwise_ops = {
     .plan_create = kmux_cpu_eltwise_plan_create,
     .execute = execute,
     .plan_info = plan_info,
-    .plan_destroy = plan_destroy,
+    .plan_destroy = kmux_cpu_plan_free,
 };

@@ -3,8 +3,6 @@
  * shared by cpu:openblas and cpu:onednn (oneDNN has no optimizer primitive). One implementation,
  * "kmux:cpu"; the plan is the validated description.
  */
-#include <stdlib.h>
-
 #include "cpu_runtime.h"
 #include "kmux_cpu_kernels.h"
 #include "kmux_optimizer.h"
@@ -18,17 +16,8 @@ void kmux_cpu_optimizer_caps(kmux_family_caps *c) {
 
 static kmux_status plan_create(void *state, int device, const kmux_optimizer_desc *desc,
                                const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
-    kmux_optimizer_desc *p = malloc(sizeof *p);
-    if (!p) {
-        const kmux_cpu_state_header *h = state;
-        return h->host->set_error(KMUX_ERR_OUT_OF_MEMORY,
-                                  "kmux_optimizer_plan_create: out of memory (%zu bytes)",
-                                  sizeof *p);
-    }
-    *p = *desc;
-    *plan = p;
-    *impl_count = 1;
-    return KMUX_OK;
+    return kmux_cpu_plan_copy(state, "kmux_optimizer_plan_create", desc, sizeof *desc, plan,
+                              impl_count);
 }
 
 static kmux_status execute(void *state, const void *plan, int impl, void *stream,
@@ -39,20 +28,12 @@ static kmux_status execute(void *state, const void *plan, int impl, void *stream
 }
 
 static kmux_status plan_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
-    info->impl = "kmux:cpu";
-    info->effective_compute = KMUX_COMPUTE_F32;
-    info->workspace_bytes = 0;
-    info->deterministic = 1;
-    return KMUX_OK;
-}
-
-static void plan_destroy(void *state, void *plan) {
-    free(plan);
+    return kmux_cpu_kernels_info(info);
 }
 
 const kmux_optimizer_ops kmux_cpu_optimizer_ops = {
     .plan_create = plan_create,
     .execute = execute,
     .plan_info = plan_info,
-    .plan_destroy = plan_destroy,
+    .plan_destroy = kmux_cpu_plan_free,
 };

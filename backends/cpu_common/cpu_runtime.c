@@ -119,3 +119,29 @@ void kmux_cpu_fill_host_props(kmux_device_props *p, int num_threads) {
     p->memory_bytes = pages > 0 && page > 0 ? (int64_t)pages * page : 0;
     p->compute_units = num_threads;
 }
+
+kmux_status kmux_cpu_plan_copy(void *state, const char *fn, const void *desc, size_t size,
+                               void **plan, int *impl_count) {
+    void *p = malloc(size);
+    if (!p) {
+        const kmux_cpu_state_header *h = state;
+        return h->host->set_error(KMUX_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", fn,
+                                  size);
+    }
+    memcpy(p, desc, size);
+    *plan = p;
+    *impl_count = 1;
+    return KMUX_OK;
+}
+
+kmux_status kmux_cpu_kernels_info(kmux_plan_info *info) {
+    info->impl = "kmux:cpu";
+    info->effective_compute = KMUX_COMPUTE_F32;
+    info->workspace_bytes = 0;
+    info->deterministic = 1;
+    return KMUX_OK;
+}
+
+void kmux_cpu_plan_free(void *state, void *plan) {
+    free(plan);
+}

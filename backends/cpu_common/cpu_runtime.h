@@ -68,20 +68,29 @@ kmux_status kmux_cpu_op_fp8_scale_update(void *state, void *stream, const float 
     .loss_scale_update = kmux_cpu_op_loss_scale_update,                                            \
     .fp8_scale_update = kmux_cpu_op_fp8_scale_update
 
+/* ---- what the op families' CPU plans share (cpu_runtime.c) ---- */
+/** A plan that is a malloc'ed copy of the description (size bytes), one implementation;
+ *  KMUX_ERR_OUT_OF_MEMORY naming fn. */
+kmux_status kmux_cpu_plan_copy(void *state, const char *fn, const void *desc, size_t size,
+                               void **plan, int *impl_count);
+/** The plan_info of kmux's own CPU kernels: "kmux:cpu", f32, no workspace, deterministic. */
+kmux_status kmux_cpu_kernels_info(kmux_plan_info *info);
+/** Frees a plan of kmux_cpu_plan_copy (the plan_destroy slot). */
+void kmux_cpu_plan_free(void *state, void *plan);
+
 /* The element-wise family on kmux's CPU kernels (cpu_eltwise.c): every algorithm of the table,
  * f32/f16/bf16, both directions; one implementation, "kmux:cpu". */
 extern const kmux_eltwise_ops kmux_cpu_eltwise_ops;
 /** Fills a device's caps.eltwise with what kmux_cpu_eltwise_ops runs. */
 void kmux_cpu_eltwise_caps(kmux_family_caps *c);
 /** The pieces of kmux_cpu_eltwise_ops, for a backend that puts its own implementation first
- *  (cpu:onednn): a plan that is a malloc'ed copy of the description, one run of the kernels on
- *  the backend's threads, and the plan_info of "kmux:cpu". */
+ *  (cpu:onednn): the plan (a copy of the description) and one run of the kernels on the
+ *  backend's threads; its plan_info is kmux_cpu_kernels_info. */
 kmux_status kmux_cpu_eltwise_plan_create(void *state, int device, const kmux_eltwise_desc *desc,
                                          const kmux_plan_prefs *prefs, void **plan,
                                          int *impl_count);
 kmux_status kmux_cpu_eltwise_run(void *state, const kmux_eltwise_desc *d,
                                  const kmux_eltwise_args *args);
-kmux_status kmux_cpu_eltwise_info(kmux_plan_info *info);
 
 /* The optimizer family on kmux's CPU kernels (cpu_optimizer.c): SGD, Adam, AdamW, f32/f16/bf16
  * gradients; "kmux:cpu". */

@@ -3,9 +3,8 @@
  * for CUDA and HIP: one implementation ("kmux:gpu"), a module launch of kmux_gpu_eltwise.cu's one
  * kernel with the parameters by value, a grid-stride 1-D grid as its other element-wise kernels.
  */
-#include <stdlib.h>
-
 #include "gpu_kernels.h"
+#include "gpu_runtime.h"
 #include "kmux_eltwise.h"
 #include "kmux_gpu_eltwise_params.h"
 
@@ -18,17 +17,8 @@ void kmux_gpu_eltwise_caps(kmux_family_caps *c) {
 
 static kmux_status plan_create(void *state, int device, const kmux_eltwise_desc *desc,
                                const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
-    kmux_eltwise_desc *p = malloc(sizeof *p);
-    if (!p) {
-        const kmux_gpu_plugin *g = state;
-        return g->host->set_error(KMUX_ERR_OUT_OF_MEMORY,
-                                  "%s: kmux_eltwise_plan_create: out of memory (%zu bytes)",
-                                  g->vendor, sizeof *p);
-    }
-    *p = *desc;
-    *plan = p;
-    *impl_count = 1;
-    return KMUX_OK;
+    return kmux_gpu_plan_copy(state, "kmux_eltwise_plan_create", desc, sizeof *desc, plan,
+                              impl_count);
 }
 
 static kmux_status execute(void *state, const void *plan, int impl, void *stream,
@@ -56,21 +46,9 @@ static kmux_status execute(void *state, const void *plan, int impl, void *stream
                     params, "kmux_eltwise_execute");
 }
 
-static kmux_status plan_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
-    info->impl = "kmux:gpu";
-    info->effective_compute = KMUX_COMPUTE_F32;
-    info->workspace_bytes = 0;
-    info->deterministic = 1;
-    return KMUX_OK;
-}
-
-static void plan_destroy(void *state, void *plan) {
-    free(plan);
-}
-
 const kmux_eltwise_ops kmux_gpu_eltwise_ops = {
     .plan_create = plan_create,
     .execute = execute,
-    .plan_info = plan_info,
-    .plan_destroy = plan_destroy,
+    .plan_info = kmux_gpu_kernels_info,
+    .plan_destroy = kmux_gpu_plan_free,
 };

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gpu_runtime.h"
 
@@ -231,4 +232,30 @@ kmux_status kmux_gpu_slot_event_elapsed_ms(void *state, void *start, void *end, 
              p->event_elapsed_name, p->vendor, a->device);
     if (s == KMUX_OK) *ms = t;
     return s;
+}
+
+kmux_status kmux_gpu_plan_copy(void *state, const char *fn, const void *desc, size_t size,
+                               void **plan, int *impl_count) {
+    void *p = malloc(size);
+    if (!p) {
+        const kmux_gpu_plugin *g = state;
+        return g->host->set_error(KMUX_ERR_OUT_OF_MEMORY, "%s: %s: out of memory (%zu bytes)",
+                                  g->vendor, fn, size);
+    }
+    memcpy(p, desc, size);
+    *plan = p;
+    *impl_count = 1;
+    return KMUX_OK;
+}
+
+kmux_status kmux_gpu_kernels_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
+    info->impl = "kmux:gpu";
+    info->effective_compute = KMUX_COMPUTE_F32;
+    info->workspace_bytes = 0;
+    info->deterministic = 1;
+    return KMUX_OK;
+}
+
+void kmux_gpu_plan_free(void *state, void *plan) {
+    free(plan);
 }

@@ -41,7 +41,17 @@ kmux_status kmux_gpu_slot_stream_wait_event(void *state, void *stream, void *eve
 kmux_status kmux_gpu_slot_event_synchronize(void *state, void *event);
 kmux_status kmux_gpu_slot_event_elapsed_ms(void *state, void *start, void *end, float *ms);
 
-/** The op families of both GPU plugins (gpu_eltwise.c, gpu_optimizer.c). */
+/* ---- what the op families' GPU plans share (gpu_runtime.c) ---- */
+/** A plan that is a malloc'ed copy of the description (size bytes), one implementation;
+ *  KMUX_ERR_OUT_OF_MEMORY naming the vendor and fn. */
+kmux_status kmux_gpu_plan_copy(void *state, const char *fn, const void *desc, size_t size,
+                               void **plan, int *impl_count);
+/** The plan_info slot of kmux's own GPU kernels: "kmux:gpu", f32, no workspace, deterministic. */
+kmux_status kmux_gpu_kernels_info(void *state, const void *plan, int impl, kmux_plan_info *info);
+/** Frees a plan of kmux_gpu_plan_copy (the plan_destroy slot). */
+void kmux_gpu_plan_free(void *state, void *plan);
+
+/** The op families of both GPU plugins (gpu_eltwise.c, gpu_optimizer.c, gpu_softmax.c). */
 extern const kmux_eltwise_ops kmux_gpu_eltwise_ops;
 extern const kmux_optimizer_ops kmux_gpu_optimizer_ops;
 extern const kmux_softmax_ops kmux_gpu_softmax_ops;

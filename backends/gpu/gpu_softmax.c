@@ -5,9 +5,8 @@
  * asked. The gradient coefficient grad_scale / rows needs the device's grad_scale: it is folded
  * on the device (the row kernel reads grad_scale itself through grad_coef_ptr).
  */
-#include <stdlib.h>
-
 #include "gpu_kernels.h"
+#include "gpu_runtime.h"
 #include "kmux_softmax.h"
 
 #define KMUX_GPU_NAME_SOFTMAX "kmux_gpu_softmax_kernel"
@@ -22,17 +21,8 @@ void kmux_gpu_softmax_caps(kmux_family_caps *c) {
 
 static kmux_status plan_create(void *state, int device, const kmux_softmax_desc *desc,
                                const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
-    kmux_softmax_desc *p = malloc(sizeof *p);
-    if (!p) {
-        const kmux_gpu_plugin *g = state;
-        return g->host->set_error(KMUX_ERR_OUT_OF_MEMORY,
-                                  "%s: kmux_softmax_plan_create: out of memory (%zu bytes)",
-                                  g->vendor, sizeof *p);
-    }
-    *p = *desc;
-    *plan = p;
-    *impl_count = 1;
-    return KMUX_OK;
+    return kmux_gpu_plan_copy(state, "kmux_softmax_plan_create", desc, sizeof *desc, plan,
+                              impl_count);
 }
 
 static kmux_status execute(void *state, const void *plan, int impl, void *stream,
@@ -73,21 +63,9 @@ static kmux_status execute(void *state, const void *plan, int impl, void *stream
                     "kmux_softmax_execute");
 }
 
-static kmux_status plan_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
-    info->impl = "kmux:gpu";
-    info->effective_compute = KMUX_COMPUTE_F32;
-    info->workspace_bytes = 0;
-    info->deterministic = 1;
-    return KMUX_OK;
-}
-
-static void plan_destroy(void *state, void *plan) {
-    free(plan);
-}
-
 const kmux_softmax_ops kmux_gpu_softmax_ops = {
     .plan_create = plan_create,
     .execute = execute,
-    .plan_info = plan_info,
-    .plan_destroy = plan_destroy,
+    .plan_info = kmux_gpu_kernels_info,
+    .plan_destroy = kmux_gpu_plan_free,
 };

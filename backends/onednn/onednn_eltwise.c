@@ -153,7 +153,7 @@ static kmux_status execute(void *state, const void *plan, int impl, void *stream
 
 static kmux_status plan_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
     const dnn_elt_plan *p = plan;
-    if (!p->prim || impl == 1) return kmux_cpu_eltwise_info(info);
+    if (!p->prim || impl == 1) return kmux_cpu_kernels_info(info);
     info->impl = p->base.impl;
     info->effective_compute = KMUX_COMPUTE_F32;
     info->workspace_bytes = p->scratch;

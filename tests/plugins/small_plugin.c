@@ -283,7 +283,7 @@ static kmux_status s_el_exec(void *state, const void *plan, int impl, void *stre
 }
 
 static kmux_status s_el_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
-    return kmux_cpu_eltwise_info(info);
+    return kmux_cpu_kernels_info(info);
 }
 
 static void s_el_destroy(void *state, void *plan) {
