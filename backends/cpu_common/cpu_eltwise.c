@@ -8,10 +8,7 @@
 #include "kmux_eltwise.h"
 
 void kmux_cpu_eltwise_caps(kmux_family_caps *c) {
-    c->algs = kmux_eltwise_all_algs();
-    c->dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16);
-    c->props = (1u << KMUX_PROP_FORWARD) | (1u << KMUX_PROP_BACKWARD);
-    c->max_elements = 0;
+    kmux_eltwise_full_caps(c);
 }
 
 kmux_status kmux_cpu_eltwise_plan_create(void *state, int device, const kmux_eltwise_desc *desc,

@@ -8,10 +8,7 @@
 #include "kmux_optimizer.h"
 
 void kmux_cpu_optimizer_caps(kmux_family_caps *c) {
-    c->algs = kmux_optimizer_all_algs();
-    c->dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16);
-    c->props = 0;
-    c->max_elements = 0;
+    kmux_optimizer_full_caps(c);
 }
 
 static kmux_status plan_create(void *state, int device, const kmux_optimizer_desc *desc,

@@ -7,10 +7,7 @@
 #include "kmux_softmax.h"
 
 void kmux_cpu_softmax_caps(kmux_family_caps *c) {
-    c->algs = kmux_softmax_all_algs();
-    c->dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16);
-    c->props = (1u << KMUX_PROP_FORWARD) | (1u << KMUX_PROP_BACKWARD);
-    c->max_elements = 0;
+    kmux_softmax_full_caps(c);
 }
 
 static kmux_status plan_create(void *state, int device, const kmux_softmax_desc *desc,

@@ -13,10 +13,7 @@
 #define KMUX_GPU_NAME_SOFTMAX_MEAN "kmux_gpu_softmax_mean_kernel"
 
 void kmux_gpu_softmax_caps(kmux_family_caps *c) {
-    c->algs = kmux_softmax_all_algs();
-    c->dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16);
-    c->props = (1u << KMUX_PROP_FORWARD) | (1u << KMUX_PROP_BACKWARD);
-    c->max_elements = 0;
+    kmux_softmax_full_caps(c);
 }
 
 static kmux_status plan_create(void *state, int device, const kmux_softmax_desc *desc,
@@ -29,26 +26,7 @@ static kmux_status execute(void *state, const void *plan, int impl, void *stream
                            const kmux_softmax_args *a) {
     const kmux_softmax_desc *d = plan;
     const kmux_gpu_launcher l = kmux_gpu_plugin_launcher(state, stream);
-    const int fwd = d->prop == KMUX_PROP_FORWARD;
-    kmux_smx_params p = {
-        .rows = d->rows,
-        .cols = d->cols,
-        .alg = (int)d->alg,
-        .prop = (int)d->prop,
-        .dtype = (int)d->dtype,
-        .smoothing = d->label_smoothing,
-        .x = fwd ? a->x : NULL,
-        .y = fwd ? NULL : a->y,
-        .dy = fwd ? NULL : a->dy,
-        .out = d->alg == KMUX_SOFTMAX_CROSS_ENTROPY ? a->dx
-               : fwd                                ? a->y
-                                                    : a->dx,
-        .labels = a->labels,
-        .loss = a->loss,
-        .argmax = a->argmax,
-        .grad_coef = 1.0f / (float)d->rows,
-        .grad_scale = a->grad_scale,
-    };
+    kmux_smx_params p = kmux_smx_params_of(d, a);
     int64_t blocks = (d->rows + KMUX_GPU_HOST_BLOCK - 1) / KMUX_GPU_HOST_BLOCK;
     if (blocks > KMUX_GPU_HOST_MAX_BLOCKS) blocks = KMUX_GPU_HOST_MAX_BLOCKS;
     const unsigned grid[3] = {(unsigned)blocks, 1, 1};

@@ -25,6 +25,7 @@
 #include <math.h>
 
 #include "kmux.h"
+#include "kmux_backend.h" /* kmux_family_caps */
 #include "kmux_dtype_desc.h"
 
 /* Row flags. */
@@ -218,6 +219,14 @@ static inline KMUX_DTYPE_HD uint64_t kmux_eltwise_all_algs(void) {
         KMUX_ELTWISE_ALGS(KMUX_ELT_BIT_)
 #undef KMUX_ELT_BIT_
             ;
+}
+
+/** What a device running every algorithm of the family runs (the CPU and GPU kernels). */
+static inline void kmux_eltwise_full_caps(kmux_family_caps *c) {
+    c->algs = kmux_eltwise_all_algs();
+    c->dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16);
+    c->props = (1u << KMUX_PROP_FORWARD) | (1u << KMUX_PROP_BACKWARD);
+    c->max_elements = 0;
 }
 
 #ifdef __cplusplus

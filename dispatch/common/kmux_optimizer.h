@@ -20,6 +20,7 @@
 #include <math.h>
 
 #include "kmux.h"
+#include "kmux_backend.h" /* kmux_family_caps */
 #include "kmux_dtype_desc.h"
 
 /* Row flags. */
@@ -137,6 +138,14 @@ static inline KMUX_DTYPE_HD uint64_t kmux_optimizer_all_algs(void) {
         KMUX_OPTIMIZER_ALGS(KMUX_OPT_BIT_)
 #undef KMUX_OPT_BIT_
             ;
+}
+
+/** What a device running every algorithm of the family runs (the CPU and GPU kernels). */
+static inline void kmux_optimizer_full_caps(kmux_family_caps *c) {
+    c->algs = kmux_optimizer_all_algs();
+    c->dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16);
+    c->props = 0;
+    c->max_elements = 0;
 }
 
 #ifdef __cplusplus

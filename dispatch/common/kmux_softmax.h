@@ -19,6 +19,7 @@
 #include <math.h>
 
 #include "kmux.h"
+#include "kmux_backend.h" /* kmux_family_caps */
 #include "kmux_dtype_codec.h"
 #include "kmux_dtype_desc.h"
 
@@ -51,6 +52,24 @@ typedef struct kmux_smx_params {
     float grad_coef;         /**< CROSS_ENTROPY: 1 / rows */
     const float *grad_scale; /**< CROSS_ENTROPY: multiplies the gradient (device); NULL = 1 */
 } kmux_smx_params;
+
+/** The row parameters of a validated description and its arguments (host code). */
+static inline kmux_smx_params kmux_smx_params_of(const kmux_softmax_desc *d,
+                                                 const kmux_softmax_args *a) {
+    const int fwd = d->prop == KMUX_PROP_FORWARD;
+    kmux_smx_params p;
+    p.rows = d->rows, p.cols = d->cols;
+    p.alg = (int)d->alg, p.prop = (int)d->prop, p.dtype = (int)d->dtype;
+    p.smoothing = d->label_smoothing;
+    p.x = fwd ? a->x : NULL;
+    p.y = fwd ? NULL : a->y;
+    p.dy = fwd ? NULL : a->dy;
+    p.out = d->alg == KMUX_SOFTMAX_CROSS_ENTROPY ? a->dx : fwd ? a->y : a->dx;
+    p.labels = a->labels, p.loss = a->loss, p.argmax = a->argmax;
+    p.grad_coef = 1.0f / (float)d->rows;
+    p.grad_scale = a->grad_scale;
+    return p;
+}
 
 static inline KMUX_DTYPE_HD float kmux_smx_load(const void *p, int t, int64_t i) {
     if (t == KMUX_F32) return ((const float *)p)[i];
@@ -151,6 +170,14 @@ static inline KMUX_DTYPE_HD uint64_t kmux_softmax_all_algs(void) {
         KMUX_SOFTMAX_ALGS(KMUX_SMX_BIT_)
 #undef KMUX_SMX_BIT_
             ;
+}
+
+/** What a device running every algorithm of the family runs (the CPU and GPU kernels). */
+static inline void kmux_softmax_full_caps(kmux_family_caps *c) {
+    c->algs = kmux_softmax_all_algs();
+    c->dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16);
+    c->props = (1u << KMUX_PROP_FORWARD) | (1u << KMUX_PROP_BACKWARD);
+    c->max_elements = 0;
 }
 
 #ifdef __cplusplus

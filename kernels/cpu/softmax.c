@@ -17,26 +17,7 @@ static void rows(void *ctx, int64_t begin, int64_t end, int tid) {
 }
 
 void kmux_cpu_softmax(const kmux_softmax_desc *d, const kmux_softmax_args *a, int threads) {
-    const int fwd = d->prop == KMUX_PROP_FORWARD;
-    const kmux_smx_params p = {
-        .rows = d->rows,
-        .cols = d->cols,
-        .alg = (int)d->alg,
-        .prop = (int)d->prop,
-        .dtype = (int)d->dtype,
-        .smoothing = d->label_smoothing,
-        .x = fwd ? a->x : NULL,
-        .y = fwd ? NULL : a->y,
-        .dy = fwd ? NULL : a->dy,
-        .out = d->alg == KMUX_SOFTMAX_CROSS_ENTROPY ? a->dx
-               : fwd                                ? a->y
-                                                    : a->dx,
-        .labels = a->labels,
-        .loss = a->loss,
-        .argmax = a->argmax,
-        .grad_coef = 1.0f / (float)d->rows,
-        .grad_scale = a->grad_scale,
-    };
+    const kmux_smx_params p = kmux_smx_params_of(d, a);
     kmux_cast_parallel_for(d->rows, d->cols, threads, 1, rows, (void *)&p);
     if (d->alg == KMUX_SOFTMAX_CROSS_ENTROPY && a->mean_loss) {
         double total = 0.0;
