@@ -805,9 +805,9 @@ KMUX_API kmux_status kmux_conv2d_execute(kmux_plan *plan, kmux_stream *stream,
  *
  * One op family, planned and executed like GEMM: kmux_eltwise_plan_create -> kmux_eltwise_execute
  * (many times, on any stream of the plan's device) -> kmux_plan_destroy; kmux_plan_info_get names
- * the implementation ("onednn:eltwise", "kmux:cpu", "kmux:gpu"). The tensors are dense vectors
- * of n elements of one dtype (f32, f16 or bf16; each device's kmux_device_caps says which it
- * runs); f16/bf16 are computed in f32 and rounded once to the dtype (RNE), as oneDNN.
+ * the implementation ("onednn:eltwise:jit:avx512_core", "kmux:cpu", "kmux:gpu"). The tensors are
+ * dense vectors of n elements of one dtype (f32, f16 or bf16; each device's kmux_device_caps says
+ * which it runs); f16/bf16 are computed in f32 and rounded once to the dtype (RNE), as oneDNN.
  *
  *   FORWARD                          dst      = f(src)
  *   BACKWARD                         diff_src = diff_dst * f'(src)
