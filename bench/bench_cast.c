@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_memcpy.h"
 #include "kmux.h"
 #include "kmux_cpu_kernels.h"
 
@@ -25,40 +26,6 @@ static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-typedef struct copy_part {
-    char *dst;
-    const char *src;
-    size_t bytes;
-} copy_part;
-
-static void *copy_main(void *p) {
-    copy_part *c = p;
-    memcpy(c->dst, c->src, c->bytes);
-    return NULL;
-}
-
-/* memcpy split over `threads` threads, as the kernels split their work. */
-static void memcpy_mt(void *dst, const void *src, size_t bytes, int threads) {
-    pthread_t th[64];
-    copy_part parts[64];
-    if (threads > 64) threads = 64;
-    size_t per = (bytes / (size_t)threads + 63) / 64 * 64;
-    int started = 0;
-    for (int i = 0; i < threads; i++) {
-        size_t off = per * (size_t)i;
-        size_t len = off >= bytes ? 0 : (bytes - off < per ? bytes - off : per);
-        parts[i] = (copy_part){(char *)dst + off, (const char *)src + off, len};
-    }
-    for (int i = 1; i < threads; i++)
-        if (pthread_create(&th[i], NULL, copy_main, &parts[i]) == 0)
-            started |= 1 << i;
-        else
-            copy_main(&parts[i]);
-    copy_main(&parts[0]);
-    for (int i = 1; i < threads; i++)
-        if (started & (1 << i)) pthread_join(th[i], NULL);
 }
 
 enum { OP_MEMCPY, OP_BF16, OP_F16, OP_AMAX, OP_COUNT };
@@ -110,7 +77,7 @@ int main(int argc, char **argv) {
                 double t0 = now_s();
                 switch (k) {
                 case OP_MEMCPY:
-                    memcpy_mt(copy, src, (size_t)n * 4, threads);
+                    kmux_bench_memcpy_mt(copy, src, (size_t)n * 4, threads);
                     break;
                 case OP_BF16:
                     kmux_cpu_cast(n, src, KMUX_F32, half, KMUX_BF16, 0, NULL, NULL, threads);

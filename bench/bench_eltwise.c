@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "dispatch/common/kmux_eltwise.h"
+#include "bench_memcpy.h"
 #include "kmux.h"
 
 #define MAX_ROWS 128
@@ -36,40 +37,6 @@ static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-typedef struct copy_part {
-    char *dst;
-    const char *src;
-    size_t bytes;
-} copy_part;
-
-static void *copy_main(void *p) {
-    copy_part *c = p;
-    memcpy(c->dst, c->src, c->bytes);
-    return NULL;
-}
-
-/* memcpy split over `threads` threads in contiguous ranges, as the kernels split their work. */
-static void memcpy_mt(void *dst, const void *src, size_t bytes, int threads) {
-    pthread_t th[64];
-    copy_part parts[64];
-    int started[64] = {0};
-    if (threads > 64) threads = 64;
-    if (threads < 1) threads = 1;
-    size_t per = (bytes / (size_t)threads + 63) / 64 * 64;
-    for (int i = 0; i < threads; i++) {
-        size_t off = per * (size_t)i;
-        size_t len = off >= bytes ? 0 : (bytes - off < per ? bytes - off : per);
-        parts[i] = (copy_part){(char *)dst + off, (const char *)src + off, len};
-    }
-    for (int i = 1; i < threads; i++) {
-        started[i] = pthread_create(&th[i], NULL, copy_main, &parts[i]) == 0;
-        if (!started[i]) copy_main(&parts[i]);
-    }
-    copy_main(&parts[0]);
-    for (int i = 1; i < threads; i++)
-        if (started[i]) pthread_join(th[i], NULL);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -269,11 +236,11 @@ int main(int argc, char **argv) {
             snprintf(impl[k], sizeof impl[k], "%s", info.impl);
             kmux_eltwise_execute(plan[k], tg[k].s, &a); /* warm-up: pages, primitive */
         }
-        memcpy_mt(m_dst, m_src, moved / 2, threads);
+        kmux_bench_memcpy_mt(m_dst, m_src, moved / 2, threads);
         double t_copy[MAX_ROUNDS], t_dev[NDEV][MAX_ROUNDS];
         for (int rd = 0; rd < rounds; rd++) {
             double t0 = now_ms();
-            memcpy_mt(m_dst, m_src, moved / 2, threads);
+            kmux_bench_memcpy_mt(m_dst, m_src, moved / 2, threads);
             t_copy[rd] = now_ms() - t0;
             for (int j = 0; j < nt; j++) {
                 const int k = (j + rd) % nt;
