@@ -38,7 +38,7 @@ static kmux_status validate_desc(const char *fn, const kmux_eltwise_desc *d) {
         return INVALID(
             "%s: desc->prop = %d must be KMUX_PROP_FORWARD (1) or KMUX_PROP_BACKWARD (2)", fn,
             (int)d->prop);
-    if (d->dtype != KMUX_F32 && d->dtype != KMUX_F16 && d->dtype != KMUX_BF16)
+    if (!kmux_family_dtype((int)d->dtype))
         return INVALID("%s: desc->dtype = %s (%d) is not f32, f16 or bf16", fn,
                        kmux_dtype_name(d->dtype), (int)d->dtype);
     size_t bytes;

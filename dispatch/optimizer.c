@@ -37,7 +37,7 @@ static kmux_status validate_desc(const char *fn, const kmux_optimizer_desc *d) {
     if (!kmux_bytes_of(d->n, KMUX_F32, &bytes))
         return INVALID("%s: desc->n = %lld parameters overflow the address space", fn,
                        (long long)d->n);
-    if (d->grad_type != KMUX_F32 && d->grad_type != KMUX_F16 && d->grad_type != KMUX_BF16)
+    if (!kmux_family_dtype((int)d->grad_type))
         return INVALID("%s: desc->grad_type = %s (%d) is not f32, f16 or bf16", fn,
                        kmux_dtype_name(d->grad_type), (int)d->grad_type);
     if (d->copy_type != 0 && d->copy_type != KMUX_F16 && d->copy_type != KMUX_BF16)

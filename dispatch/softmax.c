@@ -32,7 +32,7 @@ static kmux_status validate_desc(const char *fn, const kmux_softmax_desc *d) {
                        fn, kmux_softmax_alg_name(d->alg));
     if (d->rows < 0) return INVALID("%s: desc->rows = %lld is negative", fn, (long long)d->rows);
     if (d->cols < 1) return INVALID("%s: desc->cols = %lld must be >= 1", fn, (long long)d->cols);
-    if (d->dtype != KMUX_F32 && d->dtype != KMUX_F16 && d->dtype != KMUX_BF16)
+    if (!kmux_family_dtype((int)d->dtype))
         return INVALID("%s: desc->dtype = %s (%d) is not f32, f16 or bf16", fn,
                        kmux_dtype_name(d->dtype), (int)d->dtype);
     size_t bytes;

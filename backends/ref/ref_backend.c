@@ -6,6 +6,7 @@
 #include "ref_backend.h"
 #include "ref_internal.h"
 
+#include "dispatch/common/kmux_family.h"
 #include "dispatch/common/kmux_type_rules.h"
 
 #include <stdio.h>
@@ -89,12 +90,12 @@ static kmux_status ref_device_caps(void *state, int device, kmux_device_caps *ca
     for (int t = KMUX_F64; t <= KMUX_F8_E5M2_FNUZ; t++)
         caps->amp_dtypes |= 1u << t;
     caps->eltwise.algs = kmux_ref_eltwise_algs();
-    caps->eltwise.dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16);
+    caps->eltwise.dtypes = KMUX_FAMILY_DTYPES;
     caps->eltwise.props = (1u << KMUX_PROP_FORWARD) | (1u << KMUX_PROP_BACKWARD);
     caps->optimizer.algs = (UINT64_C(1) << KMUX_OPTIMIZER_SGD) |
                            (UINT64_C(1) << KMUX_OPTIMIZER_ADAM) |
                            (UINT64_C(1) << KMUX_OPTIMIZER_ADAMW);
-    caps->optimizer.dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16);
+    caps->optimizer.dtypes = KMUX_FAMILY_DTYPES;
     caps->softmax.algs = (UINT64_C(1) << KMUX_SOFTMAX) | (UINT64_C(1) << KMUX_LOG_SOFTMAX) |
                          (UINT64_C(1) << KMUX_SOFTMAX_CROSS_ENTROPY);
     caps->softmax.dtypes = caps->eltwise.dtypes;
@@ -124,17 +125,9 @@ static kmux_status ref_conv2d_plan_info(void *state, const void *plan, int impl,
     return KMUX_OK;
 }
 
-static kmux_status ref_eltwise_plan_info(void *state, const void *plan, int impl,
-                                         kmux_plan_info *info) {
-    info->impl = "ref:f64";
-    info->effective_compute = KMUX_COMPUTE_F64;
-    info->workspace_bytes = 0;
-    info->deterministic = 1;
-    return KMUX_OK;
-}
-
-static kmux_status ref_optimizer_plan_info(void *state, const void *plan, int impl,
-                                           kmux_plan_info *info) {
+/* The op families' plans: one f64 implementation each. */
+static kmux_status ref_family_plan_info(void *state, const void *plan, int impl,
+                                        kmux_plan_info *info) {
     info->impl = "ref:f64";
     info->effective_compute = KMUX_COMPUTE_F64;
     info->workspace_bytes = 0;
@@ -163,21 +156,21 @@ static const kmux_conv2d_ops ref_conv2d_ops = {
 static const kmux_eltwise_ops ref_eltwise_ops = {
     .plan_create = kmux_ref_eltwise_plan_create,
     .execute = kmux_ref_eltwise_execute,
-    .plan_info = ref_eltwise_plan_info,
+    .plan_info = ref_family_plan_info,
     .plan_destroy = ref_plan_destroy,
 };
 
 static const kmux_optimizer_ops ref_optimizer_ops = {
     .plan_create = kmux_ref_optimizer_plan_create,
     .execute = kmux_ref_optimizer_execute,
-    .plan_info = ref_optimizer_plan_info,
+    .plan_info = ref_family_plan_info,
     .plan_destroy = ref_plan_destroy,
 };
 
 static const kmux_softmax_ops ref_softmax_ops = {
     .plan_create = kmux_ref_softmax_plan_create,
     .execute = kmux_ref_softmax_execute,
-    .plan_info = ref_optimizer_plan_info, /* the same answer: one f64 implementation */
+    .plan_info = ref_family_plan_info,
     .plan_destroy = ref_plan_destroy,
 };
 

@@ -21,6 +21,7 @@
 
 #include "kmux.h"
 #include "kmux_backend.h" /* kmux_family_caps */
+#include "kmux_family.h"
 #include "kmux_dtype_desc.h"
 
 /* Row flags. */
@@ -143,7 +144,7 @@ static inline KMUX_DTYPE_HD uint64_t kmux_optimizer_all_algs(void) {
 /** What a device running every algorithm of the family runs (the CPU and GPU kernels). */
 static inline void kmux_optimizer_full_caps(kmux_family_caps *c) {
     c->algs = kmux_optimizer_all_algs();
-    c->dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16);
+    c->dtypes = KMUX_FAMILY_DTYPES;
     c->props = 0;
     c->max_elements = 0;
 }

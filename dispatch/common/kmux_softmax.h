@@ -20,6 +20,7 @@
 
 #include "kmux.h"
 #include "kmux_backend.h" /* kmux_family_caps */
+#include "kmux_family.h"
 #include "kmux_dtype_codec.h"
 #include "kmux_dtype_desc.h"
 
@@ -175,7 +176,7 @@ static inline KMUX_DTYPE_HD uint64_t kmux_softmax_all_algs(void) {
 /** What a device running every algorithm of the family runs (the CPU and GPU kernels). */
 static inline void kmux_softmax_full_caps(kmux_family_caps *c) {
     c->algs = kmux_softmax_all_algs();
-    c->dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16);
+    c->dtypes = KMUX_FAMILY_DTYPES;
     c->props = (1u << KMUX_PROP_FORWARD) | (1u << KMUX_PROP_BACKWARD);
     c->max_elements = 0;
 }
