@@ -149,6 +149,8 @@ static kmux_status a_caps(void *state, int device, kmux_device_caps *caps) {
         family_union(&caps->eltwise, &d->caps.eltwise);
         family_union(&caps->optimizer, &d->caps.optimizer);
         family_union(&caps->softmax, &d->caps.softmax);
+        family_union(&caps->binary, &d->caps.binary);
+        family_union(&caps->reduction, &d->caps.reduction);
     }
     return KMUX_OK;
 }
@@ -214,10 +216,14 @@ static kmux_status make_plan(auto_state *st, kmux_plan_kind kind, const char *fn
                 ? kmux_conv2d_plan_create_unchecked(d, (const kmux_conv2d_desc *)desc, &sp, &s)
             : kind == KMUX_PLAN_ELTWISE
                 ? kmux_eltwise_plan_create_unchecked(d, (const kmux_eltwise_desc *)desc, &sp, &s)
-            : kind == KMUX_PLAN_OPTIMIZER
-                ? kmux_optimizer_plan_create_unchecked(d, (const kmux_optimizer_desc *)desc, &sp,
-                                                       &s)
-                : kmux_softmax_plan_create_unchecked(d, (const kmux_softmax_desc *)desc, &sp, &s);
+            : kind == KMUX_PLAN_OPTIMIZER ? kmux_optimizer_plan_create_unchecked(
+                                                d, (const kmux_optimizer_desc *)desc, &sp, &s)
+            : kind == KMUX_PLAN_SOFTMAX
+                ? kmux_softmax_plan_create_unchecked(d, (const kmux_softmax_desc *)desc, &sp, &s)
+            : kind == KMUX_PLAN_BINARY
+                ? kmux_binary_plan_create_unchecked(d, (const kmux_binary_desc *)desc, &sp, &s)
+                : kmux_reduction_plan_create_unchecked(d, (const kmux_reduction_desc *)desc, &sp,
+                                                       &s);
         if (r != KMUX_OK) {
             size_t n = strlen(why);
             snprintf(why + n, sizeof why - n, "%s%s", n ? "; " : "", kmux_last_error());
@@ -317,6 +323,48 @@ static kmux_status a_sm_exec(void *state, const void *plan, int impl, void *stre
                                                   args);
 }
 
+static kmux_status a_bin_create(void *state, int device, const kmux_binary_desc *desc,
+                                const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
+    return make_plan(state, KMUX_PLAN_BINARY, "kmux_binary_plan_create", desc, prefs, plan,
+                     impl_count);
+}
+
+static kmux_status a_bin_exec(void *state, const void *plan, int impl, void *stream,
+                              const kmux_binary_args *args) {
+    int local;
+    const kmux_plan *s = locate(plan, impl, &local);
+    return s->dev->backend->ops->binary->execute(s->dev->backend->state, s->native, local, stream,
+                                                 args);
+}
+
+static kmux_status a_red_create(void *state, int device, const kmux_reduction_desc *desc,
+                                const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
+    return make_plan(state, KMUX_PLAN_REDUCTION, "kmux_reduction_plan_create", desc, prefs, plan,
+                     impl_count);
+}
+
+static kmux_status a_red_exec(void *state, const void *plan, int impl, void *stream,
+                              const kmux_reduction_args *args) {
+    int local;
+    const kmux_plan *s = locate(plan, impl, &local);
+    return s->dev->backend->ops->reduction->execute(s->dev->backend->state, s->native, local,
+                                                    stream, args);
+}
+
+static const kmux_binary_ops a_binary_ops = {
+    .plan_create = a_bin_create,
+    .execute = a_bin_exec,
+    .plan_info = a_plan_info,
+    .plan_destroy = a_plan_destroy,
+};
+
+static const kmux_reduction_ops a_reduction_ops = {
+    .plan_create = a_red_create,
+    .execute = a_red_exec,
+    .plan_info = a_plan_info,
+    .plan_destroy = a_plan_destroy,
+};
+
 static const kmux_softmax_ops a_softmax_ops = {
     .plan_create = a_sm_create,
     .execute = a_sm_exec,
@@ -370,6 +418,8 @@ static const kmux_backend_ops a_ops = {
     .eltwise = &a_eltwise_ops,
     .optimizer = &a_optimizer_ops,
     .softmax = &a_softmax_ops,
+    .binary = &a_binary_ops,
+    .reduction = &a_reduction_ops,
 };
 
 const kmux_backend_ops *kmux_auto_backend_ops(void) {

@@ -233,7 +233,8 @@ kmux_status kmux_caps_check_family(const char *fn, const kmux_device *dev, int h
         return UNSUPPORTED("%s: desc->prop = %s is not supported by %s", fn,
                            q->prop == KMUX_PROP_FORWARD ? "forward" : "backward", dev->props.id);
     if (c->max_elements > 0 && q->n > c->max_elements)
-        return UNSUPPORTED("%s: desc->n = %lld is beyond the %lld elements %s runs in one call", fn,
-                           (long long)q->n, (long long)c->max_elements, dev->props.id);
+        return UNSUPPORTED("%s: desc->%s = %lld is beyond the %lld elements %s runs in one call",
+                           fn, q->n_field ? q->n_field : "n", (long long)q->n,
+                           (long long)c->max_elements, dev->props.id);
     return KMUX_OK;
 }

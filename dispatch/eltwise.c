@@ -67,7 +67,7 @@ static kmux_status validate_desc(const char *fn, const kmux_eltwise_desc *d) {
 /* What the device runs of the family (its caps.eltwise), one message for every backend. */
 static kmux_status check_caps(const char *fn, const kmux_device *dev, const kmux_eltwise_desc *d) {
     const kmux_family_query q = {
-        (int)d->alg, kmux_eltwise_alg_name(d->alg), d->dtype, "dtype", (int)d->prop, d->n};
+        (int)d->alg, kmux_eltwise_alg_name(d->alg), d->dtype, "dtype", (int)d->prop, d->n, "n"};
     return kmux_caps_check_family(fn, dev, OPS(dev)->eltwise != NULL, &dev->caps.eltwise,
                                   "element-wise", &q);
 }

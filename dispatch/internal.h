@@ -134,7 +134,9 @@ typedef enum kmux_plan_kind {
     KMUX_PLAN_CONV2D = 2,
     KMUX_PLAN_ELTWISE = 3,
     KMUX_PLAN_OPTIMIZER = 4,
-    KMUX_PLAN_SOFTMAX = 5
+    KMUX_PLAN_SOFTMAX = 5,
+    KMUX_PLAN_BINARY = 6,
+    KMUX_PLAN_REDUCTION = 7
 } kmux_plan_kind;
 
 struct kmux_plan {
@@ -151,6 +153,8 @@ struct kmux_plan {
         kmux_eltwise_desc eltwise;
         kmux_optimizer_desc optimizer;
         kmux_softmax_desc softmax;
+        kmux_binary_desc binary;
+        kmux_reduction_desc reduction;
     } desc;
     int cached;  /**< owned by the plan cache: kmux_plan_destroy refuses it */
     int counted; /**< counted in ctx->live_plans (a caller's plan); kmux_plan_free uncounts it */
@@ -284,6 +288,12 @@ kmux_status kmux_optimizer_plan_create_unchecked(kmux_device *dev, const kmux_op
 /** The same for a validated softmax description. */
 kmux_status kmux_softmax_plan_create_unchecked(kmux_device *dev, const kmux_softmax_desc *desc,
                                                const kmux_plan_prefs *prefs, kmux_plan **plan);
+/** The same for a validated binary description. */
+kmux_status kmux_binary_plan_create_unchecked(kmux_device *dev, const kmux_binary_desc *desc,
+                                              const kmux_plan_prefs *prefs, kmux_plan **plan);
+/** The same for a validated reduction description. */
+kmux_status kmux_reduction_plan_create_unchecked(kmux_device *dev, const kmux_reduction_desc *desc,
+                                                 const kmux_plan_prefs *prefs, kmux_plan **plan);
 /** Around a backend's execute: the start time for the level-1 trace (0 without it), and the
  *  trace line (KMUX_VERBOSE >= 1; a GPU stream is synchronised around the call). */
 double kmux_plan_exec_begin(kmux_plan *plan, kmux_stream *stream);
@@ -307,6 +317,7 @@ typedef struct kmux_family_query {
     const char *dtype_field; /**< "dtype", "grad_type": the field named in a refusal */
     int prop;                /**< kmux_prop, or 0 when the family has no direction */
     int64_t n;
+    const char *n_field; /**< how a refusal of n names it ("dims" product); NULL: "n" */
 } kmux_family_query;
 /** Refuses (KMUX_ERR_UNSUPPORTED, one message for every backend) what a device's caps of one op
  *  family (`family`: "element-wise", "optimizer") do not list; has_ops: the backend has the

@@ -66,7 +66,7 @@ static kmux_status validate_desc(const char *fn, const kmux_optimizer_desc *d) {
 static kmux_status check_caps(const char *fn, const kmux_device *dev,
                               const kmux_optimizer_desc *d) {
     const kmux_family_query q = {
-        (int)d->alg, kmux_optimizer_alg_name(d->alg), d->grad_type, "grad_type", 0, d->n};
+        (int)d->alg, kmux_optimizer_alg_name(d->alg), d->grad_type, "grad_type", 0, d->n, "n"};
     kmux_status st = kmux_caps_check_family(fn, dev, OPS(dev)->optimizer != NULL,
                                             &dev->caps.optimizer, "optimizer", &q);
     if (st == KMUX_OK && d->copy_type && !(dev->caps.optimizer.dtypes >> d->copy_type & 1u))

@@ -100,6 +100,12 @@ kmux_plan_slots kmux_plan_kind_slots(const kmux_backend_ops *o, kmux_plan_kind k
     case KMUX_PLAN_SOFTMAX:
         KMUX_KIND_SLOTS_(softmax, "a softmax");
         break;
+    case KMUX_PLAN_BINARY:
+        KMUX_KIND_SLOTS_(binary, "a binary");
+        break;
+    case KMUX_PLAN_REDUCTION:
+        KMUX_KIND_SLOTS_(reduction, "a reduction");
+        break;
     }
 #undef KMUX_KIND_SLOTS_
     return s;
@@ -133,8 +139,12 @@ static void trace_plan(int level, const char *what, const kmux_plan *pl, const c
         kmux_trace_eltwise(level, what, pl->dev, impl, &pl->desc.eltwise, ms);
     else if (pl->kind == KMUX_PLAN_OPTIMIZER)
         kmux_trace_optimizer(level, what, pl->dev, impl, &pl->desc.optimizer, ms);
-    else
+    else if (pl->kind == KMUX_PLAN_SOFTMAX)
         kmux_trace_softmax(level, what, pl->dev, impl, &pl->desc.softmax, ms);
+    else if (pl->kind == KMUX_PLAN_BINARY)
+        kmux_trace_binary(level, what, pl->dev, impl, &pl->desc.binary, ms);
+    else
+        kmux_trace_reduction(level, what, pl->dev, impl, &pl->desc.reduction, ms);
 }
 
 /* A created plan: it starts at its tuned implementation (tune.c: GEMM and convolution) and is

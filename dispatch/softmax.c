@@ -53,9 +53,9 @@ static kmux_status create_native(kmux_device *dev, const void *desc, const kmux_
 kmux_status kmux_softmax_plan_create_unchecked(kmux_device *dev, const kmux_softmax_desc *desc,
                                                const kmux_plan_prefs *prefs, kmux_plan **plan) {
     const char *fn = "kmux_softmax_plan_create";
-    const kmux_family_query q = {(int)desc->alg,  kmux_softmax_alg_name(desc->alg),
-                                 desc->dtype,     "dtype",
-                                 (int)desc->prop, desc->rows * desc->cols};
+    const kmux_family_query q = {
+        (int)desc->alg,  kmux_softmax_alg_name(desc->alg), desc->dtype,  "dtype",
+        (int)desc->prop, desc->rows * desc->cols,          "rows * cols"};
     kmux_status st = kmux_caps_check_family(fn, dev, OPS(dev)->softmax != NULL, &dev->caps.softmax,
                                             "softmax", &q);
     if (st != KMUX_OK) return st;

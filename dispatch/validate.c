@@ -372,3 +372,29 @@ kmux_status kmux_validate_conv_args(const char *fn, const kmux_conv2d_desc *d,
     }
     return KMUX_OK;
 }
+
+kmux_status kmux_validate_nd(const char *fn, int ndims, const int64_t *full, const char *full_name,
+                             const int64_t *part, const char *part_name, int64_t *elements) {
+    if (ndims < 1 || ndims > KMUX_MAX_NDIMS)
+        return INVALID("%s: desc->ndims = %d must be in [1, %d]", fn, ndims, KMUX_MAX_NDIMS);
+    int64_t n = 1;
+    int overflow = 0;
+    for (int i = 0; i < ndims; i++) {
+        if (full[i] < 0)
+            return INVALID("%s: desc->%s[%d] = %lld is negative", fn, full_name, i,
+                           (long long)full[i]);
+        if (part[i] != full[i] && part[i] != 1)
+            return INVALID("%s: desc->%s[%d] = %lld must be desc->%s[%d] = %lld or 1", fn,
+                           part_name, i, (long long)part[i], full_name, i, (long long)full[i]);
+        if (full[i] > 0 && n > INT64_MAX / full[i]) overflow = 1;
+        n = overflow ? n : n * full[i];
+    }
+    size_t bytes;
+    for (int i = 0; i < ndims; i++)
+        if (full[i] == 0) return *elements = 0, KMUX_OK;
+    if (overflow || !kmux_bytes_of(n, KMUX_F32, &bytes))
+        return INVALID("%s: desc->%s (%d dims) has more elements than the address space holds", fn,
+                       full_name, ndims);
+    *elements = n;
+    return KMUX_OK;
+}

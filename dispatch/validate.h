@@ -31,5 +31,10 @@ int kmux_bytes_of(int64_t n, kmux_dtype t, size_t *bytes);
 /** 1 when the byte ranges [a, a + na) and [b, b + nb) share a byte (an output that overlaps an
  *  input: kmux_cast, kmux_conv2d_execute). */
 int kmux_spans_overlap(const void *a, size_t na, const void *b, size_t nb);
+/** A dense shape of the binary and reduction families: ndims in [1, KMUX_MAX_NDIMS], every
+ *  full[i] >= 0, every part[i] full[i] or 1, the element count within the address space in f32.
+ *  Messages name "desc-><full_name>[i]" and "desc-><part_name>[i]". *elements: full's count. */
+kmux_status kmux_validate_nd(const char *fn, int ndims, const int64_t *full, const char *full_name,
+                             const int64_t *part, const char *part_name, int64_t *elements);
 
 #endif

@@ -281,6 +281,40 @@ void kmux_trace_softmax(int level, const char *event, const kmux_device *dev, co
         NULL);
 }
 
+/* "64x256x56x56" into buf */
+static void dims_str(char *buf, size_t size, int ndims, const int64_t *dims) {
+    size_t n = 0;
+    buf[0] = 0;
+    for (int i = 0; i < ndims && i < KMUX_MAX_NDIMS && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%lld", i ? "x" : "", (long long)dims[i]);
+}
+
+void kmux_trace_binary(int level, const char *event, const kmux_device *dev, const char *impl,
+                       const kmux_binary_desc *d, double ms) {
+    if (level > kmux_verbose_level()) return;
+    settle_pending(NULL);
+    char a[120], b[120], problem[300];
+    dims_str(a, sizeof a, d->ndims, d->dims);
+    dims_str(b, sizeof b, d->ndims, d->src1_dims);
+    snprintf(problem, sizeof problem, "%s:%s+%s:a%g:b%g", kmux_binary_alg_name(d->alg), a, b,
+             (double)d->alpha, (double)d->beta);
+    row(event, dev->props.id, "binary", impl, kmux_common_dtype_name(d->dtype), "f32", problem, ms,
+        NULL);
+}
+
+void kmux_trace_reduction(int level, const char *event, const kmux_device *dev, const char *impl,
+                          const kmux_reduction_desc *d, double ms) {
+    if (level > kmux_verbose_level()) return;
+    settle_pending(NULL);
+    char a[120], b[120], problem[300];
+    dims_str(a, sizeof a, d->ndims, d->src_dims);
+    dims_str(b, sizeof b, d->ndims, d->dst_dims);
+    snprintf(problem, sizeof problem, "%s:%s->%s:%s", kmux_reduction_alg_name(d->alg), a, b,
+             kmux_common_dtype_name(d->dst_dtype));
+    row(event, dev->props.id, "reduction", impl, kmux_common_dtype_name(d->src_dtype), "f64",
+        problem, ms, NULL);
+}
+
 void kmux_trace_header(const kmux_context *ctx) {
     if (kmux_verbose_level() < 1 || !ctx) return;
     char version[160];

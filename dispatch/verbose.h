@@ -35,6 +35,12 @@ void kmux_trace_optimizer(int level, const char *event, const kmux_device *dev, 
 /** One line about a softmax plan ("cross_entropy:fwd:64x10:smoothing0"). */
 void kmux_trace_softmax(int level, const char *event, const kmux_device *dev, const char *impl,
                         const kmux_softmax_desc *d, double ms);
+/** One line about a binary plan ("add:64x256x56x56+1x256x1x1:a1:b1"). */
+void kmux_trace_binary(int level, const char *event, const kmux_device *dev, const char *impl,
+                       const kmux_binary_desc *d, double ms);
+/** One line about a reduction plan ("sum:64x256x56x56->1x256x1x1"). */
+void kmux_trace_reduction(int level, const char *event, const kmux_device *dev, const char *impl,
+                          const kmux_reduction_desc *d, double ms);
 
 /** The problem of a description in kmux-bench's grammar (options, then the descriptor). */
 void kmux_trace_problem_matmul(const kmux_matmul_desc *d, char *buf, size_t cap);

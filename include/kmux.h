@@ -1071,6 +1071,163 @@ KMUX_API kmux_status kmux_optimizer_execute(kmux_plan *plan, kmux_stream *stream
                                             const kmux_optimizer_args *args);
 
 /* ============================================================================================
+ * Binary ops with broadcasting (as oneDNN's binary primitive and cudnnOpTensor)
+ * ============================================================================================
+ *
+ * One op family: dst = op(alpha * src0, beta * src1) over dense row-major tensors of ndims
+ * dimensions (1 <= ndims <= KMUX_MAX_NDIMS). src0 and dst have the shape `dims`; src1 has
+ * `src1_dims`, each either dims[i] or 1 (broadcast along that axis, as oneDNN's binary and NumPy
+ * broadcasting of the second operand). Every tensor has one dtype (f32, f16 or bf16, computed in
+ * f32 and rounded once, RNE). The bias-add of a layer is ADD with src1 the bias:
+ *   NCHW  dims {N, C, H, W}, src1_dims {1, C, 1, 1}
+ *   NHWC  dims {N, H, W, C}, src1_dims {1, 1, 1, C}
+ *   row-major rows x cols   dims {rows, cols}, src1_dims {1, cols}
+ * and alpha * x + beta * y is ADD with two tensors of one shape.
+ *
+ *   ADD  a + b     SUB  a - b     MUL  a * b     DIV  a / b (IEEE: x/0 = +-Inf, 0/0 = NaN)
+ *   MAX  the larger, MIN  the smaller; a NaN operand gives NaN (as torch.maximum / minimum)
+ * with a = alpha * src0 and b = beta * src1 formed in f32. There is no backward op: the
+ * gradients are dst's gradient scaled (the element-wise LINEAR op) and, for a broadcast operand,
+ * summed over the broadcast axes (the reduction family: the bias gradient is a SUM reduction).
+ */
+typedef enum kmux_binary_alg {
+    KMUX_BINARY_ADD = 1,
+    KMUX_BINARY_SUB = 2,
+    KMUX_BINARY_MUL = 3,
+    KMUX_BINARY_DIV = 4,
+    KMUX_BINARY_MAX = 5,
+    KMUX_BINARY_MIN = 6
+} kmux_binary_alg;
+
+/** Most dimensions of a binary or reduction tensor (as cuDNN's CUDNN_DIM_MAX, smaller). */
+#define KMUX_MAX_NDIMS 6
+
+/** Name of a binary algorithm ("add", "sub", "mul", "div", "max", "min"); "?" when unknown. Not a
+ *  kmux_status: returns the name, never NULL, static storage. */
+KMUX_API const char *kmux_binary_alg_name(kmux_binary_alg alg);
+
+/** Description of a binary op. Initialise with KMUX_BINARY_DESC_INIT (ADD, f32, alpha = beta = 1,
+ *  ndims 0: set ndims and the dims). Required fields: all of them; dims beyond ndims are
+ *  ignored. */
+typedef struct kmux_binary_desc {
+    size_t struct_size;
+    kmux_binary_alg alg;
+    kmux_dtype dtype;                  /**< of every tensor: f32, f16 or bf16 */
+    int ndims;                         /**< 1 .. KMUX_MAX_NDIMS */
+    int64_t dims[KMUX_MAX_NDIMS];      /**< src0 and dst, row-major (the last index fastest) */
+    int64_t src1_dims[KMUX_MAX_NDIMS]; /**< each dims[i] or 1 (broadcast) */
+    float alpha, beta;                 /**< the operands' scales (finite) */
+} kmux_binary_desc;
+
+#define KMUX_BINARY_DESC_INIT                                                                      \
+    {                                                                                              \
+        .struct_size = sizeof(kmux_binary_desc), .alg = KMUX_BINARY_ADD, .dtype = KMUX_F32,        \
+        .ndims = 0, .alpha = 1.0f, .beta = 1.0f                                                    \
+    }
+
+/** Tensors of one binary execution (device memory, dense, of the plan's dtype). dst may be src0
+ *  exactly (in place, as a bias-add usually is); no other overlap of dst with src0 or src1.
+ *  Required fields: all of them. */
+typedef struct kmux_binary_args {
+    size_t struct_size;
+    const void *src0;
+    const void *src1;
+    void *dst;
+} kmux_binary_args;
+
+#define KMUX_BINARY_ARGS_INIT                                                                      \
+    { .struct_size = sizeof(kmux_binary_args) }
+
+/** Prepares a binary op on dev; prefs may be NULL. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT for
+ *  a NULL pointer, a struct_size too small, an unknown alg, a dtype other than f32/f16/bf16,
+ *  ndims outside [1, KMUX_MAX_NDIMS], a negative dims[i], a src1_dims[i] neither dims[i] nor 1,
+ *  an element count overflowing, or a non-finite alpha or beta; KMUX_ERR_UNSUPPORTED when dev
+ *  does not run it (its caps); KMUX_ERR_OUT_OF_MEMORY. A shape with a 0 is an op that writes
+ *  nothing. */
+KMUX_API kmux_status kmux_binary_plan_create(kmux_device *dev, const kmux_binary_desc *desc,
+                                             const kmux_plan_prefs *prefs, kmux_plan **plan);
+
+/** Runs a binary plan on stream. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT for a NULL
+ *  plan/stream/args, a plan of another kind, a stream of another device, a NULL tensor (when
+ *  the shape is not empty), or dst overlapping src1 or src0 other than exactly; KMUX_ERR_DEVICE.
+ */
+KMUX_API kmux_status kmux_binary_execute(kmux_plan *plan, kmux_stream *stream,
+                                         const kmux_binary_args *args);
+
+/* ============================================================================================
+ * Reductions over axes (as oneDNN's reduction primitive and cudnnReduceTensor)
+ * ============================================================================================
+ *
+ * One op family: dst = the reduction of src over every axis i with dst_dims[i] == 1 (the
+ * others are kept: dst_dims[i] == src_dims[i]), dense row-major tensors of ndims dimensions
+ * (1 <= ndims <= KMUX_MAX_NDIMS), src in src_dtype and dst in dst_dtype (each f32, f16 or bf16: a
+ * bf16 gradient reduced into an f32 bias gradient is one op). Accumulated in f64 on the CPU
+ * backends and ref, in f32 or f64 on the GPU (see each backend), rounded once to dst_dtype: SUM sum
+ * x                    MEAN   sum x / count MAX    largest x                MIN    smallest x (a
+ * NaN gives NaN, as torch.amax) AMAX   largest |x| (NaN gives NaN; kmux_amax, which ignores NaN, is
+ * the scaling statistic) NORM2  sqrt(sum x^2) (the gradient norm of clipping, as
+ * torch.linalg.vector_norm) The bias gradient of a layer is SUM over every axis but the channel:
+ * src {N, C, H, W}, dst {1, C, 1, 1} (NCHW); src {N, H, W, C}, dst {1, 1, 1, C} (NHWC); src {rows,
+ * cols}, dst {1, cols} (row-major). Reducing an axis of size 0 gives the algorithm's identity (SUM,
+ * AMAX, NORM2: 0; MAX: -Inf; MIN: +Inf; MEAN: NaN, as torch.mean of nothing).
+ */
+typedef enum kmux_reduction_alg {
+    KMUX_REDUCTION_SUM = 1,
+    KMUX_REDUCTION_MEAN = 2,
+    KMUX_REDUCTION_MAX = 3,
+    KMUX_REDUCTION_MIN = 4,
+    KMUX_REDUCTION_AMAX = 5,
+    KMUX_REDUCTION_NORM2 = 6
+} kmux_reduction_alg;
+
+/** Name of a reduction algorithm ("sum", "mean", "max", "min", "amax", "norm2"); "?" when
+ *  unknown. Not a kmux_status: returns the name, never NULL, static storage. */
+KMUX_API const char *kmux_reduction_alg_name(kmux_reduction_alg alg);
+
+/** Description of a reduction. Initialise with KMUX_REDUCTION_DESC_INIT (SUM, f32 to f32, ndims
+ *  0: set ndims and the dims). Required fields: all of them; dims beyond ndims are ignored. */
+typedef struct kmux_reduction_desc {
+    size_t struct_size;
+    kmux_reduction_alg alg;
+    kmux_dtype src_dtype, dst_dtype;  /**< each f32, f16 or bf16 */
+    int ndims;                        /**< 1 .. KMUX_MAX_NDIMS */
+    int64_t src_dims[KMUX_MAX_NDIMS]; /**< row-major (the last index fastest) */
+    int64_t dst_dims[KMUX_MAX_NDIMS]; /**< each src_dims[i] (kept) or 1 (reduced) */
+} kmux_reduction_desc;
+
+#define KMUX_REDUCTION_DESC_INIT                                                                   \
+    {                                                                                              \
+        .struct_size = sizeof(kmux_reduction_desc), .alg = KMUX_REDUCTION_SUM,                     \
+        .src_dtype = KMUX_F32, .dst_dtype = KMUX_F32, .ndims = 0                                   \
+    }
+
+/** Tensors of one reduction (device memory, dense). dst may not overlap src. Required fields:
+ *  all of them. */
+typedef struct kmux_reduction_args {
+    size_t struct_size;
+    const void *src;
+    void *dst;
+} kmux_reduction_args;
+
+#define KMUX_REDUCTION_ARGS_INIT                                                                   \
+    { .struct_size = sizeof(kmux_reduction_args) }
+
+/** Prepares a reduction on dev; prefs may be NULL. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT for
+ *  a NULL pointer, a struct_size too small, an unknown alg, a dtype other than f32/f16/bf16,
+ *  ndims outside [1, KMUX_MAX_NDIMS], a negative src_dims[i], a dst_dims[i] neither src_dims[i]
+ *  nor 1, or an element count overflowing; KMUX_ERR_UNSUPPORTED when dev does not run it (its
+ *  caps, naming the algorithm or dtype); KMUX_ERR_OUT_OF_MEMORY. A dst with no element is an op
+ *  that writes nothing. */
+KMUX_API kmux_status kmux_reduction_plan_create(kmux_device *dev, const kmux_reduction_desc *desc,
+                                                const kmux_plan_prefs *prefs, kmux_plan **plan);
+
+/** Runs a reduction plan on stream. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT for a NULL
+ *  plan/stream/args, a plan of another kind, a stream of another device, a NULL src (when src
+ *  has elements) or dst (when dst has elements), or dst overlapping src; KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_reduction_execute(kmux_plan *plan, kmux_stream *stream,
+                                            const kmux_reduction_args *args);
+
+/* ============================================================================================
  * Mixed precision
  * ============================================================================================
  *

@@ -29,7 +29,8 @@
  *   a device runs in place of one it does not); ABI 2.4 appended settle_ms to kmux_device_caps;
  *   ABI 2.5 appended stream_wait_event. ABI 2.6 appended the op families: eltwise,
  *   optimizer and softmax to kmux_device_caps (a kmux_family_caps each) and to kmux_backend_ops
- *   (a kmux_<family>_ops each), one entry per family, never one per algorithm.
+ *   (a kmux_<family>_ops each), one entry per family, never one per algorithm. ABI 2.7 appended
+ *   the binary and reduction families the same way.
  *   Slots appended at the end are optional: NULL or beyond struct_size = absent.
  * - Backends never print to stdout, never abort; host->trace (stderr) is for KMUX_VERBOSE >= 2.
  */
@@ -43,7 +44,7 @@ extern "C" {
 #endif
 
 #define KMUX_BACKEND_ABI_MAJOR 2
-#define KMUX_BACKEND_ABI_MINOR 6
+#define KMUX_BACKEND_ABI_MINOR 7
 #define KMUX_BACKEND_ENTRY_SYMBOL "kmux_backend_entry"
 
 /** Services the core offers to a plugin (valid for the lifetime of the backend instance). */
@@ -135,6 +136,12 @@ typedef struct kmux_device_caps {
     kmux_family_caps optimizer;
     /** The softmax family (kmux_softmax_*): algorithms, dtypes, directions. */
     kmux_family_caps softmax;
+    /* ---- ABI minor 7 (written only when struct_size covers it, as minor 3) ---- */
+    /** The binary family (kmux_binary_*): algorithms, dtypes; max_elements of dst. */
+    kmux_family_caps binary;
+    /** The reduction family (kmux_reduction_*): algorithms, dtypes (of src and of dst);
+     *  max_elements of src. */
+    kmux_family_caps reduction;
 } kmux_device_caps;
 
 /* ---- plan slots per kind (ABI v2) ----
@@ -207,6 +214,30 @@ typedef struct kmux_softmax_ops {
     kmux_status (*plan_info)(void *state, const void *plan, int impl, kmux_plan_info *info);
     void (*plan_destroy)(void *state, void *plan);
 } kmux_softmax_ops;
+
+/** Binary plans (kmux_binary_plan_create): the description validated and within caps.binary,
+ *  every dims[i] >= 1 (the core runs empty shapes itself). execute receives src0, src1 and dst
+ *  non-NULL; dst == src0 is allowed (in place). */
+typedef struct kmux_binary_ops {
+    kmux_status (*plan_create)(void *state, int device, const kmux_binary_desc *desc,
+                               const kmux_plan_prefs *prefs, void **plan, int *impl_count);
+    kmux_status (*execute)(void *state, const void *plan, int impl, void *stream,
+                           const kmux_binary_args *args);
+    kmux_status (*plan_info)(void *state, const void *plan, int impl, kmux_plan_info *info);
+    void (*plan_destroy)(void *state, void *plan);
+} kmux_binary_ops;
+
+/** Reduction plans (kmux_reduction_plan_create): the description validated and within
+ *  caps.reduction, every dst_dims[i] >= 1 (a src_dims[i] may be 0: a reduced axis of size 0 gives
+ *  the identity). execute receives dst non-NULL, src non-NULL when src has elements. */
+typedef struct kmux_reduction_ops {
+    kmux_status (*plan_create)(void *state, int device, const kmux_reduction_desc *desc,
+                               const kmux_plan_prefs *prefs, void **plan, int *impl_count);
+    kmux_status (*execute)(void *state, const void *plan, int impl, void *stream,
+                           const kmux_reduction_args *args);
+    kmux_status (*plan_info)(void *state, const void *plan, int impl, kmux_plan_info *info);
+    void (*plan_destroy)(void *state, void *plan);
+} kmux_reduction_ops;
 
 /** The function table of a backend (constant, static storage). Slots may be NULL where marked
  *  optional. */
@@ -293,6 +324,9 @@ typedef struct kmux_backend_ops {
     const kmux_eltwise_ops *eltwise;
     const kmux_optimizer_ops *optimizer;
     const kmux_softmax_ops *softmax;
+    /* ---- ABI minor 7 (optional, as minor 6) ---- */
+    const kmux_binary_ops *binary;
+    const kmux_reduction_ops *reduction;
 } kmux_backend_ops;
 
 /** The one symbol a plugin exports. Returns NULL only if the plugin cannot work at all. */

@@ -13,6 +13,7 @@
 
 #include "cpu_model.h"
 #include "kmux_cpu_kernels.h"
+#include "kmux_family.h"
 
 #define HOST_ALIGN 64
 
@@ -144,4 +145,12 @@ kmux_status kmux_cpu_kernels_info(kmux_plan_info *info) {
 
 void kmux_cpu_plan_free(void *state, void *plan) {
     free(plan);
+}
+
+void kmux_cpu_families_caps(kmux_device_caps *caps) {
+    if (KMUX_CAPS_HAS(caps, eltwise)) kmux_cpu_eltwise_caps(&caps->eltwise);
+    if (KMUX_CAPS_HAS(caps, optimizer)) kmux_cpu_optimizer_caps(&caps->optimizer);
+    if (KMUX_CAPS_HAS(caps, softmax)) kmux_cpu_softmax_caps(&caps->softmax);
+    if (KMUX_CAPS_HAS(caps, binary)) kmux_cpu_binary_caps(&caps->binary);
+    if (KMUX_CAPS_HAS(caps, reduction)) kmux_cpu_reduction_caps(&caps->reduction);
 }

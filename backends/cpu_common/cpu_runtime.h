@@ -103,6 +103,18 @@ extern const kmux_softmax_ops kmux_cpu_softmax_ops;
 /** Fills a device's caps.softmax with what kmux_cpu_softmax_ops runs. */
 void kmux_cpu_softmax_caps(kmux_family_caps *c);
 
+/* The binary and reduction families on kmux's CPU kernels (cpu_binary.c, cpu_reduction.c);
+ * "kmux:cpu". */
+extern const kmux_binary_ops kmux_cpu_binary_ops;
+extern const kmux_reduction_ops kmux_cpu_reduction_ops;
+void kmux_cpu_binary_caps(kmux_family_caps *c);
+void kmux_cpu_reduction_caps(kmux_family_caps *c);
+
+/** Writes the caps of every op family kmux's CPU kernels run (eltwise, optimizer, softmax,
+ *  binary, reduction) into caps, each where caps->struct_size covers it (an older core's struct
+ *  is shorter). */
+void kmux_cpu_families_caps(kmux_device_caps *caps);
+
 /** Fills the host part of a CPU device's properties: vendor and model name (/proc/cpuinfo),
  *  arch ("avx512_core", "avx2", "sse4.2", "generic" from the CPU's ISA flags), physical memory,
  *  compute_units = num_threads; no clock and no peaks (kmux_cpu_model_peaks in cpu_model.h

@@ -144,12 +144,7 @@ static kmux_status dnn_device_caps(void *state, int device, kmux_device_caps *ca
     caps->amp_dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16) |
                        (1u << KMUX_F8_E4M3) | (1u << KMUX_F8_E5M2) | (1u << KMUX_F8_E4M3_FNUZ) |
                        (1u << KMUX_F8_E5M2_FNUZ) | (1u << KMUX_F64);
-    if (caps->struct_size >= offsetof(kmux_device_caps, eltwise) + sizeof caps->eltwise)
-        kmux_cpu_eltwise_caps(&caps->eltwise);
-    if (caps->struct_size >= offsetof(kmux_device_caps, optimizer) + sizeof caps->optimizer)
-        kmux_cpu_optimizer_caps(&caps->optimizer);
-    if (caps->struct_size >= offsetof(kmux_device_caps, softmax) + sizeof caps->softmax)
-        kmux_cpu_softmax_caps(&caps->softmax);
+    kmux_cpu_families_caps(caps);
     return KMUX_OK;
 }
 
@@ -314,6 +309,8 @@ static const kmux_backend_ops dnn_ops = {
     .eltwise = &kmux_dnn_eltwise_ops,
     .optimizer = &kmux_cpu_optimizer_ops,
     .softmax = &kmux_cpu_softmax_ops,
+    .binary = &kmux_cpu_binary_ops,
+    .reduction = &kmux_cpu_reduction_ops,
 };
 
 /** The plugin's one exported symbol (kmux_backend.h). */

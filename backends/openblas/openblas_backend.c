@@ -202,12 +202,7 @@ static kmux_status ob_device_caps(void *state, int device, kmux_device_caps *cap
                        (1u << KMUX_F8_E5M2_FNUZ);
     if (caps->struct_size >= offsetof(kmux_device_caps, settle_ms) + sizeof caps->settle_ms)
         caps->settle_ms = settle_ms(state);
-    if (caps->struct_size >= offsetof(kmux_device_caps, eltwise) + sizeof caps->eltwise)
-        kmux_cpu_eltwise_caps(&caps->eltwise);
-    if (caps->struct_size >= offsetof(kmux_device_caps, optimizer) + sizeof caps->optimizer)
-        kmux_cpu_optimizer_caps(&caps->optimizer);
-    if (caps->struct_size >= offsetof(kmux_device_caps, softmax) + sizeof caps->softmax)
-        kmux_cpu_softmax_caps(&caps->softmax);
+    kmux_cpu_families_caps(caps);
     return KMUX_OK;
 }
 
@@ -269,6 +264,8 @@ static const kmux_backend_ops ob_ops = {
     .eltwise = &kmux_cpu_eltwise_ops,
     .optimizer = &kmux_cpu_optimizer_ops,
     .softmax = &kmux_cpu_softmax_ops,
+    .binary = &kmux_cpu_binary_ops,
+    .reduction = &kmux_cpu_reduction_ops,
 };
 
 /** The plugin's one exported symbol (kmux_backend.h). */

@@ -6,7 +6,8 @@
 #include "ref_backend.h"
 #include "ref_internal.h"
 
-#include "dispatch/common/kmux_family.h"
+#include "dispatch/common/kmux_binary.h"
+#include "dispatch/common/kmux_reduction.h"
 #include "dispatch/common/kmux_type_rules.h"
 
 #include <stdio.h>
@@ -100,6 +101,12 @@ static kmux_status ref_device_caps(void *state, int device, kmux_device_caps *ca
                          (UINT64_C(1) << KMUX_SOFTMAX_CROSS_ENTROPY);
     caps->softmax.dtypes = caps->eltwise.dtypes;
     caps->softmax.props = caps->eltwise.props;
+    caps->binary.algs = kmux_binary_all_algs();
+    caps->binary.dtypes = KMUX_FAMILY_DTYPES;
+    caps->binary.props = 1u << KMUX_PROP_FORWARD;
+    caps->reduction.algs = kmux_reduction_all_algs();
+    caps->reduction.dtypes = KMUX_FAMILY_DTYPES;
+    caps->reduction.props = 1u << KMUX_PROP_FORWARD;
     return KMUX_OK;
 }
 
@@ -174,6 +181,20 @@ static const kmux_softmax_ops ref_softmax_ops = {
     .plan_destroy = ref_plan_destroy,
 };
 
+static const kmux_binary_ops ref_binary_ops = {
+    .plan_create = kmux_ref_binary_plan_create,
+    .execute = kmux_ref_binary_execute,
+    .plan_info = ref_family_plan_info,
+    .plan_destroy = ref_plan_destroy,
+};
+
+static const kmux_reduction_ops ref_reduction_ops = {
+    .plan_create = kmux_ref_reduction_plan_create,
+    .execute = kmux_ref_reduction_execute,
+    .plan_info = ref_family_plan_info,
+    .plan_destroy = ref_plan_destroy,
+};
+
 static const kmux_backend_ops ref_ops = {
     .struct_size = sizeof(kmux_backend_ops),
     .abi_major = KMUX_BACKEND_ABI_MAJOR,
@@ -197,6 +218,8 @@ static const kmux_backend_ops ref_ops = {
     .eltwise = &ref_eltwise_ops,
     .optimizer = &ref_optimizer_ops,
     .softmax = &ref_softmax_ops,
+    .binary = &ref_binary_ops,
+    .reduction = &ref_reduction_ops,
 };
 
 const kmux_backend_ops *kmux_ref_backend_ops(void) {

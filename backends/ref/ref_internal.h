@@ -18,7 +18,9 @@ typedef enum ref_plan_kind {
     REF_PLAN_CONV2D = 2,
     REF_PLAN_ELTWISE = 3,
     REF_PLAN_OPTIMIZER = 4,
-    REF_PLAN_SOFTMAX = 5
+    REF_PLAN_SOFTMAX = 5,
+    REF_PLAN_BINARY = 6,
+    REF_PLAN_REDUCTION = 7
 } ref_plan_kind;
 
 /** A plan only keeps a copy of the validated description: ref has one implementation. */
@@ -29,6 +31,8 @@ typedef struct ref_plan {
     kmux_eltwise_desc el;   /**< REF_PLAN_ELTWISE */
     kmux_optimizer_desc op; /**< REF_PLAN_OPTIMIZER */
     kmux_softmax_desc sm;   /**< REF_PLAN_SOFTMAX */
+    kmux_binary_desc bi;    /**< REF_PLAN_BINARY */
+    kmux_reduction_desc re; /**< REF_PLAN_REDUCTION */
 } ref_plan;
 
 /** Doubles of one GEMM panel of op(B): KMUX_REF_PANEL_ELEMS if set to a positive integer (an
@@ -76,6 +80,17 @@ kmux_status kmux_ref_softmax_plan_create(void *state, int device, const kmux_sof
                                          int *impl_count);
 kmux_status kmux_ref_softmax_execute(void *state, const void *plan, int impl, void *stream,
                                      const kmux_softmax_args *args);
+
+/* ---- binary (ref_binary.c) and reduction (ref_reduction.c): f64 definitions ---- */
+kmux_status kmux_ref_binary_plan_create(void *state, int device, const kmux_binary_desc *desc,
+                                        const kmux_plan_prefs *prefs, void **plan, int *impl_count);
+kmux_status kmux_ref_binary_execute(void *state, const void *plan, int impl, void *stream,
+                                    const kmux_binary_args *args);
+kmux_status kmux_ref_reduction_plan_create(void *state, int device, const kmux_reduction_desc *desc,
+                                           const kmux_plan_prefs *prefs, void **plan,
+                                           int *impl_count);
+kmux_status kmux_ref_reduction_execute(void *state, const void *plan, int impl, void *stream,
+                                       const kmux_reduction_args *args);
 
 /* ---- mixed precision (ref_amp.c), semantics of kmux.h; scalars are host memory ---- */
 kmux_status kmux_ref_cast(void *state, void *stream, int64_t n, const void *src,

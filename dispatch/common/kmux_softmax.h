@@ -73,15 +73,11 @@ static inline kmux_smx_params kmux_smx_params_of(const kmux_softmax_desc *d,
 }
 
 static inline KMUX_DTYPE_HD float kmux_smx_load(const void *p, int t, int64_t i) {
-    if (t == KMUX_F32) return ((const float *)p)[i];
-    return kmux_decode_f32(((const uint16_t *)p)[i], (kmux_dtype)t);
+    return kmux_fam_load(p, t, i);
 }
 
 static inline KMUX_DTYPE_HD void kmux_smx_store(void *p, int t, int64_t i, float v) {
-    if (t == KMUX_F32)
-        ((float *)p)[i] = v;
-    else
-        ((uint16_t *)p)[i] = (uint16_t)kmux_encode_f32(v, (kmux_dtype)t, 0);
+    kmux_fam_store(p, t, i, v);
 }
 
 /** Row r of the step (see the file comment). */

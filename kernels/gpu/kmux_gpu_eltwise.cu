@@ -5,9 +5,10 @@
  * loop per (dtype, algorithm), chosen by uniform switches before the loop. A new algorithm of the
  * table is compiled in here without a change to this file.
  */
+#include "kmux_gpu_formats.cuh" /* first: the vendor runtime the shared codec's intrinsics need */
+
 #include "kmux_eltwise.h"
 #include "kmux_gpu_eltwise_params.h"
-#include "kmux_gpu_formats.cuh"
 #include "kmux_gpu_kernels.h"
 
 namespace kmux_gpu_k {

@@ -1,0 +1,183 @@
+/*
+ * reduction.c - the reduction family on the CPU (kmux_cpu_reduction), accumulated in f64.
+ * src's shape is grouped against dst's (dispatch/common/kmux_family.h); the innermost group
+ * decides the loop:
+ *   reduced (NCHW bias gradient: N, C kept, H x W reduced): one output at a time over contiguous
+ *     runs of src, each run summed in 8 independent f64 lanes (vectorised, a fixed order);
+ *   kept (NHWC / row-major bias gradient): a tile of TILE consecutive outputs, each src row's
+ *     tile added into f64 accumulators.
+ * The work items (outputs, or tiles) are split across threads; where there are fewer items than
+ * threads (a full reduction, a short bias), the reduced index range is split instead into one
+ * partial per thread, combined in order afterwards. Results are deterministic for a given thread
+ * count, and within one f32 rounding of ref's whatever the count.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "cast_internal.h"
+#include "kmux_cpu_kernels.h"
+#include "kmux_reduction.h"
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define KMUX_RED_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define KMUX_RED_CLONES
+#endif
+
+#define TILE 64    /* outputs of one tile (innermost group kept) */
+#define BLOCK 2048 /* f16/bf16 values decoded at once */
+
+typedef struct red_job {
+    kmux_red_params p;
+    int inner_kept;  /* the innermost group is kept (tiles) or reduced (runs) */
+    int64_t len;     /* elements of the innermost group */
+    int64_t tiles;   /* tiles of one innermost kept run */
+    int64_t items;   /* outputs (runs) or tiles (tiles) */
+    int parts;       /* > 1: the reduced range split into parts with partials */
+    double *partial; /* parts x dst_n accumulators */
+    int avx2;
+} red_job;
+
+KMUX_RED_CLONES static double sum_run(const float *x, int64_t n, int squares) {
+    double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t i = 0;
+    if (squares)
+        for (; i + 8 <= n; i += 8)
+            for (int k = 0; k < 8; k++)
+                s[k] += (double)x[i + k] * (double)x[i + k];
+    else
+        for (; i + 8 <= n; i += 8)
+            for (int k = 0; k < 8; k++)
+                s[k] += (double)x[i + k];
+    for (; i < n; i++)
+        s[i & 7] += squares ? (double)x[i] * (double)x[i] : (double)x[i];
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+/* acc over a contiguous f32 run */
+static double acc_run(int alg, double acc, const float *x, int64_t n) {
+    if (alg == KMUX_REDUCTION_SUM || alg == KMUX_REDUCTION_MEAN) return acc + sum_run(x, n, 0);
+    if (alg == KMUX_REDUCTION_NORM2) return acc + sum_run(x, n, 1);
+    for (int64_t i = 0; i < n; i++)
+        acc = kmux_red_acc(alg, acc, (double)x[i]);
+    return acc;
+}
+
+/* acc[i] over the f32 values x[i], i < n */
+KMUX_RED_CLONES static void acc_tile(int alg, double *acc, const float *x, int64_t n) {
+    if (alg == KMUX_REDUCTION_SUM || alg == KMUX_REDUCTION_MEAN) {
+        for (int64_t i = 0; i < n; i++)
+            acc[i] += (double)x[i];
+    } else if (alg == KMUX_REDUCTION_NORM2) {
+        for (int64_t i = 0; i < n; i++)
+            acc[i] += (double)x[i] * (double)x[i];
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            acc[i] = kmux_red_acc(alg, acc[i], (double)x[i]);
+    }
+}
+
+/* src values [off, off + n) as f32: the tensor itself, or decoded into buf (n <= BLOCK) */
+static const float *values(const red_job *j, int64_t off, int64_t n, float *buf) {
+    if (j->p.src_dtype == KMUX_F32) return (const float *)j->p.src + off;
+    const size_t es = (size_t)kmux_dtype_desc_of((kmux_dtype)j->p.src_dtype).bytes;
+    kmux_cast_to_f32_serial(n, (const char *)j->p.src + (size_t)off * es,
+                            (kmux_dtype)j->p.src_dtype, buf, j->avx2);
+    return buf;
+}
+
+/* The first output of item t and how many it has. */
+static int64_t item_out(const red_job *j, int64_t t, int64_t *width) {
+    if (!j->inner_kept) return *width = 1, t;
+    const int64_t c = (t % j->tiles) * TILE;
+    *width = j->len - c < TILE ? j->len - c : TILE;
+    return t / j->tiles * j->len + c;
+}
+
+/* Accumulates the reduced indices [r0, r1) of item t into acc (its width). */
+static void item_acc(const red_job *j, int64_t t, int64_t r0, int64_t r1, double *acc) {
+    float buf[BLOCK];
+    int64_t w;
+    const int64_t out = item_out(j, t, &w);
+    const int alg = j->p.alg;
+    if (j->inner_kept) {
+        for (int64_t r = r0; r < r1; r++)
+            acc_tile(alg, acc, values(j, kmux_nd_full_offset(&j->p.g, out, r), w, buf), w);
+        return;
+    }
+    for (int64_t r = r0; r < r1;) {
+        int64_t n = j->len - r % j->len;
+        if (n > r1 - r) n = r1 - r;
+        if (n > BLOCK && j->p.src_dtype != KMUX_F32) n = BLOCK;
+        acc[0] = acc_run(alg, acc[0], values(j, kmux_nd_full_offset(&j->p.g, out, r), n, buf), n);
+        r += n;
+    }
+}
+
+static void store(const red_job *j, int64_t out, const double *acc, int64_t w) {
+    for (int64_t i = 0; i < w; i++)
+        kmux_fam_store(j->p.dst, j->p.dst_dtype, out + i,
+                       (float)kmux_red_final(j->p.alg, acc[i], j->p.count));
+}
+
+static void items(void *ctx, int64_t begin, int64_t end, int tid) {
+    (void)tid;
+    const red_job *j = ctx;
+    double acc[TILE];
+    for (int64_t t = begin; t < end; t++) {
+        int64_t w;
+        const int64_t out = item_out(j, t, &w);
+        for (int64_t i = 0; i < w; i++)
+            acc[i] = kmux_red_identity(j->p.alg);
+        item_acc(j, t, 0, j->p.count, acc);
+        store(j, out, acc, w);
+    }
+}
+
+static void parts(void *ctx, int64_t begin, int64_t end, int tid) {
+    (void)tid;
+    const red_job *j = ctx;
+    for (int64_t q = begin; q < end; q++) {
+        const int64_t r0 = j->p.count * q / j->parts, r1 = j->p.count * (q + 1) / j->parts;
+        for (int64_t t = 0; t < j->items; t++) {
+            int64_t w;
+            const int64_t out = item_out(j, t, &w);
+            item_acc(j, t, r0, r1, j->partial + q * j->p.dst_n + out);
+        }
+    }
+}
+
+void kmux_cpu_reduction(const kmux_reduction_desc *d, const kmux_reduction_args *args,
+                        int threads) {
+    red_job j;
+    j.p = kmux_red_params_of(d, args);
+    const kmux_nd_groups *g = &j.p.g;
+    j.inner_kept = g->n > 0 && g->kept[g->n - 1];
+    j.len = g->n ? g->size[g->n - 1] : 1;
+    j.tiles = (j.len + TILE - 1) / TILE;
+    j.items = j.inner_kept ? j.p.dst_n / j.len * j.tiles : j.p.dst_n;
+    j.avx2 = kmux_cast_have_avx2();
+    j.parts = 1;
+    j.partial = NULL;
+    const int64_t work = j.p.count * j.p.dst_n;
+    if (threads > 1 && j.items < threads && work >= KMUX_CAST_PARALLEL_MIN) {
+        j.parts = threads < KMUX_CAST_MAX_THREADS ? threads : KMUX_CAST_MAX_THREADS;
+        j.partial = malloc((size_t)j.parts * (size_t)j.p.dst_n * sizeof(double));
+    }
+    if (!j.partial) { /* one thread an item (or the partials' memory was refused) */
+        kmux_cast_parallel_for(j.items, j.p.count * (j.inner_kept ? TILE : 1), threads, 1, items,
+                               &j);
+        return;
+    }
+    for (int64_t i = 0; i < (int64_t)j.parts * j.p.dst_n; i++)
+        j.partial[i] = kmux_red_identity(j.p.alg);
+    kmux_cast_parallel_for(j.parts, work / j.parts, j.parts, 1, parts, &j);
+    for (int64_t o = 0; o < j.p.dst_n; o++) {
+        double acc = j.partial[o];
+        for (int q = 1; q < j.parts; q++)
+            acc = kmux_red_combine(j.p.alg, acc, j.partial[(int64_t)q * j.p.dst_n + o]);
+        store(&j, o, &acc, 1);
+    }
+    free(j.partial);
+}
