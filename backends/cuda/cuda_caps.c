@@ -48,11 +48,6 @@ kmux_status kmux_cuda_device_caps(void *state, int device, kmux_device_caps *cap
             conv_rows |= UINT64_C(1) << i;
     kmux_gpu_conv2d_caps(caps, conv_rows); /* the own kernel serves every shape cuDNN refuses */
     caps->amp_dtypes = kmux_gpu_host_amp_dtypes();
-    if (caps->struct_size >= offsetof(kmux_device_caps, eltwise) + sizeof caps->eltwise)
-        kmux_gpu_eltwise_caps(&caps->eltwise);
-    if (caps->struct_size >= offsetof(kmux_device_caps, optimizer) + sizeof caps->optimizer)
-        kmux_gpu_optimizer_caps(&caps->optimizer);
-    if (caps->struct_size >= offsetof(kmux_device_caps, softmax) + sizeof caps->softmax)
-        kmux_gpu_softmax_caps(&caps->softmax);
+    kmux_gpu_families_caps(caps);
     return KMUX_OK;
 }

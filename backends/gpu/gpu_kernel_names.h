@@ -26,6 +26,8 @@ typedef enum {
     KMUX_GPU_MOD_ELTWISE,   /* kmux_gpu_eltwise.cu */
     KMUX_GPU_MOD_OPTIMIZER, /* kmux_gpu_optimizer.cu */
     KMUX_GPU_MOD_SOFTMAX,   /* kmux_gpu_softmax.cu */
+    KMUX_GPU_MOD_BINARY,    /* kmux_gpu_binary.cu */
+    KMUX_GPU_MOD_REDUCTION, /* kmux_gpu_reduction.cu */
     KMUX_GPU_MOD_COUNT
 } kmux_gpu_module_id;
 

@@ -113,6 +113,15 @@ void kmux_gpu_optimizer_caps(kmux_family_caps *c);
 /** Fills a device's caps.softmax with what kmux_gpu_softmax_ops runs. */
 void kmux_gpu_softmax_caps(kmux_family_caps *c);
 
+/* ---- gpu_binary.c, gpu_reduction.c: kmux_gpu_binary.cu, kmux_gpu_reduction.cu ---- */
+
+void kmux_gpu_binary_caps(kmux_family_caps *c);
+void kmux_gpu_reduction_caps(kmux_family_caps *c);
+
+/** Writes the caps of every op family the GPU kernels run into caps, each where
+ *  caps->struct_size covers it (an older core's struct is shorter); gpu_runtime.c. */
+void kmux_gpu_families_caps(kmux_device_caps *caps);
+
 /* ---- gpu_post.c: kmux_gpu_post.cu ---- */
 
 /** kmux_gpu_post_launch: *amax (when set) zeroed, then the post kernel of a->d_type (f64; f32,

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "gpu_runtime.h"
+#include "gpu_kernels.h"
+#include "kmux_family.h"
 
 #if defined(__GNUC__)
 #define KMUX_GPU_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -258,4 +260,12 @@ kmux_status kmux_gpu_kernels_info(void *state, const void *plan, int impl, kmux_
 
 void kmux_gpu_plan_free(void *state, void *plan) {
     free(plan);
+}
+
+void kmux_gpu_families_caps(kmux_device_caps *caps) {
+    if (KMUX_CAPS_HAS(caps, eltwise)) kmux_gpu_eltwise_caps(&caps->eltwise);
+    if (KMUX_CAPS_HAS(caps, optimizer)) kmux_gpu_optimizer_caps(&caps->optimizer);
+    if (KMUX_CAPS_HAS(caps, softmax)) kmux_gpu_softmax_caps(&caps->softmax);
+    if (KMUX_CAPS_HAS(caps, binary)) kmux_gpu_binary_caps(&caps->binary);
+    if (KMUX_CAPS_HAS(caps, reduction)) kmux_gpu_reduction_caps(&caps->reduction);
 }

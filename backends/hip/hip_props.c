@@ -247,12 +247,7 @@ kmux_status kmux_hip_device_caps(void *state, int device, kmux_device_caps *caps
         if (arch_runs(arch, rows[i].a_type)) conv_rows |= UINT64_C(1) << i;
     kmux_gpu_conv2d_caps(caps, conv_rows);
     caps->amp_dtypes = kmux_gpu_host_amp_dtypes();
-    if (caps->struct_size >= offsetof(kmux_device_caps, eltwise) + sizeof caps->eltwise)
-        kmux_gpu_eltwise_caps(&caps->eltwise);
-    if (caps->struct_size >= offsetof(kmux_device_caps, optimizer) + sizeof caps->optimizer)
-        kmux_gpu_optimizer_caps(&caps->optimizer);
-    if (caps->struct_size >= offsetof(kmux_device_caps, softmax) + sizeof caps->softmax)
-        kmux_gpu_softmax_caps(&caps->softmax);
+    kmux_gpu_families_caps(caps);
     /* fp8 honesty (ABI 2.3, written only where the core's struct has the fields): the fp8 family
      * the architecture lacks is refused by the core naming the one it has */
     if (caps->struct_size >=

@@ -207,6 +207,25 @@ static int gemm_plan(net *nt, int64_t m, int64_t n, int64_t k, kmux_transpose ta
     return 0;
 }
 
+/* A bias gradient: db(cols) = the sum over the rows of dY(rows x cols, row-major: the NHWC
+ * activations' gradient or the logits'), in T, accumulated by kmux in f64. */
+static int bias_grad_plan(net *nt, int64_t rows, int64_t cols, const char *name, int64_t batch,
+                          kmux_plan **plan) {
+    kmux_reduction_desc d = KMUX_REDUCTION_DESC_INIT;
+    d.alg = KMUX_REDUCTION_SUM, d.src_dtype = d.dst_dtype = nt->t, d.ndims = 2;
+    d.src_dims[0] = rows, d.src_dims[1] = cols, d.dst_dims[0] = 1, d.dst_dims[1] = cols;
+    KCHECK(kmux_reduction_plan_create(nt->dev, &d, NULL, plan));
+    plan_created(nt, *plan, name, batch);
+    return 0;
+}
+
+static int bias_grad(net *nt, kmux_plan *p, const void *dy, void *db) {
+    kmux_reduction_args a = KMUX_REDUCTION_ARGS_INIT;
+    a.src = dy, a.dst = db;
+    KCHECK(kmux_reduction_execute(p, nt->s, &a));
+    return 0;
+}
+
 /* The ReLU's backward over n elements of T, from the forward's output (y > 0: the mask). */
 static int relu_bwd_plan(net *nt, int64_t n, const char *name, int64_t batch, kmux_plan **plan) {
     kmux_eltwise_desc d = KMUX_ELTWISE_DESC_INIT;
@@ -272,17 +291,14 @@ static int batch_create(net *nt, net_batch *b, int64_t n, int train) {
     PCHECK(relu_bwd_plan(nt, a1, "relu1_bwd", n, &b->relu1_bwd));
     PCHECK(gemm_plan(nt, NET_FC_IN, NET_CLASSES, n, KMUX_TRANS, KMUX_NO_TRANS, nt->t, 0, "fc_dw", n,
                      &b->fc_dw));
-    PCHECK(gemm_plan(nt, 1, NET_CLASSES, n, KMUX_NO_TRANS, KMUX_NO_TRANS, nt->t, 0, "fc_db", n,
-                     &b->fc_db));
+    PCHECK(bias_grad_plan(nt, n, NET_CLASSES, "fc_db", n, &b->fc_db));
     PCHECK(gemm_plan(nt, n, NET_FC_IN, NET_CLASSES, KMUX_NO_TRANS, KMUX_TRANS, nt->t, 0, "fc_dx", n,
                      &b->fc_dx));
     PCHECK(conv_plan(nt, n, 2, KMUX_CONV_BWD_WEIGHTS, "conv2_dw", &b->conv2_dw));
     PCHECK(conv_plan(nt, n, 2, KMUX_CONV_BWD_DATA, "conv2_dx", &b->conv2_dx));
-    PCHECK(gemm_plan(nt, 1, NET_C2, n * NET_H2 * NET_H2, KMUX_NO_TRANS, KMUX_NO_TRANS, nt->t, 0,
-                     "b2_grad", n, &b->b2_grad));
+    PCHECK(bias_grad_plan(nt, n * NET_H2 * NET_H2, NET_C2, "b2_grad", n, &b->b2_grad));
     PCHECK(conv_plan(nt, n, 1, KMUX_CONV_BWD_WEIGHTS, "conv1_dw", &b->conv1_dw));
-    PCHECK(gemm_plan(nt, 1, NET_C1, n * NET_H1 * NET_H1, KMUX_NO_TRANS, KMUX_NO_TRANS, nt->t, 0,
-                     "b1_grad", n, &b->b1_grad));
+    PCHECK(bias_grad_plan(nt, n * NET_H1 * NET_H1, NET_C1, "b1_grad", n, &b->b1_grad));
     return 0;
 }
 
@@ -371,18 +387,18 @@ int net_backward(net *nt, net_batch *b) {
     /* saturate = 0: a scaled gradient beyond f16's range becomes Inf, which the loss scaler sees */
     if (nt->t != KMUX_F32)
         KCHECK(kmux_cast(s, n * NET_CLASSES, b->dlog32.dev, KMUX_F32, b->dlog.dev, nt->t, NULL));
-    /* fully connected layer: dW = y2^T dlog, db = 1^T dlog, dy2 = dlog W^T */
+    /* fully connected layer: dW = y2^T dlog, db = the column sums of dlog, dy2 = dlog W^T */
     PCHECK(gemm(b->fc_dw, s, b->y2.dev, b->dlog.dev, at(&nt->g, L->off[P_WF], es), &ZERO, NULL));
-    PCHECK(gemm(b->fc_db, s, b->ones.dev, b->dlog.dev, at(&nt->g, L->off[P_BF], es), &ZERO, NULL));
+    PCHECK(bias_grad(nt, b->fc_db, b->dlog.dev, at(&nt->g, L->off[P_BF], es)));
     PCHECK(gemm(b->fc_dx, s, b->dlog.dev, at(&nt->w, L->off[P_WF], es), b->dy2.dev, &ZERO, NULL));
     PCHECK(relu_backward(nt, b->relu2_bwd, &b->y2, &b->dy2));
     /* conv2: bias, weights, data */
-    PCHECK(gemm(b->b2_grad, s, b->ones.dev, b->dy2.dev, at(&nt->g, L->off[P_B2], es), &ZERO, NULL));
+    PCHECK(bias_grad(nt, b->b2_grad, b->dy2.dev, at(&nt->g, L->off[P_B2], es)));
     PCHECK(conv(b, b->conv2_dw, b->y1.dev, at(&nt->g, L->off[P_W2], es), b->dy2.dev, s));
     PCHECK(conv(b, b->conv2_dx, b->dy1.dev, at(&nt->w, L->off[P_W2], es), b->dy2.dev, s));
     PCHECK(relu_backward(nt, b->relu1_bwd, &b->y1, &b->dy1));
     /* conv1: bias and weights (the input needs no gradient) */
-    PCHECK(gemm(b->b1_grad, s, b->ones.dev, b->dy1.dev, at(&nt->g, L->off[P_B1], es), &ZERO, NULL));
+    PCHECK(bias_grad(nt, b->b1_grad, b->dy1.dev, at(&nt->g, L->off[P_B1], es)));
     PCHECK(conv(b, b->conv1_dw, b->x.dev, at(&nt->g, L->off[P_W1], es), b->dy1.dev, s));
     if (nt->t != KMUX_F32)
         KCHECK(kmux_cast(s, L->total, nt->g.dev, nt->t, nt->g32.dev, KMUX_F32, NULL));

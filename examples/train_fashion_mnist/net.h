@@ -8,9 +8,9 @@
  *   softmax cross-entropy (kmux's softmax op: the loss, its gradient, the predictions)
  *
  * Each convolution's bias and ReLU run as one GEMM with the ReLU epilogue: Y(NPQ x K) =
- * relu(ones(NPQ x 1) b(1 x K) + Y), and each bias gradient as db(1 x K) = ones(1 x NPQ) dY(NPQ x
- * K). The ReLU's backward is kmux's element-wise op (RELU backward from the output Y, in place on
- * dY), on the device.
+ * relu(ones(NPQ x 1) b(1 x K) + Y); each bias gradient db(K) is kmux's reduction op, the SUM of
+ * dY(NPQ x K) over its rows (f64 accumulation), on the device. The ReLU's backward is kmux's
+ * element-wise op (RELU backward from the output Y, in place on dY), on the device.
  *
  * Precision: the activations, the weight copies and every gradient are in the training type T
  * (f32, bf16 or f16); every product accumulates in f32. The logits are f32.

@@ -114,6 +114,8 @@ struct registrar {
         fake_gpu::register_eltwise();
         fake_gpu::register_optimizer();
         fake_gpu::register_softmax();
+        fake_gpu::register_binary();
+        fake_gpu::register_reduction();
     }
 } registrar_instance;
 

@@ -50,6 +50,8 @@ void register_post();
 void register_eltwise();
 void register_optimizer();
 void register_softmax();
+void register_binary();
+void register_reduction();
 
 struct kernel {
     std::string name; /* mangled, as in the device code's symbol table */
