@@ -7,8 +7,9 @@
  *   kept (NHWC / row-major bias gradient): a tile of TILE consecutive outputs, each src row's
  *     tile added into f64 accumulators.
  * The work items (outputs, or tiles) are split across threads; where there are fewer items than
- * threads (a full reduction, a short bias), the reduced index range is split instead into one
- * partial per thread, combined in order afterwards. Results are deterministic for a given thread
+ * threads (a full reduction, a short bias) or the items are tiles of at most 2^16 outputs, the
+ * reduced index range is split instead into one partial per thread (each reading its rows in
+ * order), combined in order afterwards. Results are deterministic for a given thread
  * count, and within one f32 rounding of ref's whatever the count.
  */
 #include <math.h>
@@ -101,6 +102,11 @@ static void item_acc(const red_job *j, int64_t t, int64_t r0, int64_t r1, double
     int64_t w;
     const int64_t out = item_out(j, t, &w);
     const int alg = j->p.alg;
+    if (j->inner_kept && j->p.g.n == 2) { /* rows x cols, the rows reduced: row r at r * cols */
+        for (int64_t r = r0; r < r1; r++)
+            acc_tile(alg, acc, values(j, r * j->len + out, w, buf), w);
+        return;
+    }
     if (j->inner_kept) {
         for (int64_t r = r0; r < r1; r++)
             acc_tile(alg, acc, values(j, kmux_nd_full_offset(&j->p.g, out, r), w, buf), w);
@@ -140,11 +146,21 @@ static void parts(void *ctx, int64_t begin, int64_t end, int tid) {
     const red_job *j = ctx;
     for (int64_t q = begin; q < end; q++) {
         const int64_t r0 = j->p.count * q / j->parts, r1 = j->p.count * (q + 1) / j->parts;
-        for (int64_t t = 0; t < j->items; t++) {
-            int64_t w;
-            const int64_t out = item_out(j, t, &w);
-            item_acc(j, t, r0, r1, j->partial + q * j->p.dst_n + out);
+        if (j->inner_kept && j->p.g.n == 2 && j->len <= BLOCK) { /* rows x cols: whole rows */
+            float buf[BLOCK];
+            for (int64_t r = r0; r < r1; r++)
+                acc_tile(j->p.alg, j->partial + q * j->p.dst_n, values(j, r * j->len, j->len, buf),
+                         j->len);
+            continue;
         }
+        /* tiles: row by row, every tile of a row while it is in cache; runs: output by output */
+        const int64_t step = j->inner_kept ? 1 : r1 - r0;
+        for (int64_t r = r0; r < r1; r += step)
+            for (int64_t t = 0; t < j->items; t++) {
+                int64_t w;
+                const int64_t out = item_out(j, t, &w);
+                item_acc(j, t, r, r + step, j->partial + q * j->p.dst_n + out);
+            }
     }
 }
 
@@ -161,7 +177,10 @@ void kmux_cpu_reduction(const kmux_reduction_desc *d, const kmux_reduction_args 
     j.parts = 1;
     j.partial = NULL;
     const int64_t work = j.p.count * j.p.dst_n;
-    if (threads > 1 && j.items < threads && work >= KMUX_CAST_PARALLEL_MIN) {
+    /* partials: too few items for the threads, or tiles (the rows then read once, in order,
+     * by one thread each, instead of every thread striding over every row) */
+    if (threads > 1 && work >= KMUX_CAST_PARALLEL_MIN &&
+        (j.items < threads || (j.inner_kept && j.p.dst_n <= ((int64_t)1 << 16)))) {
         j.parts = threads < KMUX_CAST_MAX_THREADS ? threads : KMUX_CAST_MAX_THREADS;
         j.partial = malloc((size_t)j.parts * (size_t)j.p.dst_n * sizeof(double));
     }
