@@ -11,25 +11,20 @@
 #include <string.h>
 
 #include "cast_internal.h"
+#include "cpu_clones.h"
 #include "kmux_binary.h"
 #include "kmux_cpu_kernels.h"
-
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define KMUX_BIN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define KMUX_BIN_CLONES
-#endif
 
 #define BLOCK 2048 /* elements of one block */
 
 /* o = op(al a, be b) with b a run (vv) or one value (vs), for each algorithm */
 #define KMUX_BIN_LOOPS_(E, f, nm)                                                                  \
-    KMUX_BIN_CLONES static void vv_##f(int64_t n, const float *a, const float *b, float *o,        \
+    KMUX_CPU_CLONES static void vv_##f(int64_t n, const float *a, const float *b, float *o,        \
                                        float al, float be) {                                       \
         for (int64_t i = 0; i < n; i++)                                                            \
             o[i] = kmux_bin_##f(al * a[i], be * b[i]);                                             \
     }                                                                                              \
-    KMUX_BIN_CLONES static void vs_##f(int64_t n, const float *a, float b, float *o, float al) {   \
+    KMUX_CPU_CLONES static void vs_##f(int64_t n, const float *a, float b, float *o, float al) {   \
         for (int64_t i = 0; i < n; i++)                                                            \
             o[i] = kmux_bin_##f(al * a[i], b);                                                     \
     }

@@ -9,7 +9,7 @@
  * glibc >= 2.35: _ZGVdN8v_expf, ...): declared here as SIMD-callable, as <math.h> does itself only
  * under -ffast-math, which kmux does not use (it would drop NaN and signed-zero semantics); this
  * file is compiled with -fno-math-errno alone (errno is the only thing a vector call cannot set).
- * Each loop is cloned for AVX-512, AVX2 and the baseline, chosen at load time (target_clones).
+ * Each loop is cloned for AVX-512, AVX2 and the baseline, chosen at load time (cpu_clones.h).
  * libmvec's functions are within 4 ulp of the correctly rounded result (glibc's libm-test-ulps);
  * test_conformance_eltwise holds every backend to ref. Other compilers and libcs: scalar calls.
  */
@@ -21,6 +21,7 @@
 #endif
 
 #include "cast_internal.h"
+#include "cpu_clones.h"
 #include "kmux_cpu_kernels.h"
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__) &&       \
@@ -29,9 +30,6 @@
 extern float expf(float) __attribute__((__simd__("notinbranch")));
 extern float tanhf(float) __attribute__((__simd__("notinbranch")));
 extern float erfcf(float) __attribute__((__simd__("notinbranch")));
-#define KMUX_ELT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define KMUX_ELT_CLONES
 #endif
 
 #include "kmux_eltwise.h"
@@ -46,16 +44,16 @@ typedef struct elt_job {
 
 /* y[i] = f(x[i]) over f32, for each algorithm */
 #define KMUX_ELT_FWD_LOOP_(E, f, nm, fl)                                                           \
-    KMUX_ELT_CLONES static void fwd_##f(int64_t n, const float *x, float *y, float a, float b) {   \
+    KMUX_CPU_CLONES static void fwd_##f(int64_t n, const float *x, float *y, float a, float b) {   \
         for (int64_t i = 0; i < n; i++)                                                            \
             y[i] = kmux_elt_##f##_fwd(x[i], a, b);                                                 \
     }                                                                                              \
-    KMUX_ELT_CLONES static void bwd_##f(int64_t n, const float *dd, const float *v, float *ds,     \
+    KMUX_CPU_CLONES static void bwd_##f(int64_t n, const float *dd, const float *v, float *ds,     \
                                         float a, float b) {                                        \
         for (int64_t i = 0; i < n; i++)                                                            \
             ds[i] = kmux_elt_##f##_bwd(dd[i], v[i], a, b);                                         \
     }                                                                                              \
-    KMUX_ELT_CLONES static void bwd_dst_##f(int64_t n, const float *dd, const float *v, float *ds, \
+    KMUX_CPU_CLONES static void bwd_dst_##f(int64_t n, const float *dd, const float *v, float *ds, \
                                             float a, float b) {                                    \
         for (int64_t i = 0; i < n; i++)                                                            \
             ds[i] = kmux_elt_##f##_bwd_dst(dd[i], v[i], a, b);                                     \
@@ -84,17 +82,17 @@ static inline uint16_t bf16_out(float f) {
 
 /* the same loops on bf16 tensors */
 #define KMUX_ELT_BF16_LOOP_(E, f, nm, fl)                                                          \
-    KMUX_ELT_CLONES static void fwd16_##f(int64_t n, const uint16_t *x, uint16_t *y, float a,      \
+    KMUX_CPU_CLONES static void fwd16_##f(int64_t n, const uint16_t *x, uint16_t *y, float a,      \
                                           float b) {                                               \
         for (int64_t i = 0; i < n; i++)                                                            \
             y[i] = bf16_out(kmux_elt_##f##_fwd(bf16_in(x[i]), a, b));                              \
     }                                                                                              \
-    KMUX_ELT_CLONES static void bwd16_##f(int64_t n, const uint16_t *dd, const uint16_t *v,        \
+    KMUX_CPU_CLONES static void bwd16_##f(int64_t n, const uint16_t *dd, const uint16_t *v,        \
                                           uint16_t *ds, float a, float b) {                        \
         for (int64_t i = 0; i < n; i++)                                                            \
             ds[i] = bf16_out(kmux_elt_##f##_bwd(bf16_in(dd[i]), bf16_in(v[i]), a, b));             \
     }                                                                                              \
-    KMUX_ELT_CLONES static void bwd16_dst_##f(int64_t n, const uint16_t *dd, const uint16_t *v,    \
+    KMUX_CPU_CLONES static void bwd16_dst_##f(int64_t n, const uint16_t *dd, const uint16_t *v,    \
                                               uint16_t *ds, float a, float b) {                    \
         for (int64_t i = 0; i < n; i++)                                                            \
             ds[i] = bf16_out(kmux_elt_##f##_bwd_dst(bf16_in(dd[i]), bf16_in(v[i]), a, b));         \

@@ -9,20 +9,15 @@
 #include <string.h>
 
 #include "cast_internal.h"
+#include "cpu_clones.h"
 #include "kmux_cpu_kernels.h"
 #include "kmux_optimizer.h"
-
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
-#define KMUX_OPT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define KMUX_OPT_CLONES
-#endif
 
 #define BLOCK 1024
 
 /* p[i], s1[i], s2[i] updated from the f32 gradients g[0..m) (s1/s2 NULL when unused) */
 #define KMUX_OPT_LOOP_(E, f, nm, fl)                                                               \
-    KMUX_OPT_CLONES static void upd_##f(int64_t m, float *p, const float *g, float *s1, float *s2, \
+    KMUX_CPU_CLONES static void upd_##f(int64_t m, float *p, const float *g, float *s1, float *s2, \
                                         const kmux_opt_scalars *sc) {                              \
         const kmux_opt_scalars s = *sc;                                                            \
         if (s1 && s2) {                                                                            \

@@ -17,14 +17,9 @@
 #include <stdlib.h>
 
 #include "cast_internal.h"
+#include "cpu_clones.h"
 #include "kmux_cpu_kernels.h"
 #include "kmux_reduction.h"
-
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define KMUX_RED_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define KMUX_RED_CLONES
-#endif
 
 #define TILE 64    /* outputs of one tile (innermost group kept) */
 #define BLOCK 2048 /* f16/bf16 values decoded at once */
@@ -40,7 +35,7 @@ typedef struct red_job {
     int avx2;
 } red_job;
 
-KMUX_RED_CLONES static double sum_run(const float *x, int64_t n, int squares) {
+KMUX_CPU_CLONES static double sum_run(const float *x, int64_t n, int squares) {
     double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int64_t i = 0;
     if (squares)
@@ -66,7 +61,7 @@ static double acc_run(int alg, double acc, const float *x, int64_t n) {
 }
 
 /* acc[i] over the f32 values x[i], i < n */
-KMUX_RED_CLONES static void acc_tile(int alg, double *acc, const float *x, int64_t n) {
+KMUX_CPU_CLONES static void acc_tile(int alg, double *acc, const float *x, int64_t n) {
     if (alg == KMUX_REDUCTION_SUM || alg == KMUX_REDUCTION_MEAN) {
         for (int64_t i = 0; i < n; i++)
             acc[i] += (double)x[i];
