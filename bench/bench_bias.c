@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_clock.h"
 #include "bench_memcpy.h"
 #include "kmux.h"
 
@@ -23,22 +23,6 @@
 #define MAX_ROUNDS 32
 
 static const char *const dev_ids[NDEV] = {"cpu:onednn", "cpu:openblas"};
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof v[0], cmp_double);
-    return v[n / 2];
-}
 
 #define CHECK(x)                                                                                   \
     do {                                                                                           \
@@ -113,11 +97,11 @@ int main(int argc, char **argv) {
                 const size_t cp = op == 0 ? bytes : bytes / 2;
                 double tm[NDEV + 1][MAX_ROUNDS];
                 for (int r = 0; r < rounds; r++) {
-                    double t0 = now_ms();
+                    double t0 = kmux_bench_now_ms();
                     kmux_bench_memcpy_mt(y, x, cp, threads);
-                    tm[NDEV][r] = now_ms() - t0;
+                    tm[NDEV][r] = kmux_bench_now_ms() - t0;
                     for (int d = 0; d < NDEV; d++) {
-                        t0 = now_ms();
+                        t0 = kmux_bench_now_ms();
                         if (op == 0) {
                             kmux_binary_args a = KMUX_BINARY_ARGS_INIT;
                             a.src0 = x, a.src1 = b, a.dst = y;
@@ -128,12 +112,12 @@ int main(int argc, char **argv) {
                             CHECK(kmux_reduction_execute(plan[d], st[d], &a));
                         }
                         CHECK(kmux_stream_synchronize(st[d]));
-                        tm[d][r] = now_ms() - t0;
+                        tm[d][r] = kmux_bench_now_ms() - t0;
                     }
                 }
-                const double mc = median(tm[NDEV], rounds);
+                const double mc = kmux_bench_median(tm[NDEV], rounds);
                 for (int d = 0; d < NDEV; d++) {
-                    const double ms = median(tm[d], rounds);
+                    const double ms = kmux_bench_median(tm[d], rounds);
                     printf("%-10s %-5s %-5s %-13s %9.3f %9.3f %7.2f\n",
                            op == 0 ? "bias_add" : "bias_grad", kmux_dtype_name(t),
                            nhwc ? "nhwc" : "nchw", dev_ids[d], ms, mc, mc / ms);

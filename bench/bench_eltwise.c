@@ -21,9 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "dispatch/common/kmux_eltwise.h"
+#include "bench_clock.h"
 #include "bench_memcpy.h"
 #include "kmux.h"
 
@@ -32,22 +32,6 @@
 #define NDEV 2
 
 static const char *const dev_ids[NDEV] = {"cpu:onednn", "cpu:openblas"};
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof v[0], cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 typedef struct row {
     kmux_eltwise_desc d;
@@ -239,17 +223,17 @@ int main(int argc, char **argv) {
         kmux_bench_memcpy_mt(m_dst, m_src, moved / 2, threads);
         double t_copy[MAX_ROUNDS], t_dev[NDEV][MAX_ROUNDS];
         for (int rd = 0; rd < rounds; rd++) {
-            double t0 = now_ms();
+            double t0 = kmux_bench_now_ms();
             kmux_bench_memcpy_mt(m_dst, m_src, moved / 2, threads);
-            t_copy[rd] = now_ms() - t0;
+            t_copy[rd] = kmux_bench_now_ms() - t0;
             for (int j = 0; j < nt; j++) {
                 const int k = (j + rd) % nt;
-                t0 = now_ms();
+                t0 = kmux_bench_now_ms();
                 if (plan[k]) kmux_eltwise_execute(plan[k], tg[k].s, &a);
-                t_dev[k][rd] = now_ms() - t0;
+                t_dev[k][rd] = kmux_bench_now_ms() - t0;
             }
         }
-        const double copy_ms = median(t_copy, rounds);
+        const double copy_ms = kmux_bench_median(t_copy, rounds);
         printf("%-10s %-7s %-5s %9.2f", kmux_eltwise_alg_name(d->alg), rows[r].dir,
                kmux_dtype_name(d->dtype), copy_ms);
         if (rows[r].torch_ms > 0) compared++;
@@ -258,7 +242,7 @@ int main(int argc, char **argv) {
                 printf(" | %-12s %9s %6s %6s", "unsupported", "-", "-", "-");
                 continue;
             }
-            const double ms = median(t_dev[k], rounds), bound = copy_ms / ms;
+            const double ms = kmux_bench_median(t_dev[k], rounds), bound = copy_ms / ms;
             const double vs = rows[r].torch_ms > 0 ? rows[r].torch_ms / ms : 0;
             printf(" | %-12.12s %9.2f %6.2f %6.2f", impl[k], ms, bound, vs);
             below_bound[k] += bound < 0.9;

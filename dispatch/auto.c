@@ -151,6 +151,7 @@ static kmux_status a_caps(void *state, int device, kmux_device_caps *caps) {
         family_union(&caps->softmax, &d->caps.softmax);
         family_union(&caps->binary, &d->caps.binary);
         family_union(&caps->reduction, &d->caps.reduction);
+        family_union(&caps->pooling, &d->caps.pooling);
     }
     return KMUX_OK;
 }
@@ -222,8 +223,10 @@ static kmux_status make_plan(auto_state *st, kmux_plan_kind kind, const char *fn
                 ? kmux_softmax_plan_create_unchecked(d, (const kmux_softmax_desc *)desc, &sp, &s)
             : kind == KMUX_PLAN_BINARY
                 ? kmux_binary_plan_create_unchecked(d, (const kmux_binary_desc *)desc, &sp, &s)
-                : kmux_reduction_plan_create_unchecked(d, (const kmux_reduction_desc *)desc, &sp,
-                                                       &s);
+            : kind == KMUX_PLAN_REDUCTION
+                ? kmux_reduction_plan_create_unchecked(d, (const kmux_reduction_desc *)desc, &sp,
+                                                       &s)
+                : kmux_pooling_plan_create_unchecked(d, (const kmux_pooling_desc *)desc, &sp, &s);
         if (r != KMUX_OK) {
             size_t n = strlen(why);
             snprintf(why + n, sizeof why - n, "%s%s", n ? "; " : "", kmux_last_error());
@@ -351,6 +354,27 @@ static kmux_status a_red_exec(void *state, const void *plan, int impl, void *str
                                                     stream, args);
 }
 
+static kmux_status a_pool_create(void *state, int device, const kmux_pooling_desc *desc,
+                                 const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
+    return make_plan(state, KMUX_PLAN_POOLING, "kmux_pooling_plan_create", desc, prefs, plan,
+                     impl_count);
+}
+
+static kmux_status a_pool_exec(void *state, const void *plan, int impl, void *stream,
+                               const kmux_pooling_args *args) {
+    int local;
+    const kmux_plan *s = locate(plan, impl, &local);
+    return s->dev->backend->ops->pooling->execute(s->dev->backend->state, s->native, local, stream,
+                                                  args);
+}
+
+static const kmux_pooling_ops a_pooling_ops = {
+    .plan_create = a_pool_create,
+    .execute = a_pool_exec,
+    .plan_info = a_plan_info,
+    .plan_destroy = a_plan_destroy,
+};
+
 static const kmux_binary_ops a_binary_ops = {
     .plan_create = a_bin_create,
     .execute = a_bin_exec,
@@ -420,6 +444,7 @@ static const kmux_backend_ops a_ops = {
     .softmax = &a_softmax_ops,
     .binary = &a_binary_ops,
     .reduction = &a_reduction_ops,
+    .pooling = &a_pooling_ops,
 };
 
 const kmux_backend_ops *kmux_auto_backend_ops(void) {

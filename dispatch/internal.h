@@ -136,7 +136,8 @@ typedef enum kmux_plan_kind {
     KMUX_PLAN_OPTIMIZER = 4,
     KMUX_PLAN_SOFTMAX = 5,
     KMUX_PLAN_BINARY = 6,
-    KMUX_PLAN_REDUCTION = 7
+    KMUX_PLAN_REDUCTION = 7,
+    KMUX_PLAN_POOLING = 8
 } kmux_plan_kind;
 
 struct kmux_plan {
@@ -155,6 +156,7 @@ struct kmux_plan {
         kmux_softmax_desc softmax;
         kmux_binary_desc binary;
         kmux_reduction_desc reduction;
+        kmux_pooling_desc pooling;
     } desc;
     int cached;  /**< owned by the plan cache: kmux_plan_destroy refuses it */
     int counted; /**< counted in ctx->live_plans (a caller's plan); kmux_plan_free uncounts it */
@@ -294,6 +296,9 @@ kmux_status kmux_binary_plan_create_unchecked(kmux_device *dev, const kmux_binar
 /** The same for a validated reduction description. */
 kmux_status kmux_reduction_plan_create_unchecked(kmux_device *dev, const kmux_reduction_desc *desc,
                                                  const kmux_plan_prefs *prefs, kmux_plan **plan);
+/** The same for a validated pooling description. */
+kmux_status kmux_pooling_plan_create_unchecked(kmux_device *dev, const kmux_pooling_desc *desc,
+                                               const kmux_plan_prefs *prefs, kmux_plan **plan);
 /** Around a backend's execute: the start time for the level-1 trace (0 without it), and the
  *  trace line (KMUX_VERBOSE >= 1; a GPU stream is synchronised around the call). */
 double kmux_plan_exec_begin(kmux_plan *plan, kmux_stream *stream);

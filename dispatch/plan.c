@@ -106,6 +106,9 @@ kmux_plan_slots kmux_plan_kind_slots(const kmux_backend_ops *o, kmux_plan_kind k
     case KMUX_PLAN_REDUCTION:
         KMUX_KIND_SLOTS_(reduction, "a reduction");
         break;
+    case KMUX_PLAN_POOLING:
+        KMUX_KIND_SLOTS_(pooling, "a pooling");
+        break;
     }
 #undef KMUX_KIND_SLOTS_
     return s;
@@ -143,8 +146,10 @@ static void trace_plan(int level, const char *what, const kmux_plan *pl, const c
         kmux_trace_softmax(level, what, pl->dev, impl, &pl->desc.softmax, ms);
     else if (pl->kind == KMUX_PLAN_BINARY)
         kmux_trace_binary(level, what, pl->dev, impl, &pl->desc.binary, ms);
-    else
+    else if (pl->kind == KMUX_PLAN_REDUCTION)
         kmux_trace_reduction(level, what, pl->dev, impl, &pl->desc.reduction, ms);
+    else
+        kmux_trace_pooling(level, what, pl->dev, impl, &pl->desc.pooling, ms);
 }
 
 /* A created plan: it starts at its tuned implementation (tune.c: GEMM and convolution) and is

@@ -315,6 +315,23 @@ void kmux_trace_reduction(int level, const char *event, const kmux_device *dev, 
         problem, ms, NULL);
 }
 
+void kmux_trace_pooling(int level, const char *event, const kmux_device *dev, const char *impl,
+                        const kmux_pooling_desc *d, double ms) {
+    if (level > kmux_verbose_level()) return;
+    settle_pending(NULL);
+    char problem[300];
+    snprintf(problem, sizeof problem,
+             "%s:%s:%lldx%lldx%lldx%lld:k%lldx%lld:s%lldx%lld:p%lld,%lld,%lld,%lld:%s",
+             kmux_pooling_alg_name(d->alg), d->layout == KMUX_NHWC ? "nhwc" : "nchw",
+             (long long)d->n, (long long)d->c, (long long)d->h, (long long)d->w,
+             (long long)d->kernel_h, (long long)d->kernel_w, (long long)d->stride_h,
+             (long long)d->stride_w, (long long)d->pad_top, (long long)d->pad_bottom,
+             (long long)d->pad_left, (long long)d->pad_right,
+             d->prop == KMUX_PROP_BACKWARD ? "bwd" : "fwd");
+    row(event, dev->props.id, "pooling", impl, kmux_common_dtype_name(d->dtype), "f32", problem, ms,
+        NULL);
+}
+
 void kmux_trace_header(const kmux_context *ctx) {
     if (kmux_verbose_level() < 1 || !ctx) return;
     char version[160];

@@ -41,6 +41,9 @@ void kmux_trace_binary(int level, const char *event, const kmux_device *dev, con
 /** One line about a reduction plan ("sum:64x256x56x56->1x256x1x1"). */
 void kmux_trace_reduction(int level, const char *event, const kmux_device *dev, const char *impl,
                           const kmux_reduction_desc *d, double ms);
+/** One line about a pooling plan ("max:nchw:64x256x56x56:k3x3:s2x2:p1,1,1,1:fwd"). */
+void kmux_trace_pooling(int level, const char *event, const kmux_device *dev, const char *impl,
+                        const kmux_pooling_desc *d, double ms);
 
 /** The problem of a description in kmux-bench's grammar (options, then the descriptor). */
 void kmux_trace_problem_matmul(const kmux_matmul_desc *d, char *buf, size_t cap);

@@ -1228,6 +1228,96 @@ KMUX_API kmux_status kmux_reduction_execute(kmux_plan *plan, kmux_stream *stream
                                             const kmux_reduction_args *args);
 
 /* ============================================================================================
+ * 2-D pooling (as torch.nn.MaxPool2d / AvgPool2d, oneDNN's pooling primitive, cudnnPooling*)
+ * ============================================================================================
+ *
+ * One op family over a 4-D tensor x of n x c x h x w (layout NCHW or NHWC, dense) and y of
+ * n x c x p x q, with the window kernel_h x kernel_w moved by stride_h, stride_w over x padded by
+ * pad_top, pad_bottom, pad_left, pad_right (floor mode, as PyTorch's default and oneDNN):
+ *   p = (h + pad_top + pad_bottom - kernel_h) / stride_h + 1, q likewise with w.
+ * Every window overlaps x (each pad is smaller than the kernel along its axis), so no output is
+ * of padding alone. Every tensor has one dtype (f32, f16 or bf16), computed in f32, rounded once.
+ *   MAX               y = the largest x of the window (padding is not a value; a NaN gives NaN,
+ *                     as MaxPool2d). BACKWARD: each dy goes to its window's first largest x in
+ *                     row-major order within the window (MaxPool2d's index), the window recomputed
+ *                     from x as cudnnPoolingBackward does; dx sums what every window sends it
+ *   AVG_INCLUDE_PAD   y = the window's sum / (kernel_h kernel_w): padding counts as zeros
+ *                     (count_include_pad = True, PyTorch's default; oneDNN's
+ *                     pooling_avg_include_padding)
+ *   AVG_EXCLUDE_PAD   y = the window's sum / the x elements in it (count_include_pad = False;
+ *                     pooling_avg_exclude_padding)
+ * BACKWARD of the averages: dx[i] = sum over the windows holding i of dy / that window's divisor.
+ * dx is written, never accumulated into (as cudnnPoolingBackward with beta = 0).
+ */
+typedef enum kmux_pooling_alg {
+    KMUX_POOLING_MAX = 1,
+    KMUX_POOLING_AVG_INCLUDE_PAD = 2,
+    KMUX_POOLING_AVG_EXCLUDE_PAD = 3
+} kmux_pooling_alg;
+
+/** Name of a pooling algorithm ("max", "avg_include_pad", "avg_exclude_pad"); "?" when
+ *  unknown. Not a kmux_status: returns the name, never NULL, static storage. */
+KMUX_API const char *kmux_pooling_alg_name(kmux_pooling_alg alg);
+
+/** Description of a pooling op. Initialise with KMUX_POOLING_DESC_INIT (MAX forward, NCHW, f32,
+ *  stride 1, no padding: set the sizes and the kernel). Required fields: all of them. */
+typedef struct kmux_pooling_desc {
+    size_t struct_size;
+    kmux_pooling_alg alg;
+    kmux_prop prop;
+    kmux_layout layout;         /**< of x, y, dx, dy: NCHW or NHWC */
+    kmux_dtype dtype;           /**< of every tensor: f32, f16 or bf16 */
+    int64_t n, c, h, w;         /**< x's batch, channels, height, width: n, c >= 0; h, w >= 1 */
+    int64_t kernel_h, kernel_w; /**< >= 1 */
+    int64_t stride_h, stride_w; /**< >= 1 */
+    int64_t pad_top, pad_bottom, pad_left, pad_right; /**< >= 0, smaller than the kernel */
+} kmux_pooling_desc;
+
+#define KMUX_POOLING_DESC_INIT                                                                     \
+    {                                                                                              \
+        .struct_size = sizeof(kmux_pooling_desc), .alg = KMUX_POOLING_MAX,                         \
+        .prop = KMUX_PROP_FORWARD, .layout = KMUX_NCHW, .dtype = KMUX_F32, .stride_h = 1,          \
+        .stride_w = 1                                                                              \
+    }
+
+/** Output height p and width q of desc, by the formula above. Returns KMUX_OK;
+ *  KMUX_ERR_INVALID_ARGUMENT if a pointer is NULL or the description is invalid (the same checks
+ *  as kmux_pooling_plan_create, each naming the field and its value). */
+KMUX_API kmux_status kmux_pooling_output_dims(const kmux_pooling_desc *desc, int64_t *p,
+                                              int64_t *q);
+
+/** Tensors of one pooling execution (device memory, dense, the plan's layout and dtype).
+ *  FORWARD reads x (n c h w) and writes y (n c p q). BACKWARD reads dy (n c p q) and, for MAX, x,
+ *  and writes dx (n c h w). The fields a direction does not use are ignored. No written tensor
+ *  may overlap one read. Required fields: all of them. */
+typedef struct kmux_pooling_args {
+    size_t struct_size;
+    const void *x;
+    void *y;
+    const void *dy;
+    void *dx;
+} kmux_pooling_args;
+
+#define KMUX_POOLING_ARGS_INIT                                                                     \
+    { .struct_size = sizeof(kmux_pooling_args) }
+
+/** Prepares a pooling op on dev; prefs may be NULL. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT
+ *  for a NULL pointer, a struct_size too small, an unknown alg, prop or layout, a dtype other
+ *  than f32/f16/bf16, n or c negative, h, w, a kernel size or a stride below 1, a pad negative or
+ *  not smaller than the kernel along its axis, an empty output (p or q < 1), or an element count
+ *  overflowing; KMUX_ERR_UNSUPPORTED when dev does not run it (its caps, naming the algorithm,
+ *  dtype or direction); KMUX_ERR_OUT_OF_MEMORY. n or c 0 is an op that writes nothing. */
+KMUX_API kmux_status kmux_pooling_plan_create(kmux_device *dev, const kmux_pooling_desc *desc,
+                                              const kmux_plan_prefs *prefs, kmux_plan **plan);
+
+/** Runs a pooling plan on stream. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT for a NULL
+ *  plan/stream/args, a plan of another kind, a stream of another device, a NULL tensor the
+ *  direction needs (when n c > 0), or the written tensor overlapping a read one; KMUX_ERR_DEVICE.
+ */
+KMUX_API kmux_status kmux_pooling_execute(kmux_plan *plan, kmux_stream *stream,
+                                          const kmux_pooling_args *args);
+
+/* ============================================================================================
  * Mixed precision
  * ============================================================================================
  *

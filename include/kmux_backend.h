@@ -30,7 +30,7 @@
  *   ABI 2.5 appended stream_wait_event. ABI 2.6 appended the op families: eltwise,
  *   optimizer and softmax to kmux_device_caps (a kmux_family_caps each) and to kmux_backend_ops
  *   (a kmux_<family>_ops each), one entry per family, never one per algorithm. ABI 2.7 appended
- *   the binary and reduction families the same way.
+ *   the binary and reduction families the same way, ABI 2.8 the pooling family.
  *   Slots appended at the end are optional: NULL or beyond struct_size = absent.
  * - Backends never print to stdout, never abort; host->trace (stderr) is for KMUX_VERBOSE >= 2.
  */
@@ -44,7 +44,7 @@ extern "C" {
 #endif
 
 #define KMUX_BACKEND_ABI_MAJOR 2
-#define KMUX_BACKEND_ABI_MINOR 7
+#define KMUX_BACKEND_ABI_MINOR 8
 #define KMUX_BACKEND_ENTRY_SYMBOL "kmux_backend_entry"
 
 /** Services the core offers to a plugin (valid for the lifetime of the backend instance). */
@@ -142,6 +142,9 @@ typedef struct kmux_device_caps {
     /** The reduction family (kmux_reduction_*): algorithms, dtypes (of src and of dst);
      *  max_elements of src. */
     kmux_family_caps reduction;
+    /* ---- ABI minor 8 (written only when struct_size covers it, as minor 3) ---- */
+    /** The pooling family (kmux_pooling_*): algorithms, dtypes, directions; max_elements of x. */
+    kmux_family_caps pooling;
 } kmux_device_caps;
 
 /* ---- plan slots per kind (ABI v2) ----
@@ -239,6 +242,18 @@ typedef struct kmux_reduction_ops {
     void (*plan_destroy)(void *state, void *plan);
 } kmux_reduction_ops;
 
+/** Pooling plans (kmux_pooling_plan_create): the description validated and within
+ *  caps.pooling, n >= 1 and c >= 1 (the core runs empty batches itself). execute receives the
+ *  tensors the direction uses non-NULL (x and y forward; dy, dx and, for MAX, x backward). */
+typedef struct kmux_pooling_ops {
+    kmux_status (*plan_create)(void *state, int device, const kmux_pooling_desc *desc,
+                               const kmux_plan_prefs *prefs, void **plan, int *impl_count);
+    kmux_status (*execute)(void *state, const void *plan, int impl, void *stream,
+                           const kmux_pooling_args *args);
+    kmux_status (*plan_info)(void *state, const void *plan, int impl, kmux_plan_info *info);
+    void (*plan_destroy)(void *state, void *plan);
+} kmux_pooling_ops;
+
 /** The function table of a backend (constant, static storage). Slots may be NULL where marked
  *  optional. */
 typedef struct kmux_backend_ops {
@@ -327,6 +342,8 @@ typedef struct kmux_backend_ops {
     /* ---- ABI minor 7 (optional, as minor 6) ---- */
     const kmux_binary_ops *binary;
     const kmux_reduction_ops *reduction;
+    /* ---- ABI minor 8 (optional, as minor 6) ---- */
+    const kmux_pooling_ops *pooling;
 } kmux_backend_ops;
 
 /** The one symbol a plugin exports. Returns NULL only if the plugin cannot work at all. */

@@ -174,8 +174,8 @@ Test(gpu_host, kernel_names_are_distinct_and_cover_every_kernel) {
     /* 8 x 8 casts, 8 amax, 4 unscale, 2 scalar updates, 13 pairs x 2 tiles of GEMM,
      * 4 dtypes x 3 directions x 2 tiles of convolution, 3 post kernels and pack bytes, the
      * element-wise and optimizer families' one kernel each, the softmax family's two, the
-     * binary and reduction families' one each */
-    cr_expect_eq(n, 64 + 8 + 4 + 2 + 26 + 24 + 4 + 2 + 2 + 2);
+     * binary, reduction and pooling families' one each */
+    cr_expect_eq(n, 64 + 8 + 4 + 2 + 26 + 24 + 4 + 2 + 2 + 3);
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++)
             cr_assert(strcmp(names[i], names[j]) != 0, "%d and %d: %s", i, j, names[i]);

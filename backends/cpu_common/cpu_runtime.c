@@ -153,4 +153,5 @@ void kmux_cpu_families_caps(kmux_device_caps *caps) {
     if (KMUX_CAPS_HAS(caps, softmax)) kmux_cpu_softmax_caps(&caps->softmax);
     if (KMUX_CAPS_HAS(caps, binary)) kmux_cpu_binary_caps(&caps->binary);
     if (KMUX_CAPS_HAS(caps, reduction)) kmux_cpu_reduction_caps(&caps->reduction);
+    if (KMUX_CAPS_HAS(caps, pooling)) kmux_cpu_pooling_caps(&caps->pooling);
 }

@@ -109,10 +109,13 @@ extern const kmux_binary_ops kmux_cpu_binary_ops;
 extern const kmux_reduction_ops kmux_cpu_reduction_ops;
 void kmux_cpu_binary_caps(kmux_family_caps *c);
 void kmux_cpu_reduction_caps(kmux_family_caps *c);
+/* The pooling family on kmux's CPU kernels (cpu_pooling.c); "kmux:cpu". */
+extern const kmux_pooling_ops kmux_cpu_pooling_ops;
+void kmux_cpu_pooling_caps(kmux_family_caps *c);
 
 /** Writes the caps of every op family kmux's CPU kernels run (eltwise, optimizer, softmax,
- *  binary, reduction) into caps, each where caps->struct_size covers it (an older core's struct
- *  is shorter). */
+ *  binary, reduction, pooling) into caps, each where caps->struct_size covers it (an older core's
+ * struct is shorter). */
 void kmux_cpu_families_caps(kmux_device_caps *caps);
 
 /** Fills the host part of a CPU device's properties: vendor and model name (/proc/cpuinfo),

@@ -144,12 +144,13 @@ const char *kmux_gpu_host_kernel_name_at(int i, char *buf, size_t size) {
     if (i == 3) return snprintf(buf, size, "%s", "kmux_gpu_softmax_mean_kernel"), buf;
     if (i == 4) return snprintf(buf, size, "%s", "kmux_gpu_binary_kernel"), buf;
     if (i == 5) return snprintf(buf, size, "%s", "kmux_gpu_reduction_kernel"), buf;
+    if (i == 6) return snprintf(buf, size, "%s", "kmux_gpu_pooling_kernel"), buf;
     return NULL;
 }
 
 const char *kmux_gpu_module_name(kmux_gpu_module_id id) {
     static const char *const names[KMUX_GPU_MOD_COUNT] = {
-        "cast",    "amp",       "gemm",    "conv",   "post",
-        "eltwise", "optimizer", "softmax", "binary", "reduction"};
+        "cast",      "amp",     "gemm",   "conv",      "post",   "eltwise",
+        "optimizer", "softmax", "binary", "reduction", "pooling"};
     return (int)id >= 0 && id < KMUX_GPU_MOD_COUNT ? names[id] : "?";
 }

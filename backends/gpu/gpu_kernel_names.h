@@ -28,6 +28,7 @@ typedef enum {
     KMUX_GPU_MOD_SOFTMAX,   /* kmux_gpu_softmax.cu */
     KMUX_GPU_MOD_BINARY,    /* kmux_gpu_binary.cu */
     KMUX_GPU_MOD_REDUCTION, /* kmux_gpu_reduction.cu */
+    KMUX_GPU_MOD_POOLING,   /* kmux_gpu_pooling.cu */
     KMUX_GPU_MOD_COUNT
 } kmux_gpu_module_id;
 

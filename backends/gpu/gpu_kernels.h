@@ -117,6 +117,8 @@ void kmux_gpu_softmax_caps(kmux_family_caps *c);
 
 void kmux_gpu_binary_caps(kmux_family_caps *c);
 void kmux_gpu_reduction_caps(kmux_family_caps *c);
+/* gpu_pooling.c: kmux_gpu_pooling.cu */
+void kmux_gpu_pooling_caps(kmux_family_caps *c);
 
 /** Writes the caps of every op family the GPU kernels run into caps, each where
  *  caps->struct_size covers it (an older core's struct is shorter); gpu_runtime.c. */

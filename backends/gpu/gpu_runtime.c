@@ -268,4 +268,5 @@ void kmux_gpu_families_caps(kmux_device_caps *caps) {
     if (KMUX_CAPS_HAS(caps, softmax)) kmux_gpu_softmax_caps(&caps->softmax);
     if (KMUX_CAPS_HAS(caps, binary)) kmux_gpu_binary_caps(&caps->binary);
     if (KMUX_CAPS_HAS(caps, reduction)) kmux_gpu_reduction_caps(&caps->reduction);
+    if (KMUX_CAPS_HAS(caps, pooling)) kmux_gpu_pooling_caps(&caps->pooling);
 }

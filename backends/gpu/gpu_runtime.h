@@ -57,6 +57,7 @@ extern const kmux_optimizer_ops kmux_gpu_optimizer_ops;
 extern const kmux_softmax_ops kmux_gpu_softmax_ops;
 extern const kmux_binary_ops kmux_gpu_binary_ops;
 extern const kmux_reduction_ops kmux_gpu_reduction_ops;
+extern const kmux_pooling_ops kmux_gpu_pooling_ops;
 
 /** The kmux_backend_ops slots that both GPU plugins fill from backends/gpu (this header's, the
  *  pinned host memory of gpu_launch.h, the mixed-precision slots of gpu_kernels.h, the op
@@ -79,6 +80,6 @@ extern const kmux_reduction_ops kmux_gpu_reduction_ops;
     .loss_scale_update = kmux_gpu_slot_loss_scale, .fp8_scale_update = kmux_gpu_slot_fp8_scale,    \
     .eltwise = &kmux_gpu_eltwise_ops, .optimizer = &kmux_gpu_optimizer_ops,                        \
     .softmax = &kmux_gpu_softmax_ops, .binary = &kmux_gpu_binary_ops,                              \
-    .reduction = &kmux_gpu_reduction_ops
+    .reduction = &kmux_gpu_reduction_ops, .pooling = &kmux_gpu_pooling_ops
 
 #endif

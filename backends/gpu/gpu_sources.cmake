@@ -8,7 +8,7 @@ include_guard(GLOBAL)
 # Adds the layer to a plugin target.
 function(kmux_gpu_add_host_layer target)
   set(d ${CMAKE_CURRENT_FUNCTION_LIST_DIR})
-  target_sources(${target} PRIVATE ${d}/gpu_kernel_names.c ${d}/gpu_elementwise.c ${d}/gpu_amp.c ${d}/gpu_eltwise.c ${d}/gpu_optimizer.c ${d}/gpu_softmax.c ${d}/gpu_binary.c ${d}/gpu_reduction.c ${d}/gpu_vendor.c ${d}/gpu_runtime.c
+  target_sources(${target} PRIVATE ${d}/gpu_kernel_names.c ${d}/gpu_elementwise.c ${d}/gpu_amp.c ${d}/gpu_eltwise.c ${d}/gpu_optimizer.c ${d}/gpu_softmax.c ${d}/gpu_binary.c ${d}/gpu_reduction.c ${d}/gpu_pooling.c ${d}/gpu_vendor.c ${d}/gpu_runtime.c
                  ${d}/gpu_tiled.c ${d}/gpu_post.c)
   target_include_directories(${target} PRIVATE ${d} ${KMUX_SOURCE_DIR}/kernels/gpu
                              ${KMUX_SOURCE_DIR}/dispatch/common)

@@ -266,6 +266,7 @@ static const kmux_backend_ops ob_ops = {
     .softmax = &kmux_cpu_softmax_ops,
     .binary = &kmux_cpu_binary_ops,
     .reduction = &kmux_cpu_reduction_ops,
+    .pooling = &kmux_cpu_pooling_ops,
 };
 
 /** The plugin's one exported symbol (kmux_backend.h). */

@@ -7,6 +7,7 @@
 #include "ref_internal.h"
 
 #include "dispatch/common/kmux_binary.h"
+#include "dispatch/common/kmux_pooling.h"
 #include "dispatch/common/kmux_reduction.h"
 #include "dispatch/common/kmux_type_rules.h"
 
@@ -107,6 +108,7 @@ static kmux_status ref_device_caps(void *state, int device, kmux_device_caps *ca
     caps->reduction.algs = kmux_reduction_all_algs();
     caps->reduction.dtypes = KMUX_FAMILY_DTYPES;
     caps->reduction.props = 1u << KMUX_PROP_FORWARD;
+    kmux_pooling_full_caps(&caps->pooling);
     return KMUX_OK;
 }
 
@@ -195,6 +197,13 @@ static const kmux_reduction_ops ref_reduction_ops = {
     .plan_destroy = ref_plan_destroy,
 };
 
+static const kmux_pooling_ops ref_pooling_ops = {
+    .plan_create = kmux_ref_pooling_plan_create,
+    .execute = kmux_ref_pooling_execute,
+    .plan_info = ref_family_plan_info,
+    .plan_destroy = ref_plan_destroy,
+};
+
 static const kmux_backend_ops ref_ops = {
     .struct_size = sizeof(kmux_backend_ops),
     .abi_major = KMUX_BACKEND_ABI_MAJOR,
@@ -220,6 +229,7 @@ static const kmux_backend_ops ref_ops = {
     .softmax = &ref_softmax_ops,
     .binary = &ref_binary_ops,
     .reduction = &ref_reduction_ops,
+    .pooling = &ref_pooling_ops,
 };
 
 const kmux_backend_ops *kmux_ref_backend_ops(void) {

@@ -20,7 +20,8 @@ typedef enum ref_plan_kind {
     REF_PLAN_OPTIMIZER = 4,
     REF_PLAN_SOFTMAX = 5,
     REF_PLAN_BINARY = 6,
-    REF_PLAN_REDUCTION = 7
+    REF_PLAN_REDUCTION = 7,
+    REF_PLAN_POOLING = 8
 } ref_plan_kind;
 
 /** A plan only keeps a copy of the validated description: ref has one implementation. */
@@ -33,6 +34,7 @@ typedef struct ref_plan {
     kmux_softmax_desc sm;   /**< REF_PLAN_SOFTMAX */
     kmux_binary_desc bi;    /**< REF_PLAN_BINARY */
     kmux_reduction_desc re; /**< REF_PLAN_REDUCTION */
+    kmux_pooling_desc po;   /**< REF_PLAN_POOLING */
 } ref_plan;
 
 /** Doubles of one GEMM panel of op(B): KMUX_REF_PANEL_ELEMS if set to a positive integer (an
@@ -91,6 +93,13 @@ kmux_status kmux_ref_reduction_plan_create(void *state, int device, const kmux_r
                                            int *impl_count);
 kmux_status kmux_ref_reduction_execute(void *state, const void *plan, int impl, void *stream,
                                        const kmux_reduction_args *args);
+
+/* ---- pooling (ref_pooling.c): f64 definitions ---- */
+kmux_status kmux_ref_pooling_plan_create(void *state, int device, const kmux_pooling_desc *desc,
+                                         const kmux_plan_prefs *prefs, void **plan,
+                                         int *impl_count);
+kmux_status kmux_ref_pooling_execute(void *state, const void *plan, int impl, void *stream,
+                                     const kmux_pooling_args *args);
 
 /* ---- mixed precision (ref_amp.c), semantics of kmux.h; scalars are host memory ---- */
 kmux_status kmux_ref_cast(void *state, void *stream, int64_t n, const void *src,

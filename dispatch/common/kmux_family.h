@@ -1,10 +1,10 @@
 /*
  * kmux_family.h - what the op families (kmux_eltwise_*, kmux_optimizer_*, kmux_softmax_*,
- * kmux_binary_*, kmux_reduction_*) share as facts and helpers: the dtypes their tensors may have,
- * element loads and stores in those dtypes, and the grouping of a dense shape against a second
- * one with some axes of size 1 (binary broadcasting, reduced axes). Read by the core's validation,
- * the caps of every backend, the family headers and the kernels; compiles as C, C++ and device
- * code.
+ * kmux_binary_*, kmux_reduction_*, kmux_pooling_*) share as facts and helpers: the dtypes their
+ * tensors may have, element loads and stores in those dtypes, and the grouping of a dense shape
+ * against a second one with some axes of size 1 (binary broadcasting, reduced axes). Read by the
+ * core's validation, the caps of every backend, the family headers and the kernels; compiles as C,
+ * C++ and device code.
  */
 #ifndef KMUX_FAMILY_H
 #define KMUX_FAMILY_H

@@ -45,7 +45,8 @@ float kmux_cpu_amax(int64_t n, const void *x, kmux_dtype type, int threads);
 int kmux_cpu_unscale_check_finite(int64_t n, void *x, kmux_dtype type, float inv_scale,
                                   int threads);
 
-/* ---- op families (kernels/cpu/eltwise.c, optimizer.c, softmax.c, binary.c, reduction.c) ---- */
+/* ---- op families (kernels/cpu/eltwise.c, optimizer.c, softmax.c, binary.c, reduction.c,
+ *      pooling.c) ---- */
 
 /** The element-wise op of a validated description (kmux_eltwise_execute's semantics, n >= 1) on
  *  up to `threads` threads: the f32 formulas of dispatch/common/kmux_eltwise.h, f16/bf16 decoded
@@ -67,6 +68,10 @@ void kmux_cpu_binary(const kmux_binary_desc *d, const kmux_binary_args *args, in
 /** A reduction of a validated description whose dst has elements (kmux_reduction_execute's
  *  semantics, f64 accumulation) on up to `threads` threads (kernels/cpu/reduction.c). */
 void kmux_cpu_reduction(const kmux_reduction_desc *d, const kmux_reduction_args *args, int threads);
+
+/** A pooling op of a validated description with n, c >= 1 (kmux_pooling_execute's semantics) on
+ *  up to `threads` threads (kernels/cpu/pooling.c). */
+void kmux_cpu_pooling(const kmux_pooling_desc *d, const kmux_pooling_args *args, int threads);
 
 /* ---- exact s8 x s8 -> s32 GEMM on u8 x s8 kernels (kernels/cpu/int8_gemm.c); each call runs
  *      on the calling thread (callers split rows or columns) ---- */

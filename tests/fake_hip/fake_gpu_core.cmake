@@ -10,7 +10,7 @@ add_library(kmux_fake_gpu_core OBJECT ${_fg}/fake_gpu_core.cpp ${_fg}/fake_hip_k
             ${_fg}/fake_hip_kernels_conv.cpp ${_fg}/fake_hip_kernels_post.cpp
             ${_fg}/fake_hip_kernels_eltwise.cpp ${_fg}/fake_hip_kernels_optimizer.cpp
             ${_fg}/fake_hip_kernels_softmax.cpp ${_fg}/fake_hip_kernels_binary.cpp
-            ${_fg}/fake_hip_kernels_reduction.cpp
+            ${_fg}/fake_hip_kernels_reduction.cpp ${_fg}/fake_hip_kernels_pooling.cpp
             ${KMUX_SOURCE_DIR}/kernels/gpu/kmux_gpu_emu.cpp)
 kmux_target_defaults(kmux_fake_gpu_core)
 set_target_properties(kmux_fake_gpu_core PROPERTIES POSITION_INDEPENDENT_CODE ON)

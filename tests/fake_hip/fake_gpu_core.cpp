@@ -116,6 +116,7 @@ struct registrar {
         fake_gpu::register_softmax();
         fake_gpu::register_binary();
         fake_gpu::register_reduction();
+        fake_gpu::register_pooling();
     }
 } registrar_instance;
 

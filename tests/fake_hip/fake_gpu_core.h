@@ -52,6 +52,7 @@ void register_optimizer();
 void register_softmax();
 void register_binary();
 void register_reduction();
+void register_pooling();
 
 struct kernel {
     std::string name; /* mangled, as in the device code's symbol table */

@@ -1,0 +1,207 @@
+/*
+ * pooling.c - the pooling family (kmux_pooling_* of kmux.h): validation (the geometry checked
+ * once here, every backend sees a valid one), the device's caps.pooling, the plan, and execution
+ * with its argument checks. The backend sees n >= 1 and c >= 1 only: an empty batch writes
+ * nothing.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
+
+#include "dispatch/common/kmux_pooling.h"
+#include "validate.h"
+
+#define OPS(dev) ((dev)->backend->ops)
+#define STATE(dev) ((dev)->backend->state)
+#define INVALID(...) kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, __VA_ARGS__)
+
+const char *kmux_pooling_alg_name(kmux_pooling_alg alg) {
+    return kmux_pooling_alg_str((int)alg);
+}
+
+/* One spatial axis: its size, kernel, stride and pads, named as the fields are. */
+static kmux_status check_axis(const char *fn, const char *in_name, int64_t in, const char *k_name,
+                              int64_t k, const char *s_name, int64_t s, const char *p0_name,
+                              int64_t p0, const char *p1_name, int64_t p1) {
+    if (in < 1) return INVALID("%s: desc->%s = %lld must be >= 1", fn, in_name, (long long)in);
+    if (k < 1) return INVALID("%s: desc->%s = %lld must be >= 1", fn, k_name, (long long)k);
+    if (s < 1) return INVALID("%s: desc->%s = %lld must be >= 1", fn, s_name, (long long)s);
+    const char *pn[2] = {p0_name, p1_name};
+    const int64_t pv[2] = {p0, p1};
+    for (int i = 0; i < 2; i++)
+        if (pv[i] < 0 || pv[i] >= k)
+            return INVALID("%s: desc->%s = %lld must be in [0, desc->%s = %lld) (a window of "
+                           "padding alone has no value)",
+                           fn, pn[i], (long long)pv[i], k_name, (long long)k);
+    if (in > INT64_MAX / 4 || k > INT64_MAX / 4)
+        return INVALID("%s: desc->%s = %lld or desc->%s = %lld is too large", fn, in_name,
+                       (long long)in, k_name, (long long)k);
+    if (kmux_pool_out_dim(in, k, s, p0, p1) < 1)
+        return INVALID("%s: desc->%s = %lld is larger than desc->%s = %lld plus its padding "
+                       "(%lld + %lld): the output is empty",
+                       fn, k_name, (long long)k, in_name, (long long)in, (long long)p0,
+                       (long long)p1);
+    return KMUX_OK;
+}
+
+/* The element counts of x and y (n c h w and n c p q), checked against overflow. */
+static kmux_status count(const char *fn, const kmux_pooling_desc *d, int64_t *nx, int64_t *ny) {
+    const int64_t p = kmux_pool_out_dim(d->h, d->kernel_h, d->stride_h, d->pad_top, d->pad_bottom),
+                  q = kmux_pool_out_dim(d->w, d->kernel_w, d->stride_w, d->pad_left, d->pad_right);
+    const int64_t f[4] = {d->n, d->c, d->h, d->w};
+    int64_t n = 1;
+    for (int i = 0; i < 4; i++) {
+        if (f[i] > 0 && n > INT64_MAX / f[i])
+            return INVALID("%s: desc->n x c x h x w = %lld x %lld x %lld x %lld overflows", fn,
+                           (long long)d->n, (long long)d->c, (long long)d->h, (long long)d->w);
+        n *= f[i];
+    }
+    size_t bytes;
+    if (!kmux_bytes_of(n, KMUX_F32, &bytes))
+        return INVALID("%s: desc->n x c x h x w = %lld elements do not fit the address space", fn,
+                       (long long)n);
+    /* y can be larger than x (padding wider than the stride): its own count, checked too */
+    const int64_t g[4] = {d->n, d->c, p, q};
+    int64_t m = 1;
+    for (int i = 0; i < 4; i++) {
+        if (g[i] > 0 && m > INT64_MAX / g[i])
+            return INVALID("%s: the output n x c x p x q = %lld x %lld x %lld x %lld overflows", fn,
+                           (long long)d->n, (long long)d->c, (long long)p, (long long)q);
+        m *= g[i];
+    }
+    if (!kmux_bytes_of(m, KMUX_F32, &bytes))
+        return INVALID("%s: the output's %lld elements do not fit the address space", fn,
+                       (long long)m);
+    *nx = n;
+    *ny = m;
+    return KMUX_OK;
+}
+
+static kmux_status validate_desc(const char *fn, const kmux_pooling_desc *d) {
+    if (!strcmp(kmux_pooling_alg_str((int)d->alg), "?"))
+        return INVALID("%s: desc->alg = %d is not a kmux_pooling_alg", fn, (int)d->alg);
+    if (d->prop != KMUX_PROP_FORWARD && d->prop != KMUX_PROP_BACKWARD)
+        return INVALID(
+            "%s: desc->prop = %d must be KMUX_PROP_FORWARD (1) or KMUX_PROP_BACKWARD (2)", fn,
+            (int)d->prop);
+    if (d->layout != KMUX_NCHW && d->layout != KMUX_NHWC)
+        return INVALID("%s: desc->layout = %d is not KMUX_NCHW (1) or KMUX_NHWC (2)", fn,
+                       (int)d->layout);
+    if (!kmux_family_dtype((int)d->dtype))
+        return INVALID("%s: desc->dtype = %s (%d) is not f32, f16 or bf16", fn,
+                       kmux_dtype_name(d->dtype), (int)d->dtype);
+    if (d->n < 0) return INVALID("%s: desc->n = %lld is negative", fn, (long long)d->n);
+    if (d->c < 0) return INVALID("%s: desc->c = %lld is negative", fn, (long long)d->c);
+    kmux_status st = check_axis(fn, "h", d->h, "kernel_h", d->kernel_h, "stride_h", d->stride_h,
+                                "pad_top", d->pad_top, "pad_bottom", d->pad_bottom);
+    if (st == KMUX_OK)
+        st = check_axis(fn, "w", d->w, "kernel_w", d->kernel_w, "stride_w", d->stride_w, "pad_left",
+                        d->pad_left, "pad_right", d->pad_right);
+    int64_t nx, ny;
+    return st == KMUX_OK ? count(fn, d, &nx, &ny) : st;
+}
+
+kmux_status kmux_pooling_output_dims(const kmux_pooling_desc *desc, int64_t *p, int64_t *q) {
+    kmux_clear_error();
+    const char *fn = "kmux_pooling_output_dims";
+    if (!desc || !p || !q) return INVALID("%s: %s is NULL", fn, !desc ? "desc" : !p ? "p" : "q");
+    if (desc->struct_size < sizeof(kmux_pooling_desc))
+        return INVALID("%s: desc->struct_size = %zu is smaller than kmux_pooling_desc (%zu bytes)",
+                       fn, desc->struct_size, sizeof(kmux_pooling_desc));
+    kmux_status st = validate_desc(fn, desc);
+    if (st != KMUX_OK) return st;
+    *p =
+        kmux_pool_out_dim(desc->h, desc->kernel_h, desc->stride_h, desc->pad_top, desc->pad_bottom);
+    *q =
+        kmux_pool_out_dim(desc->w, desc->kernel_w, desc->stride_w, desc->pad_left, desc->pad_right);
+    return KMUX_OK;
+}
+
+static kmux_status create_native(kmux_device *dev, const void *desc, const kmux_plan_prefs *prefs,
+                                 void **native, int *impl_count) {
+    return OPS(dev)->pooling->plan_create(STATE(dev), dev->index, desc, prefs, native, impl_count);
+}
+
+kmux_status kmux_pooling_plan_create_unchecked(kmux_device *dev, const kmux_pooling_desc *desc,
+                                               const kmux_plan_prefs *prefs, kmux_plan **plan) {
+    const char *fn = "kmux_pooling_plan_create";
+    const kmux_family_query q = {
+        (int)desc->alg,  kmux_pooling_alg_name(desc->alg),      desc->dtype,    "dtype",
+        (int)desc->prop, desc->n * desc->c * desc->h * desc->w, "n x c x h x w"};
+    kmux_status st = kmux_caps_check_family(fn, dev, OPS(dev)->pooling != NULL, &dev->caps.pooling,
+                                            "pooling", &q);
+    if (st != KMUX_OK) return st;
+    return kmux_plan_create_family(dev, KMUX_PLAN_POOLING, fn, desc, sizeof *desc,
+                                   desc->n == 0 || desc->c == 0, prefs, create_native, plan);
+}
+
+kmux_status kmux_pooling_plan_create(kmux_device *dev, const kmux_pooling_desc *desc,
+                                     const kmux_plan_prefs *prefs, kmux_plan **plan) {
+    kmux_clear_error();
+    const char *fn = "kmux_pooling_plan_create";
+    kmux_plan_prefs pr;
+    kmux_status st = kmux_plan_check_create(fn, dev, desc, plan, prefs, &pr);
+    if (st != KMUX_OK) return st;
+    if (desc->struct_size < sizeof(kmux_pooling_desc))
+        return INVALID("%s: desc->struct_size = %zu is smaller than kmux_pooling_desc (%zu bytes)",
+                       fn, desc->struct_size, sizeof(kmux_pooling_desc));
+    kmux_pooling_desc d = *desc;
+    d.struct_size = sizeof d;
+    st = validate_desc(fn, &d);
+    if (st == KMUX_OK) st = kmux_pooling_plan_create_unchecked(dev, &d, &pr, plan);
+    if (st == KMUX_OK) kmux_plan_count_as_callers(*plan);
+    return st;
+}
+
+typedef struct tensor {
+    const char *name;
+    const void *p;
+    size_t bytes;
+    int written, needed;
+} tensor;
+
+kmux_status kmux_pooling_execute(kmux_plan *plan, kmux_stream *stream,
+                                 const kmux_pooling_args *args) {
+    kmux_clear_error();
+    const char *fn = "kmux_pooling_execute";
+    kmux_status st = kmux_plan_check_execute(fn, plan, stream, args, KMUX_PLAN_POOLING);
+    if (st != KMUX_OK) return st;
+    if (args->struct_size < sizeof(kmux_pooling_args))
+        return INVALID("%s: args->struct_size = %zu is smaller than kmux_pooling_args (%zu bytes)",
+                       fn, args->struct_size, sizeof(kmux_pooling_args));
+    const kmux_pooling_desc *d = &plan->desc.pooling;
+    if (d->n == 0 || d->c == 0) return KMUX_OK;
+    int64_t nx, ny;
+    st = count(fn, d, &nx, &ny);
+    if (st != KMUX_OK) return st;
+    kmux_pooling_args a = *args;
+    const int fwd = d->prop == KMUX_PROP_FORWARD, max = d->alg == KMUX_POOLING_MAX;
+    if (fwd)
+        a.dy = NULL, a.dx = NULL;
+    else
+        a.y = NULL, a.x = max ? a.x : NULL;
+    const size_t es = kmux_dtype_size(d->dtype);
+    const tensor t[] = {
+        {"x", a.x, (size_t)nx * es, 0, fwd || max},
+        {"y", a.y, (size_t)ny * es, 1, fwd},
+        {"dy", a.dy, (size_t)ny * es, 0, !fwd},
+        {"dx", a.dx, (size_t)nx * es, 1, !fwd},
+    };
+    const int nt = (int)(sizeof t / sizeof t[0]);
+    for (int i = 0; i < nt; i++)
+        if (t[i].needed && !t[i].p)
+            return INVALID("%s: args->%s is NULL (%s %s needs it)", fn, t[i].name,
+                           kmux_pooling_alg_name(d->alg), fwd ? "forward" : "backward");
+    for (int i = 0; i < nt; i++)
+        for (int j = 0; j < nt; j++)
+            if (i != j && t[i].written && t[i].p && t[j].p && !t[j].written &&
+                kmux_spans_overlap(t[i].p, t[i].bytes, t[j].p, t[j].bytes))
+                return INVALID("%s: args->%s = %p overlaps args->%s = %p", fn, t[i].name, t[i].p,
+                               t[j].name, t[j].p);
+    const double t0 = kmux_plan_exec_begin(plan, stream);
+    st = OPS(plan->dev)->pooling->execute(STATE(plan->dev), plan->native, plan->impl,
+                                          stream->native, &a);
+    if (st != KMUX_OK) return kmux_plan_backend_failed(st, fn, plan->dev);
+    kmux_plan_exec_end(plan, stream, t0);
+    return KMUX_OK;
+}
