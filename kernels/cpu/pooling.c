@@ -2,109 +2,350 @@
  * pooling.c - the pooling family on the CPU (kmux_pooling_execute's semantics), for cpu:openblas
  * and cpu:onednn (backends/cpu_common/cpu_pooling.c).
  *
- * Forward: the shared per-output routine of dispatch/common/kmux_pooling.h over rows of y split
- * across threads. Backward: scattered, not gathered (the GPU kernel gathers, which recomputes a
- * max window once per element it holds): each unit of work (one plane in NCHW; one image and a
- * block of channels in NHWC) zeroes an f32 accumulator of its part of dx, adds every dy of its
- * windows into it (MAX: into the window's first largest x), and stores it once, rounded.
+ * Every unit of work computes in f32: its part of the inputs decoded once (f16/bf16; f32 is read
+ * in place), its outputs written once, rounded. NCHW: a unit is one plane; the forward reduces
+ * the window's rows first (a vector loop along the row) and then the columns; the backward
+ * scatters each dy into an f32 accumulator of the plane (max: into the window's first largest
+ * x). NHWC: the loops run along the channels (contiguous), a unit is one output row (forward)
+ * or one image (backward), the max backward keeping each channel's best value and position in
+ * two vectors. The GPU kernel gathers instead (kmux_pooling.h); both are checked against ref.
+ * Where a unit's buffers cannot be allocated it falls back to the shared per-element routines.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cast_internal.h"
+#include "cpu_clones.h"
 #include "kmux_cpu_kernels.h"
 #include "kmux_pooling.h"
 
-#define CBLOCK 64 /* NHWC backward: channels of one unit (its accumulator h w CBLOCK floats) */
-
 typedef struct pool_job {
     kmux_pool_params p;
-    int64_t row;    /* forward: y elements of one item */
-    int64_t cunits; /* backward: units of channels per image */
-    int64_t cn;     /* backward: channels of one unit */
+    int avx2;
 } pool_job;
 
-static void fwd_range(void *ctx, int64_t begin, int64_t end, int tid) {
-    (void)tid;
-    const pool_job *j = ctx;
-    for (int64_t e = begin * j->row; e < end * j->row; e++)
-        kmux_pool_fwd_output(&j->p, e);
+/* MAX's value rule (kmux_pool_better), as a select the compiler vectorises */
+static inline float pmax(float best, float v) {
+    return ((v > best) | (v != v)) & (best == best) ? v : best; /* branch-free: vectorises */
 }
 
-/* One backward unit: image ni, channels [c0, c0 + cn), into acc (h w cn floats, zeroed). */
-static void bwd_unit(const kmux_pool_params *p, int64_t ni, int64_t c0, int64_t cn, float *acc) {
-    for (int64_t oi = 0; oi < p->p; oi++)
+/* n elements from offset off of a family tensor as f32: in place for f32, else decoded into buf */
+static const float *f32_of(const pool_job *j, const void *t, int64_t off, int64_t n, float *buf) {
+    if (j->p.dtype == KMUX_F32) return (const float *)t + off;
+    const size_t es = (size_t)kmux_dtype_desc_of((kmux_dtype)j->p.dtype).bytes;
+    kmux_cast_to_f32_serial(n, (const char *)t + (size_t)off * es, (kmux_dtype)j->p.dtype, buf,
+                            j->avx2);
+    return buf;
+}
+
+/* the f32 results of n elements at offset off of a family tensor: in place or through buf */
+static float *out_f32(const pool_job *j, void *t, int64_t off, float *buf) {
+    return j->p.dtype == KMUX_F32 ? (float *)t + off : buf;
+}
+
+static void store(const pool_job *j, void *t, int64_t off, int64_t n, const float *f) {
+    if (j->p.dtype == KMUX_F32) return;
+    const size_t es = (size_t)kmux_dtype_desc_of((kmux_dtype)j->p.dtype).bytes;
+    kmux_cast_from_f32(n, f, (char *)t + (size_t)off * es, (kmux_dtype)j->p.dtype, 0, NULL, j->avx2,
+                       0);
+}
+
+/* ---- NCHW: one plane ---- */
+
+KMUX_CPU_CLONES static void rows_max(int64_t w, const float *x, int64_t r0, int64_t r1, float *t) {
+    memcpy(t, x + r0 * w, (size_t)w * sizeof *t);
+    for (int64_t i = r0 + 1; i < r1; i++)
+        for (int64_t c = 0; c < w; c++)
+            t[c] = pmax(t[c], x[i * w + c]);
+}
+
+KMUX_CPU_CLONES static void rows_sum(int64_t w, const float *x, int64_t r0, int64_t r1, float *t) {
+    memcpy(t, x + r0 * w, (size_t)w * sizeof *t);
+    for (int64_t i = r0 + 1; i < r1; i++)
+        for (int64_t c = 0; c < w; c++)
+            t[c] += x[i * w + c];
+}
+
+/* the outputs [lo, hi) of a row whose windows lie inside x's columns (none in the padding) */
+static void interior(const kmux_pool_params *p, int64_t *lo, int64_t *hi) {
+    int64_t l = (p->pl + p->sw - 1) / p->sw, h = (p->w + p->pl - p->kw) / p->sw + 1;
+    h = h < l ? l : h > p->q ? p->q : h;
+    if (l > p->q) l = h = p->q;
+    *lo = l, *hi = h;
+}
+
+/* y[o] = the max or sum of t[o s + k] over k < kw, o < n */
+KMUX_CPU_CLONES static void cols_pass(int max, int64_t n, const float *t, int64_t s, int64_t kw,
+                                      float *y) {
+    for (int64_t o = 0; o < n; o++)
+        y[o] = t[o * s];
+    for (int64_t k = 1; k < kw; k++)
+        if (max)
+            for (int64_t o = 0; o < n; o++)
+                y[o] = pmax(y[o], t[o * s + k]);
+        else
+            for (int64_t o = 0; o < n; o++)
+                y[o] += t[o * s + k];
+}
+
+static void nchw_fwd_plane(const kmux_pool_params *p, const float *x, float *y, float *t) {
+    const int max = p->alg == KMUX_POOLING_MAX;
+    for (int64_t oi = 0; oi < p->p; oi++) {
+        int64_t r0, r1, c0, c1;
+        kmux_pool_window(p, oi, 0, &r0, &r1, &c0, &c1);
+        if (max)
+            rows_max(p->w, x, r0, r1, t);
+        else
+            rows_sum(p->w, x, r0, r1, t);
+        float *yr = y + oi * p->q;
+        /* the outputs whose windows lie inside the row, [lo, hi): one pass per kernel column
+         * (a strided vector loop); the others (in the padding) one by one */
+        int64_t lo, hi;
+        interior(p, &lo, &hi);
+        if (hi > lo) {
+            cols_pass(max, hi - lo, t + lo * p->sw - p->pl, p->sw, p->kw, yr + lo);
+            if (!max)
+                for (int64_t oj = lo; oj < hi; oj++)
+                    yr[oj] /= kmux_pool_divisor(p, r0, r1, oj * p->sw - p->pl,
+                                                oj * p->sw - p->pl + p->kw);
+        }
         for (int64_t oj = 0; oj < p->q; oj++) {
-            int64_t r0, r1, w0, w1;
-            kmux_pool_window(p, oi, oj, &r0, &r1, &w0, &w1);
-            const float inv = 1.0f / kmux_pool_divisor(p, r0, r1, w0, w1);
-            for (int64_t k = 0; k < cn; k++) {
-                const int64_t ci = c0 + k;
-                const float g =
-                    kmux_fam_load(p->dy, p->dtype, kmux_pool_at(p, ni, ci, oi, oj, p->p, p->q));
-                if (p->alg == KMUX_POOLING_MAX) {
-                    int64_t bi = r0, bj = w0;
-                    float best =
-                        kmux_fam_load(p->x, p->dtype, kmux_pool_at(p, ni, ci, r0, w0, p->h, p->w));
-                    for (int64_t i = r0; i < r1; i++)
-                        for (int64_t jj = w0; jj < w1; jj++) {
-                            const float v = kmux_fam_load(
-                                p->x, p->dtype, kmux_pool_at(p, ni, ci, i, jj, p->h, p->w));
-                            if (kmux_pool_better(v, best)) best = v, bi = i, bj = jj;
-                        }
-                    acc[(bi * p->w + bj) * cn + k] += g;
-                } else {
-                    const float s = g * inv;
-                    for (int64_t i = r0; i < r1; i++)
-                        for (int64_t jj = w0; jj < w1; jj++)
-                            acc[(i * p->w + jj) * cn + k] += s;
-                }
+            if (oj == lo) oj = hi;
+            if (oj >= p->q) break;
+            kmux_pool_window(p, oi, oj, &r0, &r1, &c0, &c1);
+            float v = t[c0];
+            for (int64_t c = c0 + 1; c < c1; c++)
+                v = max ? pmax(v, t[c]) : v + t[c];
+            yr[oj] = max ? v : v / kmux_pool_divisor(p, r0, r1, c0, c1);
+        }
+    }
+}
+
+/* MAX backward of the interior outputs of a row, as vectors over them: the best value and its
+ * position of each window, tap by tap in row-major order (the first largest wins) */
+KMUX_CPU_CLONES static void row_argmax(int64_t n, const float *x, int64_t w, int64_t r0, int64_t r1,
+                                       int64_t col0, int64_t s, int64_t kw, float *best,
+                                       int32_t *at) {
+    for (int64_t o = 0; o < n; o++)
+        best[o] = x[r0 * w + col0 + o * s], at[o] = (int32_t)(r0 * w + col0 + o * s);
+    for (int64_t i = r0; i < r1; i++)
+        for (int64_t k = i == r0 ? 1 : 0; k < kw; k++)
+            for (int64_t o = 0; o < n; o++) {
+                const int64_t e = i * w + col0 + o * s + k;
+                const float v = x[e];
+                const int b = ((v > best[o]) | (v != v)) & (best[o] == best[o]);
+                best[o] = b ? v : best[o];
+                at[o] = b ? (int32_t)e : at[o];
+            }
+}
+
+static void nchw_bwd_plane(const kmux_pool_params *p, const float *x, const float *dy, float *acc,
+                           float *best, int32_t *at) {
+    memset(acc, 0, (size_t)(p->h * p->w) * sizeof *acc);
+    int64_t lo, hi;
+    interior(p, &lo, &hi);
+    for (int64_t oi = 0; oi < p->p; oi++) {
+        int64_t r0, r1, c0, c1;
+        const float *g = dy + oi * p->q;
+        if (hi > lo) {
+            kmux_pool_window(p, oi, lo, &r0, &r1, &c0, &c1);
+            const int64_t col0 = lo * p->sw - p->pl, n = hi - lo;
+            if (p->alg == KMUX_POOLING_MAX) {
+                row_argmax(n, x, p->w, r0, r1, col0, p->sw, p->kw, best, at);
+                for (int64_t o = 0; o < n; o++)
+                    acc[at[o]] += g[lo + o];
+            } else {
+                const float inv = 1.0f / kmux_pool_divisor(p, r0, r1, c0, c1);
+                for (int64_t i = r0; i < r1; i++)
+                    for (int64_t k = 0; k < p->kw; k++)
+                        for (int64_t o = 0; o < n; o++)
+                            acc[i * p->w + col0 + o * p->sw + k] += g[lo + o] * inv;
             }
         }
-    for (int64_t i = 0; i < p->h; i++)
-        for (int64_t jj = 0; jj < p->w; jj++)
-            for (int64_t k = 0; k < cn; k++)
-                kmux_fam_store(p->dx, p->dtype, kmux_pool_at(p, ni, c0 + k, i, jj, p->h, p->w),
-                               acc[(i * p->w + jj) * cn + k]);
+        for (int64_t oj = 0; oj < p->q; oj++) { /* the windows reaching into the padding */
+            if (oj == lo) oj = hi;
+            if (oj >= p->q) break;
+            kmux_pool_window(p, oi, oj, &r0, &r1, &c0, &c1);
+            if (p->alg == KMUX_POOLING_MAX) {
+                int64_t a = r0 * p->w + c0;
+                float b = x[a];
+                for (int64_t i = r0; i < r1; i++)
+                    for (int64_t c = c0; c < c1; c++)
+                        if (kmux_pool_better(x[i * p->w + c], b))
+                            b = x[i * p->w + c], a = i * p->w + c;
+                acc[a] += g[oj];
+            } else {
+                const float sc = g[oj] / kmux_pool_divisor(p, r0, r1, c0, c1);
+                for (int64_t i = r0; i < r1; i++)
+                    for (int64_t c = c0; c < c1; c++)
+                        acc[i * p->w + c] += sc;
+            }
+        }
+    }
 }
 
-static void bwd_range(void *ctx, int64_t begin, int64_t end, int tid) {
+/* ---- NHWC: vectors of the c channels ---- */
+
+KMUX_CPU_CLONES static void vmax(int64_t n, float *a, const float *x) {
+    for (int64_t k = 0; k < n; k++)
+        a[k] = pmax(a[k], x[k]);
+}
+
+KMUX_CPU_CLONES static void vadd(int64_t n, float *a, const float *x) {
+    for (int64_t k = 0; k < n; k++)
+        a[k] += x[k];
+}
+
+KMUX_CPU_CLONES static void vadds(int64_t n, float *a, const float *x, float s) {
+    for (int64_t k = 0; k < n; k++)
+        a[k] += x[k] * s;
+}
+
+/* best value and its position per channel: a later position wins only by kmux_pool_better */
+KMUX_CPU_CLONES static void vargmax(int64_t n, float *best, int32_t *at, const float *x,
+                                    int32_t pos) {
+    for (int64_t k = 0; k < n; k++) {
+        const int b = ((x[k] > best[k]) | (x[k] != x[k])) & (best[k] == best[k]);
+        best[k] = b ? x[k] : best[k];
+        at[k] = b ? pos : at[k];
+    }
+}
+
+/* output row oi of image ni: rows r0..r1 of x (as f32 from row r0, x[(i - r0) w c]) into y */
+static void nhwc_fwd_row(const kmux_pool_params *p, int64_t oi, const float *x, int64_t xr0,
+                         float *y) {
+    const int64_t c = p->c;
+    for (int64_t oj = 0; oj < p->q; oj++) {
+        int64_t r0, r1, c0, c1;
+        kmux_pool_window(p, oi, oj, &r0, &r1, &c0, &c1);
+        float *o = y + oj * c;
+        memcpy(o, x + ((r0 - xr0) * p->w + c0) * c, (size_t)c * sizeof *o);
+        for (int64_t i = r0; i < r1; i++)
+            for (int64_t jj = c0; jj < c1; jj++) {
+                if (i == r0 && jj == c0) continue;
+                const float *v = x + ((i - xr0) * p->w + jj) * c;
+                if (p->alg == KMUX_POOLING_MAX)
+                    vmax(c, o, v);
+                else
+                    vadd(c, o, v);
+            }
+        if (p->alg != KMUX_POOLING_MAX) {
+            const float inv = 1.0f / kmux_pool_divisor(p, r0, r1, c0, c1);
+            for (int64_t k = 0; k < c; k++)
+                o[k] *= inv;
+        }
+    }
+}
+
+static void nhwc_bwd_image(const kmux_pool_params *p, const float *x, const float *dy, float *acc,
+                           float *best, int32_t *at) {
+    const int64_t c = p->c;
+    memset(acc, 0, (size_t)(p->h * p->w * c) * sizeof *acc);
+    for (int64_t oi = 0; oi < p->p; oi++)
+        for (int64_t oj = 0; oj < p->q; oj++) {
+            int64_t r0, r1, c0, c1;
+            kmux_pool_window(p, oi, oj, &r0, &r1, &c0, &c1);
+            const float *g = dy + (oi * p->q + oj) * c;
+            if (p->alg == KMUX_POOLING_MAX) {
+                const int32_t first = (int32_t)(r0 * p->w + c0);
+                memcpy(best, x + (int64_t)first * c, (size_t)c * sizeof *best);
+                for (int64_t k = 0; k < c; k++)
+                    at[k] = first;
+                for (int64_t i = r0; i < r1; i++)
+                    for (int64_t jj = c0; jj < c1; jj++)
+                        if (i != r0 || jj != c0)
+                            vargmax(c, best, at, x + (i * p->w + jj) * c, (int32_t)(i * p->w + jj));
+                for (int64_t k = 0; k < c; k++)
+                    acc[(int64_t)at[k] * c + k] += g[k];
+            } else {
+                const float inv = 1.0f / kmux_pool_divisor(p, r0, r1, c0, c1);
+                for (int64_t i = r0; i < r1; i++)
+                    for (int64_t jj = c0; jj < c1; jj++)
+                        vadds(c, acc + (i * p->w + jj) * c, g, inv);
+            }
+        }
+}
+
+/* ---- units and their buffers ---- */
+
+static void fallback(const kmux_pool_params *p, int64_t u) {
+    if (p->prop == KMUX_PROP_FORWARD) { /* NCHW: plane u; NHWC: output row u */
+        const int64_t row = p->nhwc ? p->q * p->c : p->p * p->q;
+        for (int64_t e = u * row; e < (u + 1) * row; e++)
+            kmux_pool_fwd_output(p, e);
+        return;
+    }
+    const int64_t part = p->nhwc ? p->h * p->w * p->c : p->h * p->w;
+    for (int64_t e = u * part; e < (u + 1) * part; e++)
+        kmux_pool_bwd_input(p, e);
+}
+
+static void range(void *ctx, int64_t begin, int64_t end, int tid) {
     (void)tid;
     const pool_job *j = ctx;
     const kmux_pool_params *p = &j->p;
-    float *acc = malloc((size_t)(p->h * p->w * j->cn) * sizeof *acc);
+    const int fwd = p->prop == KMUX_PROP_FORWARD;
+    const int64_t hw = p->h * p->w, pq = p->p * p->q, c = p->nhwc ? p->c : 1;
+    /* f32 copies: x part, dy part, the output; NCHW forward: a row; NHWC max: best, at */
+    const int64_t xrows = p->nhwc && fwd ? p->kh * p->w * c : hw * c;
+    const size_t nf = (size_t)(xrows + (fwd ? (p->nhwc ? p->q * c : pq + p->w) : pq * c + hw * c) +
+                               2 * (c + p->q));
+    float *buf = malloc(nf * sizeof *buf);
     for (int64_t u = begin; u < end; u++) {
-        const int64_t ni = u / j->cunits, c0 = (u % j->cunits) * j->cn;
-        const int64_t cn = p->c - c0 < j->cn ? p->c - c0 : j->cn;
-        if (acc) {
-            memset(acc, 0, (size_t)(p->h * p->w * cn) * sizeof *acc);
-            bwd_unit(p, ni, c0, cn, acc);
+        if (!buf) {
+            fallback(p, u);
             continue;
         }
-        /* no memory for the accumulator: gather each element instead (slower, same result
-         * up to the order of the f32 sums) */
-        for (int64_t ci = c0; ci < c0 + cn; ci++)
-            for (int64_t i = 0; i < p->h; i++)
-                for (int64_t jj = 0; jj < p->w; jj++)
-                    kmux_pool_bwd_input(p, kmux_pool_at(p, ni, ci, i, jj, p->h, p->w));
+        float *xb = buf, *ob = buf + xrows;
+        if (!p->nhwc && fwd) { /* plane u */
+            const float *x = f32_of(j, p->x, u * hw, hw, xb);
+            float *t = ob + pq, *y = out_f32(j, p->y, u * pq, ob);
+            nchw_fwd_plane(p, x, y, t);
+            store(j, p->y, u * pq, pq, y);
+        } else if (!p->nhwc) {
+            const float *x = p->alg == KMUX_POOLING_MAX ? f32_of(j, p->x, u * hw, hw, xb) : NULL;
+            const float *dy = f32_of(j, p->dy, u * pq, pq, ob);
+            float *acc = out_f32(j, p->dx, u * hw, ob + pq);
+            float *best = ob + pq + hw;
+            nchw_bwd_plane(p, x, dy, acc, best, (int32_t *)(best + p->q));
+            store(j, p->dx, u * hw, hw, acc);
+        } else if (fwd) { /* output row u = (ni, oi) */
+            const int64_t ni = u / p->p, oi = u % p->p;
+            int64_t r0, r1, c0, c1;
+            kmux_pool_window(p, oi, 0, &r0, &r1, &c0, &c1);
+            const float *x = f32_of(j, p->x, (ni * p->h + r0) * p->w * c, (r1 - r0) * p->w * c, xb);
+            float *y = out_f32(j, p->y, u * p->q * c, ob);
+            nhwc_fwd_row(p, oi, x, r0, y);
+            store(j, p->y, u * p->q * c, p->q * c, y);
+        } else { /* image u */
+            const float *x =
+                p->alg == KMUX_POOLING_MAX ? f32_of(j, p->x, u * hw * c, hw * c, xb) : NULL;
+            const float *dy = f32_of(j, p->dy, u * pq * c, pq * c, ob);
+            float *acc = out_f32(j, p->dx, u * hw * c, ob + pq * c);
+            float *best = ob + pq * c + hw * c;
+            nhwc_bwd_image(p, x, dy, acc, best, (int32_t *)(best + c));
+            store(j, p->dx, u * hw * c, hw * c, acc);
+        }
     }
-    free(acc);
+    free(buf);
 }
 
 void kmux_cpu_pooling(const kmux_pooling_desc *d, const kmux_pooling_args *args, int threads) {
     pool_job j;
     j.p = kmux_pool_params_of(d, args);
+    j.avx2 = kmux_cast_have_avx2();
     const kmux_pool_params *p = &j.p;
-    if (p->prop == KMUX_PROP_FORWARD) {
-        j.row = p->nhwc ? p->q * p->c : p->q;
-        const int64_t items = p->n * p->c * p->p * p->q / j.row;
-        kmux_cast_parallel_for(items, j.row * p->kh * p->kw, threads, 1, fwd_range, &j);
+    const int fwd = p->prop == KMUX_PROP_FORWARD;
+    if (p->h * p->w > INT32_MAX) { /* positions of an image beyond int32: per element */
+        const int64_t n = fwd ? p->n * p->c * p->p * p->q : p->n * p->c * p->h * p->w;
+        for (int64_t e = 0; e < n; e++)
+            fwd ? kmux_pool_fwd_output(p, e) : kmux_pool_bwd_input(p, e);
         return;
     }
-    j.cn = p->nhwc ? (p->c < CBLOCK ? p->c : CBLOCK) : 1;
-    j.cunits = (p->c + j.cn - 1) / j.cn;
-    /* a unit's work: every window of its channels, once */
-    kmux_cast_parallel_for(p->n * j.cunits, p->p * p->q * p->kh * p->kw * j.cn, threads, 1,
-                           bwd_range, &j);
+    /* units: NCHW planes; NHWC output rows (forward) or images (backward); the work of one is
+     * about its windows' loads */
+    const int64_t units = !p->nhwc ? p->n * p->c : fwd ? p->n * p->p : p->n;
+    const int64_t work = p->n * p->c * p->p * p->q * p->kh * p->kw / (units ? units : 1);
+    kmux_cast_parallel_for(units, work, threads, 1, range, &j);
 }
