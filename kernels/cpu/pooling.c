@@ -27,7 +27,7 @@ typedef struct pool_job {
 
 /* MAX's value rule (kmux_pool_better), as a select the compiler vectorises */
 static inline float pmax(float best, float v) {
-    return ((v > best) | (v != v)) & (best == best) ? v : best; /* branch-free: vectorises */
+    return (((v > best) | (v != v)) & (best == best)) ? v : best; /* branch-free: vectorises */
 }
 
 /* n elements from offset off of a family tensor as f32: in place for f32, else decoded into buf */
