@@ -44,37 +44,35 @@ static kmux_status check_axis(const char *fn, const char *in_name, int64_t in, c
     return KMUX_OK;
 }
 
-/* The element counts of x and y (n c h w and n c p q), checked against overflow. */
-static kmux_status count(const char *fn, const kmux_pooling_desc *d, int64_t *nx, int64_t *ny) {
-    const int64_t p = kmux_pool_out_dim(d->h, d->kernel_h, d->stride_h, d->pad_top, d->pad_bottom),
-                  q = kmux_pool_out_dim(d->w, d->kernel_w, d->stride_w, d->pad_left, d->pad_right);
-    const int64_t f[4] = {d->n, d->c, d->h, d->w};
+/* The output's height and width of a description whose axes are checked. */
+static void out_dims(const kmux_pooling_desc *d, int64_t *p, int64_t *q) {
+    *p = kmux_pool_out_dim(d->h, d->kernel_h, d->stride_h, d->pad_top, d->pad_bottom);
+    *q = kmux_pool_out_dim(d->w, d->kernel_w, d->stride_w, d->pad_left, d->pad_right);
+}
+
+/* f[0] x f[1] x f[2] x f[3] elements that fit the address space (in f32), or a refusal naming
+ * `what` */
+static kmux_status product(const char *fn, const char *what, const int64_t f[4]) {
     int64_t n = 1;
-    for (int i = 0; i < 4; i++) {
-        if (f[i] > 0 && n > INT64_MAX / f[i])
-            return INVALID("%s: desc->n x c x h x w = %lld x %lld x %lld x %lld overflows", fn,
-                           (long long)d->n, (long long)d->c, (long long)d->h, (long long)d->w);
-        n *= f[i];
-    }
     size_t bytes;
-    if (!kmux_bytes_of(n, KMUX_F32, &bytes))
-        return INVALID("%s: desc->n x c x h x w = %lld elements do not fit the address space", fn,
-                       (long long)n);
-    /* y can be larger than x (padding wider than the stride): its own count, checked too */
-    const int64_t g[4] = {d->n, d->c, p, q};
-    int64_t m = 1;
-    for (int i = 0; i < 4; i++) {
-        if (g[i] > 0 && m > INT64_MAX / g[i])
-            return INVALID("%s: the output n x c x p x q = %lld x %lld x %lld x %lld overflows", fn,
-                           (long long)d->n, (long long)d->c, (long long)p, (long long)q);
-        m *= g[i];
-    }
-    if (!kmux_bytes_of(m, KMUX_F32, &bytes))
-        return INVALID("%s: the output's %lld elements do not fit the address space", fn,
-                       (long long)m);
-    *nx = n;
-    *ny = m;
+    for (int i = 0; i < 4 && n >= 0; i++)
+        n = f[i] > 0 && n > INT64_MAX / f[i] ? -1 : n * f[i];
+    if (n < 0 || !kmux_bytes_of(n, KMUX_F32, &bytes))
+        return INVALID("%s: %s = %lld x %lld x %lld x %lld overflows or does not fit the address "
+                       "space",
+                       fn, what, (long long)f[0], (long long)f[1], (long long)f[2],
+                       (long long)f[3]);
     return KMUX_OK;
+}
+
+/* x (n c h w) and y (n c p q: larger than x when the padding is wider than the stride) must
+ * both be addressable; checked once, at plan creation */
+static kmux_status check_counts(const char *fn, const kmux_pooling_desc *d) {
+    int64_t p, q;
+    out_dims(d, &p, &q);
+    const int64_t fx[4] = {d->n, d->c, d->h, d->w}, fy[4] = {d->n, d->c, p, q};
+    kmux_status st = product(fn, "desc->n x c x h x w", fx);
+    return st == KMUX_OK ? product(fn, "the output n x c x p x q", fy) : st;
 }
 
 static kmux_status validate_desc(const char *fn, const kmux_pooling_desc *d) {
@@ -97,8 +95,7 @@ static kmux_status validate_desc(const char *fn, const kmux_pooling_desc *d) {
     if (st == KMUX_OK)
         st = check_axis(fn, "w", d->w, "kernel_w", d->kernel_w, "stride_w", d->stride_w, "pad_left",
                         d->pad_left, "pad_right", d->pad_right);
-    int64_t nx, ny;
-    return st == KMUX_OK ? count(fn, d, &nx, &ny) : st;
+    return st == KMUX_OK ? check_counts(fn, d) : st;
 }
 
 kmux_status kmux_pooling_output_dims(const kmux_pooling_desc *desc, int64_t *p, int64_t *q) {
@@ -110,10 +107,7 @@ kmux_status kmux_pooling_output_dims(const kmux_pooling_desc *desc, int64_t *p, 
                        fn, desc->struct_size, sizeof(kmux_pooling_desc));
     kmux_status st = validate_desc(fn, desc);
     if (st != KMUX_OK) return st;
-    *p =
-        kmux_pool_out_dim(desc->h, desc->kernel_h, desc->stride_h, desc->pad_top, desc->pad_bottom);
-    *q =
-        kmux_pool_out_dim(desc->w, desc->kernel_w, desc->stride_w, desc->pad_left, desc->pad_right);
+    out_dims(desc, p, q);
     return KMUX_OK;
 }
 
@@ -171,9 +165,9 @@ kmux_status kmux_pooling_execute(kmux_plan *plan, kmux_stream *stream,
                        fn, args->struct_size, sizeof(kmux_pooling_args));
     const kmux_pooling_desc *d = &plan->desc.pooling;
     if (d->n == 0 || d->c == 0) return KMUX_OK;
-    int64_t nx, ny;
-    st = count(fn, d, &nx, &ny);
-    if (st != KMUX_OK) return st;
+    int64_t p, q; /* the plan's description was validated: no overflow left to check */
+    out_dims(d, &p, &q);
+    const int64_t nx = d->n * d->c * d->h * d->w, ny = d->n * d->c * p * q;
     kmux_pooling_args a = *args;
     const int fwd = d->prop == KMUX_PROP_FORWARD, max = d->alg == KMUX_POOLING_MAX;
     if (fwd)

@@ -25,9 +25,9 @@ typedef struct pool_job {
     int avx2;
 } pool_job;
 
-/* MAX's value rule (kmux_pool_better), as a select the compiler vectorises */
+/* MAX's value rule, as a select the compiler vectorises */
 static inline float pmax(float best, float v) {
-    return (((v > best) | (v != v)) & (best == best)) ? v : best; /* branch-free: vectorises */
+    return kmux_pool_better(v, best) ? v : best;
 }
 
 /* n elements from offset off of a family tensor as f32: in place for f32, else decoded into buf */
@@ -134,7 +134,7 @@ KMUX_CPU_CLONES static void row_argmax(int64_t n, const float *x, int64_t w, int
             for (int64_t o = 0; o < n; o++) {
                 const int64_t e = i * w + col0 + o * s + k;
                 const float v = x[e];
-                const int b = ((v > best[o]) | (v != v)) & (best[o] == best[o]);
+                const int b = kmux_pool_better(v, best[o]);
                 best[o] = b ? v : best[o];
                 at[o] = b ? (int32_t)e : at[o];
             }
@@ -206,7 +206,7 @@ KMUX_CPU_CLONES static void vadds(int64_t n, float *a, const float *x, float s) 
 KMUX_CPU_CLONES static void vargmax(int64_t n, float *best, int32_t *at, const float *x,
                                     int32_t pos) {
     for (int64_t k = 0; k < n; k++) {
-        const int b = ((x[k] > best[k]) | (x[k] != x[k])) & (best[k] == best[k]);
+        const int b = kmux_pool_better(x[k], best[k]);
         best[k] = b ? x[k] : best[k];
         at[k] = b ? pos : at[k];
     }
