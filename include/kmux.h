@@ -1248,6 +1248,9 @@ KMUX_API kmux_status kmux_reduction_execute(kmux_plan *plan, kmux_stream *stream
  *                     pooling_avg_exclude_padding)
  * BACKWARD of the averages: dx[i] = sum over the windows holding i of dy / that window's divisor.
  * dx is written, never accumulated into (as cudnnPoolingBackward with beta = 0).
+ * kmux_plan_info names the implementation: "onednn:pooling:<oneDNN kernel>" (the averages on
+ * cpu:onednn where oneDNN has a JIT kernel for the dtype and layout; "kmux:cpu" is the plan's
+ * next implementation), "kmux:cpu", "kmux:gpu".
  */
 typedef enum kmux_pooling_alg {
     KMUX_POOLING_MAX = 1,

@@ -54,12 +54,19 @@ static void *up(kmux_device *d, kmux_stream *s, const void *h, size_t bytes) {
     return p;
 }
 
-/* One execution: forward x -> out (y), backward (x, dy) -> out (dx). nx, ny: elements. */
-static kmux_status run(kmux_device *dev, kmux_stream *s, const kmux_pooling_desc *d, const void *x,
-                       const void *dy, void *out, char *impl) {
+/* One execution of implementation `step` of d's plan: forward x -> out (y), backward (x, dy) ->
+ * out (dx). KMUX_ERR_LAST_IMPL: the plan has no implementation `step`. */
+static kmux_status run_impl(kmux_device *dev, kmux_stream *s, const kmux_pooling_desc *d,
+                            const void *x, const void *dy, void *out, int step, char *impl) {
     kmux_plan *plan = NULL;
     kmux_status st = kmux_pooling_plan_create(dev, d, NULL, &plan);
     if (st != KMUX_OK) return st;
+    for (int k = 0; k < step && st == KMUX_OK; k++)
+        st = kmux_plan_next_impl(plan);
+    if (st != KMUX_OK) {
+        TU_OK(kmux_plan_destroy(plan));
+        return st;
+    }
     kmux_plan_info info;
     TU_OK(kmux_plan_info_get(plan, &info));
     snprintf(impl, 128, "%s", info.impl);
@@ -86,6 +93,12 @@ static kmux_status run(kmux_device *dev, kmux_stream *s, const kmux_pooling_desc
     return st;
 }
 
+/* The plan's first implementation. */
+static kmux_status run(kmux_device *dev, kmux_stream *s, const kmux_pooling_desc *d, const void *x,
+                       const void *dy, void *out, char *impl) {
+    return run_impl(dev, s, d, x, dy, out, 0, impl);
+}
+
 static double value(uint64_t *seed, int64_t i, int kind) {
     if (kind == 1) return floor(tu_rand_uniform(seed, 0.0, 4.0)); /* 0..3: many ties */
     if (kind == 2 && i % 17 == 3) return NAN;
@@ -99,6 +112,39 @@ static int close_to(kmux_dtype t, double got, double want, double scale) {
     if (isnan(want) || isnan(got)) return isnan(want) && isnan(got);
     if (isinf(want) || isinf(got)) return got == want;
     return fabs(got - want) <= 2.0 * cf_unit_roundoff(t) * (fabs(want) + scale) + 1e-30;
+}
+
+/* Every implementation of d's plan on device di against want (ref's result, no elements). */
+static void check_impls(cf_env *env, int di, const kmux_pooling_desc *d, const geom *g,
+                        const void *x, const void *dy, const void *want, void *got, int64_t no,
+                        const char *what) {
+    const kmux_dtype t = d->dtype;
+    const int fwd = d->prop == KMUX_PROP_FORWARD;
+    /* a dx sums up to (kh / sh + 1)(kw / sw + 1) terms of |dy| <= 2 */
+    const double scale = fwd ? 3.0 : 2.0 * (double)((g->kh / g->sh + 1) * (g->kw / g->sw + 1));
+    for (int step = 0;; step++) {
+        char impl[128];
+        const kmux_status st = run_impl(env->dev[di], env->stream[di], d, x, dy, got, step, impl);
+        if (st == KMUX_ERR_LAST_IMPL) return;
+        if (st == KMUX_ERR_UNSUPPORTED) {
+            cf_stat.unsupported++;
+            return;
+        }
+        if (st != KMUX_OK) {
+            cf_fail("%s: %s: %s: %s", env->id[di], what, kmux_status_str(st), kmux_last_error());
+            return;
+        }
+        cf_stat.runs++;
+        int bad = 0;
+        for (int64_t i = 0; i < no && bad < 3; i++) {
+            const double gv = tu_get(t, got, i), wv = tu_get(t, want, i);
+            if (!close_to(t, gv, wv, scale)) {
+                bad++;
+                cf_fail("%s (%s): %s: [%lld] got %.9g, ref %.9g", env->id[di], impl, what,
+                        (long long)i, gv, wv);
+            }
+        }
+    }
 }
 
 Test(conformance_pooling, every_algorithm_matches_ref) {
@@ -129,34 +175,12 @@ Test(conformance_pooling, every_algorithm_matches_ref) {
                                 tu_set(t, x, i, value(&seed, i, g->values));
                             for (int64_t i = 0; i < ny; i++)
                                 tu_set(t, dy, i, tu_rand_uniform(&seed, -2.0, 2.0));
-                            char impl[128], rimpl[128], what[240];
+                            char rimpl[128], what[240];
                             snprintf(what, sizeof what, "%s %s %s %s geometry %zu",
                                      kmux_pooling_alg_name(d.alg), fwd ? "forward" : "backward",
                                      kmux_dtype_name(t), li ? "NHWC" : "NCHW", gi);
                             TU_OK(run(env.ref, env.ref_stream, &d, x, dy, want, rimpl));
-                            const kmux_status st =
-                                run(env.dev[di], env.stream[di], &d, x, dy, got, impl);
-                            if (st == KMUX_ERR_UNSUPPORTED) {
-                                cf_stat.unsupported++;
-                            } else if (st != KMUX_OK) {
-                                cf_fail("%s: %s: %s: %s", env.id[di], what, kmux_status_str(st),
-                                        kmux_last_error());
-                            } else {
-                                cf_stat.runs++;
-                                /* a dx sums up to (kh / sh + 1)(kw / sw + 1) terms of |dy| <= 2 */
-                                const double scale =
-                                    fwd ? 3.0
-                                        : 2.0 * (double)((g->kh / g->sh + 1) * (g->kw / g->sw + 1));
-                                int bad = 0;
-                                for (int64_t i = 0; i < no && bad < 3; i++) {
-                                    const double gv = tu_get(t, got, i), wv = tu_get(t, want, i);
-                                    if (!close_to(t, gv, wv, scale)) {
-                                        bad++;
-                                        cf_fail("%s (%s): %s: [%lld] got %.9g, ref %.9g",
-                                                env.id[di], impl, what, (long long)i, gv, wv);
-                                    }
-                                }
-                            }
+                            check_impls(&env, di, &d, g, x, dy, want, got, no, what);
                             free(x), free(dy), free(want), free(got);
                         }
     cf_summary("every_algorithm_matches_ref");

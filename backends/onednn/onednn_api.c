@@ -59,6 +59,12 @@ static const kmux_vendor_sym syms[] = {
     SYM(dnnl_set_primitive_cache_capacity),
     SYM(dnnl_stream_create),
     SYM(dnnl_stream_destroy),
+    SYM(dnnl_binary_desc_init),
+    SYM(dnnl_pooling_backward_desc_init),
+    SYM(dnnl_pooling_forward_desc_init),
+    SYM(dnnl_reduction_desc_init),
+    SYM(dnnl_softmax_v2_backward_desc_init),
+    SYM(dnnl_softmax_v2_forward_desc_init),
     SYM(dnnl_version),
 };
 #undef SYM

@@ -61,6 +61,12 @@ typedef struct kmux_dnnl_api_table {
     __typeof__(&dnnl_stream_create) dnnl_stream_create;
     __typeof__(&dnnl_stream_destroy) dnnl_stream_destroy;
     __typeof__(&dnnl_version) dnnl_version;
+    __typeof__(&dnnl_binary_desc_init) dnnl_binary_desc_init;
+    __typeof__(&dnnl_pooling_backward_desc_init) dnnl_pooling_backward_desc_init;
+    __typeof__(&dnnl_pooling_forward_desc_init) dnnl_pooling_forward_desc_init;
+    __typeof__(&dnnl_reduction_desc_init) dnnl_reduction_desc_init;
+    __typeof__(&dnnl_softmax_v2_backward_desc_init) dnnl_softmax_v2_backward_desc_init;
+    __typeof__(&dnnl_softmax_v2_forward_desc_init) dnnl_softmax_v2_forward_desc_init;
 } kmux_dnnl_api_table;
 
 /** Filled once by kmux_dnnl_api_load; read-only afterwards. */
@@ -120,6 +126,12 @@ int kmux_dnnl_api_load(char *why, size_t why_size);
 #define dnnl_stream_create (kmux_dnnl_api.dnnl_stream_create)
 #define dnnl_stream_destroy (kmux_dnnl_api.dnnl_stream_destroy)
 #define dnnl_version (kmux_dnnl_api.dnnl_version)
+#define dnnl_binary_desc_init (kmux_dnnl_api.dnnl_binary_desc_init)
+#define dnnl_pooling_backward_desc_init (kmux_dnnl_api.dnnl_pooling_backward_desc_init)
+#define dnnl_pooling_forward_desc_init (kmux_dnnl_api.dnnl_pooling_forward_desc_init)
+#define dnnl_reduction_desc_init (kmux_dnnl_api.dnnl_reduction_desc_init)
+#define dnnl_softmax_v2_backward_desc_init (kmux_dnnl_api.dnnl_softmax_v2_backward_desc_init)
+#define dnnl_softmax_v2_forward_desc_init (kmux_dnnl_api.dnnl_softmax_v2_forward_desc_init)
 #endif
 
 #endif

@@ -311,7 +311,7 @@ static const kmux_backend_ops dnn_ops = {
     .softmax = &kmux_cpu_softmax_ops,
     .binary = &kmux_cpu_binary_ops,
     .reduction = &kmux_cpu_reduction_ops,
-    .pooling = &kmux_cpu_pooling_ops,
+    .pooling = &kmux_dnn_pooling_ops,
 };
 
 /** The plugin's one exported symbol (kmux_backend.h). */

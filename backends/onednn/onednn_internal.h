@@ -57,7 +57,8 @@ typedef struct kmux_dnn_ctx_pool {
 typedef enum kmux_dnn_plan_kind {
     KMUX_DNN_MATMUL = 1,
     KMUX_DNN_CONV2D = 2,
-    KMUX_DNN_ELTWISE = 3
+    KMUX_DNN_ELTWISE = 3,
+    KMUX_DNN_FAMILY = 4 /**< an op family's plan other than eltwise (pooling, softmax, ...) */
 } kmux_dnn_plan_kind;
 
 /** Common head of both plan kinds: what kmux_plan_info reports, and the context pool. */
@@ -179,6 +180,8 @@ kmux_status kmux_dnn_set_make(kmux_dnn_state *st, const char *fn, kmux_dnn_plan_
 
 /** oneDNN's eltwise primitive first where it has the algorithm, then kmux:cpu. */
 extern const kmux_eltwise_ops kmux_dnn_eltwise_ops;
+/** oneDNN's pooling primitive for the averages, then kmux:cpu (onednn_pooling.c). */
+extern const kmux_pooling_ops kmux_dnn_pooling_ops;
 
 /* ---- matmul (onednn_matmul.c, onednn_matmul_exec.c) ----------------------------------------- */
 
