@@ -33,12 +33,19 @@ static void *up(kmux_device *d, kmux_stream *s, const void *h, size_t bytes) {
     return p;
 }
 
-/* One execution of desc on dev: the inputs of h up, the outputs of h down. */
-static kmux_status run(kmux_device *dev, kmux_stream *s, const kmux_softmax_desc *d, io *h,
-                       char *impl, size_t impl_size) {
+/* One execution of implementation `step` of desc's plan on dev: the inputs of h up, the outputs
+ * of h down. KMUX_ERR_LAST_IMPL: the plan has no implementation `step`. */
+static kmux_status run_impl(kmux_device *dev, kmux_stream *s, const kmux_softmax_desc *d, io *h,
+                            int step, char *impl, size_t impl_size) {
     kmux_plan *plan = NULL;
     kmux_status st = kmux_softmax_plan_create(dev, d, NULL, &plan);
     if (st != KMUX_OK) return st;
+    for (int k = 0; k < step && st == KMUX_OK; k++)
+        st = kmux_plan_next_impl(plan);
+    if (st != KMUX_OK) {
+        TU_OK(kmux_plan_destroy(plan));
+        return st;
+    }
     kmux_plan_info info;
     TU_OK(kmux_plan_info_get(plan, &info));
     snprintf(impl, impl_size, "%s", info.impl);
@@ -71,6 +78,12 @@ static kmux_status run(kmux_device *dev, kmux_stream *s, const kmux_softmax_desc
     return st;
 }
 
+/* The plan's first implementation. */
+static kmux_status run(kmux_device *dev, kmux_stream *s, const kmux_softmax_desc *d, io *h,
+                       char *impl, size_t impl_size) {
+    return run_impl(dev, s, d, h, 0, impl, impl_size);
+}
+
 static io io_new(const kmux_softmax_desc *d) {
     const size_t n = (size_t)(d->rows * d->cols) * kmux_dtype_size(d->dtype), r = (size_t)d->rows;
     io h = {calloc(1, n), calloc(1, n), calloc(1, n), calloc(1, n), calloc(r, 4),
@@ -89,6 +102,50 @@ static int close_to(kmux_dtype t, double got, double want) {
     const double rel = t == KMUX_F32 ? 3e-5 : t == KMUX_F16 ? 2.0 / 1024 : 2.0 / 128;
     const double abs_tol = t == KMUX_F32 ? 1e-6 : t == KMUX_F16 ? 1e-4 : 1e-3;
     return fabs(got - want) <= abs_tol + rel * fabs(want);
+}
+
+/* Every implementation of d's plan on device di against want (ref's results); got holds the
+ * inputs and receives each implementation's outputs. */
+static void check_impls(cf_env *env, int di, const kmux_softmax_desc *d, const io *want, io *got,
+                        const char *what) {
+    const int xent = d->alg == KMUX_SOFTMAX_CROSS_ENTROPY, bwd = d->prop == KMUX_PROP_BACKWARD;
+    const int64_t n = d->rows * d->cols;
+    for (int step = 0;; step++) {
+        char impl[128];
+        const kmux_status st =
+            run_impl(env->dev[di], env->stream[di], d, got, step, impl, sizeof impl);
+        if (st == KMUX_ERR_LAST_IMPL) return;
+        if (st == KMUX_ERR_UNSUPPORTED) {
+            cf_stat.unsupported++;
+            return;
+        }
+        if (st != KMUX_OK) {
+            cf_fail("%s: %s: %s: %s", env->id[di], what, kmux_status_str(st), kmux_last_error());
+            return;
+        }
+        cf_stat.runs++;
+        const void *g = !xent && !bwd ? got->y : got->dx;
+        const void *w = !xent && !bwd ? want->y : want->dx;
+        int bad = 0;
+        for (int64_t i = 0; i < n && bad < 3; i++)
+            if (!close_to(d->dtype, tu_get(d->dtype, g, i), tu_get(d->dtype, w, i))) {
+                bad++;
+                cf_fail("%s (%s): %s: [%lld] got %.9g, ref %.9g", env->id[di], impl, what,
+                        (long long)i, tu_get(d->dtype, g, i), tu_get(d->dtype, w, i));
+            }
+        for (int64_t r = 0; xent && r < d->rows && bad < 3; r++) {
+            if (!close_to(KMUX_F32, got->loss[r], want->loss[r]) ||
+                got->argmax[r] != want->argmax[r]) {
+                bad++;
+                cf_fail("%s (%s): %s: row %lld: loss %.9g argmax %d, ref %.9g and %d", env->id[di],
+                        impl, what, (long long)r, (double)got->loss[r], got->argmax[r],
+                        (double)want->loss[r], want->argmax[r]);
+            }
+        }
+        if (xent && !close_to(KMUX_F32, got->mean, want->mean))
+            cf_fail("%s (%s): %s: mean loss %.9g, ref %.9g", env->id[di], impl, what,
+                    (double)got->mean, (double)want->mean);
+    }
 }
 
 Test(conformance_softmax, every_algorithm_matches_ref) {
@@ -131,48 +188,13 @@ Test(conformance_softmax, every_algorithm_matches_ref) {
                         memcpy(got.dy, want.dy, nb);
                         memcpy(got.labels, want.labels, (size_t)d.rows * 4);
                         got.scale = want.scale;
-                        char impl[128], rimpl[128], what[200];
+                        char rimpl[128], what[200];
                         snprintf(what, sizeof what, "%s %s %s %lldx%lld smoothing %g scale %g",
                                  kmux_softmax_alg_name(d.alg), bwd ? "backward" : "forward",
                                  kmux_dtype_name(d.dtype), (long long)d.rows, (long long)d.cols,
                                  (double)d.label_smoothing, (double)want.scale);
                         TU_OK(run(env.ref, env.ref_stream, &d, &want, rimpl, sizeof rimpl));
-                        kmux_status st =
-                            run(env.dev[di], env.stream[di], &d, &got, impl, sizeof impl);
-                        if (st == KMUX_ERR_UNSUPPORTED) {
-                            cf_stat.unsupported++;
-                        } else if (st != KMUX_OK) {
-                            cf_fail("%s: %s: %s: %s", env.id[di], what, kmux_status_str(st),
-                                    kmux_last_error());
-                        } else {
-                            cf_stat.runs++;
-                            const int xent = alg == KMUX_SOFTMAX_CROSS_ENTROPY;
-                            const void *g = !xent && !bwd ? got.y : got.dx;
-                            const void *w = !xent && !bwd ? want.y : want.dx;
-                            int bad = 0;
-                            for (int64_t i = 0; i < n && bad < 3; i++)
-                                if (!close_to(d.dtype, tu_get(d.dtype, g, i),
-                                              tu_get(d.dtype, w, i))) {
-                                    bad++;
-                                    cf_fail("%s (%s): %s: [%lld] got %.9g, ref %.9g", env.id[di],
-                                            impl, what, (long long)i, tu_get(d.dtype, g, i),
-                                            tu_get(d.dtype, w, i));
-                                }
-                            for (int64_t r = 0; xent && r < d.rows && bad < 3; r++) {
-                                if (!close_to(KMUX_F32, got.loss[r], want.loss[r]) ||
-                                    got.argmax[r] != want.argmax[r]) {
-                                    bad++;
-                                    cf_fail("%s (%s): %s: row %lld: loss %.9g argmax %d, ref "
-                                            "%.9g and %d",
-                                            env.id[di], impl, what, (long long)r,
-                                            (double)got.loss[r], got.argmax[r],
-                                            (double)want.loss[r], want.argmax[r]);
-                                }
-                            }
-                            if (xent && !close_to(KMUX_F32, got.mean, want.mean))
-                                cf_fail("%s (%s): %s: mean loss %.9g, ref %.9g", env.id[di], impl,
-                                        what, (double)got.mean, (double)want.mean);
-                        }
+                        check_impls(&env, di, &d, &want, &got, what);
                         io_free(&want), io_free(&got);
                     }
     cf_summary("every_algorithm_matches_ref");

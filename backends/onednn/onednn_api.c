@@ -63,8 +63,6 @@ static const kmux_vendor_sym syms[] = {
     SYM(dnnl_pooling_backward_desc_init),
     SYM(dnnl_pooling_forward_desc_init),
     SYM(dnnl_reduction_desc_init),
-    SYM(dnnl_softmax_v2_backward_desc_init),
-    SYM(dnnl_softmax_v2_forward_desc_init),
     SYM(dnnl_version),
 };
 #undef SYM

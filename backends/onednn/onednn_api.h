@@ -65,8 +65,6 @@ typedef struct kmux_dnnl_api_table {
     __typeof__(&dnnl_pooling_backward_desc_init) dnnl_pooling_backward_desc_init;
     __typeof__(&dnnl_pooling_forward_desc_init) dnnl_pooling_forward_desc_init;
     __typeof__(&dnnl_reduction_desc_init) dnnl_reduction_desc_init;
-    __typeof__(&dnnl_softmax_v2_backward_desc_init) dnnl_softmax_v2_backward_desc_init;
-    __typeof__(&dnnl_softmax_v2_forward_desc_init) dnnl_softmax_v2_forward_desc_init;
 } kmux_dnnl_api_table;
 
 /** Filled once by kmux_dnnl_api_load; read-only afterwards. */
@@ -130,8 +128,6 @@ int kmux_dnnl_api_load(char *why, size_t why_size);
 #define dnnl_pooling_backward_desc_init (kmux_dnnl_api.dnnl_pooling_backward_desc_init)
 #define dnnl_pooling_forward_desc_init (kmux_dnnl_api.dnnl_pooling_forward_desc_init)
 #define dnnl_reduction_desc_init (kmux_dnnl_api.dnnl_reduction_desc_init)
-#define dnnl_softmax_v2_backward_desc_init (kmux_dnnl_api.dnnl_softmax_v2_backward_desc_init)
-#define dnnl_softmax_v2_forward_desc_init (kmux_dnnl_api.dnnl_softmax_v2_forward_desc_init)
 #endif
 
 #endif

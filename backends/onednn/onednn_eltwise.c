@@ -13,16 +13,12 @@
  */
 #include "onednn_internal.h"
 
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 typedef struct dnn_elt_plan {
-    kmux_dnn_plan base; /* the execution contexts; impl names "onednn:eltwise:<kernel>" */
+    kmux_dnn_prim dnn; /* impl "onednn:eltwise:<kernel>"; prim NULL: kmux:cpu only */
     kmux_eltwise_desc d;
-    dnnl_primitive_t prim; /* NULL: kmux:cpu only */
     dnnl_memory_desc_t md;
-    size_t scratch;
 } dnn_elt_plan;
 
 /* oneDNN's algorithm of alg, direction and alpha (*alpha: its own), 0 when it has none with
@@ -58,37 +54,20 @@ static void make_prim(kmux_dnn_state *st, dnn_elt_plan *p) {
     if (dnnl_memory_desc_init_by_tag(&p->md, 1, dims, kmux_dnn_dtype(d->dtype), dnnl_a) !=
         dnnl_success)
         return;
-    dnnl_primitive_attr_t attr = kmux_dnn_attr_new();
-    if (!attr) return;
-    dnnl_eltwise_desc_t fd, bd;
-    dnnl_primitive_desc_t fpd = NULL, pd = NULL;
-    /* the backward needs the forward's primitive descriptor as its hint */
+    /* the backward needs the forward as its hint */
     const dnnl_alg_kind_t falg = d->alg == KMUX_ELTWISE_SIGMOID ? dnnl_eltwise_logistic
                                  : d->alg == KMUX_ELTWISE_TANH  ? dnnl_eltwise_tanh
                                                                 : alg;
-    if (dnnl_eltwise_forward_desc_init(&fd, dnnl_forward_training, falg, &p->md, alpha, 0.0f) ==
-            dnnl_success &&
-        kmux_dnn_pd_create(&fd, attr, st->engine, NULL, 0, NULL, NULL, &fpd) == dnnl_success) {
-        if (d->prop == KMUX_PROP_FORWARD) {
-            pd = fpd;
-            fpd = NULL;
-        } else if (dnnl_eltwise_backward_desc_init(&bd, alg, &p->md, &p->md, alpha, 0.0f) ==
-                   dnnl_success) {
-            if (kmux_dnn_pd_create(&bd, attr, st->engine, fpd, 0, NULL, NULL, &pd) != dnnl_success)
-                pd = NULL;
-        }
-    }
-    if (fpd) dnnl_primitive_desc_destroy(fpd);
-    dnnl_primitive_attr_destroy(attr);
-    if (!pd) return;
-    const char *impl = kmux_dnn_pd_impl(pd);
-    if (!kmux_dnn_is_ref_kernel(impl) && dnnl_primitive_create(&p->prim, pd) == dnnl_success) {
-        p->scratch = kmux_dnn_pd_scratch(pd);
-        snprintf(p->base.impl, sizeof p->base.impl, "onednn:eltwise:%s", impl);
-    } else {
-        p->prim = NULL;
-    }
-    dnnl_primitive_desc_destroy(pd);
+    dnnl_eltwise_desc_t fd, bd;
+    if (dnnl_eltwise_forward_desc_init(&fd, dnnl_forward_training, falg, &p->md, alpha, 0.0f) !=
+        dnnl_success)
+        return;
+    const int bwd = d->prop == KMUX_PROP_BACKWARD;
+    if (bwd &&
+        dnnl_eltwise_backward_desc_init(&bd, alg, &p->md, &p->md, alpha, 0.0f) != dnnl_success)
+        return;
+    dnnl_primitive_desc_t pd = kmux_dnn_pd_of(st, &fd, bwd ? &bd : NULL);
+    kmux_dnn_prim_adopt(&p->dnn, pd, "eltwise");
 }
 
 static kmux_status plan_create(void *state, int device, const kmux_eltwise_desc *desc,
@@ -97,74 +76,39 @@ static kmux_status plan_create(void *state, int device, const kmux_eltwise_desc 
     dnn_elt_plan *p = calloc(1, sizeof *p);
     if (!p) return kmux_dnn_oom(st, "kmux_eltwise_plan_create", sizeof *p);
     p->d = *desc;
-    p->base.kind = KMUX_DNN_ELTWISE;
-    p->base.effective_compute = KMUX_COMPUTE_F32;
-    kmux_dnn_pool_init(&p->base);
+    kmux_dnn_prim_init(&p->dnn);
     kmux_dnn_threads th;
     kmux_dnn_threads_enter(st, &th);
     make_prim(st, p);
     kmux_dnn_threads_leave(&th);
-    p->base.workspace_bytes = p->scratch;
     *plan = p;
-    *impl_count = p->prim ? 2 : 1;
+    *impl_count = p->dnn.prim ? 2 : 1;
     return KMUX_OK;
 }
 
-static kmux_status run_prim(kmux_dnn_state *st, dnn_elt_plan *p, const kmux_eltwise_args *a) {
-    const char *fn = "kmux_eltwise_execute";
-    kmux_dnn_exec_ctx *ctx = NULL;
-    kmux_status ks = kmux_dnn_ctx_acquire(fn, st, &p->base, p->scratch, &ctx);
-    if (ks != KMUX_OK) return ks;
-    const int fwd = p->d.prop == KMUX_PROP_FORWARD;
-    /* (argument, pointer) of the direction, in memory slots 0.. */
-    const int ids[3] = {fwd                    ? DNNL_ARG_SRC
-                        : p->d.use_dst_for_bwd ? DNNL_ARG_DST
-                                               : DNNL_ARG_SRC,
-                        fwd ? DNNL_ARG_DST : DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC};
-    void *ptrs[3] = {(void *)(fwd || !p->d.use_dst_for_bwd ? a->src : a->dst),
-                     fwd ? a->dst : (void *)a->diff_dst, a->diff_src};
-    dnnl_exec_arg_t args[4];
-    int n = 0;
-    for (int i = 0; i < (fwd ? 2 : 3) && ks == KMUX_OK; i++) {
-        dnnl_memory_t m = kmux_dnn_ctx_mem(st, ctx, i, &p->md, ptrs[i], &ks);
-        if (m) args[n++] = (dnnl_exec_arg_t){ids[i], m};
-    }
-    if (ks == KMUX_OK && ctx->scratch_mem)
-        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, ctx->scratch_mem};
-    if (ks == KMUX_OK) {
-        dnnl_status_t s = dnnl_primitive_execute(p->prim, ctx->stream, n, args);
-        if (s != dnnl_success) ks = kmux_dnn_fail(st, fn, "dnnl_primitive_execute", s);
-    }
-    kmux_dnn_ctx_release(&p->base, ctx);
-    return ks;
-}
-
 static kmux_status execute(void *state, const void *plan, int impl, void *stream,
-                           const kmux_eltwise_args *args) {
+                           const kmux_eltwise_args *a) {
     dnn_elt_plan *p = (dnn_elt_plan *)plan;
-    if (!p->prim || impl == 1) return kmux_cpu_eltwise_run(state, &p->d, args);
-    kmux_dnn_state *st = state;
-    kmux_dnn_threads th;
-    kmux_dnn_threads_enter(st, &th);
-    kmux_status ks = run_prim(st, p, args);
-    kmux_dnn_threads_leave(&th);
-    return ks;
+    if (!p->dnn.prim || impl == 1) return kmux_cpu_eltwise_run(state, &p->d, a);
+    const int fwd = p->d.prop == KMUX_PROP_FORWARD, dst = !fwd && p->d.use_dst_for_bwd;
+    /* the direction's (argument, pointer) pairs; every tensor has the one descriptor md */
+    const int ids[3] = {dst ? DNNL_ARG_DST : DNNL_ARG_SRC, fwd ? DNNL_ARG_DST : DNNL_ARG_DIFF_DST,
+                        DNNL_ARG_DIFF_SRC};
+    void *const ptrs[3] = {(void *)(dst ? a->dst : a->src), fwd ? a->dst : (void *)a->diff_dst,
+                           a->diff_src};
+    const dnnl_memory_desc_t *const mds[3] = {&p->md, &p->md, &p->md};
+    return kmux_dnn_prim_run(state, &p->dnn, "kmux_eltwise_execute", fwd ? 2 : 3, ids, mds, ptrs);
 }
 
 static kmux_status plan_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
     const dnn_elt_plan *p = plan;
-    if (!p->prim || impl == 1) return kmux_cpu_kernels_info(info);
-    info->impl = p->base.impl;
-    info->effective_compute = KMUX_COMPUTE_F32;
-    info->workspace_bytes = p->scratch;
-    info->deterministic = 1;
-    return KMUX_OK;
+    if (!p->dnn.prim || impl == 1) return kmux_cpu_kernels_info(info);
+    return kmux_dnn_prim_info(&p->dnn, info);
 }
 
 static void plan_destroy(void *state, void *plan) {
     dnn_elt_plan *p = plan;
-    kmux_dnn_pool_destroy(&p->base);
-    if (p->prim) dnnl_primitive_destroy(p->prim);
+    kmux_dnn_prim_fini(&p->dnn);
     free(p);
 }
 

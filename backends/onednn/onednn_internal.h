@@ -57,8 +57,7 @@ typedef struct kmux_dnn_ctx_pool {
 typedef enum kmux_dnn_plan_kind {
     KMUX_DNN_MATMUL = 1,
     KMUX_DNN_CONV2D = 2,
-    KMUX_DNN_ELTWISE = 3,
-    KMUX_DNN_FAMILY = 4 /**< an op family's plan other than eltwise (pooling, softmax, ...) */
+    KMUX_DNN_FAMILY = 3 /**< an op family's plan (eltwise, pooling; kmux_dnn_prim) */
 } kmux_dnn_plan_kind;
 
 /** Common head of both plan kinds: what kmux_plan_info reports, and the context pool. */
@@ -175,6 +174,37 @@ typedef struct kmux_dnn_plan_set {
 kmux_status kmux_dnn_set_make(kmux_dnn_state *st, const char *fn, kmux_dnn_plan_kind kind,
                               kmux_dnn_plan **list, int n, size_t max_ws, int default_cap,
                               void (*destroy)(kmux_dnn_plan *), kmux_dnn_plan_set **set);
+
+/* ---- one primitive behind an op family's plan (onednn_prim.c) ------------------------------ */
+
+/** A family plan's oneDNN side: its primitive (NULL: the plan runs kmux:cpu only) and the
+ *  scratchpad it needs. The head of each family's plan struct. */
+typedef struct kmux_dnn_prim {
+    kmux_dnn_plan base; /**< contexts; impl "onednn:<family>:<oneDNN kernel>" */
+    dnnl_primitive_t prim;
+    size_t scratch;
+} kmux_dnn_prim;
+
+/** Readies p (kind, f32 compute, an empty context pool); no primitive yet. */
+void kmux_dnn_prim_init(kmux_dnn_prim *p);
+/** The primitive descriptor of the forward op descriptor fwd (bwd NULL), or of the backward bwd
+ *  with fwd's as its hint (as oneDNN's backward primitives need), with kmux_dnn_attr_new's
+ *  attributes; NULL when oneDNN has no implementation. */
+dnnl_primitive_desc_t kmux_dnn_pd_of(const kmux_dnn_state *st, const_dnnl_op_desc_t fwd,
+                                     const_dnnl_op_desc_t bwd);
+/** Makes p's primitive from pd unless pd is NULL or oneDNN offers only its reference kernel
+ *  (p->prim stays NULL: no error, the family runs kmux:cpu); destroys pd either way. */
+void kmux_dnn_prim_adopt(kmux_dnn_prim *p, dnnl_primitive_desc_t pd, const char *family);
+/** Runs p's primitive with n tensors: argument arg_ids[i] is ptrs[i] described by mds[i] (memory
+ *  slot i of the context; n <= KMUX_DNN_MAX_MEMS), under the context's thread count. KMUX_OK,
+ *  or the status of a failed context or execute (message naming fn). */
+kmux_status kmux_dnn_prim_run(kmux_dnn_state *st, kmux_dnn_prim *p, const char *fn, int n,
+                              const int *arg_ids, const dnnl_memory_desc_t *const *mds,
+                              void *const *ptrs);
+/** plan_info of p's primitive (f32 compute, deterministic, its scratchpad). KMUX_OK. */
+kmux_status kmux_dnn_prim_info(const kmux_dnn_prim *p, kmux_plan_info *info);
+/** Frees p's contexts and primitive (not p). */
+void kmux_dnn_prim_fini(kmux_dnn_prim *p);
 
 /* ---- element-wise family (onednn_eltwise.c) ---- */
 

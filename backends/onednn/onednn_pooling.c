@@ -13,15 +13,12 @@
 
 #include "dispatch/common/kmux_pooling.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 
 typedef struct dnn_pool_plan {
-    kmux_dnn_plan base; /* the execution contexts; impl names "onednn:pooling:<kernel>" */
+    kmux_dnn_prim dnn; /* impl "onednn:pooling:<kernel>"; prim NULL: kmux:cpu only */
     kmux_pooling_desc d;
-    dnnl_primitive_t prim; /* NULL: kmux:cpu only */
     dnnl_memory_desc_t x_md, y_md;
-    size_t scratch;
 } dnn_pool_plan;
 
 /* oneDNN's algorithm of alg, 0 where oneDNN's definition differs from kmux's (MAX). */
@@ -36,17 +33,17 @@ static dnnl_alg_kind_t dnn_alg(kmux_pooling_alg alg) {
     }
 }
 
-/* The primitive of p->d when oneDNN runs it with a JIT kernel; p->prim stays NULL otherwise (no
- * error: the plan then runs kmux:cpu). */
+/* The primitive of p->d when oneDNN runs it with a JIT kernel; p->dnn.prim stays NULL otherwise
+ * (no error: the plan then runs kmux:cpu). */
 static void make_prim(kmux_dnn_state *st, dnn_pool_plan *p) {
     const kmux_pooling_desc *d = &p->d;
     const dnnl_alg_kind_t alg = dnn_alg(d->alg);
     const dnnl_data_type_t dt = kmux_dnn_dtype(d->dtype);
     if (!alg || !st->engine || dt == dnnl_data_type_undef) return;
-    const int64_t oh = kmux_pool_out_dim(d->h, d->kernel_h, d->stride_h, d->pad_top, d->pad_bottom);
-    const int64_t ow = kmux_pool_out_dim(d->w, d->kernel_w, d->stride_w, d->pad_left, d->pad_right);
     /* oneDNN 2.6 offsets are 32-bit inside some kernels: the larger tensor must fit */
     if (d->n * d->c * d->h * d->w > INT32_MAX) return;
+    const int64_t oh = kmux_pool_out_dim(d->h, d->kernel_h, d->stride_h, d->pad_top, d->pad_bottom);
+    const int64_t ow = kmux_pool_out_dim(d->w, d->kernel_w, d->stride_w, d->pad_left, d->pad_right);
     const dnnl_format_tag_t tag = d->layout == KMUX_NHWC ? dnnl_nhwc : dnnl_nchw;
     const dnnl_dims_t xd = {d->n, d->c, d->h, d->w}, yd = {d->n, d->c, oh, ow};
     const dnnl_dims_t strides = {d->stride_h, d->stride_w}, kernel = {d->kernel_h, d->kernel_w};
@@ -54,36 +51,16 @@ static void make_prim(kmux_dnn_state *st, dnn_pool_plan *p) {
     if (dnnl_memory_desc_init_by_tag(&p->x_md, 4, xd, dt, tag) != dnnl_success ||
         dnnl_memory_desc_init_by_tag(&p->y_md, 4, yd, dt, tag) != dnnl_success)
         return;
-    dnnl_primitive_attr_t attr = kmux_dnn_attr_new();
-    if (!attr) return;
+    const int bwd = d->prop == KMUX_PROP_BACKWARD;
     dnnl_pooling_desc_t fd, bd;
-    dnnl_primitive_desc_t fpd = NULL, pd = NULL;
-    const dnnl_prop_kind_t prop =
-        d->prop == KMUX_PROP_FORWARD ? dnnl_forward_inference : dnnl_forward_training;
-    if (dnnl_pooling_forward_desc_init(&fd, prop, alg, &p->x_md, &p->y_md, strides, kernel, pad_l,
-                                       pad_r) == dnnl_success &&
-        kmux_dnn_pd_create(&fd, attr, st->engine, NULL, 0, NULL, NULL, &fpd) == dnnl_success) {
-        if (d->prop == KMUX_PROP_FORWARD) {
-            pd = fpd;
-            fpd = NULL;
-        } else if (dnnl_pooling_backward_desc_init(&bd, alg, &p->x_md, &p->y_md, strides, kernel,
-                                                   pad_l, pad_r) == dnnl_success) {
-            /* the backward needs the forward's primitive descriptor as its hint */
-            if (kmux_dnn_pd_create(&bd, attr, st->engine, fpd, 0, NULL, NULL, &pd) != dnnl_success)
-                pd = NULL;
-        }
-    }
-    if (fpd) dnnl_primitive_desc_destroy(fpd);
-    dnnl_primitive_attr_destroy(attr);
-    if (!pd) return;
-    const char *impl = kmux_dnn_pd_impl(pd);
-    if (!kmux_dnn_is_ref_kernel(impl) && dnnl_primitive_create(&p->prim, pd) == dnnl_success) {
-        p->scratch = kmux_dnn_pd_scratch(pd);
-        snprintf(p->base.impl, sizeof p->base.impl, "onednn:pooling:%s", impl);
-    } else {
-        p->prim = NULL;
-    }
-    dnnl_primitive_desc_destroy(pd);
+    if (dnnl_pooling_forward_desc_init(&fd, bwd ? dnnl_forward_training : dnnl_forward_inference,
+                                       alg, &p->x_md, &p->y_md, strides, kernel, pad_l,
+                                       pad_r) != dnnl_success)
+        return;
+    if (bwd && dnnl_pooling_backward_desc_init(&bd, alg, &p->x_md, &p->y_md, strides, kernel, pad_l,
+                                               pad_r) != dnnl_success)
+        return;
+    kmux_dnn_prim_adopt(&p->dnn, kmux_dnn_pd_of(st, &fd, bwd ? &bd : NULL), "pooling");
 }
 
 static kmux_status plan_create(void *state, int device, const kmux_pooling_desc *desc,
@@ -92,72 +69,38 @@ static kmux_status plan_create(void *state, int device, const kmux_pooling_desc 
     dnn_pool_plan *p = calloc(1, sizeof *p);
     if (!p) return kmux_dnn_oom(st, "kmux_pooling_plan_create", sizeof *p);
     p->d = *desc;
-    p->base.kind = KMUX_DNN_FAMILY;
-    p->base.effective_compute = KMUX_COMPUTE_F32;
-    kmux_dnn_pool_init(&p->base);
+    kmux_dnn_prim_init(&p->dnn);
     kmux_dnn_threads th;
     kmux_dnn_threads_enter(st, &th);
     make_prim(st, p);
     kmux_dnn_threads_leave(&th);
-    p->base.workspace_bytes = p->scratch;
     *plan = p;
-    *impl_count = p->prim ? 2 : 1;
+    *impl_count = p->dnn.prim ? 2 : 1;
     return KMUX_OK;
 }
 
-static kmux_status run_prim(kmux_dnn_state *st, dnn_pool_plan *p, const kmux_pooling_args *a) {
-    const char *fn = "kmux_pooling_execute";
-    kmux_dnn_exec_ctx *ctx = NULL;
-    kmux_status ks = kmux_dnn_ctx_acquire(fn, st, &p->base, p->scratch, &ctx);
-    if (ks != KMUX_OK) return ks;
+static kmux_status execute(void *state, const void *plan, int impl, void *stream,
+                           const kmux_pooling_args *a) {
+    dnn_pool_plan *p = (dnn_pool_plan *)plan;
+    if (!p->dnn.prim || impl == 1) return kmux_cpu_pooling_ops.execute(state, &p->d, 0, stream, a);
     const int fwd = p->d.prop == KMUX_PROP_FORWARD;
-    /* (argument, descriptor, pointer) of the direction, in memory slots 0 and 1 */
+    /* forward: x -> y; backward: dy -> dx */
     const int ids[2] = {fwd ? DNNL_ARG_SRC : DNNL_ARG_DIFF_DST,
                         fwd ? DNNL_ARG_DST : DNNL_ARG_DIFF_SRC};
-    const dnnl_memory_desc_t *mds[2] = {fwd ? &p->x_md : &p->y_md, fwd ? &p->y_md : &p->x_md};
-    void *ptrs[2] = {fwd ? (void *)a->x : (void *)a->dy, fwd ? a->y : a->dx};
-    dnnl_exec_arg_t args[3];
-    int n = 0;
-    for (int i = 0; i < 2 && ks == KMUX_OK; i++) {
-        dnnl_memory_t m = kmux_dnn_ctx_mem(st, ctx, i, mds[i], ptrs[i], &ks);
-        if (m) args[n++] = (dnnl_exec_arg_t){ids[i], m};
-    }
-    if (ks == KMUX_OK && ctx->scratch_mem)
-        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, ctx->scratch_mem};
-    if (ks == KMUX_OK) {
-        dnnl_status_t s = dnnl_primitive_execute(p->prim, ctx->stream, n, args);
-        if (s != dnnl_success) ks = kmux_dnn_fail(st, fn, "dnnl_primitive_execute", s);
-    }
-    kmux_dnn_ctx_release(&p->base, ctx);
-    return ks;
-}
-
-static kmux_status execute(void *state, const void *plan, int impl, void *stream,
-                           const kmux_pooling_args *args) {
-    dnn_pool_plan *p = (dnn_pool_plan *)plan;
-    if (!p->prim || impl == 1) return kmux_cpu_pooling_ops.execute(state, &p->d, 0, stream, args);
-    kmux_dnn_state *st = state;
-    kmux_dnn_threads th;
-    kmux_dnn_threads_enter(st, &th);
-    kmux_status ks = run_prim(st, p, args);
-    kmux_dnn_threads_leave(&th);
-    return ks;
+    const dnnl_memory_desc_t *const mds[2] = {fwd ? &p->x_md : &p->y_md, fwd ? &p->y_md : &p->x_md};
+    void *const ptrs[2] = {fwd ? (void *)a->x : (void *)a->dy, fwd ? a->y : a->dx};
+    return kmux_dnn_prim_run(state, &p->dnn, "kmux_pooling_execute", 2, ids, mds, ptrs);
 }
 
 static kmux_status plan_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
     const dnn_pool_plan *p = plan;
-    if (!p->prim || impl == 1) return kmux_cpu_kernels_info(info);
-    info->impl = p->base.impl;
-    info->effective_compute = KMUX_COMPUTE_F32;
-    info->workspace_bytes = p->scratch;
-    info->deterministic = 1;
-    return KMUX_OK;
+    if (!p->dnn.prim || impl == 1) return kmux_cpu_kernels_info(info);
+    return kmux_dnn_prim_info(&p->dnn, info);
 }
 
 static void plan_destroy(void *state, void *plan) {
     dnn_pool_plan *p = plan;
-    kmux_dnn_pool_destroy(&p->base);
-    if (p->prim) dnnl_primitive_destroy(p->prim);
+    kmux_dnn_prim_fini(&p->dnn);
     free(p);
 }
 
