@@ -5,13 +5,9 @@
  * vectorises it. f16/bf16 run in blocks decoded to f32 and rounded back once (RNE, the kmux_cast
  * rules). The work is split across threads from KMUX_CAST_PARALLEL_MIN elements.
  *
- * The transcendental functions (expf, tanhf, erfcf) vectorise through glibc's libmvec (x86-64,
- * glibc >= 2.35: _ZGVdN8v_expf, ...): declared here as SIMD-callable, as <math.h> does itself only
- * under -ffast-math, which kmux does not use (it would drop NaN and signed-zero semantics); this
- * file is compiled with -fno-math-errno alone (errno is the only thing a vector call cannot set).
- * Each loop is cloned for AVX-512, AVX2 and the baseline, chosen at load time (cpu_clones.h).
- * libmvec's functions are within 4 ulp of the correctly rounded result (glibc's libm-test-ulps);
- * test_conformance_eltwise holds every backend to ref. Other compilers and libcs: scalar calls.
+ * The transcendental functions (expf, tanhf, erfcf) vectorise through glibc's libmvec
+ * (cpu_libmvec.h says how and why). Each loop is cloned for AVX-512, AVX2 and the baseline,
+ * chosen at load time (cpu_clones.h). test_conformance_eltwise holds every backend to ref.
  */
 #include <math.h>
 #include <stdint.h>
@@ -22,15 +18,8 @@
 
 #include "cast_internal.h"
 #include "cpu_clones.h"
+#include "cpu_libmvec.h" /* before kmux_eltwise.h, whose inline functions call expf */
 #include "kmux_cpu_kernels.h"
-
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__) &&       \
-    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
-#define KMUX_ELT_LIBMVEC 1
-extern float expf(float) __attribute__((__simd__("notinbranch")));
-extern float tanhf(float) __attribute__((__simd__("notinbranch")));
-extern float erfcf(float) __attribute__((__simd__("notinbranch")));
-#endif
 
 #include "kmux_eltwise.h"
 

@@ -17,6 +17,7 @@
 
 #include "cast_internal.h"
 #include "cpu_clones.h"
+#include "cpu_f32_io.h"
 #include "kmux_cpu_kernels.h"
 #include "kmux_pooling.h"
 
@@ -30,25 +31,16 @@ static inline float pmax(float best, float v) {
     return kmux_pool_better(v, best) ? v : best;
 }
 
-/* n elements from offset off of a family tensor as f32: in place for f32, else decoded into buf */
 static const float *f32_of(const pool_job *j, const void *t, int64_t off, int64_t n, float *buf) {
-    if (j->p.dtype == KMUX_F32) return (const float *)t + off;
-    const size_t es = (size_t)kmux_dtype_desc_of((kmux_dtype)j->p.dtype).bytes;
-    kmux_cast_to_f32_serial(n, (const char *)t + (size_t)off * es, (kmux_dtype)j->p.dtype, buf,
-                            j->avx2);
-    return buf;
+    return kmux_f32_in((kmux_dtype)j->p.dtype, j->avx2, t, off, n, buf);
 }
 
-/* the f32 results of n elements at offset off of a family tensor: in place or through buf */
 static float *out_f32(const pool_job *j, void *t, int64_t off, float *buf) {
-    return j->p.dtype == KMUX_F32 ? (float *)t + off : buf;
+    return kmux_f32_out((kmux_dtype)j->p.dtype, t, off, buf);
 }
 
 static void store(const pool_job *j, void *t, int64_t off, int64_t n, const float *f) {
-    if (j->p.dtype == KMUX_F32) return;
-    const size_t es = (size_t)kmux_dtype_desc_of((kmux_dtype)j->p.dtype).bytes;
-    kmux_cast_from_f32(n, f, (char *)t + (size_t)off * es, (kmux_dtype)j->p.dtype, 0, NULL, j->avx2,
-                       0);
+    kmux_f32_store((kmux_dtype)j->p.dtype, j->avx2, t, off, n, f);
 }
 
 /* ---- NCHW: one plane ---- */
