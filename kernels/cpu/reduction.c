@@ -3,7 +3,7 @@
  * src's shape is grouped against dst's (dispatch/common/kmux_family.h); the innermost group
  * decides the loop:
  *   reduced (NCHW bias gradient: N, C kept, H x W reduced): one output at a time over contiguous
- *     runs of src, each run summed in 8 independent f64 lanes (vectorised, a fixed order);
+ *     runs of src, each run summed in 32 independent f64 lanes (vectorised, a fixed order);
  *   kept (NHWC / row-major bias gradient): a tile of TILE consecutive outputs, each src row's
  *     tile added into f64 accumulators.
  * The work items (outputs, or tiles) are split across threads; where there are fewer items than
@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cast_internal.h"
 #include "cpu_clones.h"
@@ -33,41 +34,79 @@ typedef struct red_job {
     int parts;       /* > 1: the reduced range split into parts with partials */
     double *partial; /* parts x dst_n accumulators */
     int avx2;
+    int bf16_sums; /* bf16 src and an algorithm that adds: read in place, never decoded */
 } red_job;
 
-KMUX_CPU_CLONES static double sum_run(const float *x, int64_t n, int squares) {
-    double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    int64_t i = 0;
-    if (squares)
-        for (; i + 8 <= n; i += 8)
-            for (int k = 0; k < 8; k++)
-                s[k] += (double)x[i + k] * (double)x[i + k];
-    else
-        for (; i + 8 <= n; i += 8)
-            for (int k = 0; k < 8; k++)
-                s[k] += (double)x[i + k];
-    for (; i < n; i++)
-        s[i & 7] += squares ? (double)x[i] * (double)x[i] : (double)x[i];
-    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+/* LANES f64 partial sums, combined pairwise at the end: a fixed order (deterministic), and four
+ * AVX-512 (eight AVX2) accumulators, so the adds do not wait on each other's latency */
+#define LANES 32
+
+/* bf16's value as f32: its bits are the f32's top half (exact; vectorises as a widen + shift) */
+static inline float bf16_value(uint16_t h) {
+    const uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+#define F32_VALUE(v) (v)
+
+/* sum_run<sfx>: the sum (or the sum of squares) of n values of type T, in LANES f64 lanes.
+ * One body for f32 and bf16 (read in place: no decoded copy to pass over again). */
+#define KMUX_RED_SUM_RUN(sfx, T, VALUE)                                                            \
+    KMUX_CPU_CLONES static double sum_run##sfx(const T *x, int64_t n, int squares) {               \
+        double s[LANES] = {0};                                                                     \
+        int64_t i = 0;                                                                             \
+        if (squares)                                                                               \
+            for (; i + LANES <= n; i += LANES)                                                     \
+                for (int k = 0; k < LANES; k++)                                                    \
+                    s[k] += (double)VALUE(x[i + k]) * (double)VALUE(x[i + k]);                     \
+        else                                                                                       \
+            for (; i + LANES <= n; i += LANES)                                                     \
+                for (int k = 0; k < LANES; k++)                                                    \
+                    s[k] += (double)VALUE(x[i + k]);                                               \
+        for (; i < n; i++)                                                                         \
+            s[i % LANES] +=                                                                        \
+                squares ? (double)VALUE(x[i]) * (double)VALUE(x[i]) : (double)VALUE(x[i]);         \
+        for (int w = LANES / 2; w >= 1; w /= 2)                                                    \
+            for (int k = 0; k < w; k++)                                                            \
+                s[k] += s[k + w];                                                                  \
+        return s[0];                                                                               \
+    }
+
+/* acc_tile<sfx>: acc[i] += the value (or its square) of x[i], i < n (SUM, MEAN, NORM2) */
+#define KMUX_RED_ACC_TILE(sfx, T, VALUE)                                                           \
+    KMUX_CPU_CLONES static void sum_tile##sfx(double *acc, const T *x, int64_t n, int squares) {   \
+        if (squares)                                                                               \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                acc[i] += (double)VALUE(x[i]) * (double)VALUE(x[i]);                               \
+        else                                                                                       \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                acc[i] += (double)VALUE(x[i]);                                                     \
+    }
+
+KMUX_RED_SUM_RUN(, float, F32_VALUE)
+KMUX_RED_SUM_RUN(16, uint16_t, bf16_value)
+KMUX_RED_ACC_TILE(, float, F32_VALUE)
+KMUX_RED_ACC_TILE(16, uint16_t, bf16_value)
+
+/* the algorithms that add (values or their squares) */
+static int sums(int alg) {
+    return alg == KMUX_REDUCTION_SUM || alg == KMUX_REDUCTION_MEAN || alg == KMUX_REDUCTION_NORM2;
 }
 
 /* acc over a contiguous f32 run */
 static double acc_run(int alg, double acc, const float *x, int64_t n) {
-    if (alg == KMUX_REDUCTION_SUM || alg == KMUX_REDUCTION_MEAN) return acc + sum_run(x, n, 0);
-    if (alg == KMUX_REDUCTION_NORM2) return acc + sum_run(x, n, 1);
+    if (sums(alg)) return acc + sum_run(x, n, alg == KMUX_REDUCTION_NORM2);
     for (int64_t i = 0; i < n; i++)
         acc = kmux_red_acc(alg, acc, (double)x[i]);
     return acc;
 }
 
 /* acc[i] over the f32 values x[i], i < n */
-KMUX_CPU_CLONES static void acc_tile(int alg, double *acc, const float *x, int64_t n) {
-    if (alg == KMUX_REDUCTION_SUM || alg == KMUX_REDUCTION_MEAN) {
-        for (int64_t i = 0; i < n; i++)
-            acc[i] += (double)x[i];
-    } else if (alg == KMUX_REDUCTION_NORM2) {
-        for (int64_t i = 0; i < n; i++)
-            acc[i] += (double)x[i] * (double)x[i];
+static void acc_tile(int alg, double *acc, const float *x, int64_t n) {
+    if (sums(alg)) {
+        sum_tile(acc, x, n, alg == KMUX_REDUCTION_NORM2);
     } else {
         for (int64_t i = 0; i < n; i++)
             acc[i] = kmux_red_acc(alg, acc[i], (double)x[i]);
@@ -97,6 +136,22 @@ static void item_acc(const red_job *j, int64_t t, int64_t r0, int64_t r1, double
     int64_t w;
     const int64_t out = item_out(j, t, &w);
     const int alg = j->p.alg;
+    if (j->bf16_sums) { /* read in place */
+        const uint16_t *x = j->p.src;
+        const int sq = alg == KMUX_REDUCTION_NORM2;
+        if (j->inner_kept) {
+            for (int64_t r = r0; r < r1; r++)
+                sum_tile16(acc, x + kmux_nd_full_offset(&j->p.g, out, r), w, sq);
+            return;
+        }
+        for (int64_t r = r0; r < r1;) {
+            int64_t n = j->len - r % j->len;
+            if (n > r1 - r) n = r1 - r;
+            acc[0] += sum_run16(x + kmux_nd_full_offset(&j->p.g, out, r), n, sq);
+            r += n;
+        }
+        return;
+    }
     if (j->inner_kept && j->p.g.n == 2) { /* rows x cols, the rows reduced: row r at r * cols */
         for (int64_t r = r0; r < r1; r++)
             acc_tile(alg, acc, values(j, r * j->len + out, w, buf), w);
@@ -141,6 +196,12 @@ static void parts(void *ctx, int64_t begin, int64_t end, int tid) {
     const red_job *j = ctx;
     for (int64_t q = begin; q < end; q++) {
         const int64_t r0 = j->p.count * q / j->parts, r1 = j->p.count * (q + 1) / j->parts;
+        if (j->inner_kept && j->p.g.n == 2 && j->bf16_sums) { /* rows x cols, in place */
+            for (int64_t r = r0; r < r1; r++)
+                sum_tile16(j->partial + q * j->p.dst_n, (const uint16_t *)j->p.src + r * j->len,
+                           j->len, j->p.alg == KMUX_REDUCTION_NORM2);
+            continue;
+        }
         if (j->inner_kept && j->p.g.n == 2 && j->len <= BLOCK) { /* rows x cols: whole rows */
             float buf[BLOCK];
             for (int64_t r = r0; r < r1; r++)
@@ -169,6 +230,7 @@ void kmux_cpu_reduction(const kmux_reduction_desc *d, const kmux_reduction_args 
     j.tiles = (j.len + TILE - 1) / TILE;
     j.items = j.inner_kept ? j.p.dst_n / j.len * j.tiles : j.p.dst_n;
     j.avx2 = kmux_cast_have_avx2();
+    j.bf16_sums = j.p.src_dtype == KMUX_BF16 && sums(j.p.alg);
     j.parts = 1;
     j.partial = NULL;
     const int64_t work = j.p.count * j.p.dst_n;
