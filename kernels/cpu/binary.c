@@ -5,12 +5,14 @@
  * an NCHW tensor: one value per H x W run). The runs are cut into blocks of BLOCK elements, the
  * blocks split across threads; one loop per algorithm, expanded from the table's row list, so
  * that each is a straight vectorisable loop (cloned for AVX-512, AVX2 and the baseline).
- * f16/bf16 blocks are decoded to f32, computed, rounded once (RNE).
+ * bf16 is decoded and rounded (RNE) inside the loops, one pass (cpu_bf16.h); f16 blocks are
+ * decoded to f32, computed, rounded once.
  */
 #include <stdint.h>
 #include <string.h>
 
 #include "cast_internal.h"
+#include "cpu_bf16.h"
 #include "cpu_clones.h"
 #include "kmux_binary.h"
 #include "kmux_cpu_kernels.h"
@@ -30,6 +32,38 @@
     }
 KMUX_BINARY_ALGS(KMUX_BIN_LOOPS_)
 #undef KMUX_BIN_LOOPS_
+
+/* the same loops on bf16 tensors, decoded and rounded inside the loop (cpu_bf16.h) */
+#define KMUX_BIN_LOOPS16_(E, f, nm)                                                                \
+    KMUX_CPU_CLONES static void vv16_##f(int64_t n, const uint16_t *a, const uint16_t *b,          \
+                                         uint16_t *o, float al, float be) {                        \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            o[i] = kmux_bf16_out(kmux_bin_##f(al * kmux_bf16_in(a[i]), be * kmux_bf16_in(b[i])));  \
+    }                                                                                              \
+    KMUX_CPU_CLONES static void vs16_##f(int64_t n, const uint16_t *a, float b, uint16_t *o,       \
+                                         float al) {                                               \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            o[i] = kmux_bf16_out(kmux_bin_##f(al * kmux_bf16_in(a[i]), b));                        \
+    }
+KMUX_BINARY_ALGS(KMUX_BIN_LOOPS16_)
+#undef KMUX_BIN_LOOPS16_
+
+static void run16(int alg, int64_t n, const uint16_t *a, const uint16_t *b, int bvec, uint16_t *o,
+                  float al, float be) {
+    switch (alg) {
+#define KMUX_BIN_CASE16_(E, f, nm)                                                                 \
+    case KMUX_BINARY_##E:                                                                          \
+        if (bvec)                                                                                  \
+            vv16_##f(n, a, b, o, al, be);                                                          \
+        else                                                                                       \
+            vs16_##f(n, a, be *kmux_bf16_in(b[0]), o, al);                                         \
+        break;
+        KMUX_BINARY_ALGS(KMUX_BIN_CASE16_)
+#undef KMUX_BIN_CASE16_
+    default:
+        break;
+    }
+}
 
 static void run(int alg, int64_t n, const float *a, const float *b, int bvec, float *o, float al,
                 float be) {
@@ -71,6 +105,11 @@ static void range(void *ctx, int64_t begin, int64_t end, int tid) {
         if (p->dtype == KMUX_F32) {
             run(p->alg, m, (const float *)p->src0 + off, (const float *)p->src1 + off1, j->bvec,
                 (float *)p->dst + off, p->alpha, p->beta);
+            continue;
+        }
+        if (p->dtype == KMUX_BF16) {
+            run16(p->alg, m, (const uint16_t *)p->src0 + off, (const uint16_t *)p->src1 + off1,
+                  j->bvec, (uint16_t *)p->dst + off, p->alpha, p->beta);
             continue;
         }
         kmux_cast_to_f32_serial(m, (const char *)p->src0 + (size_t)off * es, (kmux_dtype)p->dtype,

@@ -17,6 +17,7 @@
 #endif
 
 #include "cast_internal.h"
+#include "cpu_bf16.h"
 #include "cpu_clones.h"
 #include "cpu_libmvec.h" /* before kmux_eltwise.h, whose inline functions call expf */
 #include "kmux_cpu_kernels.h"
@@ -50,41 +51,24 @@ typedef struct elt_job {
 KMUX_ELTWISE_ALGS(KMUX_ELT_FWD_LOOP_)
 #undef KMUX_ELT_FWD_LOOP_
 
-/* bf16 <-> f32 inside the loops: bf16 is the upper half of an f32, so decoding is a shift and
- * rounding to nearest even is an integer add on the bits (overflow to Inf and subnormals come out
- * right); NaN becomes a quiet NaN with its sign and leading payload bits, as the shared codec and
- * VCVTNEPS2BF16. One pass per block instead of decode, compute, encode (bench_eltwise: bf16 ReLU
- * 0.5 of the memcpy bound with the three passes). */
-static inline float bf16_in(uint16_t h) {
-    const uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-static inline uint16_t bf16_out(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    /* both results formed, then selected: a branch kept the AVX2/AVX-512 clones scalar */
-    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16, quiet = (u >> 16) | 0x40u;
-    return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
-}
-
 /* the same loops on bf16 tensors */
 #define KMUX_ELT_BF16_LOOP_(E, f, nm, fl)                                                          \
     KMUX_CPU_CLONES static void fwd16_##f(int64_t n, const uint16_t *x, uint16_t *y, float a,      \
                                           float b) {                                               \
         for (int64_t i = 0; i < n; i++)                                                            \
-            y[i] = bf16_out(kmux_elt_##f##_fwd(bf16_in(x[i]), a, b));                              \
+            y[i] = kmux_bf16_out(kmux_elt_##f##_fwd(kmux_bf16_in(x[i]), a, b));                    \
     }                                                                                              \
     KMUX_CPU_CLONES static void bwd16_##f(int64_t n, const uint16_t *dd, const uint16_t *v,        \
                                           uint16_t *ds, float a, float b) {                        \
         for (int64_t i = 0; i < n; i++)                                                            \
-            ds[i] = bf16_out(kmux_elt_##f##_bwd(bf16_in(dd[i]), bf16_in(v[i]), a, b));             \
+            ds[i] =                                                                                \
+                kmux_bf16_out(kmux_elt_##f##_bwd(kmux_bf16_in(dd[i]), kmux_bf16_in(v[i]), a, b));  \
     }                                                                                              \
     KMUX_CPU_CLONES static void bwd16_dst_##f(int64_t n, const uint16_t *dd, const uint16_t *v,    \
                                               uint16_t *ds, float a, float b) {                    \
         for (int64_t i = 0; i < n; i++)                                                            \
-            ds[i] = bf16_out(kmux_elt_##f##_bwd_dst(bf16_in(dd[i]), bf16_in(v[i]), a, b));         \
+            ds[i] = kmux_bf16_out(                                                                 \
+                kmux_elt_##f##_bwd_dst(kmux_bf16_in(dd[i]), kmux_bf16_in(v[i]), a, b));            \
     }
 KMUX_ELTWISE_ALGS(KMUX_ELT_BF16_LOOP_)
 #undef KMUX_ELT_BF16_LOOP_

@@ -15,9 +15,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cast_internal.h"
+#include "cpu_bf16.h"
 #include "cpu_clones.h"
 #include "kmux_cpu_kernels.h"
 #include "kmux_reduction.h"
@@ -40,14 +40,6 @@ typedef struct red_job {
 /* LANES f64 partial sums, combined pairwise at the end: a fixed order (deterministic), and four
  * AVX-512 (eight AVX2) accumulators, so the adds do not wait on each other's latency */
 #define LANES 32
-
-/* bf16's value as f32: its bits are the f32's top half (exact; vectorises as a widen + shift) */
-static inline float bf16_value(uint16_t h) {
-    const uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
 
 #define F32_VALUE(v) (v)
 
@@ -86,9 +78,9 @@ static inline float bf16_value(uint16_t h) {
     }
 
 KMUX_RED_SUM_RUN(, float, F32_VALUE)
-KMUX_RED_SUM_RUN(16, uint16_t, bf16_value)
+KMUX_RED_SUM_RUN(16, uint16_t, kmux_bf16_in)
 KMUX_RED_ACC_TILE(, float, F32_VALUE)
-KMUX_RED_ACC_TILE(16, uint16_t, bf16_value)
+KMUX_RED_ACC_TILE(16, uint16_t, kmux_bf16_in)
 
 /* the algorithms that add (values or their squares) */
 static int sums(int alg) {
