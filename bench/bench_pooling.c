@@ -6,7 +6,8 @@
  * same threads) of the bytes the op moves (forward: read x, write y; backward: read dy and, for
  * max, x, write dx), so "bound" = memcpy time / op time (1.0: memory speed). Rounds interleaved,
  * medians reported. PyTorch's ops on the same tensors: bench/bench_pooling_torch.py.
- * Usage: bench_pooling [--n=N] [--rounds=R]
+ * Usage: bench_pooling [--n=N] [--rounds=R] [--only=TEXT] (TEXT: rows whose "op dir dtype
+ * layout", e.g. "max bwd f32 nchw", contains it)
  */
 #define _ISOC11_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -36,13 +37,16 @@ int main(int argc, char **argv) {
     int64_t N = 16;
     const int64_t C = 64, H = 112, W = 112;
     int rounds = 5;
+    const char *only = "";
     for (int i = 1; i < argc; i++) {
         if (!strncmp(argv[i], "--n=", 4))
             N = atoll(argv[i] + 4);
+        else if (!strncmp(argv[i], "--only=", 7))
+            only = argv[i] + 7;
         else if (!strncmp(argv[i], "--rounds=", 9))
             rounds = atoi(argv[i] + 9);
         else {
-            fprintf(stderr, "usage: bench_pooling [--n=N] [--rounds=R]\n");
+            fprintf(stderr, "usage: bench_pooling [--n=N] [--rounds=R] [--only=TEXT]\n");
             return 2;
         }
     }
@@ -81,6 +85,10 @@ int main(int argc, char **argv) {
         for (int bwd = 0; bwd < 2; bwd++)
             for (int ti = 0; ti < 2; ti++)
                 for (int nhwc = 0; nhwc < 2; nhwc++) {
+                    char row[64];
+                    snprintf(row, sizeof row, "%s %s %s %s", alg ? "avg" : "max",
+                             bwd ? "bwd" : "fwd", kmux_dtype_name(dts[ti]), nhwc ? "nhwc" : "nchw");
+                    if (!strstr(row, only)) continue;
                     kmux_pooling_desc pd = KMUX_POOLING_DESC_INIT;
                     pd.alg = alg ? KMUX_POOLING_AVG_INCLUDE_PAD : KMUX_POOLING_MAX;
                     pd.prop = bwd ? KMUX_PROP_BACKWARD : KMUX_PROP_FORWARD;

@@ -43,6 +43,17 @@ static void store(const pool_job *j, void *t, int64_t off, int64_t n, const floa
     kmux_f32_store((kmux_dtype)j->p.dtype, j->avx2, t, off, n, f);
 }
 
+/* a[k] = the max (or sum) of a[k] and x[k]: the NCHW column pass and the NHWC channel loops */
+KMUX_CPU_CLONES static void vmax(int64_t n, float *a, const float *x) {
+    for (int64_t k = 0; k < n; k++)
+        a[k] = pmax(a[k], x[k]);
+}
+
+KMUX_CPU_CLONES static void vadd(int64_t n, float *a, const float *x) {
+    for (int64_t k = 0; k < n; k++)
+        a[k] += x[k];
+}
+
 /* ---- NCHW: one plane ---- */
 
 KMUX_CPU_CLONES static void rows_max(int64_t w, const float *x, int64_t r0, int64_t r1, float *t) {
@@ -67,21 +78,60 @@ static void interior(const kmux_pool_params *p, int64_t *lo, int64_t *hi) {
     *lo = l, *hi = h;
 }
 
-/* y[o] = the max or sum of t[o s + k] over k < kw, o < n */
-KMUX_CPU_CLONES static void cols_pass(int max, int64_t n, const float *t, int64_t s, int64_t kw,
-                                      float *y) {
-    for (int64_t o = 0; o < n; o++)
-        y[o] = t[o * s];
-    for (int64_t k = 1; k < kw; k++)
-        if (max)
-            for (int64_t o = 0; o < n; o++)
-                y[o] = pmax(y[o], t[o * s + k]);
-        else
-            for (int64_t o = 0; o < n; o++)
-                y[o] += t[o * s + k];
+/* A row of w values split into its s phases (stride s > 1): phase f holds the values at columns
+ * f, f + s, f + 2 s, ..., at ph + f cw (cw = ceil(w / s) slots each), so that the column
+ * c + o s of a window tap is ph[(c % s) cw + c / s + o]: contiguous in the output index o
+ * (plain vector loads instead of strided ones). Stride 1: the row itself. */
+static int64_t phase_width(int64_t w, int64_t s) {
+    return (w + s - 1) / s;
 }
 
+static const float *phases(const float *row, int64_t w, int64_t s, float *ph) {
+    if (s == 1) return row;
+    const int64_t cw = phase_width(w, s);
+    for (int64_t f = 0; f < s; f++)
+        for (int64_t j = 0; j * s + f < w; j++)
+            ph[f * cw + j] = row[j * s + f];
+    return ph;
+}
+
+/* the phase-split row's values at columns c + o s, o = 0.. (c >= 0) */
+static const float *tap(const float *ph, int64_t cw, int64_t s, int64_t c) {
+    return ph + (c % s) * cw + c / s;
+}
+
+KMUX_CPU_CLONES static void vset(int64_t n, float *y, const float *t) {
+    for (int64_t o = 0; o < n; o++)
+        y[o] = t[o];
+}
+
+/* y[o] = the max or sum of the row's columns c0 + o s + k over k < kw, o < n (ph: its phases) */
+static void cols_pass(int max, int64_t n, const float *ph, int64_t cw, int64_t s, int64_t c0,
+                      int64_t kw, float *y) {
+    vset(n, y, tap(ph, cw, s, c0));
+    for (int64_t k = 1; k < kw; k++)
+        if (max)
+            vmax(n, y, tap(ph, cw, s, c0 + k));
+        else
+            vadd(n, y, tap(ph, cw, s, c0 + k));
+}
+
+/* the vector loops over a row's outputs run in whole vectors of VPAD floats where their reads
+ * stay inside kmux's own buffers (the rows split into phases, VPAD floats of slack after them)
+ * and their writes go to a buffer: no scalar remainder (a row of ResNet-50's max pool has 55
+ * interior outputs: 3 vectors and 7 scalar steps, the steps the slower part). The lanes past
+ * the row's end compute on the slack and are never read. */
+#define VPAD 16
+
+static int64_t vround(int64_t n) {
+    return (n + VPAD - 1) / VPAD * VPAD;
+}
+
+/* t: w + sw ceil(w / sw) + VPAD + q + VPAD floats (the row pass, its phases and slack, the
+ * interior outputs of the row) */
 static void nchw_fwd_plane(const kmux_pool_params *p, const float *x, float *y, float *t) {
+    const int64_t cw = p->sw == 1 ? p->w : phase_width(p->w, p->sw);
+    float *yt = t + p->w + p->sw * cw + VPAD;
     const int max = p->alg == KMUX_POOLING_MAX;
     for (int64_t oi = 0; oi < p->p; oi++) {
         int64_t r0, r1, c0, c1;
@@ -96,7 +146,9 @@ static void nchw_fwd_plane(const kmux_pool_params *p, const float *x, float *y, 
         int64_t lo, hi;
         interior(p, &lo, &hi);
         if (hi > lo) {
-            cols_pass(max, hi - lo, t + lo * p->sw - p->pl, p->sw, p->kw, yr + lo);
+            cols_pass(max, vround(hi - lo), phases(t, p->w, p->sw, t + p->w), cw, p->sw,
+                      lo * p->sw - p->pl, p->kw, yt);
+            memcpy(yr + lo, yt, (size_t)(hi - lo) * sizeof *yr);
             if (!max)
                 for (int64_t oj = lo; oj < hi; oj++)
                     yr[oj] /= kmux_pool_divisor(p, r0, r1, oj * p->sw - p->pl,
@@ -115,28 +167,43 @@ static void nchw_fwd_plane(const kmux_pool_params *p, const float *x, float *y, 
 }
 
 /* MAX backward of the interior outputs of a row, as vectors over them: the best value and its
- * position of each window, tap by tap in row-major order (the first largest wins) */
-KMUX_CPU_CLONES static void row_argmax(int64_t n, const float *x, int64_t w, int64_t r0, int64_t r1,
-                                       int64_t col0, int64_t s, int64_t kw, float *best,
-                                       int32_t *at) {
-    for (int64_t o = 0; o < n; o++)
-        best[o] = x[r0 * w + col0 + o * s], at[o] = (int32_t)(r0 * w + col0 + o * s);
+ * position of each window, tap by tap in row-major order (the first largest wins). xph: x's rows
+ * split into phases (rw floats a row, cw a phase); the window of output o starts at column
+ * col0 + o s. */
+KMUX_CPU_CLONES static void row_argmax(int64_t n, const float *xph, int64_t rw, int64_t cw,
+                                       int64_t w, int64_t r0, int64_t r1, int64_t col0, int64_t s,
+                                       int64_t kw, float *best, int32_t *at) {
     for (int64_t i = r0; i < r1; i++)
-        for (int64_t k = i == r0 ? 1 : 0; k < kw; k++)
-            for (int64_t o = 0; o < n; o++) {
-                const int64_t e = i * w + col0 + o * s + k;
-                const float v = x[e];
-                const int b = kmux_pool_better(v, best[o]);
-                best[o] = b ? v : best[o];
-                at[o] = b ? (int32_t)e : at[o];
+        for (int64_t k = 0; k < kw; k++) {
+            const float *v = tap(xph + i * rw, cw, s, col0 + k);
+            const int32_t e0 = (int32_t)(i * w + col0 + k), st = (int32_t)s;
+            if (i == r0 && k == 0) {
+                for (int64_t o = 0; o < n; o++)
+                    best[o] = v[o], at[o] = e0 + (int32_t)o * st;
+                continue;
             }
+            for (int64_t o = 0; o < n; o++) {
+                const int b = kmux_pool_better(v[o], best[o]);
+                best[o] = b ? v[o] : best[o];
+                at[o] = b ? e0 + (int32_t)o * st : at[o];
+            }
+        }
 }
 
+/* xph: h sw ceil(w / sw) + VPAD floats (x's rows split into phases, MAX, and slack); best and
+ * at: q + VPAD each */
 static void nchw_bwd_plane(const kmux_pool_params *p, const float *x, const float *dy, float *acc,
-                           float *best, int32_t *at) {
+                           float *best, int32_t *at, float *xph) {
     memset(acc, 0, (size_t)(p->h * p->w) * sizeof *acc);
     int64_t lo, hi;
     interior(p, &lo, &hi);
+    const int64_t cw = p->sw == 1 ? p->w : phase_width(p->w, p->sw), rw = p->sw * cw;
+    const float *xp = x;
+    if (p->alg == KMUX_POOLING_MAX && hi > lo && p->sw > 1) {
+        for (int64_t i = 0; i < p->h; i++)
+            phases(x + i * p->w, p->w, p->sw, xph + i * rw);
+        xp = xph;
+    }
     for (int64_t oi = 0; oi < p->p; oi++) {
         int64_t r0, r1, c0, c1;
         const float *g = dy + oi * p->q;
@@ -144,7 +211,9 @@ static void nchw_bwd_plane(const kmux_pool_params *p, const float *x, const floa
             kmux_pool_window(p, oi, lo, &r0, &r1, &c0, &c1);
             const int64_t col0 = lo * p->sw - p->pl, n = hi - lo;
             if (p->alg == KMUX_POOLING_MAX) {
-                row_argmax(n, x, p->w, r0, r1, col0, p->sw, p->kw, best, at);
+                /* whole vectors when the reads are in xph (stride > 1), else exactly n */
+                row_argmax(xp == xph ? vround(n) : n, xp, rw, cw, p->w, r0, r1, col0, p->sw, p->kw,
+                           best, at);
                 for (int64_t o = 0; o < n; o++)
                     acc[at[o]] += g[lo + o];
             } else {
@@ -178,16 +247,6 @@ static void nchw_bwd_plane(const kmux_pool_params *p, const float *x, const floa
 }
 
 /* ---- NHWC: vectors of the c channels ---- */
-
-KMUX_CPU_CLONES static void vmax(int64_t n, float *a, const float *x) {
-    for (int64_t k = 0; k < n; k++)
-        a[k] = pmax(a[k], x[k]);
-}
-
-KMUX_CPU_CLONES static void vadd(int64_t n, float *a, const float *x) {
-    for (int64_t k = 0; k < n; k++)
-        a[k] += x[k];
-}
 
 KMUX_CPU_CLONES static void vadds(int64_t n, float *a, const float *x, float s) {
     for (int64_t k = 0; k < n; k++)
@@ -281,9 +340,12 @@ static void range(void *ctx, int64_t begin, int64_t end, int tid) {
     const int64_t hw = p->h * p->w, pq = p->p * p->q, c = p->nhwc ? p->c : 1;
     /* f32 copies: x part, dy part, the output; NCHW forward: a row; NHWC max: best, at */
     const int64_t xrows = p->nhwc && fwd ? p->kh * p->w * c : hw * c;
+    /* NCHW: a row split into phases (forward), every row (backward) */
+    const int64_t rw = p->sw * phase_width(p->w, p->sw);
+    const int64_t ph = p->nhwc ? 0 : (fwd ? rw : p->h * rw) + 2 * VPAD + p->q;
     const size_t nf = (size_t)(xrows + (fwd ? (p->nhwc ? p->q * c : pq + p->w) : pq * c + hw * c) +
-                               2 * (c + p->q));
-    float *buf = malloc(nf * sizeof *buf);
+                               2 * (c + p->q + VPAD) + ph);
+    float *buf = calloc(nf, sizeof *buf); /* zeros: the slack the padded vector lanes read */
     for (int64_t u = begin; u < end; u++) {
         if (!buf) {
             fallback(p, u);
@@ -292,7 +354,7 @@ static void range(void *ctx, int64_t begin, int64_t end, int tid) {
         float *xb = buf, *ob = buf + xrows;
         if (!p->nhwc && fwd) { /* plane u */
             const float *x = f32_of(j, p->x, u * hw, hw, xb);
-            float *t = ob + pq, *y = out_f32(j, p->y, u * pq, ob);
+            float *t = ob + pq, *y = out_f32(j, p->y, u * pq, ob); /* t: w + rw floats */
             nchw_fwd_plane(p, x, y, t);
             store(j, p->y, u * pq, pq, y);
         } else if (!p->nhwc) {
@@ -300,7 +362,8 @@ static void range(void *ctx, int64_t begin, int64_t end, int tid) {
             const float *dy = f32_of(j, p->dy, u * pq, pq, ob);
             float *acc = out_f32(j, p->dx, u * hw, ob + pq);
             float *best = ob + pq + hw;
-            nchw_bwd_plane(p, x, dy, acc, best, (int32_t *)(best + p->q));
+            nchw_bwd_plane(p, x, dy, acc, best, (int32_t *)(best + p->q + VPAD),
+                           best + 2 * (p->q + VPAD));
             store(j, p->dx, u * hw, hw, acc);
         } else if (fwd) { /* output row u = (ni, oi) */
             const int64_t ni = u / p->p, oi = u % p->p;
