@@ -1089,6 +1089,9 @@ KMUX_API kmux_status kmux_optimizer_execute(kmux_plan *plan, kmux_stream *stream
  * with a = alpha * src0 and b = beta * src1 formed in f32. There is no backward op: the
  * gradients are dst's gradient scaled (the element-wise LINEAR op) and, for a broadcast operand,
  * summed over the broadcast axes (the reduction family: the bias gradient is a SUM reduction).
+ * kmux_plan_info names the implementation: "onednn:binary:<oneDNN kernel>" (ADD, SUB, MUL, DIV
+ * with alpha = beta = 1 on cpu:onednn where oneDNN has a JIT kernel; "kmux:cpu" is the plan's
+ * next implementation), "kmux:cpu", "kmux:gpu".
  */
 typedef enum kmux_binary_alg {
     KMUX_BINARY_ADD = 1,

@@ -65,11 +65,20 @@ static void *up(kmux_device *d, kmux_stream *s, const void *h, size_t bytes) {
     return p;
 }
 
+/* Implementation `step` of d's plan on (a, b) into out (host). KMUX_ERR_LAST_IMPL: the plan has
+ * no implementation `step`. */
 static kmux_status run_binary(kmux_device *dev, kmux_stream *s, const kmux_binary_desc *d,
-                              const void *a, const void *b, void *out, int in_place, char *impl) {
+                              const void *a, const void *b, void *out, int in_place, int step,
+                              char *impl) {
     kmux_plan *plan = NULL;
     kmux_status st = kmux_binary_plan_create(dev, d, NULL, &plan);
     if (st != KMUX_OK) return st;
+    for (int k = 0; k < step && st == KMUX_OK; k++)
+        st = kmux_plan_next_impl(plan);
+    if (st != KMUX_OK) {
+        TU_OK(kmux_plan_destroy(plan));
+        return st;
+    }
     kmux_plan_info info;
     TU_OK(kmux_plan_info_get(plan, &info));
     snprintf(impl, 128, "%s", info.impl);
@@ -124,6 +133,39 @@ static double value(uint64_t *seed, int64_t i, int specials) {
     return tu_rand_uniform(seed, -3.0, 3.0);
 }
 
+/* Every implementation of d's plan on device di against want (ref's result). */
+static void check_binary(cf_env *env, int di, const kmux_binary_desc *d, const void *a,
+                         const void *b, const void *want, void *got, int in_place,
+                         const char *what) {
+    const kmux_dtype t = d->dtype;
+    const int64_t n = elems(d->ndims, d->dims);
+    for (int step = 0;; step++) {
+        char impl[128];
+        const kmux_status st =
+            run_binary(env->dev[di], env->stream[di], d, a, b, got, in_place, step, impl);
+        if (st == KMUX_ERR_LAST_IMPL) return;
+        if (st == KMUX_ERR_UNSUPPORTED) {
+            cf_stat.unsupported++;
+            return;
+        }
+        if (st != KMUX_OK) {
+            cf_fail("%s: %s: %s: %s", env->id[di], what, kmux_status_str(st), kmux_last_error());
+            return;
+        }
+        cf_stat.runs++;
+        int bad = 0;
+        for (int64_t i = 0; i < n && bad < 3; i++) {
+            const double g = tu_get(t, got, i), w = tu_get(t, want, i);
+            const double sc = fabs(d->alpha * tu_get(t, a, i)) + 8.0;
+            if (!close_to(t, g, w, sc)) {
+                bad++;
+                cf_fail("%s (%s): %s: [%lld] got %.9g, ref %.9g", env->id[di], impl, what,
+                        (long long)i, g, w);
+            }
+        }
+    }
+}
+
 Test(conformance_binary, every_binary_algorithm_matches_ref) {
     cf_env env;
     cf_env_init(&env);
@@ -150,31 +192,12 @@ Test(conformance_binary, every_binary_algorithm_matches_ref) {
                         tu_set(t, a, i, value(&seed, i, specials));
                     for (int64_t i = 0; i < n1; i++) /* no zero divisor but one */
                         tu_set(t, b, i, i == 2 ? 0.0 : value(&seed, i + 1, specials) + 0.01);
-                    char impl[128], rimpl[128], what[200];
+                    char rimpl[128], what[200];
                     snprintf(what, sizeof what, "%s %s shape %zu alpha %g beta %g%s", bin_name(alg),
                              kmux_dtype_name(t), si, (double)d.alpha, (double)d.beta,
                              in_place ? " in place" : "");
-                    TU_OK(run_binary(env.ref, env.ref_stream, &d, a, b, want, 0, rimpl));
-                    kmux_status st =
-                        run_binary(env.dev[di], env.stream[di], &d, a, b, got, in_place, impl);
-                    if (st == KMUX_ERR_UNSUPPORTED) {
-                        cf_stat.unsupported++;
-                    } else if (st != KMUX_OK) {
-                        cf_fail("%s: %s: %s: %s", env.id[di], what, kmux_status_str(st),
-                                kmux_last_error());
-                    } else {
-                        cf_stat.runs++;
-                        int bad = 0;
-                        for (int64_t i = 0; i < n && bad < 3; i++) {
-                            const double g = tu_get(t, got, i), w = tu_get(t, want, i);
-                            const double sc = fabs(d.alpha * tu_get(t, a, i)) + 8.0;
-                            if (!close_to(t, g, w, sc)) {
-                                bad++;
-                                cf_fail("%s (%s): %s: [%lld] got %.9g, ref %.9g", env.id[di], impl,
-                                        what, (long long)i, g, w);
-                            }
-                        }
-                    }
+                    TU_OK(run_binary(env.ref, env.ref_stream, &d, a, b, want, 0, 0, rimpl));
+                    check_binary(&env, di, &d, a, b, want, got, in_place, what);
                     free(a), free(b), free(want), free(got);
                 }
     cf_summary("every_binary_algorithm_matches_ref");
@@ -259,7 +282,7 @@ Test(conformance_binary, bias_add_and_bias_gradient_by_hand) {
         const int64_t full[3] = {2, 3, 2}, part[3] = {1, 3, 1};
         memcpy(d.dims, full, sizeof full), memcpy(d.src1_dims, part, sizeof part);
         char impl[128];
-        kmux_status st = run_binary(env.dev[di], env.stream[di], &d, x, b, y, 0, impl);
+        kmux_status st = run_binary(env.dev[di], env.stream[di], &d, x, b, y, 0, 0, impl);
         if (st == KMUX_ERR_UNSUPPORTED) continue;
         TU_OK(st);
         for (int i = 0; i < 12; i++)

@@ -312,7 +312,7 @@ static const kmux_backend_ops dnn_ops = {
        where kmux.h and torch.softmax give NaN) and its log is approximate (log_softmax of one
        element 1.4e-6, not 0), both measured by test_conformance_softmax */
     .softmax = &kmux_cpu_softmax_ops,
-    .binary = &kmux_cpu_binary_ops,
+    .binary = &kmux_dnn_binary_ops,
     .reduction = &kmux_cpu_reduction_ops,
     .pooling = &kmux_dnn_pooling_ops,
 };

@@ -57,7 +57,7 @@ typedef struct kmux_dnn_ctx_pool {
 typedef enum kmux_dnn_plan_kind {
     KMUX_DNN_MATMUL = 1,
     KMUX_DNN_CONV2D = 2,
-    KMUX_DNN_FAMILY = 3 /**< an op family's plan (eltwise, pooling; kmux_dnn_prim) */
+    KMUX_DNN_FAMILY = 3 /**< an op family's plan (eltwise, pooling, binary; kmux_dnn_prim) */
 } kmux_dnn_plan_kind;
 
 /** Common head of both plan kinds: what kmux_plan_info reports, and the context pool. */
@@ -212,6 +212,9 @@ void kmux_dnn_prim_fini(kmux_dnn_prim *p);
 extern const kmux_eltwise_ops kmux_dnn_eltwise_ops;
 /** oneDNN's pooling primitive for the averages, then kmux:cpu (onednn_pooling.c). */
 extern const kmux_pooling_ops kmux_dnn_pooling_ops;
+/** oneDNN's binary primitive for add/sub/mul/div without scales, then kmux:cpu
+ *  (onednn_binary.c). */
+extern const kmux_binary_ops kmux_dnn_binary_ops;
 
 /* ---- matmul (onednn_matmul.c, onednn_matmul_exec.c) ----------------------------------------- */
 
