@@ -137,28 +137,18 @@ kmux_status kmux_optimizer_execute(kmux_plan *plan, kmux_stream *stream,
     if (!d->copy_type) a.param_copy = NULL;
     /* the tensors the step uses: non-NULL and pairwise disjoint */
     const size_t n = (size_t)d->n;
-    const struct {
-        const char *name;
-        const void *p;
-        size_t bytes;
-        int used;
-    } t[] = {
-        {"param", a.param, n * 4, 1},
-        {"grad", a.grad, n * kmux_dtype_size(d->grad_type), 1},
-        {"state1", a.state1, n * 4, uses1},
-        {"state2", a.state2, n * 4, uses2},
-        {"param_copy", a.param_copy, d->copy_type ? n * 2 : 0, d->copy_type != 0},
+    const kmux_exec_tensor t[] = {
+        {"param", a.param, n * 4, 1, 1},
+        {"grad", a.grad, n * kmux_dtype_size(d->grad_type), 0, 1},
+        {"state1", a.state1, n * 4, 1, uses1},
+        {"state2", a.state2, n * 4, 1, uses2},
+        {"param_copy", a.param_copy, d->copy_type ? n * 2 : 0, 1, d->copy_type != 0},
     };
-    for (int i = 0; i < 5; i++)
-        if (t[i].used && !t[i].p)
-            return INVALID("%s: args->%s is NULL (%s uses it, n = %lld)", fn, t[i].name,
-                           kmux_optimizer_alg_name(d->alg), (long long)d->n);
-    for (int i = 0; i < 5; i++)
-        for (int j = i + 1; j < 5; j++)
-            if (t[i].used && t[j].used &&
-                kmux_spans_overlap(t[i].p, t[i].bytes, t[j].p, t[j].bytes))
-                return INVALID("%s: args->%s = %p overlaps args->%s = %p", fn, t[i].name, t[i].p,
-                               t[j].name, t[j].p);
+    char why[64];
+    snprintf(why, sizeof why, "%s uses it, n = %lld", kmux_optimizer_alg_name(d->alg),
+             (long long)d->n);
+    st = kmux_check_exec_tensors(fn, t, (int)(sizeof t / sizeof t[0]), why);
+    if (st != KMUX_OK) return st;
     const double t0 = kmux_plan_exec_begin(plan, stream);
     st = OPS(plan->dev)->optimizer->execute(STATE(plan->dev), plan->native, plan->impl,
                                             stream->native, &a);

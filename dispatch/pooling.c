@@ -147,13 +147,6 @@ kmux_status kmux_pooling_plan_create(kmux_device *dev, const kmux_pooling_desc *
     return st;
 }
 
-typedef struct tensor {
-    const char *name;
-    const void *p;
-    size_t bytes;
-    int written, needed;
-} tensor;
-
 kmux_status kmux_pooling_execute(kmux_plan *plan, kmux_stream *stream,
                                  const kmux_pooling_args *args) {
     kmux_clear_error();
@@ -175,23 +168,17 @@ kmux_status kmux_pooling_execute(kmux_plan *plan, kmux_stream *stream,
     else
         a.y = NULL, a.x = max ? a.x : NULL;
     const size_t es = kmux_dtype_size(d->dtype);
-    const tensor t[] = {
+    const kmux_exec_tensor t[] = {
         {"x", a.x, (size_t)nx * es, 0, fwd || max},
         {"y", a.y, (size_t)ny * es, 1, fwd},
         {"dy", a.dy, (size_t)ny * es, 0, !fwd},
         {"dx", a.dx, (size_t)nx * es, 1, !fwd},
     };
-    const int nt = (int)(sizeof t / sizeof t[0]);
-    for (int i = 0; i < nt; i++)
-        if (t[i].needed && !t[i].p)
-            return INVALID("%s: args->%s is NULL (%s %s needs it)", fn, t[i].name,
-                           kmux_pooling_alg_name(d->alg), fwd ? "forward" : "backward");
-    for (int i = 0; i < nt; i++)
-        for (int j = 0; j < nt; j++)
-            if (i != j && t[i].written && t[i].p && t[j].p && !t[j].written &&
-                kmux_spans_overlap(t[i].p, t[i].bytes, t[j].p, t[j].bytes))
-                return INVALID("%s: args->%s = %p overlaps args->%s = %p", fn, t[i].name, t[i].p,
-                               t[j].name, t[j].p);
+    char why[64];
+    snprintf(why, sizeof why, "%s %s needs it", kmux_pooling_alg_name(d->alg),
+             fwd ? "forward" : "backward");
+    st = kmux_check_exec_tensors(fn, t, (int)(sizeof t / sizeof t[0]), why);
+    if (st != KMUX_OK) return st;
     const double t0 = kmux_plan_exec_begin(plan, stream);
     st = OPS(plan->dev)->pooling->execute(STATE(plan->dev), plan->native, plan->impl,
                                           stream->native, &a);

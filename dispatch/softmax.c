@@ -81,13 +81,6 @@ kmux_status kmux_softmax_plan_create(kmux_device *dev, const kmux_softmax_desc *
     return st;
 }
 
-typedef struct tensor {
-    const char *name;
-    const void *p;
-    size_t bytes;
-    int written, needed;
-} tensor;
-
 kmux_status kmux_softmax_execute(kmux_plan *plan, kmux_stream *stream,
                                  const kmux_softmax_args *args) {
     kmux_clear_error();
@@ -112,25 +105,18 @@ kmux_status kmux_softmax_execute(kmux_plan *plan, kmux_stream *stream,
         else
             a.x = NULL;
     }
-    tensor t[] = {
+    const kmux_exec_tensor t[] = {
         {"x", a.x, n, 0, xent || fwd},         {"y", a.y, n, !xent && fwd, !xent},
         {"dy", a.dy, n, 0, !xent && !fwd},     {"dx", a.dx, n, 1, !xent && !fwd},
         {"labels", a.labels, r4, 0, xent},     {"loss", a.loss, r4, 1, xent},
         {"mean_loss", a.mean_loss, 4, 1, 0},   {"argmax", a.argmax, r4, 1, 0},
         {"grad_scale", a.grad_scale, 4, 0, 0},
     };
-    const int nt = (int)(sizeof t / sizeof t[0]);
-    for (int i = 0; i < nt; i++)
-        if (t[i].needed && !t[i].p)
-            return INVALID("%s: args->%s is NULL (%s %s needs it, rows = %lld)", fn, t[i].name,
-                           kmux_softmax_alg_name(d->alg), fwd ? "forward" : "backward",
-                           (long long)d->rows);
-    for (int i = 0; i < nt; i++)
-        for (int j = 0; j < nt; j++)
-            if (i != j && t[i].written && t[i].p && t[j].p && (j > i || !t[j].written) &&
-                kmux_spans_overlap(t[i].p, t[i].bytes, t[j].p, t[j].bytes))
-                return INVALID("%s: args->%s = %p overlaps args->%s = %p", fn, t[i].name, t[i].p,
-                               t[j].name, t[j].p);
+    char why[96];
+    snprintf(why, sizeof why, "%s %s needs it, rows = %lld", kmux_softmax_alg_name(d->alg),
+             fwd ? "forward" : "backward", (long long)d->rows);
+    st = kmux_check_exec_tensors(fn, t, (int)(sizeof t / sizeof t[0]), why);
+    if (st != KMUX_OK) return st;
     const double t0 = kmux_plan_exec_begin(plan, stream);
     st = OPS(plan->dev)->softmax->execute(STATE(plan->dev), plan->native, plan->impl,
                                           stream->native, &a);

@@ -337,6 +337,20 @@ int kmux_spans_overlap(const void *a, size_t na, const void *b, size_t nb) {
     return na > 0 && nb > 0 && x < y + nb && y < x + na;
 }
 
+kmux_status kmux_check_exec_tensors(const char *fn, const kmux_exec_tensor *t, int n,
+                                    const char *why) {
+    for (int i = 0; i < n; i++)
+        if (t[i].needed && !t[i].p) return INVALID("%s: args->%s is NULL (%s)", fn, t[i].name, why);
+    /* each pair once: a written tensor against every read one and every later written one */
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i != j && t[i].written && t[i].p && t[j].p && (j > i || !t[j].written) &&
+                kmux_spans_overlap(t[i].p, t[i].bytes, t[j].p, t[j].bytes))
+                return INVALID("%s: args->%s = %p overlaps args->%s = %p", fn, t[i].name, t[i].p,
+                               t[j].name, t[j].p);
+    return KMUX_OK;
+}
+
 kmux_status kmux_validate_conv_args(const char *fn, const kmux_conv2d_desc *d,
                                     const kmux_conv2d_args *a) {
     if (a->struct_size < sizeof(kmux_conv2d_args))

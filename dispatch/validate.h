@@ -31,6 +31,20 @@ int kmux_bytes_of(int64_t n, kmux_dtype t, size_t *bytes);
 /** 1 when the byte ranges [a, a + na) and [b, b + nb) share a byte (an output that overlaps an
  *  input: kmux_cast, kmux_conv2d_execute). */
 int kmux_spans_overlap(const void *a, size_t na, const void *b, size_t nb);
+/** One tensor of an op family's execution: its field name in the args struct ("x"), pointer and
+ *  bytes, whether the call writes it, and whether it may not be NULL. */
+typedef struct kmux_exec_tensor {
+    const char *name;
+    const void *p;
+    size_t bytes;
+    int written, needed;
+} kmux_exec_tensor;
+/** The n tensors of one execution: each needed one not NULL ("<fn>: args-><name> is NULL
+ *  (<why>)", why saying what needs it: "max forward needs it"), and no written one sharing a byte
+ *  with another non-NULL one ("<fn>: args-><a> = <p> overlaps args-><b> = <p>"). KMUX_OK or
+ *  KMUX_ERR_INVALID_ARGUMENT. */
+kmux_status kmux_check_exec_tensors(const char *fn, const kmux_exec_tensor *t, int n,
+                                    const char *why);
 /** A dense shape of the binary and reduction families: ndims in [1, KMUX_MAX_NDIMS], every
  *  full[i] >= 0, every part[i] full[i] or 1, the element count within the address space in f32.
  *  Messages name "desc-><full_name>[i]" and "desc-><part_name>[i]". *elements: full's count. */
