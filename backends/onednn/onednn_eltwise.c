@@ -13,8 +13,6 @@
  */
 #include "onednn_internal.h"
 
-#include <stdlib.h>
-
 typedef struct dnn_elt_plan {
     kmux_dnn_prim dnn; /* impl "onednn:eltwise:<kernel>"; prim NULL: kmux:cpu only */
     kmux_eltwise_desc d;
@@ -45,7 +43,9 @@ static dnnl_alg_kind_t dnn_alg(const kmux_eltwise_desc *d, float *alpha) {
 
 /* The primitive of d, when oneDNN runs it with a JIT kernel; NULL otherwise (no error: the
  * plan then runs kmux:cpu). */
-static void make_prim(kmux_dnn_state *st, dnn_elt_plan *p) {
+static void make_prim(kmux_dnn_state *st, void *plan, const void *desc) {
+    dnn_elt_plan *p = plan;
+    p->d = *(const kmux_eltwise_desc *)desc;
     const kmux_eltwise_desc *d = &p->d;
     float alpha = 0.0f;
     const dnnl_alg_kind_t alg = dnn_alg(d, &alpha);
@@ -72,18 +72,8 @@ static void make_prim(kmux_dnn_state *st, dnn_elt_plan *p) {
 
 static kmux_status plan_create(void *state, int device, const kmux_eltwise_desc *desc,
                                const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
-    kmux_dnn_state *st = state;
-    dnn_elt_plan *p = calloc(1, sizeof *p);
-    if (!p) return kmux_dnn_oom(st, "kmux_eltwise_plan_create", sizeof *p);
-    p->d = *desc;
-    kmux_dnn_prim_init(&p->dnn);
-    kmux_dnn_threads th;
-    kmux_dnn_threads_enter(st, &th);
-    make_prim(st, p);
-    kmux_dnn_threads_leave(&th);
-    *plan = p;
-    *impl_count = p->dnn.prim ? 2 : 1;
-    return KMUX_OK;
+    return kmux_dnn_family_create(state, "kmux_eltwise_plan_create", sizeof(dnn_elt_plan), desc,
+                                  make_prim, plan, impl_count);
 }
 
 static kmux_status execute(void *state, const void *plan, int impl, void *stream,
@@ -100,21 +90,9 @@ static kmux_status execute(void *state, const void *plan, int impl, void *stream
     return kmux_dnn_prim_run(state, &p->dnn, "kmux_eltwise_execute", fwd ? 2 : 3, ids, mds, ptrs);
 }
 
-static kmux_status plan_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
-    const dnn_elt_plan *p = plan;
-    if (!p->dnn.prim || impl == 1) return kmux_cpu_kernels_info(info);
-    return kmux_dnn_prim_info(&p->dnn, info);
-}
-
-static void plan_destroy(void *state, void *plan) {
-    dnn_elt_plan *p = plan;
-    kmux_dnn_prim_fini(&p->dnn);
-    free(p);
-}
-
 const kmux_eltwise_ops kmux_dnn_eltwise_ops = {
     .plan_create = plan_create,
     .execute = execute,
-    .plan_info = plan_info,
-    .plan_destroy = plan_destroy,
+    .plan_info = kmux_dnn_family_info,
+    .plan_destroy = kmux_dnn_family_destroy,
 };

@@ -205,6 +205,18 @@ kmux_status kmux_dnn_prim_run(kmux_dnn_state *st, kmux_dnn_prim *p, const char *
 kmux_status kmux_dnn_prim_info(const kmux_dnn_prim *p, kmux_plan_info *info);
 /** Frees p's contexts and primitive (not p). */
 void kmux_dnn_prim_fini(kmux_dnn_prim *p);
+/** A family's plan_create: a plan of `size` bytes whose head is a kmux_dnn_prim, filled by
+ *  make(st, plan, desc) under the context's thread count (make copies desc and makes the
+ *  primitive, or leaves it NULL). *impl_count: 2 with a primitive (it, then kmux:cpu), else 1.
+ *  KMUX_OK or KMUX_ERR_OUT_OF_MEMORY (naming fn). */
+kmux_status kmux_dnn_family_create(kmux_dnn_state *st, const char *fn, size_t size,
+                                   const void *desc,
+                                   void (*make)(kmux_dnn_state *, void *, const void *),
+                                   void **plan, int *impl_count);
+/** A family's plan_info: its primitive's, or kmux:cpu's (impl 1, or no primitive). */
+kmux_status kmux_dnn_family_info(void *state, const void *plan, int impl, kmux_plan_info *info);
+/** A family's plan_destroy. */
+void kmux_dnn_family_destroy(void *state, void *plan);
 
 /* ---- element-wise family (onednn_eltwise.c) ---- */
 

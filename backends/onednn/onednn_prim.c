@@ -8,6 +8,7 @@
 #include "onednn_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 void kmux_dnn_prim_init(kmux_dnn_prim *p) {
     p->base.kind = KMUX_DNN_FAMILY;
@@ -83,4 +84,31 @@ kmux_status kmux_dnn_prim_info(const kmux_dnn_prim *p, kmux_plan_info *info) {
 void kmux_dnn_prim_fini(kmux_dnn_prim *p) {
     kmux_dnn_pool_destroy(&p->base);
     if (p->prim) dnnl_primitive_destroy(p->prim);
+}
+
+kmux_status kmux_dnn_family_create(kmux_dnn_state *st, const char *fn, size_t size,
+                                   const void *desc,
+                                   void (*make)(kmux_dnn_state *, void *, const void *),
+                                   void **plan, int *impl_count) {
+    kmux_dnn_prim *p = calloc(1, size);
+    if (!p) return kmux_dnn_oom(st, fn, size);
+    kmux_dnn_prim_init(p);
+    kmux_dnn_threads th;
+    kmux_dnn_threads_enter(st, &th);
+    make(st, p, desc);
+    kmux_dnn_threads_leave(&th);
+    *plan = p;
+    *impl_count = p->prim ? 2 : 1;
+    return KMUX_OK;
+}
+
+kmux_status kmux_dnn_family_info(void *state, const void *plan, int impl, kmux_plan_info *info) {
+    const kmux_dnn_prim *p = plan;
+    if (!p->prim || impl == 1) return kmux_cpu_kernels_info(info);
+    return kmux_dnn_prim_info(p, info);
+}
+
+void kmux_dnn_family_destroy(void *state, void *plan) {
+    kmux_dnn_prim_fini(plan);
+    free(plan);
 }
