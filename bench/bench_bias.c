@@ -16,22 +16,11 @@
 #include <string.h>
 
 #include "bench_clock.h"
+#include "bench_cpus.h"
 #include "bench_memcpy.h"
 #include "kmux.h"
 
-#define NDEV 2
-#define MAX_ROUNDS 32
-
-static const char *const dev_ids[NDEV] = {"cpu:onednn", "cpu:openblas"};
-
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        kmux_status st_ = (x);                                                                     \
-        if (st_ != KMUX_OK) {                                                                      \
-            fprintf(stderr, "bench_bias: %s: %s\n", #x, kmux_last_error());                        \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#define CHECK(x) kmux_bench_check("bench_bias", #x, (x))
 
 int main(int argc, char **argv) {
     int64_t N = 64, C = 256, HW = 56 * 56;
@@ -47,18 +36,11 @@ int main(int argc, char **argv) {
         }
     }
     if (rounds < 1 || rounds > MAX_ROUNDS || N < 1) return 2;
-    kmux_context *ctx = NULL;
-    CHECK(kmux_context_create(NULL, &ctx));
-    kmux_device *dev[NDEV];
-    kmux_stream *st[NDEV];
-    for (int d = 0; d < NDEV; d++) {
-        CHECK(kmux_device_find(ctx, dev_ids[d], &dev[d]));
-        CHECK(kmux_stream_create(dev[d], &st[d]));
-    }
-    int threads = 1;
-    kmux_device_props props;
-    CHECK(kmux_device_props_get(dev[0], &props));
-    threads = props.compute_units > 0 ? props.compute_units : 1;
+    kmux_bench_cpus cpus;
+    kmux_bench_cpus_open("bench_bias", &cpus);
+    kmux_device **dev = cpus.dev;
+    kmux_stream **st = cpus.st;
+    const int threads = cpus.threads;
     const int64_t n = N * C * HW;
     /* CPU devices: host memory is device memory */
     void *x = aligned_alloc(64, (size_t)n * 4), *y = aligned_alloc(64, (size_t)n * 4);
@@ -125,8 +107,6 @@ int main(int argc, char **argv) {
                 }
             }
     free(x), free(y), free(b), free(db);
-    for (int d = 0; d < NDEV; d++)
-        kmux_stream_destroy(st[d]);
-    kmux_context_destroy(ctx);
+    kmux_bench_cpus_close(&cpus);
     return 0;
 }

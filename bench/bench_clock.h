@@ -1,7 +1,7 @@
 /*
  * bench_clock.h - the clock and the median of the side-by-side CPU benchmarks (bench_bias,
- * bench_eltwise, bench_pooling): a monotonic millisecond clock, and the median of a round's
- * times (sorted in place).
+ * bench_eltwise, bench_pooling, bench_softmax): a monotonic millisecond clock, and the median of
+ * a round's times (sorted in place).
  */
 #ifndef KMUX_BENCH_CLOCK_H
 #define KMUX_BENCH_CLOCK_H
