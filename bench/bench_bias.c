@@ -79,12 +79,10 @@ int main(int argc, char **argv) {
                 const size_t cp = op == 0 ? bytes : bytes / 2;
                 double tm[NDEV + 1][MAX_ROUNDS];
                 for (int r = 0; r < rounds; r++) {
-                    kmux_bench_settle();
                     double t0 = kmux_bench_now_ms();
                     kmux_bench_memcpy_mt(y, x, cp, threads);
                     tm[NDEV][r] = kmux_bench_now_ms() - t0;
                     for (int d = 0; d < NDEV; d++) {
-                        kmux_bench_settle();
                         t0 = kmux_bench_now_ms();
                         if (op == 0) {
                             kmux_binary_args a = KMUX_BINARY_ARGS_INIT;

@@ -1,23 +1,14 @@
 /*
  * bench_cpus.h - what the side-by-side family benchmarks (bench_bias, bench_pooling,
  * bench_softmax) share: the two CPU devices they compare (cpu:onednn, cpu:openblas), each with
- * a stream, the thread count the memcpy yardstick uses (the devices' compute units), a status
- * check that ends the program with kmux's message, and the pause before each timed call.
- *
- * The pause: oneDNN runs on libgomp, whose worker threads keep spinning after a parallel region
- * (OMP_WAIT_POLICY unset: GOMP_SPINCOUNT iterations) and take the cores from whatever runs next
- * on other threads: kmux's own CPU kernels (pthreads) timed right after a oneDNN primitive ran
- * up to 3x slower on the 2-core VM (bench_bias: bias gradient NHWC 14 ms after, 4.6 ms without;
- * OMP_WAIT_POLICY=passive removed the gap). Each timed call here waits SETTLE_MS first, so each
- * device is timed on idle cores; a program that mixes the two back to back sees the slowdown
- * (README, "Performance note").
+ * a stream, the thread count the memcpy yardstick uses (the devices' compute units), and a
+ * status check that ends the program with kmux's message.
  */
 #ifndef KMUX_BENCH_CPUS_H
 #define KMUX_BENCH_CPUS_H
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "kmux.h"
 
@@ -25,14 +16,6 @@
 #define MAX_ROUNDS 32 /* most rounds a run keeps */
 
 static const char *const dev_ids[NDEV] = {"cpu:onednn", "cpu:openblas"};
-
-#define SETTLE_MS 20 /* longer than libgomp's default spin on this VM (measured: below 20 ms) */
-
-/* Waits SETTLE_MS: the worker threads of the previous call (libgomp's, OpenBLAS's) go idle. */
-static inline void kmux_bench_settle(void) {
-    const struct timespec ts = {0, SETTLE_MS * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 /* Ends the program (status 1) with "<prog>: <what>: <kmux's message>" unless s is KMUX_OK. */
 static inline void kmux_bench_check(const char *prog, const char *what, kmux_status s) {
