@@ -4,10 +4,9 @@
  * pooling_avg_exclude_padding are kmux's AVG_INCLUDE_PAD and AVG_EXCLUDE_PAD) where oneDNN has a
  * JIT kernel for the dtype and layout on this CPU, then kmux's CPU kernels ("kmux:cpu",
  * backends/cpu_common/cpu_pooling.c) as the next implementation. MAX stays on kmux:cpu alone:
- * oneDNN's kernels keep the running maximum with "dst < src", so a NaN in a window is dropped
- * (an all-NaN window gives -FLT_MAX) where kmux.h, as PyTorch's MaxPool2d, propagates it; and its
- * backward reads a workspace of indices written by a training forward, where kmux's backward
- * takes x.
+ * oneDNN 2.6's max pooling drops a NaN in a window (test_conformance_pooling with it enabled: a
+ * finite value or Inf where ref, as kmux.h and PyTorch's MaxPool2d, gives NaN), and its backward
+ * reads a workspace of indices written by a training forward, where kmux's backward takes x.
  */
 #include "onednn_internal.h"
 

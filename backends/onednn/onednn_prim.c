@@ -1,5 +1,5 @@
 /*
- * onednn_prim.c - one oneDNN primitive behind an op family's plan (eltwise, pooling):
+ * onednn_prim.c - one oneDNN primitive behind an op family's plan (eltwise, pooling, binary):
  * made from its primitive descriptor when oneDNN has a kernel better than its reference one,
  * run over the caller's tensors through the plan's pooled execution contexts, reported and
  * freed. What differs between families (the descriptor, which tensor is which argument) stays

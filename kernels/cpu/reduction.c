@@ -66,7 +66,7 @@ typedef struct red_job {
         return s[0];                                                                               \
     }
 
-/* acc_tile<sfx>: acc[i] += the value (or its square) of x[i], i < n (SUM, MEAN, NORM2) */
+/* sum_tile<sfx>: acc[i] += the value (or its square) of x[i], i < n (SUM, MEAN, NORM2) */
 #define KMUX_RED_ACC_TILE(sfx, T, VALUE)                                                           \
     KMUX_CPU_CLONES static void sum_tile##sfx(double *acc, const T *x, int64_t n, int squares) {   \
         if (squares)                                                                               \
