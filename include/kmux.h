@@ -1090,8 +1090,8 @@ KMUX_API kmux_status kmux_optimizer_execute(kmux_plan *plan, kmux_stream *stream
  * gradients are dst's gradient scaled (the element-wise LINEAR op) and, for a broadcast operand,
  * summed over the broadcast axes (the reduction family: the bias gradient is a SUM reduction).
  * kmux_plan_info names the implementation: "onednn:binary:<oneDNN kernel>" (ADD, SUB, MUL, DIV
- * with alpha = beta = 1 on cpu:onednn where oneDNN has a JIT kernel; "kmux:cpu" is the plan's
- * next implementation), "kmux:cpu", "kmux:gpu".
+ * with alpha = beta = 1 on cpu:onednn where oneDNN has a kernel other than its reference one;
+ * "kmux:cpu" is the plan's next implementation), "kmux:cpu", "kmux:gpu".
  */
 typedef enum kmux_binary_alg {
     KMUX_BINARY_ADD = 1,
@@ -1252,8 +1252,9 @@ KMUX_API kmux_status kmux_reduction_execute(kmux_plan *plan, kmux_stream *stream
  * BACKWARD of the averages: dx[i] = sum over the windows holding i of dy / that window's divisor.
  * dx is written, never accumulated into (as cudnnPoolingBackward with beta = 0).
  * kmux_plan_info names the implementation: "onednn:pooling:<oneDNN kernel>" (the averages on
- * cpu:onednn where oneDNN has a JIT kernel for the dtype and layout; "kmux:cpu" is the plan's
- * next implementation), "kmux:cpu", "kmux:gpu".
+ * cpu:onednn where oneDNN has a kernel other than its reference one for the dtype and layout,
+ * e.g. "onednn:pooling:jit:avx512_core" or "onednn:pooling:simple_nchw:any"; "kmux:cpu" is the
+ * plan's next implementation), "kmux:cpu", "kmux:gpu".
  */
 typedef enum kmux_pooling_alg {
     KMUX_POOLING_MAX = 1,

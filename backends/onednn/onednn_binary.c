@@ -2,10 +2,10 @@
  * onednn_binary.c - the binary family on cpu:onednn: oneDNN's binary primitive first for ADD,
  * SUB, MUL and DIV with both operand scales 1 (a layer's bias-add, a residual add: oneDNN's
  * binary_add, _sub, _mul, _div with src1 broadcast along its size-1 axes, as kmux's) where oneDNN
- * has a JIT kernel for the dtype and shapes on this CPU, then kmux's CPU kernels ("kmux:cpu",
- * backends/cpu_common/cpu_binary.c) as the next implementation. MAX and MIN stay on kmux:cpu:
- * oneDNN's kernels use the max/min instructions, which return the second operand when one is NaN
- * (kmux.h, as torch.maximum, gives NaN); scaled operands stay there too.
+ * has a kernel other than its reference one for the dtype and shapes on this CPU, then kmux's CPU
+ * kernels ("kmux:cpu", backends/cpu_common/cpu_binary.c) as the next implementation. MAX and MIN
+ * stay on kmux:cpu: oneDNN's kernels use the max/min instructions, which return the second operand
+ * when one is NaN (kmux.h, as torch.maximum, gives NaN); scaled operands stay there too.
  */
 #include "onednn_internal.h"
 
@@ -31,8 +31,8 @@ static dnnl_alg_kind_t dnn_alg(const kmux_binary_desc *d) {
     }
 }
 
-/* The primitive of p->d when oneDNN runs it with a JIT kernel; p->dnn.prim stays NULL otherwise
- * (no error: the plan then runs kmux:cpu). */
+/* The primitive of p->d when oneDNN runs it with a kernel other than its reference one; p->dnn.prim
+ * stays NULL otherwise (no error: the plan then runs kmux:cpu). */
 static void make_prim(kmux_dnn_state *st, void *plan, const void *desc) {
     dnn_bin_plan *p = plan;
     p->d = *(const kmux_binary_desc *)desc;

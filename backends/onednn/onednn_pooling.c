@@ -2,8 +2,9 @@
  * onednn_pooling.c - the pooling family on cpu:onednn: oneDNN's pooling primitive first for the
  * averages (forward and backward, either padding rule: oneDNN's pooling_avg_include_padding and
  * pooling_avg_exclude_padding are kmux's AVG_INCLUDE_PAD and AVG_EXCLUDE_PAD) where oneDNN has a
- * JIT kernel for the dtype and layout on this CPU, then kmux's CPU kernels ("kmux:cpu",
- * backends/cpu_common/cpu_pooling.c) as the next implementation. MAX stays on kmux:cpu alone:
+ * kernel other than its reference one for the dtype and layout on this CPU (a JIT kernel, or
+ * simple_nchw for plain NCHW), then kmux's CPU kernels ("kmux:cpu", cpu_common/cpu_pooling.c)
+ * as the next implementation. MAX stays on kmux:cpu alone:
  * oneDNN 2.6's max pooling drops a NaN in a window (test_conformance_pooling with it enabled: a
  * finite value or Inf where ref, as kmux.h and PyTorch's MaxPool2d, gives NaN), and its backward
  * reads a workspace of indices written by a training forward, where kmux's backward takes x.
@@ -30,8 +31,8 @@ static dnnl_alg_kind_t dnn_alg(kmux_pooling_alg alg) {
     }
 }
 
-/* The primitive of p->d when oneDNN runs it with a JIT kernel; p->dnn.prim stays NULL otherwise
- * (no error: the plan then runs kmux:cpu). */
+/* The primitive of p->d when oneDNN runs it with a kernel other than its reference one; p->dnn.prim
+ * stays NULL otherwise (no error: the plan then runs kmux:cpu). */
 static void make_prim(kmux_dnn_state *st, void *plan, const void *desc) {
     dnn_pool_plan *p = plan;
     p->d = *(const kmux_pooling_desc *)desc;
