@@ -48,7 +48,7 @@ static void make_prim(kmux_dnn_state *st, void *plan, const void *desc) {
         dims[i] = d->dims[i], dims1[i] = d->src1_dims[i];
         n *= d->dims[i];
     }
-    if (n < 1 || n > INT32_MAX) return; /* oneDNN 2.6: 32-bit offsets inside some kernels */
+    if (!kmux_dnn_family_fits(n)) return;
     const dnnl_format_tag_t tag = tags[d->ndims - 1];
     if (dnnl_memory_desc_init_by_tag(&p->md, d->ndims, dims, dt, tag) != dnnl_success ||
         dnnl_memory_desc_init_by_tag(&p->md1, d->ndims, dims1, dt, tag) != dnnl_success)

@@ -49,7 +49,7 @@ static void make_prim(kmux_dnn_state *st, void *plan, const void *desc) {
     const kmux_eltwise_desc *d = &p->d;
     float alpha = 0.0f;
     const dnnl_alg_kind_t alg = dnn_alg(d, &alpha);
-    if (!alg || !st->engine || d->n > INT32_MAX) return; /* oneDNN 2.6: 32-bit offsets inside */
+    if (!alg || !st->engine || !kmux_dnn_family_fits(d->n)) return;
     const dnnl_dims_t dims = {d->n};
     if (dnnl_memory_desc_init_by_tag(&p->md, 1, dims, kmux_dnn_dtype(d->dtype), dnnl_a) !=
         dnnl_success)

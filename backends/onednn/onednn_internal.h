@@ -185,6 +185,11 @@ typedef struct kmux_dnn_prim {
     size_t scratch;
 } kmux_dnn_prim;
 
+/** 1 when a family op of `elements` elements (its largest tensor) may go to oneDNN: 2.6 keeps
+ *  32-bit offsets inside some of its kernels, so larger tensors stay on kmux:cpu. */
+static inline int kmux_dnn_family_fits(int64_t elements) {
+    return elements >= 1 && elements <= INT32_MAX;
+}
 /** Readies p (kind, f32 compute, an empty context pool); no primitive yet. */
 void kmux_dnn_prim_init(kmux_dnn_prim *p);
 /** The primitive descriptor of the forward op descriptor fwd (bwd NULL), or of the backward bwd

@@ -40,10 +40,10 @@ static void make_prim(kmux_dnn_state *st, void *plan, const void *desc) {
     const dnnl_alg_kind_t alg = dnn_alg(d->alg);
     const dnnl_data_type_t dt = kmux_dnn_dtype(d->dtype);
     if (!alg || !st->engine || dt == dnnl_data_type_undef) return;
-    /* oneDNN 2.6 offsets are 32-bit inside some kernels: the larger tensor must fit */
-    if (d->n * d->c * d->h * d->w > INT32_MAX) return;
     const int64_t oh = kmux_pool_out_dim(d->h, d->kernel_h, d->stride_h, d->pad_top, d->pad_bottom);
     const int64_t ow = kmux_pool_out_dim(d->w, d->kernel_w, d->stride_w, d->pad_left, d->pad_right);
+    const int64_t nx = d->n * d->c * d->h * d->w, ny = d->n * d->c * oh * ow; /* y may be larger */
+    if (!kmux_dnn_family_fits(nx > ny ? nx : ny)) return;
     const dnnl_format_tag_t tag = d->layout == KMUX_NHWC ? dnnl_nhwc : dnnl_nchw;
     const dnnl_dims_t xd = {d->n, d->c, d->h, d->w}, yd = {d->n, d->c, oh, ow};
     const dnnl_dims_t strides = {d->stride_h, d->stride_w}, kernel = {d->kernel_h, d->kernel_w};
