@@ -40,12 +40,8 @@ static kmux_status run_impl(kmux_device *dev, kmux_stream *s, const kmux_softmax
     kmux_plan *plan = NULL;
     kmux_status st = kmux_softmax_plan_create(dev, d, NULL, &plan);
     if (st != KMUX_OK) return st;
-    for (int k = 0; k < step && st == KMUX_OK; k++)
-        st = kmux_plan_next_impl(plan);
-    if (st != KMUX_OK) {
-        TU_OK(kmux_plan_destroy(plan));
-        return st;
-    }
+    st = cf_plan_step(plan, step);
+    if (st != KMUX_OK) return st;
     kmux_plan_info info;
     TU_OK(kmux_plan_info_get(plan, &info));
     snprintf(impl, impl_size, "%s", info.impl);

@@ -83,6 +83,9 @@ int cf_walk_limit(void);
  *  substrings of KMUX_CONFORMANCE_IMPLS (tests/gpu/run.sh: "kmux-gpu:", kmux's own GPU kernels
  *  after cuBLASLt's and cuDNN's candidates). */
 int cf_impl_wanted(int index, const char *name);
+/* Moves a new plan on to its implementation `step` (0: the first). KMUX_OK, or the status of
+ * kmux_plan_next_impl (KMUX_ERR_LAST_IMPL past the last) with the plan destroyed. */
+kmux_status cf_plan_step(kmux_plan *plan, int step);
 
 typedef struct cf_stats {
     long failures; /* reported through cf_fail */

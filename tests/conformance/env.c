@@ -40,3 +40,11 @@ void cf_env_fini(cf_env *env) {
     kmux_stream_destroy(env->ref_stream);
     kmux_context_destroy(env->ctx);
 }
+
+kmux_status cf_plan_step(kmux_plan *plan, int step) {
+    kmux_status st = KMUX_OK;
+    for (int k = 0; k < step && st == KMUX_OK; k++)
+        st = kmux_plan_next_impl(plan);
+    if (st != KMUX_OK) TU_OK(kmux_plan_destroy(plan));
+    return st;
+}
