@@ -137,9 +137,12 @@ static void family_union(kmux_family_caps *u, const kmux_family_caps *c) {
 
 static kmux_status a_caps(void *state, int device, kmux_device_caps *caps) {
     const auto_state *st = state;
+    int subs = 0, caller_ws = 0; /* the caller's workspace where every routed device runs in it */
     for (int i = 0; i < AUTO_MAX_SUBS; i++) {
         kmux_device *d = sub_device(st, i);
         if (!d) continue;
+        caller_ws += d->caps.caller_workspace;
+        subs++;
         caps_union(&caps->matmul, &d->caps.matmul);
         for (int k = 0; k < 3; k++)
             caps_union(&caps->conv2d[k], &d->caps.conv2d[k]);
@@ -153,6 +156,7 @@ static kmux_status a_caps(void *state, int device, kmux_device_caps *caps) {
         family_union(&caps->reduction, &d->caps.reduction);
         family_union(&caps->pooling, &d->caps.pooling);
     }
+    caps->caller_workspace = subs > 0 && caller_ws == subs;
     return KMUX_OK;
 }
 

@@ -158,8 +158,9 @@ struct kmux_plan {
         kmux_reduction_desc reduction;
         kmux_pooling_desc pooling;
     } desc;
-    int cached;  /**< owned by the plan cache: kmux_plan_destroy refuses it */
-    int counted; /**< counted in ctx->live_plans (a caller's plan); kmux_plan_free uncounts it */
+    int caller_ws; /**< made with prefs.caller_workspace: executes run in args' workspace */
+    int cached;    /**< owned by the plan cache: kmux_plan_destroy refuses it */
+    int counted;   /**< counted in ctx->live_plans (a caller's plan); kmux_plan_free uncounts it */
 };
 
 typedef struct kmux_plan_cache kmux_plan_cache;

@@ -54,6 +54,10 @@ kmux_status kmux_plan_check_create(const char *fn, const kmux_device *dev, const
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "%s: prefs->allow_fast_accumulation = %d must be 0 or 1", fn,
                               out->allow_fast_accumulation);
+    if (out->caller_workspace != 0 && out->caller_workspace != 1)
+        return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                              "%s: prefs->caller_workspace = %d must be 0 or 1", fn,
+                              out->caller_workspace);
     if (out->tune != KMUX_TUNE_DEFAULT && out->tune != KMUX_TUNE_OFF && out->tune != KMUX_TUNE_ON)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "%s: prefs->tune = %d must be KMUX_TUNE_DEFAULT (0), KMUX_TUNE_OFF "
@@ -172,6 +176,54 @@ static kmux_status check_impl_count(const char *fn, const kmux_device *dev, int 
                           fn, dev->backend->name, dev->props.id, count);
 }
 
+/* prefs->caller_workspace on a device whose backend runs only in its own workspace. */
+static kmux_status check_caller_ws(const char *fn, const kmux_device *dev,
+                                   const kmux_plan_prefs *prefs) {
+    if (!prefs->caller_workspace || dev->caps.caller_workspace) return KMUX_OK;
+    return kmux_set_error(KMUX_ERR_UNSUPPORTED,
+                          "%s: prefs->caller_workspace = 1: device %s (backend %s) runs plans only "
+                          "in a workspace of its own",
+                          fn, dev->props.id, dev->backend->name);
+}
+
+size_t kmux_plan_workspace_need(const kmux_plan *plan, int impl) {
+    if (!plan->native) return 0; /* the core runs it: no workspace */
+    kmux_plan_info info;
+    memset(&info, 0, sizeof info);
+    kmux_plan_slots s = kmux_plan_kind_slots(OPS(plan->dev), plan->kind);
+    if (!s.plan_info || s.plan_info(STATE(plan->dev), plan->native, impl, &info) != KMUX_OK)
+        return 0;
+    return info.workspace_bytes;
+}
+
+kmux_status kmux_plan_check_workspace(const char *fn, const kmux_plan *plan, const void *ws,
+                                      size_t ws_bytes, const kmux_exec_tensor *ops, int n) {
+    if (!plan->caller_ws) return KMUX_OK;
+    const size_t need = kmux_plan_workspace_need(plan, plan->impl);
+    if (need > 0 && (!ws || ws_bytes < need))
+        return kmux_set_error(KMUX_ERR_WORKSPACE,
+                              "%s: args->workspace = %p, args->workspace_bytes = %zu: the plan "
+                              "(implementation %d, made with prefs.caller_workspace) needs %zu "
+                              "bytes",
+                              fn, ws, ws_bytes, plan->impl, need);
+    if (!ws) return KMUX_OK;
+    /* cuBLASLt's rule on GPUs (its workspace is the start of ours); a cache line on CPUs */
+    const unsigned align = plan->dev->props.is_host ? 64u : 256u;
+    if ((uintptr_t)ws % align != 0)
+        return kmux_set_error(
+            KMUX_ERR_INVALID_ARGUMENT,
+            "%s: args->workspace = %p is not %u-byte aligned on %s (kmux_malloc's "
+            "memory is)",
+            fn, ws, align, plan->dev->props.id);
+    for (int i = 0; i < n; i++)
+        if (ops[i].p && kmux_spans_overlap(ws, ws_bytes, ops[i].p, ops[i].bytes))
+            return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
+                                  "%s: args->workspace = %p (%zu bytes) overlaps args->%s = %p "
+                                  "(%zu bytes)",
+                                  fn, ws, ws_bytes, ops[i].name, ops[i].p, ops[i].bytes);
+    return KMUX_OK;
+}
+
 kmux_status kmux_plan_create_family(kmux_device *dev, kmux_plan_kind kind, const char *fn,
                                     const void *desc, size_t desc_size, int empty,
                                     const kmux_plan_prefs *prefs, kmux_family_create_fn create,
@@ -208,11 +260,13 @@ kmux_status kmux_matmul_plan_create_unchecked(kmux_device *dev, const kmux_matmu
     const kmux_backend_ops *o = OPS(dev);
     kmux_plan_prefs p = resolve_prefs(prefs);
     kmux_status st = kmux_caps_check_matmul(fn, dev, desc, &p);
+    if (st == KMUX_OK) st = check_caller_ws(fn, dev, &p);
     kmux_plan *pl = NULL;
     if (st == KMUX_OK) st = kmux_plan_new(dev, KMUX_PLAN_MATMUL, &pl);
     if (st == KMUX_OK) {
         pl->desc.matmul = *desc;
         pl->impl_count = 1;
+        pl->caller_ws = p.caller_workspace;
     }
     double t0 = now_ms();
     /* The core runs empty problems and k == 0 itself: the backend only sees m, n, k, batch >= 1. */
@@ -331,8 +385,13 @@ kmux_status kmux_matmul_execute_unchecked(kmux_plan *plan, kmux_stream *stream,
     if (!plan->native || kmux_scalar_is_zero(args->alpha, d->compute_type)) {
         st = kmux_matmul_run_degenerate(fn, stream, d, args);
     } else {
+        kmux_matmul_args a = *args; /* a plan that owns its workspace runs in it */
+        if (!plan->caller_ws) {
+            a.workspace = NULL;
+            a.workspace_bytes = 0;
+        }
         st = OPS(plan->dev)->matmul->execute(STATE(plan->dev), plan->native, plan->impl,
-                                             stream->native, args);
+                                             stream->native, &a);
         kmux_plan_backend_failed(st, fn, plan->dev);
     }
     if (st != KMUX_OK) return st;
@@ -348,6 +407,15 @@ kmux_status kmux_matmul_execute(kmux_plan *plan, kmux_stream *stream,
     kmux_status st = kmux_plan_check_execute(fn, plan, stream, args, KMUX_PLAN_MATMUL);
     if (st == KMUX_OK) st = kmux_resolve_matmul_args(fn, args, &a);
     if (st == KMUX_OK) st = kmux_validate_matmul_args(fn, &plan->desc.matmul, &a);
+    if (st == KMUX_OK && plan->caller_ws) {
+        size_t bytes[4];
+        kmux_matmul_operand_bytes(&plan->desc.matmul, bytes);
+        const kmux_exec_tensor ops[4] = {{"A", a.A, bytes[0], 0, 0},
+                                         {"B", a.B, bytes[1], 0, 0},
+                                         {"C", a.C, bytes[2], 1, 0},
+                                         {"bias", a.bias, bytes[3], 0, 0}};
+        st = kmux_plan_check_workspace(fn, plan, a.workspace, a.workspace_bytes, ops, 4);
+    }
     if (st != KMUX_OK) return st;
     return kmux_matmul_execute_unchecked(plan, stream, &a);
 }
@@ -382,12 +450,14 @@ kmux_status kmux_conv2d_plan_create_unchecked(kmux_device *dev, const kmux_conv2
     const kmux_backend_ops *o = OPS(dev);
     kmux_plan_prefs pr = resolve_prefs(prefs);
     kmux_status st = kmux_caps_check_conv(fn, dev, desc, &pr);
+    if (st == KMUX_OK) st = check_caller_ws(fn, dev, &pr);
     if (st != KMUX_OK) return st;
     kmux_plan *pl = NULL;
     st = kmux_plan_new(dev, KMUX_PLAN_CONV2D, &pl);
     if (st != KMUX_OK) return st;
     pl->desc.conv = *desc;
     pl->impl_count = 1;
+    pl->caller_ws = pr.caller_workspace;
     /* the backend sees the tuning decision resolved (KMUX_TUNE, the device "auto"): hip:N runs
      * MIOpen's find step when the plan will be measured anyway */
     pr.tune = kmux_tune_enabled(&pr, dev) ? KMUX_TUNE_ON : KMUX_TUNE_OFF;
@@ -464,7 +534,18 @@ kmux_status kmux_conv2d_execute(kmux_plan *plan, kmux_stream *stream,
     kmux_status st = kmux_plan_check_execute(fn, plan, stream, args, KMUX_PLAN_CONV2D);
     if (st == KMUX_OK) st = kmux_resolve_conv_args(fn, args, &ca);
     if (st == KMUX_OK) st = kmux_validate_conv_args(fn, &plan->desc.conv, &ca);
+    if (st == KMUX_OK && plan->caller_ws) {
+        size_t bytes[3];
+        kmux_conv_tensor_bytes(&plan->desc.conv, bytes);
+        const kmux_exec_tensor ops[3] = {
+            {"x", ca.x, bytes[0], 0, 0}, {"w", ca.w, bytes[1], 0, 0}, {"y", ca.y, bytes[2], 0, 0}};
+        st = kmux_plan_check_workspace(fn, plan, ca.workspace, ca.workspace_bytes, ops, 3);
+    }
     if (st != KMUX_OK) return st;
+    if (!plan->caller_ws) { /* a plan that owns its workspace runs in it */
+        ca.workspace = NULL;
+        ca.workspace_bytes = 0;
+    }
     args = &ca;
     {
         const kmux_conv2d_desc *cd = &plan->desc.conv;

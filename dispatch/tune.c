@@ -96,8 +96,10 @@ static void make_key(const kmux_plan *pl, const kmux_plan_prefs *prefs, char *ke
 
 /* Scratch operands of the plan's shape. */
 typedef struct tune_bufs {
-    void *p[5]; /* A, B, C, bias (matmul) or x, w, y (conv); the fp8 scales on a GPU */
-    size_t bytes[5];
+    void *p[6]; /* A, B, C, bias (matmul) or x, w, y (conv); the fp8 scales on a GPU; the
+                   workspace of a plan made with prefs.caller_workspace (the largest any of its
+                   implementations needs: the plan itself allocates none) */
+    size_t bytes[6];
     void *ev[2]; /* on a GPU: the events around each sample */
     float scale[3];
     double alpha_d, beta_d;
@@ -105,41 +107,19 @@ typedef struct tune_bufs {
     int32_t alpha_i, beta_i;
 } tune_bufs;
 
-static int64_t matrix_span(int64_t rows, int64_t ld, int64_t stride, int64_t batch) {
-    return (batch - 1) * stride + rows * ld;
-}
-
 /* Byte sizes of A, B, C, bias (matmul) or x, w, y (conv); 0 when out of range. */
 static int operand_bytes(const kmux_plan *pl, size_t bytes[4]) {
     memset(bytes, 0, 4 * sizeof bytes[0]);
-    if (pl->kind == KMUX_PLAN_MATMUL) {
-        const kmux_matmul_desc *d = &pl->desc.matmul;
-        int row = d->order == KMUX_ROW_MAJOR;
-        int64_t ra = (row == (d->transa == KMUX_NO_TRANS)) ? d->m : d->k;
-        int64_t rb = (row == (d->transb == KMUX_NO_TRANS)) ? d->k : d->n;
-        int64_t rc = row ? d->m : d->n;
-        bytes[0] = (size_t)matrix_span(ra, d->lda, d->stride_a, d->batch_count) *
-                   kmux_dtype_bytes(d->a_type);
-        bytes[1] = (size_t)matrix_span(rb, d->ldb, d->stride_b, d->batch_count) *
-                   kmux_dtype_bytes(d->b_type);
-        bytes[2] = (size_t)matrix_span(rc, d->ldc, d->stride_c, d->batch_count) *
-                   kmux_dtype_bytes(d->c_type);
-        if (d->epilogue & KMUX_EPILOGUE_BIAS)
-            bytes[3] = (size_t)d->n * kmux_dtype_bytes(d->bias_type);
-    } else {
-        const kmux_conv2d_desc *d = &pl->desc.conv;
-        int64_t P = 0, Q = 0;
-        if (kmux_validate_conv_desc("tune", d, &P, &Q) != KMUX_OK) return 0;
-        bytes[0] = (size_t)(d->n * d->c * d->h * d->w) * kmux_dtype_bytes(d->x_type);
-        bytes[1] = (size_t)(d->k * (d->c / d->groups) * d->r * d->s) * kmux_dtype_bytes(d->w_type);
-        bytes[2] = (size_t)(d->n * d->k * P * Q) * kmux_dtype_bytes(d->y_type);
-    }
+    if (pl->kind == KMUX_PLAN_MATMUL)
+        kmux_matmul_operand_bytes(&pl->desc.matmul, bytes);
+    else
+        kmux_conv_tensor_bytes(&pl->desc.conv, bytes);
     size_t total = bytes[0] + bytes[1] + bytes[2] + bytes[3];
     return total > 0 && total <= KMUX_TUNE_MAX_BYTES;
 }
 
 static void free_bufs(kmux_device *dev, tune_bufs *b) {
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 6; i++)
         if (b->p[i]) OPS(dev)->mem_free(STATE(dev), dev->index, b->p[i]);
     for (int i = 0; i < 2; i++)
         if (b->ev[i]) OPS(dev)->event_destroy(STATE(dev), b->ev[i]);
@@ -154,8 +134,12 @@ static int alloc_bufs(kmux_plan *pl, void *stream, tune_bufs *b) {
     if (!operand_bytes(pl, b->bytes)) return 0;
     b->scale[0] = b->scale[1] = b->scale[2] = 1.0f;
     b->bytes[4] = dev->props.is_host ? 0 : sizeof b->scale;
+    for (int i = 0; pl->caller_ws && i < pl->impl_count; i++) {
+        size_t need = kmux_plan_workspace_need(pl, i);
+        if (need > b->bytes[5]) b->bytes[5] = need;
+    }
     kmux_status st = KMUX_OK;
-    for (int i = 0; i < 5 && st == KMUX_OK; i++) {
+    for (int i = 0; i < 6 && st == KMUX_OK; i++) {
         if (!b->bytes[i]) continue;
         st = o->mem_alloc(STATE(dev), dev->index, b->bytes[i], &b->p[i]);
         if (st == KMUX_OK && i < 4) st = o->mem_set(STATE(dev), stream, b->p[i], 0x3f, b->bytes[i]);
@@ -198,6 +182,8 @@ static kmux_status launch(kmux_plan *pl, void *stream, int impl, tune_bufs *b) {
         if (kmux_dtype_is_fp8(d->a_type)) a.a_scale = &scale[0];
         if (kmux_dtype_is_fp8(d->b_type)) a.b_scale = &scale[1];
         if (kmux_dtype_is_fp8(d->c_type)) a.d_scale = &scale[2];
+        a.workspace = b->p[5];
+        a.workspace_bytes = b->bytes[5];
         st = OPS(dev)->matmul->execute(STATE(dev), pl->native, impl, stream, &a);
     } else {
         kmux_conv2d_args a = KMUX_CONV2D_ARGS_INIT;
@@ -206,6 +192,8 @@ static kmux_status launch(kmux_plan *pl, void *stream, int impl, tune_bufs *b) {
         a.x = b->p[0];
         a.w = b->p[1];
         a.y = b->p[2];
+        a.workspace = b->p[5];
+        a.workspace_bytes = b->bytes[5];
         st = OPS(dev)->conv2d->execute(STATE(dev), pl->native, impl, stream, &a);
     }
     return st;

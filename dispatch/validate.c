@@ -351,6 +351,37 @@ kmux_status kmux_check_exec_tensors(const char *fn, const kmux_exec_tensor *t, i
     return KMUX_OK;
 }
 
+/* Elements from the first to the last of a batch of rows x cols matrices (0 when empty). */
+static size_t matrix_span(int64_t rows, int64_t cols, int64_t ld, int64_t stride, int64_t batch) {
+    if (rows <= 0 || cols <= 0 || batch <= 0) return 0;
+    return (size_t)((batch - 1) * stride + (rows - 1) * ld + cols);
+}
+
+void kmux_matmul_operand_bytes(const kmux_matmul_desc *d, size_t bytes[4]) {
+    const int row = d->order == KMUX_ROW_MAJOR;
+    const int ta = d->transa == KMUX_TRANS, tb = d->transb == KMUX_TRANS;
+    /* stored rows x columns of op(A) = m x k, op(B) = k x n, C = m x n */
+    const int64_t ar = ta ? d->k : d->m, ac = ta ? d->m : d->k;
+    const int64_t br = tb ? d->n : d->k, bc = tb ? d->k : d->n;
+    bytes[0] = matrix_span(row ? ar : ac, row ? ac : ar, d->lda, d->stride_a, d->batch_count) *
+               kmux_dtype_bytes(d->a_type);
+    bytes[1] = matrix_span(row ? br : bc, row ? bc : br, d->ldb, d->stride_b, d->batch_count) *
+               kmux_dtype_bytes(d->b_type);
+    bytes[2] =
+        matrix_span(row ? d->m : d->n, row ? d->n : d->m, d->ldc, d->stride_c, d->batch_count) *
+        kmux_dtype_bytes(d->c_type);
+    bytes[3] =
+        (d->epilogue & KMUX_EPILOGUE_BIAS) ? (size_t)d->n * kmux_dtype_bytes(d->bias_type) : 0;
+}
+
+void kmux_conv_tensor_bytes(const kmux_conv2d_desc *d, size_t bytes[3]) {
+    int64_t P = 0, Q = 0;
+    kmux_validate_conv_desc("kmux_conv_tensor_bytes", d, &P, &Q);
+    bytes[0] = (size_t)(d->n * d->c * d->h * d->w) * kmux_dtype_bytes(d->x_type);
+    bytes[1] = (size_t)(d->k * (d->c / d->groups) * d->r * d->s) * kmux_dtype_bytes(d->w_type);
+    bytes[2] = (size_t)(d->n * d->k * P * Q) * kmux_dtype_bytes(d->y_type);
+}
+
 kmux_status kmux_validate_conv_args(const char *fn, const kmux_conv2d_desc *d,
                                     const kmux_conv2d_args *a) {
     if (a->struct_size < sizeof(kmux_conv2d_args))

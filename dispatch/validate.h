@@ -43,6 +43,22 @@ typedef struct kmux_exec_tensor {
  *  (<why>)", why saying what needs it: "max forward needs it"), and no written one sharing a byte
  *  with another non-NULL one ("<fn>: args-><a> = <p> overlaps args-><b> = <p>"). KMUX_OK or
  *  KMUX_ERR_INVALID_ARGUMENT. */
+/** Byte extents of a valid matmul's A, B, C and bias (0 without the BIAS epilogue), batches
+ *  included: (batch_count - 1) * stride + (rows - 1) * ld + columns elements of each operand
+ *  (for the storage order), 0 for an empty operand. */
+void kmux_matmul_operand_bytes(const kmux_matmul_desc *d, size_t bytes[4]);
+/** Bytes of a valid convolution's x, w and y. */
+void kmux_conv_tensor_bytes(const kmux_conv2d_desc *d, size_t bytes[3]);
+/** The workspace implementation impl of plan needs (its plan_info; 0 when the core runs the
+ *  plan itself). */
+size_t kmux_plan_workspace_need(const kmux_plan *plan, int impl);
+/** The caller's workspace of an execute of plan (nothing to check unless the plan was made with
+ *  prefs.caller_workspace): KMUX_ERR_WORKSPACE when it is NULL or smaller than the current
+ *  implementation needs, INVALID_ARGUMENT when it is not aligned (64 bytes on host devices, 256
+ *  on GPUs) or overlaps one of the
+ *  n operands; messages name the args fields and both sizes. */
+kmux_status kmux_plan_check_workspace(const char *fn, const kmux_plan *plan, const void *ws,
+                                      size_t ws_bytes, const kmux_exec_tensor *ops, int n);
 kmux_status kmux_check_exec_tensors(const char *fn, const kmux_exec_tensor *t, int n,
                                     const char *why);
 /** A dense shape of the binary and reduction families: ndims in [1, KMUX_MAX_NDIMS], every

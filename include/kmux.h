@@ -617,6 +617,22 @@ typedef struct kmux_plan_prefs {
                                       f32 accumulation. No effect on other types or on CPU
                                       backends, which always accumulate in f32; the
                                       implementation name says ",fast_accum" where it applies */
+    /** 1: the workspace is the caller's (as cuBLASLt's and cuDNN's, or oneDNN's user-managed
+     *  scratchpad): a matmul or convolution plan allocates none, neither at creation nor at
+     *  execution; kmux_plan_info.workspace_bytes is what each execute of its current
+     *  implementation needs, passed as kmux_matmul_args / kmux_conv2d_args .workspace and
+     *  .workspace_bytes (query it again after kmux_plan_next_impl). The workspace is device
+     *  memory of the plan's device (kmux_malloc), aligned to 256 bytes on a GPU (cuBLASLt's rule)
+     *  and 64 on a CPU (kmux_malloc's memory is), used only while the execute
+     *  runs (on a GPU, until the stream reaches its end): plans executed one after another on
+     *  one stream can share one arena of the largest size; executes that may overlap need their
+     *  own. max_workspace_bytes still bounds the choice. Element-wise, binary, reduction,
+     *  softmax, pooling and optimizer plans are not affected (they hold at most the few KiB of
+     *  scratchpad a oneDNN primitive asks for, counted in their plan_info).
+     *  KMUX_ERR_UNSUPPORTED at plan creation on a device whose backend cannot run in the
+     *  caller's memory (kmux_device_caps.caller_workspace). 0 (the default): the plan owns
+     *  its workspace and the args' workspace fields are ignored. */
+    int caller_workspace;
 } kmux_plan_prefs;
 
 /** kmux_plan_prefs.tune: whether a new plan with several implementations (impl_count > 1)
@@ -652,7 +668,7 @@ typedef enum kmux_tune { KMUX_TUNE_DEFAULT = 0, KMUX_TUNE_OFF = 1, KMUX_TUNE_ON 
     {                                                                                              \
         .struct_size = sizeof(kmux_plan_prefs), .max_workspace_bytes = SIZE_MAX,                   \
         .allow_emulation = 1, .require_deterministic = 0, .tune = KMUX_TUNE_DEFAULT,               \
-        .allow_fast_accumulation = 0                                                               \
+        .allow_fast_accumulation = 0, .caller_workspace = 0                                        \
     }
 
 /** Pointers of one matmul execution. alpha/beta: host scalars as in kmux_gemm_ex. The fp8
@@ -671,6 +687,11 @@ typedef struct kmux_matmul_args {
     const void *bias;
     const float *a_scale, *b_scale, *d_scale;
     float *amax_d;
+    /** The caller's workspace (plans made with kmux_plan_prefs.caller_workspace = 1; ignored
+     *  otherwise): device memory of workspace_bytes >= kmux_plan_info.workspace_bytes, aligned
+     *  as kmux_plan_prefs.caller_workspace says; may be NULL when the plan needs none. */
+    void *workspace;
+    size_t workspace_bytes;
 } kmux_matmul_args;
 
 #define KMUX_MATMUL_ARGS_INIT                                                                      \
@@ -689,7 +710,11 @@ KMUX_API kmux_status kmux_matmul_plan_create(kmux_device *dev, const kmux_matmul
 
 /** Runs a matmul plan on stream (of the plan's device). Returns KMUX_OK;
  *  KMUX_ERR_INVALID_ARGUMENT for NULL plan/stream/args/alpha/beta, a NULL operand that must be
- *  read, a NULL bias with the BIAS epilogue, or a stream of another device; KMUX_ERR_DEVICE. */
+ *  read, a NULL bias with the BIAS epilogue, a stream of another device, or (caller_workspace
+ *  plans) a workspace not aligned (256 bytes on a GPU, 64 on a CPU) or overlapping an operand;
+ *  KMUX_ERR_WORKSPACE
+ *  (caller_workspace plans) when workspace is NULL or workspace_bytes is less than the plan
+ *  needs (the message says both); KMUX_ERR_DEVICE. */
 KMUX_API kmux_status kmux_matmul_execute(kmux_plan *plan, kmux_stream *stream,
                                          const kmux_matmul_args *args);
 
@@ -699,7 +724,9 @@ typedef struct kmux_plan_info {
                              "cublasLt:algo=6,tile=128x128" */
     const char *device; /**< device id */
     kmux_compute_type effective_compute; /**< what the implementation really accumulates in */
-    size_t workspace_bytes;              /**< workspace held by the plan, bytes */
+    size_t workspace_bytes;              /**< workspace held by the plan, bytes; with
+                                              prefs.caller_workspace, what each execute needs
+                                              in its args (the plan holds none) */
     int deterministic;                   /**< 1 when results are bitwise reproducible run to run */
     int impl_index;                      /**< 0 for the first (preferred) implementation */
 } kmux_plan_info;
@@ -774,11 +801,15 @@ typedef struct kmux_conv2d_desc {
 KMUX_API kmux_status kmux_conv2d_output_dims(const kmux_conv2d_desc *desc, int64_t *p, int64_t *q);
 
 /** Pointers of one convolution execution; see the direction table for which are read/written.
- *  Required fields: all of them. */
+ *  Required fields: struct_size to y. */
 typedef struct kmux_conv2d_args {
     size_t struct_size;
     const void *alpha, *beta;
     void *x, *w, *y;
+    /** The caller's workspace, as kmux_matmul_args.workspace (kmux_plan_prefs.caller_workspace
+     *  plans; ignored otherwise; beyond the required fields). */
+    void *workspace;
+    size_t workspace_bytes;
 } kmux_conv2d_args;
 
 #define KMUX_CONV2D_ARGS_INIT                                                                      \
@@ -793,9 +824,11 @@ KMUX_API kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d
                                              const kmux_plan_prefs *prefs, kmux_plan **plan);
 
 /** Runs a convolution plan on stream. Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT for a NULL
- *  plan/stream/args/alpha/beta/tensor, a matmul plan, a stream of another device, or a tensor
+ *  plan/stream/args/alpha/beta/tensor, a matmul plan, a stream of another device, a tensor
  *  written (y forward, x backward-data, w backward-weights) that overlaps a tensor read (no
- *  in-place convolution, as kmux_cast); KMUX_ERR_DEVICE. */
+ *  in-place convolution, as kmux_cast), or (caller_workspace plans) a workspace not aligned or
+ *  overlapping a tensor, as kmux_matmul_execute; KMUX_ERR_WORKSPACE as kmux_matmul_execute;
+ *  KMUX_ERR_DEVICE. */
 KMUX_API kmux_status kmux_conv2d_execute(kmux_plan *plan, kmux_stream *stream,
                                          const kmux_conv2d_args *args);
 

@@ -30,8 +30,10 @@
  *   ABI 2.5 appended stream_wait_event. ABI 2.6 appended the op families: eltwise,
  *   optimizer and softmax to kmux_device_caps (a kmux_family_caps each) and to kmux_backend_ops
  *   (a kmux_<family>_ops each), one entry per family, never one per algorithm. ABI 2.7 appended
- *   the binary and reduction families the same way, ABI 2.8 the pooling family.
- *   Slots appended at the end are optional: NULL or beyond struct_size = absent.
+ *   the binary and reduction families the same way, ABI 2.8 the pooling family. ABI 2.9 appended
+ * caller_workspace to kmux_device_caps (and workspace/workspace_bytes to the matmul and conv2d
+ * args, which older plugins ignore). Slots appended at the end are optional: NULL or beyond
+ * struct_size = absent.
  * - Backends never print to stdout, never abort; host->trace (stderr) is for KMUX_VERBOSE >= 2.
  */
 #ifndef KMUX_BACKEND_H
@@ -44,7 +46,7 @@ extern "C" {
 #endif
 
 #define KMUX_BACKEND_ABI_MAJOR 2
-#define KMUX_BACKEND_ABI_MINOR 8
+#define KMUX_BACKEND_ABI_MINOR 9
 #define KMUX_BACKEND_ENTRY_SYMBOL "kmux_backend_entry"
 
 /** Services the core offers to a plugin (valid for the lifetime of the backend instance). */
@@ -145,6 +147,14 @@ typedef struct kmux_device_caps {
     /* ---- ABI minor 8 (written only when struct_size covers it, as minor 3) ---- */
     /** The pooling family (kmux_pooling_*): algorithms, dtypes, directions; max_elements of x. */
     kmux_family_caps pooling;
+    /* ---- ABI minor 9 (written only when struct_size covers it, as minor 3) ---- */
+    /** 1: matmul and convolution plans run in the caller's workspace (kmux_plan_prefs.
+     *  caller_workspace): plan_create allocates no workspace under that preference, and an
+     *  execute whose args->workspace is not NULL runs in it and allocates none (the core has
+     *  checked that it holds plan_info's workspace_bytes, is aligned to 64 bytes on host
+     *  devices and 256 on others, and overlaps no operand). args->workspace NULL: the plan's own
+     * workspace, as before. */
+    int caller_workspace;
 } kmux_device_caps;
 
 /* ---- plan slots per kind (ABI v2) ----

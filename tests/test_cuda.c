@@ -118,6 +118,40 @@ static void *upload(kmux_device *dev, kmux_stream *s, const void *host, size_t b
 /* The prefs of mm_run's plans (NULL: the defaults); a test that tunes sets them. */
 static const kmux_plan_prefs *mm_prefs;
 
+/* A plan made with prefs.caller_workspace: the workspace of its current implementation in device
+ * memory filled with 0xff bytes; *touched receives whether the call wrote any of them. NULL when
+ * it needs none. */
+static void *caller_ws(kmux_device *dev, kmux_stream *s, kmux_plan *plan, size_t *need) {
+    kmux_plan_info info;
+    TU_OK(kmux_plan_info_get(plan, &info));
+    *need = info.workspace_bytes;
+    if (!*need) return NULL;
+    void *ws = NULL;
+    TU_OK(kmux_malloc(dev, *need, &ws));
+    TU_OK(kmux_memset(s, ws, 0xff, *need));
+    return ws;
+}
+
+/* Whether the call wrote into the caller's workspace ws of `need` bytes; frees it. */
+static int caller_ws_touched(kmux_device *dev, kmux_stream *s, void *ws, size_t need) {
+    if (!ws) return 0;
+    unsigned char *h = malloc(need);
+    cr_assert(h);
+    TU_OK(kmux_memcpy(s, h, ws, need, KMUX_MEMCPY_DEVICE_TO_HOST));
+    TU_OK(kmux_stream_synchronize(s));
+    size_t touched = 0;
+    for (size_t i = 0; i < need; i++)
+        touched += h[i] != 0xff;
+    free(h);
+    TU_OK(kmux_free(dev, ws));
+    return touched > 0;
+}
+
+/* Set by a test of the caller's workspace: mm_run's plan runs in one (mm_ws_need, mm_ws_used). */
+static int mm_in_caller_ws;
+static size_t mm_ws_need;
+static int mm_ws_used;
+
 /* Runs the case on dev (implementation number impl) and copies C (and amax) back. Returns the
  * status of plan creation or execution; fills *info when info != NULL. */
 static kmux_status mm_run(kmux_device *dev, mm_case *c, int impl, kmux_plan_info *info) {
@@ -125,13 +159,16 @@ static kmux_status mm_run(kmux_device *dev, mm_case *c, int impl, kmux_plan_info
     kmux_stream *s = NULL;
     TU_OK(kmux_stream_create(dev, &s));
     kmux_plan *plan = NULL;
-    kmux_status st = kmux_matmul_plan_create(dev, d, mm_prefs, &plan);
+    kmux_plan_prefs callers = KMUX_PLAN_PREFS_INIT;
+    callers.caller_workspace = 1;
+    kmux_status st = kmux_matmul_plan_create(dev, d, mm_in_caller_ws ? &callers : mm_prefs, &plan);
     if (st != KMUX_OK) {
         TU_OK(kmux_stream_destroy(s));
         return st;
     }
     for (int i = 0; i < impl; i++)
         TU_OK(kmux_plan_next_impl(plan));
+    void *ws = mm_in_caller_ws ? caller_ws(dev, s, plan, &mm_ws_need) : NULL;
     if (info) {
         /* info->impl points into the plan, which is destroyed below: keep a copy (Criterion
          * runs each test in its own process, one at a time per process) */
@@ -162,6 +199,7 @@ static kmux_status mm_run(kmux_device *dev, mm_case *c, int impl, kmux_plan_info
     args.bias = bias;
     if (c->scales) args.a_scale = sc, args.b_scale = sc + 1, args.d_scale = sc + 2;
     if (c->want_amax) args.amax_d = sc + 3;
+    args.workspace = ws, args.workspace_bytes = ws ? mm_ws_need : 0;
     st = kmux_matmul_execute(plan, s, &args);
     if (st == KMUX_OK) {
         TU_OK(kmux_memcpy(s, c->C, C, cs, KMUX_MEMCPY_DEVICE_TO_HOST));
@@ -170,6 +208,7 @@ static kmux_status mm_run(kmux_device *dev, mm_case *c, int impl, kmux_plan_info
         TU_OK(kmux_stream_synchronize(s));
     }
     TU_OK(kmux_stream_synchronize(s));
+    if (mm_in_caller_ws) mm_ws_used = caller_ws_touched(dev, s, ws, mm_ws_need);
     if (A) TU_OK(kmux_free(dev, A - c->a_off));
     if (B) TU_OK(kmux_free(dev, B - c->b_off));
     TU_OK(kmux_free(dev, C - c->c_off));
@@ -1070,6 +1109,41 @@ Test(cuda, every_implementation_exact) {
     TU_OK(kmux_context_destroy(ctx));
 }
 
+/* prefs.caller_workspace: every matmul implementation (cuBLASLt's with their workspace, the own
+ * kernel without) runs in the caller's device memory, exactly. */
+Test(cuda, caller_workspace_every_matmul_implementation) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx), *ref = ref_dev(ctx);
+    mm_case c = mm_make(KMUX_ROW_MAJOR, KMUX_NO_TRANS, KMUX_TRANS, 128, 96, 256, KMUX_BF16,
+                        KMUX_BF16, KMUX_COMPUTE_F32, 0, 78);
+    c.alpha = &one, c.beta = &minus_half;
+    size_t cs = c_elems(&c.d) * kmux_dtype_size(c.d.c_type);
+    void *c0 = tu_dup(c.C, cs), *want = malloc(cs);
+    TU_OK(mm_run(ref, &c, 0, NULL));
+    memcpy(want, c.C, cs);
+    kmux_plan *p = NULL;
+    TU_OK(kmux_matmul_plan_create(dev, &c.d, NULL, &p));
+    int n = 1;
+    while (kmux_plan_next_impl(p) == KMUX_OK)
+        n++;
+    TU_OK(kmux_plan_destroy(p));
+    mm_in_caller_ws = 1;
+    int used = 0;
+    for (int i = 0; i < n; i++) {
+        memcpy(c.C, c0, cs);
+        kmux_plan_info info;
+        TU_OK(mm_run(dev, &c, i, &info));
+        cr_expect(mm_ws_need == 0 || mm_ws_used, "%s needs %zu bytes but wrote none of them",
+                  info.impl, mm_ws_need);
+        used += mm_ws_used;
+        expect_same(&c, c.C, want, info.impl);
+    }
+    mm_in_caller_ws = 0;
+    if (!libs_none()) cr_expect_gt(used, 0, "no cuBLASLt implementation used a workspace");
+    free(c0), free(want), mm_free(&c);
+    TU_OK(kmux_context_destroy(ctx));
+}
+
 /* ---- convolution ------------------------------------------------------------------------- */
 
 typedef struct cv_case {
@@ -1122,7 +1196,14 @@ static void *cv_run_plan(kmux_device *dev, kmux_plan *plan, const cv_case *c, fl
     void *y = upload(dev, s, c->y, c->ye * es, 0);
     kmux_conv2d_args a = KMUX_CONV2D_ARGS_INIT;
     a.alpha = &alpha, a.beta = &beta, a.x = x, a.w = w, a.y = y;
+    size_t need = 0;
+    void *ws = mm_in_caller_ws ? caller_ws(dev, s, plan, &need) : NULL;
+    a.workspace = ws, a.workspace_bytes = need;
     TU_OK(kmux_conv2d_execute(plan, s, &a));
+    if (mm_in_caller_ws) {
+        mm_ws_need = need;
+        mm_ws_used = caller_ws_touched(dev, s, ws, need);
+    }
     void *out = d->direction == KMUX_CONV_FWD ? y : d->direction == KMUX_CONV_BWD_DATA ? x : w;
     *count = d->direction == KMUX_CONV_FWD        ? c->ye
              : d->direction == KMUX_CONV_BWD_DATA ? c->xe
@@ -1141,7 +1222,9 @@ static void *cv_run_plan(kmux_device *dev, kmux_plan *plan, const cv_case *c, fl
 static void *cv_run(kmux_device *dev, const cv_case *c, float alpha, float beta, size_t *count,
                     kmux_plan_info *info) {
     kmux_plan *plan = NULL;
-    TU_OK(kmux_conv2d_plan_create(dev, &c->d, NULL, &plan));
+    kmux_plan_prefs callers = KMUX_PLAN_PREFS_INIT;
+    callers.caller_workspace = 1;
+    TU_OK(kmux_conv2d_plan_create(dev, &c->d, mm_in_caller_ws ? &callers : NULL, &plan));
     if (info) { /* a copy of the name: the plan is destroyed below */
         static char impl_copy[256];
         TU_OK(kmux_plan_info_get(plan, info));
@@ -1187,6 +1270,38 @@ Test(cuda, conv_every_direction_and_layout) {
                 }
                 free(got), free(want), cv_free(&c);
             }
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* prefs.caller_workspace on cuDNN's convolutions, the zero-padded copy of asymmetric padding
+ * included: every direction runs in the caller's device memory and matches ref. */
+Test(cuda, caller_workspace_conv_every_direction) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = cuda_or_skip(ctx), *ref = ref_dev(ctx);
+    const kmux_conv_direction dirs[] = {KMUX_CONV_FWD, KMUX_CONV_BWD_DATA, KMUX_CONV_BWD_WEIGHTS};
+    int used = 0;
+    for (int asym = 0; asym < 2; asym++)
+        for (int di = 0; di < 3; di++) {
+            cv_case c = cv_make(dirs[di], KMUX_NHWC, KMUX_F32, 2000 + (uint64_t)di);
+            if (asym) c.d.pad_bottom = 0; /* P stays valid: 13 + 1 - 3 >= 0 */
+            cv_free(&c);
+            c = cv_fill(&c.d, 2000 + (uint64_t)di);
+            size_t n1, n2;
+            kmux_plan_info info;
+            mm_in_caller_ws = 1;
+            void *got = cv_run(dev, &c, 1.0f, 0.5f, &n1, &info);
+            mm_in_caller_ws = 0;
+            void *want = cv_run(ref, &c, 1.0f, 0.5f, &n2, NULL);
+            cr_assert_eq(n1, n2);
+            cr_expect(mm_ws_need == 0 || mm_ws_used, "%s needs %zu bytes but wrote none of them",
+                      info.impl, mm_ws_need);
+            used += mm_ws_used;
+            cr_expect(memcmp(got, want, n1 * sizeof(float)) == 0,
+                      "conv dir %d%s in the caller's workspace (%s): differs from ref",
+                      (int)dirs[di], asym ? " asymmetric padding" : "", info.impl);
+            free(got), free(want), cv_free(&c);
+        }
+    if (!libs_none()) cr_expect_gt(used, 0, "no cuDNN convolution used a workspace");
     TU_OK(kmux_context_destroy(ctx));
 }
 

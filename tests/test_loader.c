@@ -196,6 +196,24 @@ static void expect_refused(kmux_device *dev, const kmux_matmul_desc *d,
     cr_expect_str_eq(kmux_last_error(), want);
 }
 
+/* A backend that does not declare caps.caller_workspace (test:small) runs plans only in memory
+ * of its own: prefs.caller_workspace is refused at creation, not silently ignored. */
+Test(caps, caller_workspace_is_refused_where_the_backend_lacks_it) {
+    kmux_device *dev = NULL;
+    kmux_context *ctx = small_context(&dev);
+    kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
+    prefs.caller_workspace = 1;
+    kmux_matmul_desc d = f32_desc(8, 8, 8);
+    expect_refused(dev, &d, &prefs,
+                   "kmux_matmul_plan_create: prefs->caller_workspace = 1: device test:small "
+                   "(backend small) runs plans only in a workspace of its own");
+    prefs.caller_workspace = 0;
+    kmux_plan *plan = NULL;
+    TU_OK(kmux_matmul_plan_create(dev, &d, &prefs, &plan));
+    TU_OK(kmux_plan_destroy(plan));
+    TU_OK(kmux_context_destroy(ctx));
+}
+
 Test(caps, matmul_limits_are_refused_by_the_core) {
     kmux_device *dev = NULL;
     kmux_context *ctx = small_context(&dev);

@@ -168,11 +168,15 @@ void kmux_cuda_leave(const kmux_cuda_guard *g);
 /** Releases the primary contexts kmux_cuda_enter retained (backend fini). */
 void kmux_cuda_guard_release(kmux_cuda_state *st);
 
-/** Makes s->ws at least `bytes` large (256-byte aligned), stream-ordered where the device has
- *  memory pools. *ws receives the workspace (NULL when bytes == 0). Returns KMUX_OK or
- *  KMUX_ERR_OUT_OF_MEMORY / KMUX_ERR_DEVICE with a message naming `fn`. The device is entered. */
+/** The workspace of one execute, `bytes` large: the caller's when `caller` is not NULL (args'
+ *  workspace of a plan made with prefs.caller_workspace; KMUX_ERR_WORKSPACE when caller_bytes is
+ *  smaller), else s->ws, made at least `bytes` large (256-byte aligned), stream-ordered where the
+ *  device has memory pools. *ws receives the workspace (NULL when bytes == 0). Returns KMUX_OK
+ *  or KMUX_ERR_OUT_OF_MEMORY / KMUX_ERR_DEVICE with a message naming `fn`. The device is
+ *  entered. */
 kmux_status kmux_cuda_stream_workspace(kmux_cuda_state *st, kmux_cuda_stream *s, size_t bytes,
-                                       const char *fn, void **ws);
+                                       void *caller, size_t caller_bytes, const char *fn,
+                                       void **ws);
 
 /** cuDNN handle bound to stream s, created on first use. The device is entered. */
 kmux_status kmux_cuda_stream_dnn(kmux_cuda_state *st, kmux_cuda_stream *s, cudnnHandle_t *dnn);

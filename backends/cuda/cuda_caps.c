@@ -19,6 +19,7 @@
 #include "cuda_impl_order.h"
 #include "kmux_gpu_caps.h"
 #include "kmux_gpu_gemm_params.h"
+#include "dispatch/common/kmux_family.h"
 #include "dispatch/common/kmux_type_rules.h"
 
 /* kmux's own convolution kernel on a row of the conv table (x = w = y). */
@@ -49,5 +50,8 @@ kmux_status kmux_cuda_device_caps(void *state, int device, kmux_device_caps *cap
     kmux_gpu_conv2d_caps(caps, conv_rows); /* the own kernel serves every shape cuDNN refuses */
     caps->amp_dtypes = kmux_gpu_host_amp_dtypes();
     kmux_gpu_families_caps(caps);
+    /* the execute of matmul and conv takes args->workspace instead of the stream's (cuda_stream.c,
+     * hip_stream.c) */
+    if (KMUX_CAPS_HAS(caps, caller_workspace)) caps->caller_workspace = 1;
     return KMUX_OK;
 }

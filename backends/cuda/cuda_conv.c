@@ -465,7 +465,9 @@ kmux_status kmux_cuda_conv2d_execute(void *state, const void *plan, int impl, vo
     size_t off_pad = kmux_cuda_align_up(im->ws, 256);
     size_t total = pad->needed ? off_pad + pad->bytes : im->ws;
     s = kmux_cuda_stream_dnn(st, cs, &h);
-    if (s == KMUX_OK) s = kmux_cuda_stream_workspace(st, cs, total, "kmux_conv2d_execute", &ws);
+    if (s == KMUX_OK)
+        s = kmux_cuda_stream_workspace(st, cs, total, args->workspace, args->workspace_bytes,
+                                       "kmux_conv2d_execute", &ws);
     /* x (or dx) as cuDNN sees it: the caller's, or the zero-padded copy */
     void *x = args->x;
     if (s == KMUX_OK && pad->needed) {

@@ -163,7 +163,8 @@ static kmux_status lt_execute(kmux_cuda_state *st, const matmul_plan *p, int run
     kmux_status s = kmux_cuda_enter(st, p->hdr.device, "kmux_matmul_execute", &g);
     if (s != KMUX_OK) return s;
     void *ws = NULL;
-    s = kmux_cuda_stream_workspace(st, cs, total, "kmux_matmul_execute", &ws);
+    s = kmux_cuda_stream_workspace(st, cs, total, args->workspace, args->workspace_bytes,
+                                   "kmux_matmul_execute", &ws);
     if (s != KMUX_OK) goto out;
     char *wsb = ws;
 

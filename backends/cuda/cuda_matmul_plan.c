@@ -359,8 +359,11 @@ kmux_status kmux_cuda_matmul_plan_info(void *state, const void *plan, int impl,
         info->workspace_bytes = 0; /* kmux's own kernel: none */
     } else {
         const lt_config *c = &p->cfg[p->key[impl].cfg];
-        info->workspace_bytes =
-            kmux_cuda_align_up(im->ws, 256) + c->pack_a_bytes + c->pack_b_bytes + c->temp_bytes;
+        /* the most a call uses: an fp8 operand that is not packed is copied when its pointer is
+         * aligned to less than 16 bytes (cuda_matmul_exec.c) */
+        size_t a = c->pack_a ? c->pack_a_bytes : p->fp8 ? kmux_cuda_copy_bytes(p, 0) : 0;
+        size_t b = c->pack_b ? c->pack_b_bytes : p->fp8 ? kmux_cuda_copy_bytes(p, 1) : 0;
+        info->workspace_bytes = kmux_cuda_align_up(im->ws, 256) + a + b + c->temp_bytes;
     }
     /* cuBLASLt: bit-wise reproducible run to run on one GPU model with one workspace size; the
      * own kernel: a fixed accumulation order, amax by atomicMax (order independent) */

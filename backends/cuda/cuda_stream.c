@@ -42,10 +42,21 @@ kmux_status kmux_cuda_stream_destroy(void *state, void *stream) {
 }
 
 kmux_status kmux_cuda_stream_workspace(kmux_cuda_state *st, kmux_cuda_stream *s, size_t bytes,
-                                       const char *fn, void **ws) {
+                                       void *caller, size_t caller_bytes, const char *fn,
+                                       void **ws) {
     if (bytes == 0) {
         *ws = NULL;
         return KMUX_OK;
+    }
+    if (caller) { /* prefs.caller_workspace: the core checked plan_info's size, this is the call's
+                   */
+        *ws = caller;
+        return caller_bytes >= bytes
+                   ? KMUX_OK
+                   : st->host->set_error(KMUX_ERR_WORKSPACE,
+                                         "%s: backend cuda: this call needs %zu bytes of "
+                                         "workspace, args->workspace_bytes = %zu",
+                                         fn, bytes, caller_bytes);
     }
     if (s->ws_size >= bytes) {
         *ws = s->ws;

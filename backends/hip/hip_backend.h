@@ -185,13 +185,15 @@ kmux_status kmux_hip_device_diag(void *state, int device, kmux_device_diag *diag
  *  its workspace and (when owned) the native stream. The other memory, stream and event slots:
  *  gpu_runtime.h. */
 kmux_status kmux_hip_stream_destroy(void *state, void *stream);
-/** The stream's device workspace of at least `bytes` (device entered), grown when smaller: the
- *  stream is drained, the old block freed and a new one allocated (at least 1 MiB, at least twice
- *  the old). *ws = NULL for 0 bytes. fn names the kmux call for messages. Returns KMUX_OK;
+/** The workspace of one execute, at least `bytes` (device entered): the caller's when `caller`
+ *  is not NULL (args' workspace of a plan made with prefs.caller_workspace; KMUX_ERR_WORKSPACE
+ *  when caller_bytes is smaller), else the stream's, grown when smaller: the stream is drained,
+ *  the old block freed and a new one allocated (at least 1 MiB, at least twice the old).
+ *  *ws = NULL for 0 bytes. fn names the kmux call for messages. Returns KMUX_OK;
  *  KMUX_ERR_OUT_OF_MEMORY (hipMalloc refused); KMUX_ERR_DEVICE (an earlier asynchronous
  *  error). */
 kmux_status kmux_hip_stream_workspace(kmux_hip_state *st, kmux_hip_stream_t *s, size_t bytes,
-                                      const char *fn, void **ws);
+                                      void *caller, size_t caller_bytes, const char *fn, void **ws);
 
 /* ---- hip_modules.c ------------------------------------------------------------------------ */
 

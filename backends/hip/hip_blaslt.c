@@ -398,7 +398,9 @@ kmux_status kmux_hip_blaslt_run(kmux_hip_state *st, kmux_hip_stream_t *s,
     void *h = handle_of(st, s->device, why, sizeof why);
     void *ws = NULL;
     const size_t ws_bytes = bp->algos[algo].workspace_size;
-    if (h) ks = kmux_hip_stream_workspace(st, s, ws_bytes, "kmux_matmul_execute", &ws);
+    if (h)
+        ks = kmux_hip_stream_workspace(st, s, ws_bytes, a->workspace, a->workspace_bytes,
+                                       "kmux_matmul_execute", &ws);
     if (!h || ks != KMUX_OK) {
         kmux_hip_leave(st, &g);
         return h ? ks

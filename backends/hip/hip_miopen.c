@@ -448,7 +448,8 @@ kmux_status kmux_hip_miopen_run(kmux_hip_state *st, kmux_hip_stream_t *s,
     if (e != KMUX_MIOPEN_SUCCESS) s->miopen = NULL;
     void *ws = NULL;
     if (e == KMUX_MIOPEN_SUCCESS)
-        ks = kmux_hip_stream_workspace(st, s, im->workspace, "kmux_conv2d_execute", &ws);
+        ks = kmux_hip_stream_workspace(st, s, im->workspace, a->workspace, a->workspace_bytes,
+                                       "kmux_conv2d_execute", &ws);
     if (e == KMUX_MIOPEN_SUCCESS && ks == KMUX_OK) {
         void *ds[3];
         order(bp, im->find, ds);

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "dispatch/common/kmux_dtype_desc.h"
+#include "dispatch/common/kmux_family.h"
 #include "dispatch/common/kmux_type_rules.h"
 #include "gpu_kernels.h"
 #include "hip_backend.h"
@@ -248,6 +249,9 @@ kmux_status kmux_hip_device_caps(void *state, int device, kmux_device_caps *caps
     kmux_gpu_conv2d_caps(caps, conv_rows);
     caps->amp_dtypes = kmux_gpu_host_amp_dtypes();
     kmux_gpu_families_caps(caps);
+    /* the execute of matmul and conv takes args->workspace instead of the stream's (cuda_stream.c,
+     * hip_stream.c) */
+    if (KMUX_CAPS_HAS(caps, caller_workspace)) caps->caller_workspace = 1;
     /* fp8 honesty (ABI 2.3, written only where the core's struct has the fields): the fp8 family
      * the architecture lacks is refused by the core naming the one it has */
     if (caps->struct_size >=

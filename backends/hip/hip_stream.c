@@ -48,9 +48,20 @@ kmux_status kmux_hip_stream_destroy(void *state, void *stream) {
 }
 
 kmux_status kmux_hip_stream_workspace(kmux_hip_state *st, kmux_hip_stream_t *s, size_t bytes,
-                                      const char *fn, void **ws) {
+                                      void *caller, size_t caller_bytes, const char *fn,
+                                      void **ws) {
     *ws = NULL;
     if (bytes == 0) return KMUX_OK;
+    if (caller) { /* prefs.caller_workspace: the core checked plan_info's size, this is the call's
+                   */
+        *ws = caller;
+        return caller_bytes >= bytes
+                   ? KMUX_OK
+                   : st->host->set_error(KMUX_ERR_WORKSPACE,
+                                         "%s: backend hip: this call needs %zu bytes of "
+                                         "workspace, args->workspace_bytes = %zu",
+                                         fn, bytes, caller_bytes);
+    }
     if (s->ws_size >= bytes) {
         *ws = s->ws;
         return KMUX_OK;

@@ -6,6 +6,7 @@
 #include "onednn_internal.h"
 
 #include "dispatch/common/kmux_dtype_desc.h"
+#include "dispatch/common/kmux_family.h"
 #include "dispatch/common/kmux_type_rules.h"
 #include "cpu_model.h"
 
@@ -145,6 +146,7 @@ static kmux_status dnn_device_caps(void *state, int device, kmux_device_caps *ca
                        (1u << KMUX_F8_E4M3) | (1u << KMUX_F8_E5M2) | (1u << KMUX_F8_E4M3_FNUZ) |
                        (1u << KMUX_F8_E5M2_FNUZ) | (1u << KMUX_F64);
     kmux_cpu_families_caps(caps);
+    if (KMUX_CAPS_HAS(caps, caller_workspace)) caps->caller_workspace = 1; /* args->workspace */
     return KMUX_OK;
 }
 

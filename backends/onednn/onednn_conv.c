@@ -243,7 +243,7 @@ static void set_impl_name(kmux_dnn_conv_plan *p) {
     if (p->nb < p->d.n) snprintf(chunk, sizeof chunk, "/nb%lld", (long long)p->nb);
     snprintf(p->base.impl, sizeof p->base.impl, "onednn:%s%s%s%s", p->impl.name,
              p->blocked ? "+reorder" : "", p->cvt ? "+cvt" : "", chunk);
-    p->base.workspace_bytes = p->impl.work_bytes + p->impl.scratch;
+    p->base.workspace_bytes = kmux_dnn_work_offset(p->impl.work_bytes) + p->impl.scratch;
     p->base.work_bytes = p->impl.work_bytes;
 }
 
@@ -585,7 +585,8 @@ kmux_status kmux_dnn_conv2d_run(kmux_dnn_state *st, kmux_dnn_plan *plan,
     kmux_dnn_threads th;
     kmux_dnn_threads_enter(r.st, &th);
     kmux_status ks =
-        kmux_dnn_ctx_acquire("kmux_conv2d_execute", r.st, &r.p->base, r.p->impl.scratch, &r.ctx);
+        kmux_dnn_ctx_acquire("kmux_conv2d_execute", r.st, &r.p->base, r.p->impl.scratch,
+                             args->workspace, args->workspace_bytes, &r.ctx);
     if (ks == KMUX_OK) {
         ks = run(&r, args);
         kmux_dnn_ctx_release(&r.p->base, r.ctx);

@@ -41,10 +41,17 @@ typedef struct kmux_dnn_exec_ctx {
     struct kmux_dnn_exec_ctx *next;
     dnnl_stream_t stream;
     dnnl_memory_t mem[KMUX_DNN_MAX_MEMS]; /**< slot meaning is the plan kind's; NULL = not made */
-    dnnl_memory_t scratch_mem;            /**< 1-D u8 memory over scratch */
-    void *scratch;                        /**< oneDNN scratchpad (user-managed mode) */
-    size_t scratch_cap;
-    void *work;     /**< the plan's workspace (conversions, temporaries), plan->work_bytes */
+    /* this execution's: */
+    dnnl_memory_t scratch_mem; /**< 1-D u8 memory over the scratchpad; NULL: none needed */
+    void *work; /**< the plan's workspace (conversions, temporaries), plan->work_bytes */
+    /* the context's own (plans that own their workspace), kept between executions: */
+    dnnl_memory_t own_scratch_mem;
+    void *own_scratch; /**< oneDNN scratchpad (user-managed mode) */
+    size_t own_scratch_cap;
+    void *own_work;
+    /* over the caller's workspace (kmux_plan_prefs.caller_workspace): no data of its own */
+    dnnl_memory_t ext_scratch_mem;
+    size_t ext_scratch_cap;
     const char *fn; /**< public function of the execution holding it (for messages) */
 } kmux_dnn_exec_ctx;
 
@@ -65,7 +72,7 @@ typedef struct kmux_dnn_plan {
     kmux_dnn_plan_kind kind;
     char impl[128]; /**< "onednn:brg:avx512_core", "onednn:gemm:jit+cvt" */
     kmux_compute_type effective_compute;
-    size_t workspace_bytes; /**< scratchpad + workspace of one execute, bytes */
+    size_t workspace_bytes; /**< kmux_dnn_work_offset(work_bytes) + scratchpad of one execute */
     size_t work_bytes;      /**< the workspace part (kmux_dnn_exec_ctx.work) */
     int impl_index;
     kmux_dnn_ctx_pool pool;
@@ -73,11 +80,17 @@ typedef struct kmux_dnn_plan {
 
 /** Initialises the pool of a new plan. */
 void kmux_dnn_pool_init(kmux_dnn_plan *plan);
-/** Takes a free context of plan (or makes one: stream, workspace of plan->work_bytes) with a
- *  scratchpad of at least scratch_bytes. Returns KMUX_OK, KMUX_ERR_OUT_OF_MEMORY or
- *  KMUX_ERR_DEVICE (message set). */
+/** Takes a free context of plan (or makes one) with a workspace of plan->work_bytes and a
+ *  scratchpad of at least scratch_bytes: inside ws when it is not NULL (the caller's, of at
+ *  least kmux_dnn_work_offset(work_bytes) + scratch_bytes: the workspace at ws, the scratchpad
+ *  after it), else the context's own (allocated once, kept in the pool). Returns KMUX_OK,
+ *  KMUX_ERR_WORKSPACE (ws_bytes too small), KMUX_ERR_OUT_OF_MEMORY or KMUX_ERR_DEVICE (message
+ *  set). */
 kmux_status kmux_dnn_ctx_acquire(const char *fn, kmux_dnn_state *st, kmux_dnn_plan *plan,
-                                 size_t scratch_bytes, kmux_dnn_exec_ctx **ctx);
+                                 size_t scratch_bytes, void *ws, size_t ws_bytes,
+                                 kmux_dnn_exec_ctx **ctx);
+/** Where the scratchpad starts in a caller's workspace: work_bytes rounded up to 64. */
+size_t kmux_dnn_work_offset(size_t work_bytes);
 /** Gives a context back to its plan's pool. */
 void kmux_dnn_ctx_release(kmux_dnn_plan *plan, kmux_dnn_exec_ctx *ctx);
 /** Destroys every pooled context (plan destruction; no execute may be running). */

@@ -466,8 +466,8 @@ static void add_s8_direct(kmux_dnn_state *st, kmux_dnn_mm_plan *p) {
 /* Workspace of the plan: its own buffers and the larger scratchpad of its primitives. */
 static void set_workspace(kmux_dnn_mm_plan *p, size_t scratch) {
     p->base.work_bytes = plan_workspace(p);
-    p->base.workspace_bytes =
-        p->base.work_bytes + (scratch > p->scratch_s8 ? scratch : p->scratch_s8);
+    p->base.workspace_bytes = kmux_dnn_work_offset(p->base.work_bytes) +
+                              (scratch > p->scratch_s8 ? scratch : p->scratch_s8);
 }
 
 /* The implementation after cur, as a new plan: the next one oneDNN offers for cur's path; after

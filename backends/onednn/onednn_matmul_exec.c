@@ -343,7 +343,8 @@ static kmux_status exec_float(mm_run *r) {
     kmux_status ks =
         kmux_dnn_mm_variant_get(r->st, p, alpha, (float)r->beta, &prim, &scratch, &temporary);
     if (ks != KMUX_OK) return ks;
-    ks = kmux_dnn_ctx_acquire("kmux_matmul_execute", r->st, &p->base, scratch, &r->ctx);
+    ks = kmux_dnn_ctx_acquire("kmux_matmul_execute", r->st, &p->base, scratch, r->a->workspace,
+                              r->a->workspace_bytes, &r->ctx);
     if (ks == KMUX_OK) {
         float *w = (float *)((char *)r->ctx->work + p->off_w);
         convert_inputs(r);
@@ -376,7 +377,8 @@ static kmux_status exec_int(mm_run *r) {
     kmux_status ks = kmux_dnn_mm_variant_get(r->st, p, 1.0f, 0.0f, &prim, &scratch, &temporary);
     if (ks != KMUX_OK) return ks;
     if (p->scratch_s8 > scratch) scratch = p->scratch_s8;
-    ks = kmux_dnn_ctx_acquire("kmux_matmul_execute", r->st, &p->base, scratch, &r->ctx);
+    ks = kmux_dnn_ctx_acquire("kmux_matmul_execute", r->st, &p->base, scratch, r->a->workspace,
+                              r->a->workspace_bytes, &r->ctx);
     if (ks == KMUX_OK) {
         char *ws = r->ctx->work;
         int32_t *w = (int32_t *)(ws + p->off_w), *colsum = (int32_t *)(ws + p->off_colsum);

@@ -53,7 +53,7 @@ kmux_status kmux_dnn_prim_run(kmux_dnn_state *st, kmux_dnn_prim *p, const char *
     kmux_dnn_threads th;
     kmux_dnn_threads_enter(st, &th);
     kmux_dnn_exec_ctx *ctx = NULL;
-    kmux_status ks = kmux_dnn_ctx_acquire(fn, st, &p->base, p->scratch, &ctx);
+    kmux_status ks = kmux_dnn_ctx_acquire(fn, st, &p->base, p->scratch, NULL, 0, &ctx);
     if (ks == KMUX_OK) {
         dnnl_exec_arg_t args[KMUX_DNN_MAX_MEMS + 1];
         int k = 0;

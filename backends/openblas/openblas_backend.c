@@ -8,6 +8,7 @@
 #include "openblas_internal.h"
 
 #include "dispatch/common/kmux_openblas_spin.h"
+#include "dispatch/common/kmux_family.h"
 #include "dispatch/common/kmux_type_rules.h"
 #include "cpu_model.h"
 
@@ -203,6 +204,7 @@ static kmux_status ob_device_caps(void *state, int device, kmux_device_caps *cap
     if (caps->struct_size >= offsetof(kmux_device_caps, settle_ms) + sizeof caps->settle_ms)
         caps->settle_ms = settle_ms(state);
     kmux_cpu_families_caps(caps);
+    if (KMUX_CAPS_HAS(caps, caller_workspace)) caps->caller_workspace = 1; /* args->workspace */
     return KMUX_OK;
 }
 

@@ -420,28 +420,16 @@ static kmux_status internal_error(kmux_ob_state *st, const cv_plan *pl) {
                          pl->head.impl, (long long)pl->nj);
 }
 
-kmux_status kmux_ob_conv2d_execute(void *state, const void *plan, int impl, void *stream,
-                                   const kmux_conv2d_args *args) {
-    kmux_ob_state *st = state;
-    const cv_plan *pl = &((const cv_set *)plan)->impl[impl];
+/* One convolution in the workspace ws. */
+static kmux_status conv_run(kmux_ob_state *st, const cv_plan *pl, const kmux_conv2d_args *args,
+                            char *ws) {
     const kmux_conv2d_desc *d = &pl->d;
-    (void)stream; /* CPU streams run synchronously in the calling thread */
     const float alpha = *(const float *)args->alpha, beta = *(const float *)args->beta;
     const int threads = st->hdr.num_threads;
-    char *ws = NULL;
-    if (pl->head.workspace_bytes > 0) {
-        ws = kmux_ob_ws_get(st, pl->head.workspace_bytes);
-        if (!ws)
-            return KMUX_OB_ERROR(st, KMUX_ERR_OUT_OF_MEMORY,
-                                 "kmux_conv2d_execute: backend openblas (%s): cannot allocate %zu "
-                                 "bytes of workspace",
-                                 pl->head.impl, pl->head.workspace_bytes);
-    }
-    if (!pl->cvt) {
-        const int ok = conv_f32(pl, alpha, beta, args->x, args->w, args->y, ws, threads);
-        kmux_ob_ws_put(st, ws);
-        return ok ? KMUX_OK : internal_error(st, pl);
-    }
+    if (!pl->cvt)
+        return conv_f32(pl, alpha, beta, args->x, args->w, args->y, ws, threads)
+                   ? KMUX_OK
+                   : internal_error(st, pl);
 
     /* +cvt: f32 copies of the three tensors after the column workspace */
     float *xf = (float *)(ws + ws_copies_at(pl));
@@ -466,12 +454,28 @@ kmux_status kmux_ob_conv2d_execute(void *state, const void *plan, int impl, void
         kmux_cpu_to_f32(nw, args->w, d->w_type, wf, threads);
     if (d->direction != KMUX_CONV_FWD || beta != 0.0f)
         kmux_cpu_to_f32(ny, args->y, d->y_type, yf, threads);
-    if (!conv_f32(pl, alpha, beta, xf, wf, yf, ws, threads)) {
-        kmux_ob_ws_put(st, ws);
-        return internal_error(st, pl);
-    }
+    if (!conv_f32(pl, alpha, beta, xf, wf, yf, ws, threads)) return internal_error(st, pl);
     /* f16/bf16 targets: kmux_cpu_cast cannot fail for them */
     (void)kmux_cpu_cast(n_out, out_f, KMUX_F32, out, d->x_type, 0, NULL, NULL, threads);
-    kmux_ob_ws_put(st, ws);
     return KMUX_OK;
+}
+
+kmux_status kmux_ob_conv2d_execute(void *state, const void *plan, int impl, void *stream,
+                                   const kmux_conv2d_args *args) {
+    kmux_ob_state *st = state;
+    const cv_plan *pl = &((const cv_set *)plan)->impl[impl];
+    (void)stream;               /* CPU streams run synchronously in the calling thread */
+    char *ws = args->workspace; /* the caller's (prefs.caller_workspace), else the pool's */
+    const int pooled = !ws && pl->head.workspace_bytes > 0;
+    if (pooled) {
+        ws = kmux_ob_ws_get(st, pl->head.workspace_bytes);
+        if (!ws)
+            return KMUX_OB_ERROR(st, KMUX_ERR_OUT_OF_MEMORY,
+                                 "kmux_conv2d_execute: backend openblas (%s): cannot allocate %zu "
+                                 "bytes of workspace",
+                                 pl->head.impl, pl->head.workspace_bytes);
+    }
+    kmux_status ks = conv_run(st, pl, args, ws);
+    if (pooled) kmux_ob_ws_put(st, ws);
+    return ks;
 }

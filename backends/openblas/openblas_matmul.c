@@ -240,9 +240,10 @@ kmux_status kmux_ob_matmul_execute(void *state, const void *plan, int impl, void
                                    const kmux_matmul_args *args) {
     kmux_ob_state *st = state;
     const mm_plan *p = plan;
-    (void)stream; /* CPU streams run synchronously in the calling thread */
-    char *ws = NULL;
-    if (p->head.workspace_bytes > 0) {
+    (void)stream;               /* CPU streams run synchronously in the calling thread */
+    char *ws = args->workspace; /* the caller's (prefs.caller_workspace), else the pool's */
+    const int pooled = !ws && p->head.workspace_bytes > 0;
+    if (pooled) {
         ws = kmux_ob_ws_get(st, p->head.workspace_bytes);
         if (!ws)
             return KMUX_OB_ERROR(st, KMUX_ERR_OUT_OF_MEMORY,
@@ -263,7 +264,7 @@ kmux_status kmux_ob_matmul_execute(void *state, const void *plan, int impl, void
         run_sgemm_cvt(p, args, &f, ws, st->hdr.num_threads);
         break;
     }
-    kmux_ob_ws_put(st, ws);
+    if (pooled) kmux_ob_ws_put(st, ws);
     if (args->amax_d) *args->amax_d = (float)f.amax;
     return KMUX_OK;
 }

@@ -7,6 +7,7 @@
 #include "ref_internal.h"
 
 #include "dispatch/common/kmux_binary.h"
+#include "dispatch/common/kmux_family.h"
 #include "dispatch/common/kmux_pooling.h"
 #include "dispatch/common/kmux_reduction.h"
 #include "dispatch/common/kmux_type_rules.h"
@@ -88,6 +89,7 @@ static kmux_status ref_device_caps(void *state, int device, kmux_device_caps *ca
         c->groups = 1;
         c->type_rows = (UINT64_C(1) << rows) - 1;
     }
+    if (KMUX_CAPS_HAS(caps, caller_workspace)) caps->caller_workspace = 1; /* ref needs none */
     caps->amp_dtypes = 0;
     for (int t = KMUX_F64; t <= KMUX_F8_E5M2_FNUZ; t++)
         caps->amp_dtypes |= 1u << t;

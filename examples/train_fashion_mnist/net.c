@@ -157,20 +157,44 @@ static void batch_free(net *nt, net_batch *b) {
 void net_destroy(net *nt) {
     for (int i = 0; i < 6; i++)
         if (nt->b[i].n) batch_free(nt, &nt->b[i]);
+    buf_free(nt, &nt->arena, NULL);
     buf_free(nt, &nt->w, &nt->w32);
     buf_free(nt, &nt->g, &nt->g32);
     buf_free(nt, &nt->w32, NULL);
     buf_free(nt, &nt->g32, NULL);
 }
 
-/* Counts a plan's workspace and, when asked, says what kmux chose for it. */
-static void plan_created(net *nt, const kmux_plan *p, const char *name, int64_t n) {
+/* The prefs of GEMM and convolution plans: they run in the net's arena. */
+static kmux_plan_prefs arena_prefs(void) {
+    kmux_plan_prefs p = KMUX_PLAN_PREFS_INIT;
+    p.caller_workspace = 1;
+    return p;
+}
+
+/* Grows the arena to at least bytes (a new batch size's plans may need more): the stream is
+ * drained first, since work queued before may still use the old one. */
+static int arena_reserve(net *nt, size_t bytes) {
+    if (bytes <= nt->arena.bytes) return 0;
+    KCHECK(kmux_stream_synchronize(nt->s));
+    const size_t old = nt->arena.bytes;
+    buf_free(nt, &nt->arena, NULL);
+    nt->mem->dev[MEM_WORKSPACE] -= old;
+    return buf_alloc(nt, &nt->arena, bytes, MEM_WORKSPACE, 0);
+}
+
+/* Counts a plan's workspace (in the arena for a GEMM or convolution plan, in the plan itself for
+ * the others) and, when asked, says what kmux chose for it. */
+static int plan_created(net *nt, const kmux_plan *p, int in_arena, const char *name, int64_t n) {
     kmux_plan_info info;
-    if (kmux_plan_info_get(p, &info) != KMUX_OK) return;
-    nt->mem->dev[MEM_WORKSPACE] += info.workspace_bytes;
+    KCHECK(kmux_plan_info_get(p, &info));
+    if (in_arena)
+        PCHECK(arena_reserve(nt, info.workspace_bytes));
+    else
+        nt->mem->dev[MEM_WORKSPACE] += info.workspace_bytes;
     if (nt->plan_log)
-        fprintf(nt->plan_log, "plan batch %-5lld %-9s %-40s workspace %8.1f KiB\n", (long long)n,
-                name, info.impl, (double)info.workspace_bytes / 1024.0);
+        fprintf(nt->plan_log, "plan batch %-5lld %-9s %-40s workspace %8.1f KiB%s\n", (long long)n,
+                name, info.impl, (double)info.workspace_bytes / 1024.0, in_arena ? " (arena)" : "");
+    return 0;
 }
 
 static int conv_plan(net *nt, int64_t n, int layer, kmux_conv_direction dir, const char *name,
@@ -185,8 +209,9 @@ static int conv_plan(net *nt, int64_t n, int layer, kmux_conv_direction dir, con
     d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
     d.x_type = d.w_type = d.y_type = nt->t;
     d.compute_type = KMUX_COMPUTE_F32;
-    KCHECK(kmux_conv2d_plan_create(nt->dev, &d, NULL, plan));
-    plan_created(nt, *plan, name, n);
+    const kmux_plan_prefs prefs = arena_prefs();
+    KCHECK(kmux_conv2d_plan_create(nt->dev, &d, &prefs, plan));
+    PCHECK(plan_created(nt, *plan, 1, name, n));
     return 0;
 }
 
@@ -202,8 +227,9 @@ static int gemm_plan(net *nt, int64_t m, int64_t n, int64_t k, kmux_transpose ta
     d.ldb = tb == KMUX_NO_TRANS ? n : k;
     d.ldc = n;
     d.epilogue = epilogue, d.bias_type = KMUX_F32;
-    KCHECK(kmux_matmul_plan_create(nt->dev, &d, NULL, plan));
-    plan_created(nt, *plan, name, batch);
+    const kmux_plan_prefs prefs = arena_prefs();
+    KCHECK(kmux_matmul_plan_create(nt->dev, &d, &prefs, plan));
+    PCHECK(plan_created(nt, *plan, 1, name, batch));
     return 0;
 }
 
@@ -215,7 +241,7 @@ static int bias_grad_plan(net *nt, int64_t rows, int64_t cols, const char *name,
     d.alg = KMUX_REDUCTION_SUM, d.src_dtype = d.dst_dtype = nt->t, d.ndims = 2;
     d.src_dims[0] = rows, d.src_dims[1] = cols, d.dst_dims[0] = 1, d.dst_dims[1] = cols;
     KCHECK(kmux_reduction_plan_create(nt->dev, &d, NULL, plan));
-    plan_created(nt, *plan, name, batch);
+    PCHECK(plan_created(nt, *plan, 0, name, batch));
     return 0;
 }
 
@@ -232,7 +258,7 @@ static int relu_bwd_plan(net *nt, int64_t n, const char *name, int64_t batch, km
     d.alg = KMUX_ELTWISE_RELU, d.prop = KMUX_PROP_BACKWARD, d.use_dst_for_bwd = 1;
     d.dtype = nt->t, d.n = n;
     KCHECK(kmux_eltwise_plan_create(nt->dev, &d, NULL, plan));
-    plan_created(nt, *plan, name, batch);
+    PCHECK(plan_created(nt, *plan, 0, name, batch));
     return 0;
 }
 
@@ -259,7 +285,7 @@ static int batch_create(net *nt, net_batch *b, int64_t n, int train) {
     kmux_softmax_desc sd = KMUX_SOFTMAX_DESC_INIT;
     sd.alg = KMUX_SOFTMAX_CROSS_ENTROPY, sd.rows = n, sd.cols = NET_CLASSES;
     KCHECK(kmux_softmax_plan_create(nt->dev, &sd, NULL, &b->xent));
-    plan_created(nt, b->xent, "xent", n);
+    PCHECK(plan_created(nt, b->xent, 0, "xent", n));
     if (train && !m->fwd_activations) m->fwd_activations = m->dev[MEM_ACTIVATIONS] - before;
     const int64_t ones = n * NET_H1 * NET_H1; /* the longest GEMM dimension it is used for */
     PCHECK(buf_alloc(nt, &b->ones, (size_t)ones * es, MEM_WORKSPACE, 1));
@@ -321,19 +347,20 @@ int net_cast_weights(net *nt) {
     return 0;
 }
 
-static int conv(net_batch *b, kmux_plan *p, void *x, void *w, void *y, kmux_stream *s) {
-    (void)b;
+static int conv(net *nt, kmux_plan *p, void *x, void *w, void *y) {
     kmux_conv2d_args a = KMUX_CONV2D_ARGS_INIT;
     a.alpha = &ONE, a.beta = &ZERO, a.x = x, a.w = w, a.y = y;
-    KCHECK(kmux_conv2d_execute(p, s, &a));
+    a.workspace = nt->arena.dev, a.workspace_bytes = nt->arena.bytes;
+    KCHECK(kmux_conv2d_execute(p, nt->s, &a));
     return 0;
 }
 
-static int gemm(kmux_plan *p, kmux_stream *s, const void *A, const void *B, void *C,
-                const float *beta, const void *bias) {
+static int gemm(net *nt, kmux_plan *p, const void *A, const void *B, void *C, const float *beta,
+                const void *bias) {
     kmux_matmul_args a = KMUX_MATMUL_ARGS_INIT;
     a.alpha = &ONE, a.beta = beta, a.A = A, a.B = B, a.C = C, a.bias = bias;
-    KCHECK(kmux_matmul_execute(p, s, &a));
+    a.workspace = nt->arena.dev, a.workspace_bytes = nt->arena.bytes;
+    KCHECK(kmux_matmul_execute(p, nt->s, &a));
     return 0;
 }
 
@@ -344,11 +371,11 @@ int net_forward(net *nt, net_batch *b) {
     PCHECK(net_push(nt, &b->x32));
     if (nt->t != KMUX_F32)
         KCHECK(kmux_cast(s, b->n * NET_H0 * NET_H0, b->x32.dev, KMUX_F32, b->x.dev, nt->t, NULL));
-    PCHECK(conv(b, b->conv1, b->x.dev, at(&nt->w, L->off[P_W1], es), b->y1.dev, s));
-    PCHECK(gemm(b->act1, s, b->ones.dev, at(&nt->w, L->off[P_B1], es), b->y1.dev, &ONE, NULL));
-    PCHECK(conv(b, b->conv2, b->y1.dev, at(&nt->w, L->off[P_W2], es), b->y2.dev, s));
-    PCHECK(gemm(b->act2, s, b->ones.dev, at(&nt->w, L->off[P_B2], es), b->y2.dev, &ONE, NULL));
-    PCHECK(gemm(b->fc, s, b->y2.dev, at(&nt->w, L->off[P_WF], es), b->logits.dev, &ZERO,
+    PCHECK(conv(nt, b->conv1, b->x.dev, at(&nt->w, L->off[P_W1], es), b->y1.dev));
+    PCHECK(gemm(nt, b->act1, b->ones.dev, at(&nt->w, L->off[P_B1], es), b->y1.dev, &ONE, NULL));
+    PCHECK(conv(nt, b->conv2, b->y1.dev, at(&nt->w, L->off[P_W2], es), b->y2.dev));
+    PCHECK(gemm(nt, b->act2, b->ones.dev, at(&nt->w, L->off[P_B2], es), b->y2.dev, &ONE, NULL));
+    PCHECK(gemm(nt, b->fc, b->y2.dev, at(&nt->w, L->off[P_WF], es), b->logits.dev, &ZERO,
                 at(&nt->w32, L->off[P_BF], 4)));
     return 0;
 }
@@ -388,18 +415,18 @@ int net_backward(net *nt, net_batch *b) {
     if (nt->t != KMUX_F32)
         KCHECK(kmux_cast(s, n * NET_CLASSES, b->dlog32.dev, KMUX_F32, b->dlog.dev, nt->t, NULL));
     /* fully connected layer: dW = y2^T dlog, db = the column sums of dlog, dy2 = dlog W^T */
-    PCHECK(gemm(b->fc_dw, s, b->y2.dev, b->dlog.dev, at(&nt->g, L->off[P_WF], es), &ZERO, NULL));
+    PCHECK(gemm(nt, b->fc_dw, b->y2.dev, b->dlog.dev, at(&nt->g, L->off[P_WF], es), &ZERO, NULL));
     PCHECK(bias_grad(nt, b->fc_db, b->dlog.dev, at(&nt->g, L->off[P_BF], es)));
-    PCHECK(gemm(b->fc_dx, s, b->dlog.dev, at(&nt->w, L->off[P_WF], es), b->dy2.dev, &ZERO, NULL));
+    PCHECK(gemm(nt, b->fc_dx, b->dlog.dev, at(&nt->w, L->off[P_WF], es), b->dy2.dev, &ZERO, NULL));
     PCHECK(relu_backward(nt, b->relu2_bwd, &b->y2, &b->dy2));
     /* conv2: bias, weights, data */
     PCHECK(bias_grad(nt, b->b2_grad, b->dy2.dev, at(&nt->g, L->off[P_B2], es)));
-    PCHECK(conv(b, b->conv2_dw, b->y1.dev, at(&nt->g, L->off[P_W2], es), b->dy2.dev, s));
-    PCHECK(conv(b, b->conv2_dx, b->dy1.dev, at(&nt->w, L->off[P_W2], es), b->dy2.dev, s));
+    PCHECK(conv(nt, b->conv2_dw, b->y1.dev, at(&nt->g, L->off[P_W2], es), b->dy2.dev));
+    PCHECK(conv(nt, b->conv2_dx, b->dy1.dev, at(&nt->w, L->off[P_W2], es), b->dy2.dev));
     PCHECK(relu_backward(nt, b->relu1_bwd, &b->y1, &b->dy1));
     /* conv1: bias and weights (the input needs no gradient) */
     PCHECK(bias_grad(nt, b->b1_grad, b->dy1.dev, at(&nt->g, L->off[P_B1], es)));
-    PCHECK(conv(b, b->conv1_dw, b->x.dev, at(&nt->g, L->off[P_W1], es), b->dy1.dev, s));
+    PCHECK(conv(nt, b->conv1_dw, b->x.dev, at(&nt->g, L->off[P_W1], es), b->dy1.dev));
     if (nt->t != KMUX_F32)
         KCHECK(kmux_cast(s, L->total, nt->g.dev, nt->t, nt->g32.dev, KMUX_F32, NULL));
     return 0;

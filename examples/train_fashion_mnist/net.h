@@ -74,6 +74,9 @@ typedef struct net {
     net_buf g;      /**< gradients in T */
     net_buf g32;    /**< gradients in f32 (== g for f32) */
     net_batch b[6]; /**< train batch, last partial batch, evaluation batches */
+    /** The workspace of every GEMM and convolution plan (made with prefs.caller_workspace): they
+     *  run one after another on one stream, so one arena of the largest need serves them all. */
+    net_buf arena;
     memstat *mem;
     FILE *plan_log; /**< when set, one line per plan: implementation and workspace */
 } net;

@@ -996,6 +996,9 @@ EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmu
     if (p.d->d_scale && !is_fp8(p.dd->type)) return CUBLAS_STATUS_INVALID_VALUE;
     if (p.m == 0 || p.n == 0) return CUBLAS_STATUS_SUCCESS;
     if (p.k > 0 && (!A || !B)) return CUBLAS_STATUS_INVALID_VALUE;
+    /* the algorithm's scratch (split-K partial sums): its bytes are overwritten, as fake_cudnn.c
+     * does, so that a workspace shared between calls really is shared */
+    if (fa->ws) memset(workspace, 0x5a, (size_t)fa->ws);
 
     const int comp = base_compute(p.d->compute);
     if (comp == CUBLAS_COMPUTE_64F) {
