@@ -206,11 +206,50 @@ static void progress(int epoch, int64_t done, int64_t total, double loss) {
     fflush(stdout);
 }
 
-/* Loss-scaling state in device memory (kmux_unscale_check_finite, kmux_loss_scale_update). */
+/* Loss-scaling state in device memory (kmux_unscale_check_finite, kmux_loss_scale_update), and
+ * the plans that keep it there: the scale's reciprocal (kmux_eltwise RECIPROCAL) and the count of
+ * skipped steps (kmux_binary ADD of the found-inf flag), so that a step reads nothing back. */
 typedef struct scaler {
-    float *scale, *inv, *found;
+    float *scale, *inv, *found, *skipped;
     int32_t *tracker;
+    kmux_plan *recip, *count;
 } scaler;
+
+/* The plans of the scaler on dev (one f32 element each). */
+static int scaler_plans(kmux_device *dev, scaler *sc) {
+    kmux_eltwise_desc e = KMUX_ELTWISE_DESC_INIT;
+    e.alg = KMUX_ELTWISE_RECIPROCAL, e.n = 1;
+    kmux_binary_desc b = KMUX_BINARY_DESC_INIT;
+    b.alg = KMUX_BINARY_ADD, b.ndims = 1, b.dims[0] = 1, b.src1_dims[0] = 1;
+    kmux_status st = kmux_eltwise_plan_create(dev, &e, NULL, &sc->recip);
+    if (st == KMUX_OK) st = kmux_binary_plan_create(dev, &b, NULL, &sc->count);
+    if (st == KMUX_OK) return 0;
+    fprintf(stderr, "train_fashion_mnist: the loss scaler's plans: %s: %s\n", kmux_status_str(st),
+            kmux_last_error());
+    return -1;
+}
+
+/* GradScaler's unscale and update, on the stream, without a synchronisation: inv = 1 / scale
+ * (as GradScaler's reciprocal), found = 0, the gradients unscaled and checked, skipped +=
+ * found, the scale updated. */
+static kmux_status scaler_step(kmux_stream *s, scaler *sc, float *grads, int64_t n,
+                               int64_t growth_interval) {
+    kmux_eltwise_args e = KMUX_ELTWISE_ARGS_INIT;
+    e.src = sc->scale, e.dst = sc->inv;
+    kmux_status st = kmux_eltwise_execute(sc->recip, s, &e);
+    if (st == KMUX_OK) st = kmux_memset(s, sc->found, 0, 4);
+    void *t[1] = {grads};
+    const int64_t sz[1] = {n};
+    const kmux_dtype ty[1] = {KMUX_F32};
+    if (st == KMUX_OK) st = kmux_unscale_check_finite(s, 1, t, sz, ty, sc->inv, sc->found);
+    kmux_binary_args b = KMUX_BINARY_ARGS_INIT;
+    b.src0 = sc->skipped, b.src1 = sc->found, b.dst = sc->skipped;
+    if (st == KMUX_OK) st = kmux_binary_execute(sc->count, s, &b);
+    if (st == KMUX_OK)
+        st =
+            kmux_loss_scale_update(s, sc->scale, sc->tracker, sc->found, 2.0, 0.5, growth_interval);
+    return st;
+}
 
 #define KTRY(call)                                                                                 \
     do {                                                                                           \
@@ -284,16 +323,16 @@ int main(int argc, char **argv) {
     if (net_cast_weights(&nt)) goto fail; /* then the optimiser writes the copy every step */
     int f16 = o.precision == KMUX_F16;
     if (f16) {
-        void *p[4];
-        for (int i = 0; i < 4; i++) {
+        void *p[5];
+        for (int i = 0; i < 5; i++) {
             KTRY(kmux_malloc(dev, 4, &p[i]));
+            KTRY(kmux_memset(s, p[i], 0, 4));
             mem.dev[MEM_WORKSPACE] += 4;
         }
-        sc = (scaler){p[0], p[1], p[2], p[3]};
+        sc = (scaler){p[0], p[1], p[2], p[3], p[4], NULL, NULL};
         float init = (float)o.loss_scale;
-        int32_t zero = 0;
         KTRY(kmux_memcpy(s, sc.scale, &init, 4, KMUX_MEMCPY_HOST_TO_DEVICE));
-        KTRY(kmux_memcpy(s, sc.tracker, &zero, 4, KMUX_MEMCPY_HOST_TO_DEVICE));
+        if (scaler_plans(dev, &sc)) goto fail;
     }
     if (o.loss_log && !(loss_log = fopen(o.loss_log, "w"))) {
         fprintf(stderr, "train_fashion_mnist: cannot write %s\n", o.loss_log);
@@ -333,29 +372,32 @@ int main(int argc, char **argv) {
             if (net_backward(&nt, b)) goto fail;
             int found = 0;
             if (f16) {
-                float inv = 1.0f / scale, zero = 0, found_f;
-                KTRY(kmux_memcpy(s, sc.inv, &inv, 4, KMUX_MEMCPY_HOST_TO_DEVICE));
-                KTRY(kmux_memcpy(s, sc.found, &zero, 4, KMUX_MEMCPY_HOST_TO_DEVICE));
-                void *t[1] = {nt.g32.dev};
-                int64_t sz[1] = {nt.L.total};
-                kmux_dtype ty[1] = {KMUX_F32};
-                KTRY(kmux_unscale_check_finite(s, 1, t, sz, ty, sc.inv, sc.found));
-                KTRY(kmux_loss_scale_update(s, sc.scale, sc.tracker, sc.found, 2.0, 0.5,
-                                            o.growth_interval));
-                KTRY(kmux_memcpy(s, &found_f, sc.found, 4, KMUX_MEMCPY_DEVICE_TO_HOST));
-                KTRY(kmux_memcpy(s, &scale, sc.scale, 4, KMUX_MEMCPY_DEVICE_TO_HOST));
-                KTRY(kmux_stream_synchronize(s));
-                found = found_f != 0.0f;
+                KTRY(scaler_step(s, &sc, nt.g32.dev, nt.L.total, o.growth_interval));
+                /* the flag on the host only where the host needs it: Adam's step count (a host
+                 * value of kmux_optimizer_args, which must not advance on a skipped step) and the
+                 * loss log's per-step line; SGD with momentum reads nothing back */
+                if (o.optimizer == OPT_ADAM || loss_log) {
+                    float found_f;
+                    KTRY(kmux_memcpy(s, &found_f, sc.found, 4, KMUX_MEMCPY_DEVICE_TO_HOST));
+                    KTRY(kmux_stream_synchronize(s));
+                    found = found_f != 0.0f;
+                }
             }
             if (loss_log)
                 fprintf(loss_log, "%d %lld %.9g %d\n", epoch, (long long)step, loss, found);
             /* GradScaler.step: no update on overflowed gradients, decided on the device */
-            skipped += found;
             if (optim_step(&opt, nt.w32.dev, nt.g32.dev, nt.t == KMUX_F32 ? NULL : nt.w.dev,
                            f16 ? sc.found : NULL, found))
                 goto fail;
             if (o.progress && (step % 16 == 0 || step == steps - 1))
                 progress(epoch, step + 1, steps, sum_loss / (double)(i0 + n));
+        }
+        if (f16) { /* the scale and the skipped steps, once an epoch */
+            float skipped_f;
+            KTRY(kmux_memcpy(s, &skipped_f, sc.skipped, 4, KMUX_MEMCPY_DEVICE_TO_HOST));
+            KTRY(kmux_memcpy(s, &scale, sc.scale, 4, KMUX_MEMCPY_DEVICE_TO_HOST));
+            KTRY(kmux_stream_synchronize(s));
+            skipped = (int64_t)skipped_f - skipped_total;
         }
         epoch_s = now_s() - t0;
         if (o.progress) printf("\n");
@@ -399,8 +441,9 @@ fail:
     if (have_net) net_destroy(&nt);
     if (sc.scale) {
         kmux_free(dev, sc.scale), kmux_free(dev, sc.inv);
-        kmux_free(dev, sc.found), kmux_free(dev, sc.tracker);
+        kmux_free(dev, sc.found), kmux_free(dev, sc.skipped), kmux_free(dev, sc.tracker);
     }
+    kmux_plan_destroy(sc.recip), kmux_plan_destroy(sc.count);
     kmux_stream_destroy(s);
     kmux_context_destroy(ctx);
     free(train_idx);

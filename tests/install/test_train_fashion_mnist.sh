@@ -15,7 +15,9 @@
 #   - --stage-through-host (the code path of GPUs: host copies and kmux_memcpy) on cpu:openblas
 #     gives bitwise the losses of the plain cpu:openblas run.
 #   - f16 on cpu:onednn with an initial loss scale of 2^24: at least one step is skipped for
-#     overflow (kmux_unscale_check_finite finds Inf), and the run still converges as above.
+#     overflow (kmux_unscale_check_finite finds Inf), and the run still converges as above; the
+#     skipped steps the device counted are the ones the loss log shows, and the same run without
+#     the log (no read-back in a step) ends with the same loss, accuracy, count and scale.
 #   - a missing, truncated or corrupt data file fails with a message naming the file and
 #     Debian's package dataset-fashion-mnist.
 # One thread per run: results do not depend on the core count, and a busy CI machine does not
@@ -89,6 +91,16 @@ paste "$tmp/onednn.log" "$tmp/openblas.log" | awk '
 skipped=$(val "$tmp/f16.sum" skipped)
 [ "$skipped" -ge 1 ] || fail "f16 with an initial loss scale of 2^24 skipped no step"
 echo "f16: $skipped steps skipped for overflow, final loss scale $(val "$tmp/f16.sum" loss_scale)"
+# the count kept on the device (kmux_binary ADD of the found-inf flags) is the log's, step by step
+logged=$(awk '{ s += $4 } END { print s }' "$tmp/f16.log")
+[ "$logged" = "$skipped" ] || fail "f16: $skipped steps skipped by the device's count, $logged in the log"
+# without --loss-log a step reads nothing back (SGD): the same training, decided on the device
+"$exe" --data="$data" --train-limit=3200 --test-limit=1000 --seed=7 --threads=1 --no-progress \
+  --summary="$tmp/f16q.sum" --device=cpu:onednn --precision=f16 --loss-scale=16777216 >/dev/null
+for k in loss_last test_acc skipped loss_scale; do
+  [ "$(val "$tmp/f16.sum" $k)" = "$(val "$tmp/f16q.sum" $k)" ] ||
+    fail "f16 without the loss log: $k = $(val "$tmp/f16q.sum" $k), with it $(val "$tmp/f16.sum" $k)"
+done
 
 echo "-- bad data files"
 bad_data() { # what, file, how to spoil it (a command on the copy), expected words
