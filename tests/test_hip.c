@@ -729,6 +729,126 @@ Test(hip_dev, gemm_matches_ref) {
     kmux_context_destroy(ctx);
 }
 
+/* Runs every implementation of the plan made by make (prefs.caller_workspace) on dev in a
+ * workspace of 0xff bytes, the output (out_bytes at *out, restored from init before each run)
+ * compared with want; returns how many implementations wrote into their workspace. */
+typedef kmux_status (*ws_run_fn)(kmux_plan *plan, kmux_stream *s, void *ws, size_t ws_bytes);
+static int each_impl_in_caller_ws(kmux_device *dev, kmux_plan *plan, ws_run_fn run, void *out,
+                                  const void *init, const void *want, size_t out_bytes) {
+    kmux_stream *s = NULL;
+    TU_OK(kmux_stream_create(dev, &s));
+    int used = 0;
+    unsigned char *got = malloc(out_bytes);
+    cr_assert(got);
+    do {
+        kmux_plan_info info;
+        TU_OK(kmux_plan_info_get(plan, &info));
+        const size_t need = info.workspace_bytes;
+        void *ws = need ? dev_copy(dev, s, NULL, need) : NULL;
+        if (ws) TU_OK(kmux_memset(s, ws, 0xff, need));
+        TU_OK(kmux_memcpy(s, out, init, out_bytes, KMUX_MEMCPY_HOST_TO_DEVICE));
+        TU_OK(run(plan, s, ws, need));
+        to_host(s, got, out, out_bytes);
+        cr_expect(memcmp(got, want, out_bytes) == 0,
+                  "%s in the caller's workspace differs from ref", info.impl);
+        if (ws) {
+            unsigned char *h = malloc(need);
+            cr_assert(h);
+            to_host(s, h, ws, need);
+            size_t touched = 0;
+            for (size_t i = 0; i < need; i++)
+                touched += h[i] != 0xff;
+            cr_expect(touched > 0, "%s needs %zu bytes of workspace but wrote none of the caller's",
+                      info.impl, need);
+            used += touched > 0;
+            free(h);
+            TU_OK(kmux_free(dev, ws));
+        }
+    } while (kmux_plan_next_impl(plan) == KMUX_OK);
+    free(got);
+    TU_OK(kmux_stream_destroy(s));
+    return used;
+}
+
+static void *ws_a, *ws_b, *ws_c; /* the operands of the runs below (device memory) */
+static kmux_status ws_gemm(kmux_plan *plan, kmux_stream *s, void *ws, size_t ws_bytes) {
+    const float one = 1.0f, half = 0.5f;
+    kmux_matmul_args a = KMUX_MATMUL_ARGS_INIT;
+    a.alpha = &one, a.beta = &half, a.A = ws_a, a.B = ws_b, a.C = ws_c;
+    a.workspace = ws, a.workspace_bytes = ws_bytes;
+    return kmux_matmul_execute(plan, s, &a);
+}
+static kmux_status ws_conv(kmux_plan *plan, kmux_stream *s, void *ws, size_t ws_bytes) {
+    const float one = 1.0f, zero = 0.0f;
+    kmux_conv2d_args a = KMUX_CONV2D_ARGS_INIT;
+    a.alpha = &one, a.beta = &zero, a.x = ws_a, a.w = ws_b, a.y = ws_c;
+    a.workspace = ws, a.workspace_bytes = ws_bytes;
+    return kmux_conv2d_execute(plan, s, &a);
+}
+
+/* prefs.caller_workspace on hip:0: every implementation (hipBLASLt's algorithms, MIOpen's
+ * solutions, the own kernels) runs in the caller's device memory, which the fake libraries
+ * overwrite as their scratch, and matches ref bit for bit (small integers). */
+Test(hip_dev, caller_workspace_every_implementation) {
+    kmux_context *ctx = tu_context();
+    kmux_device *dev = hip0(ctx), *ref = NULL;
+    TU_OK(kmux_device_find(ctx, "ref", &ref));
+    kmux_plan_prefs prefs = KMUX_PLAN_PREFS_INIT;
+    prefs.caller_workspace = 1;
+    kmux_stream *s = NULL, *rs = NULL;
+    TU_OK(kmux_stream_create(dev, &s));
+    TU_OK(kmux_stream_create(ref, &rs));
+    int used = 0;
+    /* GEMM: C(24 x 40) = A(24 x 32) B(32 x 40) + C / 2 */
+    {
+        kmux_matmul_desc md = KMUX_MATMUL_DESC_INIT;
+        md.m = 24, md.n = 40, md.k = 32, md.lda = 32, md.ldb = 40, md.ldc = 40;
+        static float a[24 * 32], b[32 * 40], c[24 * 40], want[24 * 40];
+        fill_int(a, KMUX_F32, 24 * 32, 11), fill_int(b, KMUX_F32, 32 * 40, 12);
+        fill_int(c, KMUX_F32, 24 * 40, 13);
+        memcpy(want, c, sizeof c);
+        kmux_plan *rp = NULL, *plan = NULL;
+        TU_OK(kmux_matmul_plan_create(ref, &md, NULL, &rp));
+        ws_a = a, ws_b = b, ws_c = want;
+        TU_OK(ws_gemm(rp, rs, NULL, 0));
+        TU_OK(kmux_plan_destroy(rp));
+        ws_a = dev_copy(dev, s, a, sizeof a), ws_b = dev_copy(dev, s, b, sizeof b);
+        ws_c = dev_copy(dev, s, NULL, sizeof c);
+        TU_OK(kmux_matmul_plan_create(dev, &md, &prefs, &plan));
+        used += each_impl_in_caller_ws(dev, plan, ws_gemm, ws_c, c, want, sizeof c);
+        TU_OK(kmux_plan_destroy(plan));
+        TU_OK(kmux_free(dev, ws_a));
+        TU_OK(kmux_free(dev, ws_b));
+        TU_OK(kmux_free(dev, ws_c));
+    }
+    /* convolution forward, NHWC: x 2x9x9x8, w 4x3x3x8, padding 1 */
+    {
+        kmux_conv2d_desc cd = KMUX_CONV2D_DESC_INIT;
+        cd.layout = KMUX_NHWC, cd.n = 2, cd.c = 8, cd.h = cd.w = 9, cd.k = 4, cd.r = cd.s = 3;
+        cd.pad_top = cd.pad_bottom = cd.pad_left = cd.pad_right = 1;
+        static float x[2 * 9 * 9 * 8], w[4 * 3 * 3 * 8], y[2 * 9 * 9 * 4], want[2 * 9 * 9 * 4];
+        fill_int(x, KMUX_F32, 2 * 9 * 9 * 8, 21), fill_int(w, KMUX_F32, 4 * 3 * 3 * 8, 22);
+        memset(y, 0, sizeof y), memset(want, 0, sizeof want);
+        kmux_plan *rp = NULL, *plan = NULL;
+        TU_OK(kmux_conv2d_plan_create(ref, &cd, NULL, &rp));
+        ws_a = x, ws_b = w, ws_c = want;
+        TU_OK(ws_conv(rp, rs, NULL, 0));
+        TU_OK(kmux_plan_destroy(rp));
+        ws_a = dev_copy(dev, s, x, sizeof x), ws_b = dev_copy(dev, s, w, sizeof w);
+        ws_c = dev_copy(dev, s, NULL, sizeof y);
+        TU_OK(kmux_conv2d_plan_create(dev, &cd, &prefs, &plan));
+        used += each_impl_in_caller_ws(dev, plan, ws_conv, ws_c, y, want, sizeof y);
+        TU_OK(kmux_plan_destroy(plan));
+        TU_OK(kmux_free(dev, ws_a));
+        TU_OK(kmux_free(dev, ws_b));
+        TU_OK(kmux_free(dev, ws_c));
+    }
+    cr_expect_gt(used, 0, "no hipBLASLt or MIOpen implementation used a workspace");
+    TU_OK(kmux_stream_destroy(s));
+    TU_OK(kmux_stream_destroy(rs));
+    kmux_context_destroy(ctx);
+}
+
 Test(hip_dev, gemm_and_conv_refused_with_the_reason) {
     setenv("KMUX_HIP_IMPL", "own", 1); /* the own kernels' reach, not the libraries' */
     kmux_context *ctx = tu_context();

@@ -132,12 +132,14 @@ static CBLAS_TRANSPOSE cb_trans(kmux_transpose t) {
  * shared CPU finish, run on the GEMM's result as its accumulator: alpha and beta are already in
  * it, so the finish sees alpha = 1, beta = 0 and no a/b scales. */
 typedef struct mm_finish {
-    int active; /* epilogue, d_scale or amax_d */
+    int active;  /* epilogue, d_scale or amax_d */
+    int fast;    /* bias/ReLU over an f32 result: kmux_cpu_matmul_epilogue */
+    int threads; /* of the context */
     kmux_matmul_args args;
     double amax;
 } mm_finish;
 
-static void finish_init(const mm_plan *p, const kmux_matmul_args *args, mm_finish *f) {
+static void finish_init(const mm_plan *p, const kmux_matmul_args *args, int threads, mm_finish *f) {
     static const float one_f = 1.0f, zero_f = 0.0f;
     static const double one_d = 1.0, zero_d = 0.0;
     f->active = p->d.epilogue != KMUX_EPILOGUE_NONE || args->d_scale || args->amax_d;
@@ -146,10 +148,17 @@ static void finish_init(const mm_plan *p, const kmux_matmul_args *args, mm_finis
     f->args.beta = p->path == MM_DGEMM ? (const void *)&zero_d : (const void *)&zero_f;
     f->args.a_scale = f->args.b_scale = NULL;
     f->amax = 0.0;
+    f->fast = f->active && p->path != MM_DGEMM && kmux_cpu_matmul_epilogue_runs(&p->d, args);
+    f->threads = threads;
 }
 
-/* Batch b: t (f64 or f32, C's storage order, leading dimension ldt) -> C. */
+/* Batch b: t (f64 or f32, C's storage order, leading dimension ldt) -> C: bias and ReLU over an
+ * f32 result by the threaded kernel (the same bits), everything else by the shared finish. */
 static void finish_batch(const mm_plan *p, mm_finish *f, const void *t, int64_t ldt, int64_t b) {
+    if (f->fast) {
+        kmux_cpu_matmul_epilogue(&p->d, &f->args, t, ldt, b, f->threads);
+        return;
+    }
     const kmux_cpu_acc acc = {t, p->path == MM_DGEMM ? KMUX_F64 : KMUX_F32, ldt, 0};
     kmux_cpu_finish_batch(&p->d, &f->args, &acc, b, &f->amax);
 }
@@ -252,7 +261,7 @@ kmux_status kmux_ob_matmul_execute(void *state, const void *plan, int impl, void
                                  p->head.impl, p->head.workspace_bytes);
     }
     mm_finish f;
-    finish_init(p, args, &f);
+    finish_init(p, args, st->hdr.num_threads, &f);
     switch (p->path) {
     case MM_DGEMM:
         run_dgemm(p, args, &f);

@@ -61,6 +61,17 @@ void kmux_cpu_optimizer(const kmux_optimizer_desc *d, const kmux_optimizer_args 
  *  grad_scale read from host memory) on up to `threads` threads. */
 void kmux_cpu_softmax(const kmux_softmax_desc *d, const kmux_softmax_args *args, int threads);
 
+/** 1 when kmux_cpu_matmul_epilogue gives the shared CPU finish's bits for d and a: an epilogue
+ *  of BIAS and/or RELU (no GELU), no d_scale or amax_d, C in f32, bf16 or f16, bias in f32 or
+ *  c_type. */
+int kmux_cpu_matmul_epilogue_runs(const kmux_matmul_desc *d, const kmux_matmul_args *a);
+/** C of batch `batch` (a->C + batch * stride_c) = relu?(t + bias), t the f32 GEMM result in C's
+ *  storage order with leading dimension ldt (t may be C itself when c_type is f32), rounded once
+ *  to c_type as the shared CPU finish rounds (kernels/cpu/epilogue.c), on up to `threads`
+ *  threads. Only where kmux_cpu_matmul_epilogue_runs. */
+void kmux_cpu_matmul_epilogue(const kmux_matmul_desc *d, const kmux_matmul_args *a, const float *t,
+                              int64_t ldt, int64_t batch, int threads);
+
 /** A binary op of a validated description with no 0 in its shape (kmux_binary_execute's
  *  semantics; dst == src0 allowed) on up to `threads` threads (kernels/cpu/binary.c). */
 void kmux_cpu_binary(const kmux_binary_desc *d, const kmux_binary_args *args, int threads);

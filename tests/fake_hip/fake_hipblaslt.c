@@ -358,6 +358,7 @@ EXPORT int hipblasLtMatmul(void *h, void *desc, const void *alpha, const void *A
     if ((algo->data[0] & 0xf0) != 0xa0 || (algo->data[0] & 0x0f) > 2) return INVALID_VALUE;
     const size_t need = ws_of[algo->data[0] & 0x0f];
     if (ws_bytes < need || (need && !ws) || ((uintptr_t)ws & 15)) return INVALID_VALUE;
+    if (need) memset(ws, 0x5a, need); /* the algorithm's scratch: its bytes are overwritten */
     if ((d->epi & EPI_BIAS) && !d->bias) return INVALID_VALUE;
     if (C != D && (lc->ld != ld->ld || lc->stride != ld->stride)) return NOT_SUPPORTED;
     if (!C) C = D;

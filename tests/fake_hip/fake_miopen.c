@@ -396,6 +396,7 @@ static int immediate_impl(int dir, void *h, void *d1, const void *p1, void *d2, 
     if (!sol || !p1 || !p2 || !p3) return BAD_PARM;
     if (ws_size < sol->workspace_size || (sol->workspace_size && !ws)) return BAD_PARM;
     if (take_fault()) return fail_status;
+    if (sol->workspace_size) memset(ws, 0x5a, sol->workspace_size); /* the solution's scratch */
     const void *x, *w, *y;
     void *out;
     data(&p, 0, p1, p2, p3, &x, &w, &y, &out);
@@ -445,6 +446,7 @@ static int run_impl(int dir, void *h, const void *alpha, void *d1, const void *p
     if (i == n) return BAD_PARM;
     if (ws_size < s[i].workspace_size || (s[i].workspace_size && !ws)) return BAD_PARM;
     if (take_fault()) return fail_status;
+    if (s[i].workspace_size) memset(ws, 0x5a, s[i].workspace_size); /* the algorithm's scratch */
     const void *x, *w, *y;
     void *out;
     data(&p, 1, p1, p2, p3, &x, &w, &y, &out);
