@@ -39,10 +39,6 @@ typedef struct kmux_exec_tensor {
     size_t bytes;
     int written, needed;
 } kmux_exec_tensor;
-/** The n tensors of one execution: each needed one not NULL ("<fn>: args-><name> is NULL
- *  (<why>)", why saying what needs it: "max forward needs it"), and no written one sharing a byte
- *  with another non-NULL one ("<fn>: args-><a> = <p> overlaps args-><b> = <p>"). KMUX_OK or
- *  KMUX_ERR_INVALID_ARGUMENT. */
 /** Byte extents of a valid matmul's A, B, C and bias (0 without the BIAS epilogue), batches
  *  included: (batch_count - 1) * stride + (rows - 1) * ld + columns elements of each operand
  *  (for the storage order), 0 for an empty operand. */
@@ -55,10 +51,13 @@ size_t kmux_plan_workspace_need(const kmux_plan *plan, int impl);
 /** The caller's workspace of an execute of plan (nothing to check unless the plan was made with
  *  prefs.caller_workspace): KMUX_ERR_WORKSPACE when it is NULL or smaller than the current
  *  implementation needs, INVALID_ARGUMENT when it is not aligned (64 bytes on host devices, 256
- *  on GPUs) or overlaps one of the
- *  n operands; messages name the args fields and both sizes. */
+ *  on GPUs) or overlaps one of the n operands; messages name the args fields and both sizes. */
 kmux_status kmux_plan_check_workspace(const char *fn, const kmux_plan *plan, const void *ws,
                                       size_t ws_bytes, const kmux_exec_tensor *ops, int n);
+/** The n tensors of one execution: each needed one not NULL ("<fn>: args-><name> is NULL
+ *  (<why>)", why saying what needs it: "max forward needs it"), and no written one sharing a byte
+ *  with another non-NULL one ("<fn>: args-><a> = <p> overlaps args-><b> = <p>"). KMUX_OK or
+ *  KMUX_ERR_INVALID_ARGUMENT. */
 kmux_status kmux_check_exec_tensors(const char *fn, const kmux_exec_tensor *t, int n,
                                     const char *why);
 /** A dense shape of the binary and reduction families: ndims in [1, KMUX_MAX_NDIMS], every

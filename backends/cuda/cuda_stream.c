@@ -48,8 +48,8 @@ kmux_status kmux_cuda_stream_workspace(kmux_cuda_state *st, kmux_cuda_stream *s,
         *ws = NULL;
         return KMUX_OK;
     }
-    if (caller) { /* prefs.caller_workspace: the core checked plan_info's size, this is the call's
-                   */
+    /* prefs.caller_workspace: the core checked plan_info's size against it, this is the call's */
+    if (caller) {
         *ws = caller;
         return caller_bytes >= bytes
                    ? KMUX_OK

@@ -52,8 +52,8 @@ kmux_status kmux_hip_stream_workspace(kmux_hip_state *st, kmux_hip_stream_t *s, 
                                       void **ws) {
     *ws = NULL;
     if (bytes == 0) return KMUX_OK;
-    if (caller) { /* prefs.caller_workspace: the core checked plan_info's size, this is the call's
-                   */
+    /* prefs.caller_workspace: the core checked plan_info's size against it, this is the call's */
+    if (caller) {
         *ws = caller;
         return caller_bytes >= bytes
                    ? KMUX_OK
