@@ -198,6 +198,7 @@ kmux_status kmux_stream_synchronize(kmux_stream *stream) {
     kmux_clear_error();
     CHECK_HANDLE("kmux_stream_synchronize", "stream", stream, KMUX_HANDLE_STREAM);
     kmux_device *dev = stream->dev;
+    kmux_trace(1, "sync,kmux_stream_synchronize on %s", dev->props.id);
     return checked(OPS(dev)->stream_synchronize(STATE(dev), stream->native),
                    "kmux_stream_synchronize", dev);
 }
@@ -262,6 +263,7 @@ kmux_status kmux_event_synchronize(kmux_event *event) {
     if (!event->recorded)
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
                               "kmux_event_synchronize: event was never recorded");
+    kmux_trace(1, "sync,kmux_event_synchronize on %s", event->dev->props.id);
     return checked(OPS(event->dev)->event_synchronize(STATE(event->dev), event->native),
                    "kmux_event_synchronize", event->dev);
 }
@@ -287,6 +289,8 @@ kmux_status kmux_stream_wait_event(kmux_stream *stream, kmux_event *event) {
         return checked(b->ops->stream_wait_event(b->state, stream->native, event->native),
                        "kmux_stream_wait_event", stream->dev);
     /* no device-side wait across backends (or in this plugin): the same order on the host */
+    kmux_trace(1, "sync,kmux_stream_wait_event on %s waits on the host (no device-side wait to %s)",
+               event->dev->props.id, stream->dev->props.id);
     return checked(OPS(event->dev)->event_synchronize(STATE(event->dev), event->native),
                    "kmux_stream_wait_event", event->dev);
 }

@@ -207,9 +207,13 @@ typedef struct kmux_context_options {
     const char *default_device; /**< what "auto" resolves to (KMUX_DEVICE) */
     int num_threads;            /**< threads of CPU backends, [1, 4096]; 0 = KMUX_NUM_THREADS or
                                      all cores */
-    int verbose;                /**< -1 = KMUX_VERBOSE; 0 off, 1 executions, 2 + loading/plans.
-                                     The trace (stderr) is process-wide: its level is the
-                                     highest asked by any context alive at the time */
+    int verbose;                /**< -1 = KMUX_VERBOSE; 0 off, 1 executions and host
+                                     synchronisations (a "sync" line for each
+                                     kmux_stream_synchronize, kmux_event_synchronize and each
+                                     kmux_stream_wait_event that waits on the host), 2 +
+                                     loading/plans. The trace (stderr) is process-wide: its
+                                     level is the highest asked by any context alive at the
+                                     time */
     int plan_cache_capacity;    /**< plans kept by kmux_gemm_ex & co (LRU), at most 65536;
                                      0 = 256, -1 = none. Room is taken as plans are cached */
 } kmux_context_options;

@@ -380,15 +380,21 @@ int net_forward(net *nt, net_batch *b) {
     return 0;
 }
 
-int net_loss(net *nt, net_batch *b, int grad, const float *grad_scale, double *loss,
-             int64_t *correct) {
+int net_loss_to(net *nt, net_batch *b, int grad, const float *grad_scale, float *mean,
+                int32_t *argmax) {
     PCHECK(net_push(nt, &b->labels));
     kmux_softmax_args a = KMUX_SOFTMAX_ARGS_INIT;
     a.x = b->logits.dev, a.labels = b->labels.dev, a.loss = b->loss.dev;
-    a.mean_loss = b->mean.dev, a.argmax = b->argmax.dev;
+    a.mean_loss = mean, a.argmax = argmax;
     a.dx = grad ? b->dlog32.dev : NULL, a.grad_scale = grad_scale;
     KCHECK(kmux_softmax_execute(b->xent, nt->s, &a));
-    /* what the trainer prints: the mean loss and the predictions (a synchronisation) */
+    return 0;
+}
+
+int net_loss(net *nt, net_batch *b, int grad, const float *grad_scale, double *loss,
+             int64_t *correct) {
+    PCHECK(net_loss_to(nt, b, grad, grad_scale, b->mean.dev, b->argmax.dev));
+    /* the mean loss and the predictions on the host (a synchronisation) */
     PCHECK(net_pull(nt, &b->mean));
     PCHECK(net_pull(nt, &b->argmax));
     *loss = *(const float *)b->mean.host;

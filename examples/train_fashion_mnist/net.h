@@ -105,6 +105,10 @@ int net_forward(net *nt, net_batch *b);
  *  times *grad_scale (device f32, NULL = 1: the f16 loss scale). */
 int net_loss(net *nt, net_batch *b, int grad, const float *grad_scale, double *loss,
              int64_t *correct);
+/** The same op without reading anything back: the mean loss into *mean and the predicted classes
+ *  into argmax[0 .. b->n) (device memory), for a training step that does not synchronise. */
+int net_loss_to(net *nt, net_batch *b, int grad, const float *grad_scale, float *mean,
+                int32_t *argmax);
 
 /** Backward pass from b->dlog32 (host, the loss gradient already multiplied by the loss scale):
  *  gradients in nt->g32 on the host. */

@@ -251,6 +251,58 @@ static kmux_status scaler_step(kmux_stream *s, scaler *sc, float *grads, int64_t
     return st;
 }
 
+/* What the training steps write for the epoch's line instead of reading it back each step: the
+ * mean loss and the predictions of every step (and with f16 its found-inf flag), in device
+ * memory, read once at the end of the epoch. */
+typedef struct epoch_log {
+    float *loss, *found; /* device: one per step */
+    int32_t *pred;       /* device: one per training image */
+    float *loss_h, *found_h;
+    int32_t *pred_h;
+    size_t bytes; /* on the device */
+} epoch_log;
+
+static int epoch_log_init(kmux_device *dev, int64_t steps, int64_t images, epoch_log *el) {
+    memset(el, 0, sizeof *el);
+    const size_t sb = (size_t)steps * 4, pb = (size_t)images * 4;
+    kmux_status st = kmux_malloc(dev, sb, (void **)&el->loss);
+    if (st == KMUX_OK) st = kmux_malloc(dev, sb, (void **)&el->found);
+    if (st == KMUX_OK) st = kmux_malloc(dev, pb, (void **)&el->pred);
+    if (st != KMUX_OK) {
+        fprintf(stderr, "train_fashion_mnist: the epoch log: %s\n", kmux_last_error());
+        return -1;
+    }
+    el->bytes = 2 * sb + pb;
+    el->loss_h = calloc((size_t)steps, 4), el->found_h = calloc((size_t)steps, 4);
+    el->pred_h = calloc((size_t)images, 4);
+    if (!el->loss_h || !el->found_h || !el->pred_h) {
+        fprintf(stderr, "train_fashion_mnist: out of host memory for the epoch log\n");
+        return -1;
+    }
+    return 0;
+}
+
+static void epoch_log_free(kmux_device *dev, epoch_log *el) {
+    if (el->loss) kmux_free(dev, el->loss);
+    if (el->found) kmux_free(dev, el->found);
+    if (el->pred) kmux_free(dev, el->pred);
+    free(el->loss_h), free(el->found_h), free(el->pred_h);
+    memset(el, 0, sizeof *el);
+}
+
+/* The epoch's log on the host (one synchronisation). */
+static kmux_status epoch_log_pull(kmux_stream *s, epoch_log *el, int64_t steps, int64_t images,
+                                  int f16) {
+    kmux_status st =
+        kmux_memcpy(s, el->loss_h, el->loss, (size_t)steps * 4, KMUX_MEMCPY_DEVICE_TO_HOST);
+    if (st == KMUX_OK)
+        st = kmux_memcpy(s, el->pred_h, el->pred, (size_t)images * 4, KMUX_MEMCPY_DEVICE_TO_HOST);
+    if (st == KMUX_OK && f16)
+        st = kmux_memcpy(s, el->found_h, el->found, (size_t)steps * 4, KMUX_MEMCPY_DEVICE_TO_HOST);
+    if (st == KMUX_OK) st = kmux_stream_synchronize(s);
+    return st;
+}
+
 #define KTRY(call)                                                                                 \
     do {                                                                                           \
         kmux_status s_ = (call);                                                                   \
@@ -281,6 +333,7 @@ int main(int argc, char **argv) {
     optim opt = {0};
     memstat mem = {{0}, {0}, 0}, mem_step = {{0}, {0}, 0};
     scaler sc = {0};
+    epoch_log el = {0};
     FILE *loss_log = NULL;
     int32_t *train_idx = malloc(sizeof(int32_t) * 60000),
             *test_idx = malloc(sizeof(int32_t) * 10000);
@@ -347,6 +400,7 @@ int main(int argc, char **argv) {
 
     uint64_t shuffle_rng = o.seed;
     const int64_t ntrain = o.train_limit, steps = (ntrain + o.batch - 1) / o.batch;
+    if (epoch_log_init(dev, steps, ntrain, &el)) goto fail;
     double loss_head = 0, loss_tail = 0, test_loss = 0, test_acc = 0, epoch_s = 0;
     const int64_t window = steps / 5 < 20 ? (steps / 5 > 0 ? steps / 5 : 1) : 20;
     int64_t skipped_total = 0, head_n = 0;
@@ -362,36 +416,50 @@ int main(int argc, char **argv) {
             if (epoch == 1 && step == 0) mem_step = mem; /* what one training step needs */
             load_batch(&train, train_idx + i0, n, b->x32.host);
             load_labels(&train, train_idx + i0, n, b->labels.host);
-            double loss;
-            /* f16: the loss gradient times the loss scale, read by the op on the device */
-            if (net_forward(&nt, b) || net_loss(&nt, b, 1, f16 ? sc.scale : NULL, &loss, &correct))
+            /* f16: the loss gradient times the loss scale, read by the op on the device; the
+             * mean loss and the predictions go to the epoch log, not to the host */
+            if (net_forward(&nt, b) ||
+                net_loss_to(&nt, b, 1, f16 ? sc.scale : NULL, el.loss + step, el.pred + i0))
                 goto fail;
-            sum_loss += loss * (double)n;
-            if (epoch == 1 && step < window) loss_head += loss, head_n++;
-            if (step >= steps - window) tail_sum += loss, tail_n++;
             if (net_backward(&nt, b)) goto fail;
             int found = 0;
             if (f16) {
                 KTRY(scaler_step(s, &sc, nt.g32.dev, nt.L.total, o.growth_interval));
-                /* the flag on the host only where the host needs it: Adam's step count (a host
-                 * value of kmux_optimizer_args, which must not advance on a skipped step) and the
-                 * loss log's per-step line; SGD with momentum reads nothing back */
-                if (o.optimizer == OPT_ADAM || loss_log) {
+                KTRY(kmux_memcpy(s, el.found + step, sc.found, 4, KMUX_MEMCPY_DEVICE_TO_DEVICE));
+                /* the flag on the host only for Adam's step count (a host value of
+                 * kmux_optimizer_args, which must not advance on a skipped step) */
+                if (o.optimizer == OPT_ADAM) {
                     float found_f;
                     KTRY(kmux_memcpy(s, &found_f, sc.found, 4, KMUX_MEMCPY_DEVICE_TO_HOST));
                     KTRY(kmux_stream_synchronize(s));
                     found = found_f != 0.0f;
                 }
             }
-            if (loss_log)
-                fprintf(loss_log, "%d %lld %.9g %d\n", epoch, (long long)step, loss, found);
             /* GradScaler.step: no update on overflowed gradients, decided on the device */
             if (optim_step(&opt, nt.w32.dev, nt.g32.dev, nt.t == KMUX_F32 ? NULL : nt.w.dev,
                            f16 ? sc.found : NULL, found))
                 goto fail;
-            if (o.progress && (step % 16 == 0 || step == steps - 1))
-                progress(epoch, step + 1, steps, sum_loss / (double)(i0 + n));
+            if (o.progress && (step % 16 == 0 || step == steps - 1)) { /* reads the step's loss */
+                float l;
+                KTRY(kmux_memcpy(s, &l, el.loss + step, 4, KMUX_MEMCPY_DEVICE_TO_HOST));
+                KTRY(kmux_stream_synchronize(s));
+                progress(epoch, step + 1, steps, l);
+            }
         }
+        /* the epoch's losses, predictions and found-inf flags: one read-back */
+        KTRY(epoch_log_pull(s, &el, steps, ntrain, f16));
+        for (int64_t step = 0; step < steps; step++) {
+            const int64_t i0 = step * o.batch, n = ntrain - i0 < o.batch ? ntrain - i0 : o.batch;
+            const double loss = el.loss_h[step];
+            sum_loss += loss * (double)n;
+            if (epoch == 1 && step < window) loss_head += loss, head_n++;
+            if (step >= steps - window) tail_sum += loss, tail_n++;
+            if (loss_log)
+                fprintf(loss_log, "%d %lld %.9g %d\n", epoch, (long long)step, loss,
+                        f16 && el.found_h[step] != 0.0f);
+        }
+        for (int64_t i = 0; i < ntrain; i++)
+            correct += el.pred_h[i] == train.labels[train_idx[i]];
         if (f16) { /* the scale and the skipped steps, once an epoch */
             float skipped_f;
             KTRY(kmux_memcpy(s, &skipped_f, sc.skipped, 4, KMUX_MEMCPY_DEVICE_TO_HOST));
@@ -413,6 +481,9 @@ int main(int argc, char **argv) {
         fflush(stdout);
     }
     loss_head /= (double)head_n;
+    printf("epoch log (each step's mean loss and predictions, read once an epoch): %.3f MiB on "
+           "the device, not in the step's account below\n",
+           (double)el.bytes / (1024.0 * 1024.0));
     printf("batch %lld, %s, %s: ", (long long)o.batch, kmux_dtype_name(o.precision),
            o.optimizer == OPT_SGD ? "SGD+momentum" : "Adam");
     memstat_print(&mem_step, &mem, stdout, nt.L.params,
@@ -437,6 +508,7 @@ int main(int argc, char **argv) {
     rc = 0;
 fail:
     if (loss_log) fclose(loss_log);
+    epoch_log_free(dev, &el);
     optim_free(&opt);
     if (have_net) net_destroy(&nt);
     if (sc.scale) {

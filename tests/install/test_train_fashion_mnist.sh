@@ -18,6 +18,9 @@
 #     overflow (kmux_unscale_check_finite finds Inf), and the run still converges as above; the
 #     skipped steps the device counted are the ones the loss log shows, and the same run without
 #     the log (no read-back in a step) ends with the same loss, accuracy, count and scale.
+#   - a training step does not synchronise with the host: the KMUX_VERBOSE=1 trace's sync lines
+#     (kmux_stream_synchronize and co) of an f16 run through host copies (the GPU code path) are
+#     as many for 10 steps as for 20 (the epoch's end and the evaluation read back, a step not).
 #   - a missing, truncated or corrupt data file fails with a message naming the file and
 #     Debian's package dataset-fashion-mnist.
 # One thread per run: results do not depend on the core count, and a busy CI machine does not
@@ -101,6 +104,17 @@ for k in loss_last test_acc skipped loss_scale; do
   [ "$(val "$tmp/f16.sum" $k)" = "$(val "$tmp/f16q.sum" $k)" ] ||
     fail "f16 without the loss log: $k = $(val "$tmp/f16q.sum" $k), with it $(val "$tmp/f16.sum" $k)"
 done
+
+echo "-- host synchronisations: per epoch, not per step (the KMUX_VERBOSE=1 trace's sync lines)"
+syncs() { # training images; the GPU code path (host copies) with f16 loss scaling
+  KMUX_VERBOSE=1 "$exe" --data="$data" --train-limit="$1" --test-limit=1000 --seed=7 --threads=1 \
+    --no-progress --device=cpu:openblas --precision=f16 --stage-through-host 2>&1 >/dev/null |
+    grep -c ',sync,'
+}
+s10=$(syncs 640) s20=$(syncs 1280)
+echo "10 steps: $s10 synchronisations, 20 steps: $s20"
+[ "$s10" -ge 1 ] || fail "the trace shows no synchronisation at all (the count would prove nothing)"
+[ "$s10" = "$s20" ] || fail "synchronisations grow with the steps: $s10 for 10 steps, $s20 for 20"
 
 echo "-- bad data files"
 bad_data() { # what, file, how to spoil it (a command on the copy), expected words
