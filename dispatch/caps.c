@@ -35,16 +35,6 @@ static kmux_status check_limit(const char *fn, const kmux_device *dev, const cha
     return KMUX_OK;
 }
 
-/* Elements spanned by one (batched) operand stored rows x cols with leading dimension ld; the
- * validation has checked that this does not overflow. */
-static int64_t span(kmux_order order, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
-                    int64_t stride) {
-    if (rows == 0 || cols == 0 || batch == 0) return 0;
-    int64_t outer = order == KMUX_ROW_MAJOR ? rows : cols;
-    int64_t inner = order == KMUX_ROW_MAJOR ? cols : rows;
-    return (outer - 1) * ld + inner + (batch - 1) * stride;
-}
-
 /* Index of the row (a, b, c, ct) in a legal type table, -1 when absent. */
 static int type_row(const kmux_type_combination *rows, int n, kmux_dtype a, kmux_dtype b,
                     kmux_dtype c, kmux_compute_type ct) {
@@ -121,13 +111,9 @@ kmux_status kmux_caps_check_matmul(const char *fn, const kmux_device *dev,
     if (st == KMUX_OK) st = check_limit(fn, dev, "batch", c->max_batch, batch, 1);
     if (st == KMUX_OK) st = check_limit(fn, dev, "leading dimension", c->max_ld, lds, 3);
     if (st != KMUX_OK) return st;
-    int ta = d->transa == KMUX_TRANS, tb = d->transb == KMUX_TRANS;
-    const named spans[] = {
-        {"span of A",
-         span(d->order, ta ? d->k : d->m, ta ? d->m : d->k, d->lda, d->batch_count, d->stride_a)},
-        {"span of B",
-         span(d->order, tb ? d->n : d->k, tb ? d->k : d->n, d->ldb, d->batch_count, d->stride_b)},
-        {"span of C", span(d->order, d->m, d->n, d->ldc, d->batch_count, d->stride_c)}};
+    int64_t el[3];
+    kmux_matmul_operand_spans(d, el);
+    const named spans[] = {{"span of A", el[0]}, {"span of B", el[1]}, {"span of C", el[2]}};
     st = check_limit(fn, dev, "operand span (elements)", c->max_elements, spans, 3);
     if (st != KMUX_OK) return st;
     unsigned extra = d->epilogue & ~c->epilogues;

@@ -351,25 +351,32 @@ kmux_status kmux_check_exec_tensors(const char *fn, const kmux_exec_tensor *t, i
     return KMUX_OK;
 }
 
-/* Elements from the first to the last of a batch of rows x cols matrices (0 when empty). */
-static size_t matrix_span(int64_t rows, int64_t cols, int64_t ld, int64_t stride, int64_t batch) {
+/* Elements from the first to the last of a batch of rows x cols matrices (as written: rows of
+ * op(X)), stored in order with leading dimension ld; 0 when empty. */
+static int64_t matrix_span(kmux_order order, int64_t rows, int64_t cols, int64_t ld, int64_t stride,
+                           int64_t batch) {
     if (rows <= 0 || cols <= 0 || batch <= 0) return 0;
-    return (size_t)((batch - 1) * stride + (rows - 1) * ld + cols);
+    const int64_t outer = order == KMUX_ROW_MAJOR ? rows : cols;
+    const int64_t inner = order == KMUX_ROW_MAJOR ? cols : rows;
+    return (batch - 1) * stride + (outer - 1) * ld + inner;
+}
+
+void kmux_matmul_operand_spans(const kmux_matmul_desc *d, int64_t el[3]) {
+    const int ta = d->transa == KMUX_TRANS, tb = d->transb == KMUX_TRANS;
+    /* A is stored m x k (k x m transposed), B k x n (n x k), C m x n */
+    el[0] = matrix_span(d->order, ta ? d->k : d->m, ta ? d->m : d->k, d->lda, d->stride_a,
+                        d->batch_count);
+    el[1] = matrix_span(d->order, tb ? d->n : d->k, tb ? d->k : d->n, d->ldb, d->stride_b,
+                        d->batch_count);
+    el[2] = matrix_span(d->order, d->m, d->n, d->ldc, d->stride_c, d->batch_count);
 }
 
 void kmux_matmul_operand_bytes(const kmux_matmul_desc *d, size_t bytes[4]) {
-    const int row = d->order == KMUX_ROW_MAJOR;
-    const int ta = d->transa == KMUX_TRANS, tb = d->transb == KMUX_TRANS;
-    /* stored rows x columns of op(A) = m x k, op(B) = k x n, C = m x n */
-    const int64_t ar = ta ? d->k : d->m, ac = ta ? d->m : d->k;
-    const int64_t br = tb ? d->n : d->k, bc = tb ? d->k : d->n;
-    bytes[0] = matrix_span(row ? ar : ac, row ? ac : ar, d->lda, d->stride_a, d->batch_count) *
-               kmux_dtype_bytes(d->a_type);
-    bytes[1] = matrix_span(row ? br : bc, row ? bc : br, d->ldb, d->stride_b, d->batch_count) *
-               kmux_dtype_bytes(d->b_type);
-    bytes[2] =
-        matrix_span(row ? d->m : d->n, row ? d->n : d->m, d->ldc, d->stride_c, d->batch_count) *
-        kmux_dtype_bytes(d->c_type);
+    int64_t el[3];
+    kmux_matmul_operand_spans(d, el);
+    bytes[0] = (size_t)el[0] * kmux_dtype_bytes(d->a_type);
+    bytes[1] = (size_t)el[1] * kmux_dtype_bytes(d->b_type);
+    bytes[2] = (size_t)el[2] * kmux_dtype_bytes(d->c_type);
     bytes[3] =
         (d->epilogue & KMUX_EPILOGUE_BIAS) ? (size_t)d->n * kmux_dtype_bytes(d->bias_type) : 0;
 }

@@ -39,9 +39,12 @@ typedef struct kmux_exec_tensor {
     size_t bytes;
     int written, needed;
 } kmux_exec_tensor;
-/** Byte extents of a valid matmul's A, B, C and bias (0 without the BIAS epilogue), batches
- *  included: (batch_count - 1) * stride + (rows - 1) * ld + columns elements of each operand
- *  (for the storage order), 0 for an empty operand. */
+/** Elements spanned by a valid matmul's A, B and C, batches included: (batch_count - 1) *
+ *  stride + (outer - 1) * ld + inner for the storage order; 0 for an empty operand. The one
+ *  definition the capability limits, the workspace overlap check and tuning read. */
+void kmux_matmul_operand_spans(const kmux_matmul_desc *d, int64_t el[3]);
+/** Byte extents of a valid matmul's A, B, C (kmux_matmul_operand_spans) and bias (0 without the
+ *  BIAS epilogue). */
 void kmux_matmul_operand_bytes(const kmux_matmul_desc *d, size_t bytes[4]);
 /** Bytes of a valid convolution's x, w and y. */
 void kmux_conv_tensor_bytes(const kmux_conv2d_desc *d, size_t bytes[3]);

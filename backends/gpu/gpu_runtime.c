@@ -270,3 +270,14 @@ void kmux_gpu_families_caps(kmux_device_caps *caps) {
     if (KMUX_CAPS_HAS(caps, reduction)) kmux_gpu_reduction_caps(&caps->reduction);
     if (KMUX_CAPS_HAS(caps, pooling)) kmux_gpu_pooling_caps(&caps->pooling);
 }
+
+kmux_status kmux_gpu_caller_workspace(const kmux_backend_host *host, const char *vendor,
+                                      const char *fn, size_t bytes, void *caller,
+                                      size_t caller_bytes, void **ws) {
+    *ws = caller;
+    if (caller_bytes >= bytes) return KMUX_OK;
+    return host->set_error(KMUX_ERR_WORKSPACE,
+                           "%s: backend %s: this call needs %zu bytes of workspace, "
+                           "args->workspace_bytes = %zu",
+                           fn, vendor, bytes, caller_bytes);
+}

@@ -82,4 +82,13 @@ extern const kmux_pooling_ops kmux_gpu_pooling_ops;
     .softmax = &kmux_gpu_softmax_ops, .binary = &kmux_gpu_binary_ops,                              \
     .reduction = &kmux_gpu_reduction_ops, .pooling = &kmux_gpu_pooling_ops
 
+/** The caller's workspace of one execute (args->workspace of a plan made with
+ *  prefs.caller_workspace, not NULL) for a call that needs `bytes`: *ws = caller and KMUX_OK, or
+ *  KMUX_ERR_WORKSPACE ("<fn>: backend <vendor>: this call needs N bytes of workspace,
+ *  args->workspace_bytes = M") when caller_bytes is smaller. The core has checked plan_info's
+ *  size; this is the call's own (both stream workspaces, cuda_stream.c and hip_stream.c). */
+kmux_status kmux_gpu_caller_workspace(const kmux_backend_host *host, const char *vendor,
+                                      const char *fn, size_t bytes, void *caller,
+                                      size_t caller_bytes, void **ws);
+
 #endif

@@ -52,16 +52,8 @@ kmux_status kmux_hip_stream_workspace(kmux_hip_state *st, kmux_hip_stream_t *s, 
                                       void **ws) {
     *ws = NULL;
     if (bytes == 0) return KMUX_OK;
-    /* prefs.caller_workspace: the core checked plan_info's size against it, this is the call's */
-    if (caller) {
-        *ws = caller;
-        return caller_bytes >= bytes
-                   ? KMUX_OK
-                   : st->host->set_error(KMUX_ERR_WORKSPACE,
-                                         "%s: backend hip: this call needs %zu bytes of "
-                                         "workspace, args->workspace_bytes = %zu",
-                                         fn, bytes, caller_bytes);
-    }
+    if (caller) /* prefs.caller_workspace */
+        return kmux_gpu_caller_workspace(st->host, "hip", fn, bytes, caller, caller_bytes, ws);
     if (s->ws_size >= bytes) {
         *ws = s->ws;
         return KMUX_OK;

@@ -27,30 +27,16 @@ double kmux_dnn_load(const void *p, kmux_dtype t, int64_t i) {
     }
 }
 
-/* v rounded to f32 with "round to odd": when inexact, the last mantissa bit is set. Rounding
- * that result to a format with at least 2 fewer mantissa bits (f16, bf16) gives the same as
- * rounding v directly, so the value is rounded once, as kmux.h requires. */
-static float round_to_odd_f32(double v) {
-    float f = (float)v;
-    if ((double)f == v || isnan(v) || isinf(f)) return f;
-    uint32_t bits;
-    memcpy(&bits, &f, sizeof bits);
-    if (fabs((double)f) > fabs(v)) bits -= 1; /* rounded away from zero: truncate instead */
-    bits |= 1u;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
 void kmux_dnn_store(void *p, kmux_dtype t, int64_t i, double v) {
     switch (t) {
     case KMUX_F32:
         ((float *)p)[i] = (float)v;
         break;
     case KMUX_F16:
-        ((uint16_t *)p)[i] = kmux_cpu_f32_to_f16_bits(round_to_odd_f32(v));
+        ((uint16_t *)p)[i] = kmux_cpu_f32_to_f16_bits(kmux_cpu_f64_to_f32_odd(v));
         break;
     case KMUX_BF16:
-        ((uint16_t *)p)[i] = kmux_cpu_f32_to_bf16_bits(round_to_odd_f32(v));
+        ((uint16_t *)p)[i] = kmux_cpu_f32_to_bf16_bits(kmux_cpu_f64_to_f32_odd(v));
         break;
     case KMUX_I32: {
         double r = isnan(v) ? 0.0 : nearbyint(v); /* default rounding mode: to nearest even */

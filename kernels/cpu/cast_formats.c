@@ -5,6 +5,7 @@
  * SSE control register; IEEE 754-2019 roundTiesToEven, overflow decided after rounding).
  */
 #include <float.h>
+#include <math.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -92,4 +93,12 @@ void kmux_cast_scaled_scalar(int64_t n, const float *src, void *dst, kmux_dtype 
         else
             ((uint8_t *)dst)[i] = (uint8_t)code;
     }
+}
+
+float kmux_cpu_f64_to_f32_odd(double v) {
+    const float f = (float)v;
+    if ((double)f == v || isnan(v) || isinf(f)) return f;
+    uint32_t bits = kmux_f32_bits(f);
+    if (fabs((double)f) > fabs(v)) bits -= 1; /* rounded away from zero: truncate instead */
+    return kmux_f32_from_bits(bits | 1u);
 }

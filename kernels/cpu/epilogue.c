@@ -17,31 +17,9 @@
 
 #define RUN 256 /* elements converted at a time (an f32 row buffer on the stack) */
 
-static uint32_t bits_of(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float from_bits(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 /* The finish's NaN: quiet, with the sign of v. */
 static float quiet_nan(double v) {
-    return from_bits((signbit(v) ? 0x80000000u : 0u) | 0x7fc00000u);
-}
-
-/* v rounded to f32 toward zero, its last bit set when inexact ("round to odd"). */
-static float round_odd(double v) {
-    if (isnan(v)) return quiet_nan(v);
-    const float r = (float)v;
-    if ((double)r == v) return r;
-    uint32_t u = bits_of(r);
-    if (fabs((double)r) > fabs(v)) u -= 1; /* r rounded away from zero: one step back */
-    return from_bits(u | 1u);
+    return kmux_f32_from_bits((signbit(v) ? 0x80000000u : 0u) | 0x7fc00000u);
 }
 
 typedef struct epi_job {
@@ -96,7 +74,9 @@ static void range(void *ctx, int64_t begin, int64_t end, int tid) {
             for (int64_t k = 0; k < m; k++) {
                 double v = (double)t[c0 + k] + bias_run[k];
                 if (j->relu) v = v > 0.0 ? v : (isnan(v) ? v : 0.0);
-                buf[k] = ct == KMUX_F32 ? (isnan(v) ? quiet_nan(v) : (float)v) : round_odd(v);
+                buf[k] = isnan(v)         ? quiet_nan(v)
+                         : ct == KMUX_F32 ? (float)v
+                                          : kmux_cpu_f64_to_f32_odd(v);
             }
             if (ct == KMUX_F32)
                 memcpy(c + (size_t)c0 * 4, buf, (size_t)m * 4);

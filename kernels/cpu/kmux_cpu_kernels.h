@@ -37,6 +37,10 @@ uint8_t kmux_cpu_f32_to_fp8_bits(float x, kmux_dtype fp8_type, int saturate);
 float kmux_cpu_f16_bits_to_f32(uint16_t h);
 float kmux_cpu_bf16_bits_to_f32(uint16_t b);
 float kmux_cpu_fp8_bits_to_f32(uint8_t v, kmux_dtype fp8_type);
+/** v rounded to f32 "to odd": toward zero, the last mantissa bit set when inexact (NaN and
+ *  results that round to +-Inf as a plain conversion gives them). Rounding that f32 to nearest
+ *  even in a format of at least 2 fewer mantissa bits (f16, bf16) rounds v once. */
+float kmux_cpu_f64_to_f32_odd(double v);
 
 /* ---- mixed-precision utilities (kernels/cpu/amp.c), semantics of kmux.h ---- */
 float kmux_cpu_amax(int64_t n, const void *x, kmux_dtype type, int threads);
