@@ -119,10 +119,7 @@ kmux_status kmux_caps_check_matmul(const char *fn, const kmux_device *dev,
     unsigned extra = d->epilogue & ~c->epilogues;
     if (extra)
         return UNSUPPORTED("%s: epilogue = 0x%x: device %s does not run the %s epilogue", fn,
-                           d->epilogue, dev->props.id,
-                           (extra & KMUX_EPILOGUE_BIAS)   ? "BIAS"
-                           : (extra & KMUX_EPILOGUE_RELU) ? "RELU"
-                                                          : "GELU");
+                           d->epilogue, dev->props.id, kmux_epilogue_flag_name(extra));
     int n = 0;
     const kmux_type_combination *rows = kmux_rules_matmul_table(&n);
     char desc[160];

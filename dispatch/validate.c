@@ -101,6 +101,70 @@ static kmux_status check_types(const char *fn, const kmux_matmul_desc *d) {
                    fn, kmux_dtype_name(a), kmux_dtype_name(b), kmux_dtype_name(c),
                    kmux_compute_type_name(ct), why);
 }
+const char *kmux_epilogue_flag_name(unsigned flags) {
+    static const char *const names[] = {"BIAS",  "RELU",  "GELU",   "RELU_AUX", "GELU_AUX",
+                                        "DRELU", "DGELU", "BGRADA", "BGRADB"};
+    for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (flags & (1u << i)) return names[i];
+    return "unknown";
+}
+
+/* The epilogue rules of kmux.h (kmux_epilogue, kmux_matmul_plan_create). */
+static kmux_status check_epilogue(const char *fn, const kmux_matmul_desc *d) {
+    const unsigned e = d->epilogue;
+    if (e & ~KMUX_EPILOGUE_KNOWN) return INVALID("%s: epilogue = 0x%x has unknown flags", fn, e);
+    if ((e & KMUX_EPILOGUE_RELU) && (e & KMUX_EPILOGUE_GELU))
+        return INVALID("%s: epilogue = 0x%x: RELU and GELU are exclusive", fn, e);
+    if (e && d->compute_type == KMUX_COMPUTE_I32)
+        return INVALID("%s: epilogue = 0x%x is not defined for integer GEMM", fn, e);
+    if ((e & KMUX_EPILOGUE_RELU_AUX) && !(e & KMUX_EPILOGUE_RELU))
+        return INVALID("%s: epilogue = 0x%x: RELU_AUX needs RELU", fn, e);
+    if ((e & KMUX_EPILOGUE_GELU_AUX) && !(e & KMUX_EPILOGUE_GELU))
+        return INVALID("%s: epilogue = 0x%x: GELU_AUX needs GELU", fn, e);
+    const unsigned alone = e & KMUX_EPILOGUE_ALONE;
+    if (alone && ((alone & (alone - 1)) || (e & ~KMUX_EPILOGUE_ALONE)))
+        return INVALID("%s: epilogue = 0x%x: DRELU, DGELU, BGRADA and BGRADB are each used alone",
+                       fn, e);
+    if (alone && d->a_type != KMUX_F32 && d->a_type != KMUX_F16 && d->a_type != KMUX_BF16)
+        return INVALID("%s: epilogue = 0x%x is defined for f32, f16 and bf16 inputs, not a_type = "
+                       "%s",
+                       fn, e, kmux_dtype_name(d->a_type));
+    if ((e & (KMUX_EPILOGUE_BGRADA | KMUX_EPILOGUE_BGRADB)) && d->batch_count > 1)
+        return INVALID("%s: epilogue = 0x%x (a bias gradient) needs batch_count = 1, not %lld", fn,
+                       e, (long long)d->batch_count);
+    if ((e & (KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_BGRADA | KMUX_EPILOGUE_BGRADB)) &&
+        d->bias_type != KMUX_F32 && d->bias_type != d->c_type)
+        return INVALID("%s: bias_type = %s must be f32 or c_type (%s)", fn,
+                       kmux_dtype_name(d->bias_type), kmux_dtype_name(d->c_type));
+    const int bits = kmux_matmul_aux_is_mask(d);
+    if (!(e & KMUX_EPILOGUE_WITH_AUX)) return KMUX_OK;
+    if (!bits && d->aux_type != KMUX_F32 && d->aux_type != d->c_type)
+        return INVALID("%s: aux_type = %s must be f32 or c_type (%s)", fn,
+                       kmux_dtype_name(d->aux_type), kmux_dtype_name(d->c_type));
+    const int64_t inner = d->order == KMUX_ROW_MAJOR ? d->n : d->m;
+    const int64_t outer = d->order == KMUX_ROW_MAJOR ? d->m : d->n;
+    const int64_t mult = bits ? 128 : 8;
+    const char *unit = bits ? "bits" : "elements";
+    if (d->aux_ld < (inner > 1 ? inner : 1) || d->aux_ld % mult)
+        return INVALID("%s: aux_ld = %lld must be >= %lld (D's %s) and a multiple of %lld (%s)", fn,
+                       (long long)d->aux_ld, (long long)(inner > 1 ? inner : 1),
+                       d->order == KMUX_ROW_MAJOR ? "n" : "m", (long long)mult, unit);
+    if (outer > 0 && d->aux_ld > INT64_MAX / outer)
+        return INVALID("%s: aux_ld = %lld times %lld overflows", fn, (long long)d->aux_ld,
+                       (long long)outer);
+    if (d->batch_count > 1 && outer > 0 && inner > 0) {
+        const int64_t one = outer * d->aux_ld;
+        if (d->stride_aux < one || d->stride_aux % mult)
+            return INVALID("%s: stride_aux = %lld must be >= one aux matrix (%lld %s) and a "
+                           "multiple of %lld",
+                           fn, (long long)d->stride_aux, (long long)one, unit, (long long)mult);
+        if (d->stride_aux > (INT64_MAX - one) / (d->batch_count - 1))
+            return INVALID("%s: stride_aux = %lld times batch_count = %lld overflows", fn,
+                           (long long)d->stride_aux, (long long)d->batch_count);
+    }
+    return KMUX_OK;
+}
+
 kmux_status kmux_validate_matmul_desc(const char *fn, const kmux_matmul_desc *d) {
     if (d->struct_size < sizeof(kmux_matmul_desc))
         return INVALID("%s: desc->struct_size = %zu, expected %zu (use KMUX_MATMUL_DESC_INIT)", fn,
@@ -161,17 +225,51 @@ kmux_status kmux_validate_matmul_desc(const char *fn, const kmux_matmul_desc *d)
                            "the %lld batches would overlap",
                            fn, (long long)d->stride_c, (long long)one, (long long)batch);
     }
-    unsigned known = KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_GELU;
-    if (d->epilogue & ~known)
-        return INVALID("%s: epilogue = 0x%x has unknown flags", fn, d->epilogue);
-    if ((d->epilogue & KMUX_EPILOGUE_RELU) && (d->epilogue & KMUX_EPILOGUE_GELU))
-        return INVALID("%s: epilogue = 0x%x: RELU and GELU are exclusive", fn, d->epilogue);
-    if (d->epilogue && d->compute_type == KMUX_COMPUTE_I32)
-        return INVALID("%s: epilogue = 0x%x is not defined for integer GEMM", fn, d->epilogue);
-    if ((d->epilogue & KMUX_EPILOGUE_BIAS) && d->bias_type != KMUX_F32 && d->bias_type != d->c_type)
-        return INVALID("%s: bias_type = %s must be f32 or c_type (%s)", fn,
-                       kmux_dtype_name(d->bias_type), kmux_dtype_name(d->c_type));
-    return KMUX_OK;
+    return check_epilogue(fn, d);
+}
+
+/* The epilogue's pointers (aux, bias_grad) for a non-empty D. */
+static kmux_status check_epilogue_args(const char *fn, const kmux_matmul_desc *d,
+                                       const kmux_matmul_args *a) {
+    const unsigned e = d->epilogue;
+    if ((e & KMUX_EPILOGUE_ALONE) && (a->a_scale || a->b_scale || a->d_scale))
+        return INVALID("%s: epilogue = 0x%x takes no fp8 scales (%s is not NULL)", fn, e,
+                       a->a_scale   ? "a_scale"
+                       : a->b_scale ? "b_scale"
+                                    : "d_scale");
+    if (!(e & (KMUX_EPILOGUE_WITH_AUX | KMUX_EPILOGUE_BGRADA | KMUX_EPILOGUE_BGRADB)))
+        return KMUX_OK;
+    int64_t el[3];
+    kmux_matmul_operand_spans(d, el);
+    const int bgrad_a = (e & KMUX_EPILOGUE_BGRADA) != 0, bgrad_b = (e & KMUX_EPILOGUE_BGRADB) != 0;
+    const int aux = (e & KMUX_EPILOGUE_WITH_AUX) != 0;
+    const size_t nbg = (size_t)(bgrad_a ? d->m : bgrad_b ? d->n : 0);
+    const kmux_exec_tensor t[5] = {
+        {.name = "C",
+         .p = a->C,
+         .bytes = (size_t)el[2] * kmux_dtype_bytes(d->c_type),
+         .written = 1,
+         .needed = 1},
+        {.name = "aux",
+         .p = a->aux,
+         .bytes = aux ? kmux_matmul_aux_bytes(d) : 0,
+         .written = (e & (KMUX_EPILOGUE_RELU_AUX | KMUX_EPILOGUE_GELU_AUX)) != 0,
+         .needed = aux},
+        {.name = "bias_grad",
+         .p = a->bias_grad,
+         .bytes = nbg * kmux_dtype_bytes(d->bias_type),
+         .written = 1,
+         .needed = bgrad_a || bgrad_b},
+        {.name = "A",
+         .p = a->A,
+         .bytes = (size_t)el[0] * kmux_dtype_bytes(d->a_type),
+         .needed = bgrad_a && d->k > 0},
+        {.name = "B",
+         .p = a->B,
+         .bytes = (size_t)el[1] * kmux_dtype_bytes(d->b_type),
+         .needed = bgrad_b && d->k > 0},
+    };
+    return kmux_check_exec_tensors(fn, t, 5, "the epilogue needs it");
 }
 
 kmux_status kmux_validate_matmul_args(const char *fn, const kmux_matmul_desc *d,
@@ -192,7 +290,7 @@ kmux_status kmux_validate_matmul_args(const char *fn, const kmux_matmul_desc *d,
         return INVALID("%s: B is NULL with k = %lld and alpha != 0", fn, (long long)d->k);
     if ((d->epilogue & KMUX_EPILOGUE_BIAS) && !a->bias)
         return INVALID("%s: bias is NULL with the KMUX_EPILOGUE_BIAS epilogue", fn);
-    return KMUX_OK;
+    return check_epilogue_args(fn, d, a);
 }
 
 kmux_status kmux_validate_conv_desc(const char *fn, const kmux_conv2d_desc *d, int64_t *p,
@@ -369,6 +467,17 @@ void kmux_matmul_operand_spans(const kmux_matmul_desc *d, int64_t el[3]) {
     el[1] = matrix_span(d->order, tb ? d->n : d->k, tb ? d->k : d->n, d->ldb, d->stride_b,
                         d->batch_count);
     el[2] = matrix_span(d->order, d->m, d->n, d->ldc, d->stride_c, d->batch_count);
+}
+
+int kmux_matmul_aux_is_mask(const kmux_matmul_desc *d) {
+    return (d->epilogue & (KMUX_EPILOGUE_RELU_AUX | KMUX_EPILOGUE_DRELU)) != 0;
+}
+
+size_t kmux_matmul_aux_bytes(const kmux_matmul_desc *d) {
+    const int64_t span =
+        matrix_span(d->order, d->m, d->n, d->aux_ld, d->stride_aux, d->batch_count);
+    if (kmux_matmul_aux_is_mask(d)) return (size_t)(span + 7) / 8;
+    return (size_t)span * kmux_dtype_bytes(d->aux_type);
 }
 
 void kmux_matmul_operand_bytes(const kmux_matmul_desc *d, size_t bytes[4]) {

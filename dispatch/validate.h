@@ -46,6 +46,13 @@ void kmux_matmul_operand_spans(const kmux_matmul_desc *d, int64_t el[3]);
 /** Byte extents of a valid matmul's A, B, C (kmux_matmul_operand_spans) and bias (0 without the
  *  BIAS epilogue). */
 void kmux_matmul_operand_bytes(const kmux_matmul_desc *d, size_t bytes[4]);
+/** The name of the lowest kmux_epilogue flag set in flags ("RELU_AUX"); "unknown" for none. */
+const char *kmux_epilogue_flag_name(unsigned flags);
+/** 1 when a valid matmul's aux is a bit mask (RELU_AUX, DRELU), 0 when it holds elements of
+ *  aux_type. */
+int kmux_matmul_aux_is_mask(const kmux_matmul_desc *d);
+/** Bytes spanned by a valid matmul's aux (kmux_epilogue's layout; batches included). */
+size_t kmux_matmul_aux_bytes(const kmux_matmul_desc *d);
 /** Bytes of a valid convolution's x, w and y. */
 void kmux_conv_tensor_bytes(const kmux_conv2d_desc *d, size_t bytes[3]);
 /** The workspace implementation impl of plan needs (its plan_info; 0 when the core runs the

@@ -556,15 +556,46 @@ KMUX_API kmux_status kmux_gemm_strided_batched_ex(
  * Plans: matmul with epilogues and fp8 scales; implementation walking
  * ============================================================================================ */
 
-/** Epilogue flags of a matmul plan, as cublasLtEpilogue_t. Applied in this order:
+/** Epilogue flags of a matmul plan, as cublasLtEpilogue_t. Forward, applied in this order:
  *  D = act(alpha * op(A) op(B) + beta * C + bias). bias has n elements of bias_type and is added
  *  to every row: C[i][j] += bias[j] (as torch.addmm / nn.Linear, for either storage order).
- *  RELU and GELU are exclusive; GELU is the tanh approximation (as cuBLASLt). */
+ *  RELU and GELU are exclusive; GELU is the tanh approximation (as cuBLASLt).
+ *
+ *  Auxiliary outputs of the forward (args->aux, laid out as D: element (i, j) of batch b at
+ *  index b * desc.stride_aux + i * aux_ld + j in row-major order, i + j * aux_ld in column-major):
+ *  - RELU_AUX (with RELU, as CUBLASLT_EPILOGUE_RELU_AUX): a bit mask, bit set where the ReLU's
+ *    input t = alpha * op(A) op(B) + beta * C + bias is > 0 (NaN: clear). Index x is bit x % 8 of
+ *    byte x / 8; aux_ld and stride_aux count bits and are multiples of 128 (cuBLASLt's rule); only
+ *    the bits of D's elements are written.
+ *  - GELU_AUX (with GELU, as CUBLASLT_EPILOGUE_GELU_AUX): the GELU's input t, stored in aux_type
+ *    (f32 or c_type; aux_ld a multiple of 8).
+ *  Backward, for the GEMM that computes a layer's input gradient (D = dY W, say), with the aux
+ *  the forward wrote (read, same layout):
+ *  - DRELU (as CUBLASLT_EPILOGUE_DRELU): D = bit ? t : 0 with t = alpha * op(A) op(B) + beta * C
+ *    (a select, as torch's threshold_backward: a NaN or Inf gradient where the bit is clear
+ *    gives 0);
+ *  - DGELU (as CUBLASLT_EPILOGUE_DGELU): D = t * gelu'(aux), gelu' the derivative of the tanh
+ *    form at the stored input.
+ *  Bias gradients, for the GEMM that computes a weight gradient (dW = dY^T X: the bias gradient
+ *  is dY summed over the batch), written to args->bias_grad in bias_type (f32 or c_type), as a
+ *  sum in at least f32 of the input elements (before alpha, scales or rounding of D):
+ *  - BGRADA (as CUBLASLT_EPILOGUE_BGRADA): bias_grad[i] = sum_p op(A)[i][p], m values;
+ *  - BGRADB (as CUBLASLT_EPILOGUE_BGRADB): bias_grad[j] = sum_p op(B)[p][j], n values.
+ *  The backward and bias-gradient flags are each used alone (no BIAS, RELU, GELU or other flag
+ *  beside them), on f32, f16 and bf16 inputs without fp8 scales; BGRADA/BGRADB need
+ *  batch_count = 1. cuBLASLt's DRELU_BGRAD/DGELU_BGRAD are not offered: BGRADA on the weight
+ *  gradient's GEMM computes the same sums. */
 typedef enum kmux_epilogue {
     KMUX_EPILOGUE_NONE = 0,
     KMUX_EPILOGUE_BIAS = 1,
     KMUX_EPILOGUE_RELU = 2,
-    KMUX_EPILOGUE_GELU = 4
+    KMUX_EPILOGUE_GELU = 4,
+    KMUX_EPILOGUE_RELU_AUX = 8,
+    KMUX_EPILOGUE_GELU_AUX = 16,
+    KMUX_EPILOGUE_DRELU = 32,
+    KMUX_EPILOGUE_DGELU = 64,
+    KMUX_EPILOGUE_BGRADA = 128,
+    KMUX_EPILOGUE_BGRADB = 256
 } kmux_epilogue;
 
 /** Description of a (strided batched) matmul. Initialise with KMUX_MATMUL_DESC_INIT. Fields have
@@ -581,7 +612,10 @@ typedef struct kmux_matmul_desc {
     int64_t stride_a, stride_b, stride_c;
     kmux_compute_type compute_type;
     unsigned epilogue;    /**< OR of kmux_epilogue */
-    kmux_dtype bias_type; /**< f32 or c_type; ignored without KMUX_EPILOGUE_BIAS */
+    kmux_dtype bias_type; /**< f32 or c_type; for BIAS, BGRADA and BGRADB */
+    kmux_dtype aux_type;  /**< GELU_AUX / DGELU aux elements: f32 or c_type */
+    int64_t aux_ld;       /**< aux leading dimension, elements (bits for RELU_AUX / DRELU) */
+    int64_t stride_aux;   /**< aux batch stride, elements (bits); used when batch_count > 1 */
 } kmux_matmul_desc;
 
 #define KMUX_MATMUL_DESC_INIT                                                                      \
@@ -589,7 +623,7 @@ typedef struct kmux_matmul_desc {
         .struct_size = sizeof(kmux_matmul_desc), .order = KMUX_ROW_MAJOR, .transa = KMUX_NO_TRANS, \
         .transb = KMUX_NO_TRANS, .a_type = KMUX_F32, .b_type = KMUX_F32, .c_type = KMUX_F32,       \
         .batch_count = 1, .compute_type = KMUX_COMPUTE_F32, .epilogue = KMUX_EPILOGUE_NONE,        \
-        .bias_type = KMUX_F32                                                                      \
+        .bias_type = KMUX_F32, .aux_type = KMUX_F32                                                \
     }
 
 /** Preferences for plan creation. Initialise with KMUX_PLAN_PREFS_INIT. Required fields:
@@ -696,6 +730,12 @@ typedef struct kmux_matmul_args {
      *  as kmux_plan_prefs.caller_workspace says; may be NULL when the plan needs none. */
     void *workspace;
     size_t workspace_bytes;
+    /** The epilogue's auxiliary matrix (kmux_epilogue): written by RELU_AUX / GELU_AUX, read by
+     *  DRELU / DGELU; device memory; ignored by the other epilogues. */
+    void *aux;
+    /** BGRADA / BGRADB: the bias gradient written (m or n elements of bias_type); device memory;
+     *  ignored by the other epilogues. */
+    void *bias_grad;
 } kmux_matmul_args;
 
 #define KMUX_MATMUL_ARGS_INIT                                                                      \
@@ -705,8 +745,12 @@ typedef struct kmux_matmul_args {
  *  (algorithm choice, primitives, workspace) and can be executed many times, concurrently on
  *  different streams. prefs may be NULL (defaults).
  *  Returns KMUX_OK; KMUX_ERR_INVALID_ARGUMENT as kmux_gemm_ex, plus unknown epilogue flags,
- *  RELU with GELU, any epilogue on integer (KMUX_COMPUTE_I32) GEMM, or a bias_type that is
- *  neither f32 nor c_type;
+ *  RELU with GELU, any epilogue on integer (KMUX_COMPUTE_I32) GEMM, a bias_type that is
+ *  neither f32 nor c_type, RELU_AUX without RELU or GELU_AUX without GELU, DRELU, DGELU, BGRADA
+ *  or BGRADB with another flag or on other than f32/f16/bf16 inputs, BGRADA/BGRADB with
+ *  batch_count > 1, an aux_type that is neither f32 nor c_type, an aux_ld smaller than D's
+ *  (n row-major, m column-major) or not a multiple of 128 (bit masks) or 8 (GELU's input), or
+ *  a stride_aux (batch_count > 1) smaller than one aux matrix or not such a multiple;
  *  KMUX_ERR_UNSUPPORTED when dev cannot run it under prefs (the message says why);
  *  KMUX_ERR_OUT_OF_MEMORY; KMUX_ERR_DEVICE. */
 KMUX_API kmux_status kmux_matmul_plan_create(kmux_device *dev, const kmux_matmul_desc *desc,
@@ -714,7 +758,10 @@ KMUX_API kmux_status kmux_matmul_plan_create(kmux_device *dev, const kmux_matmul
 
 /** Runs a matmul plan on stream (of the plan's device). Returns KMUX_OK;
  *  KMUX_ERR_INVALID_ARGUMENT for NULL plan/stream/args/alpha/beta, a NULL operand that must be
- *  read, a NULL bias with the BIAS epilogue, a stream of another device, or (caller_workspace
+ *  read, a NULL bias with the BIAS epilogue, a NULL aux with an AUX, DRELU or DGELU epilogue, a
+ *  NULL bias_grad with BGRADA/BGRADB (or A/B NULL there), an aux or bias_grad that overlaps C or
+ *  each other, fp8 scales (a_scale, b_scale, d_scale) with a backward or bias-gradient epilogue,
+ *  a stream of another device, or (caller_workspace
  *  plans) a workspace not aligned (256 bytes on a GPU, 64 on a CPU) or overlapping an operand;
  *  KMUX_ERR_WORKSPACE
  *  (caller_workspace plans) when workspace is NULL or workspace_bytes is less than the plan

@@ -32,7 +32,10 @@
  *   (a kmux_<family>_ops each), one entry per family, never one per algorithm. ABI 2.7 appended
  *   the binary and reduction families the same way, ABI 2.8 the pooling family. ABI 2.9 appended
  * caller_workspace to kmux_device_caps (and workspace/workspace_bytes to the matmul and conv2d
- * args, which older plugins ignore). Slots appended at the end are optional: NULL or beyond
+ * args, which older plugins ignore). ABI 2.10 added the backward and auxiliary epilogues
+ * (RELU_AUX, GELU_AUX, DRELU, DGELU, BGRADA, BGRADB; aux_type, aux_ld, stride_aux in the matmul
+ * desc, aux and bias_grad in its args): a device runs them only when its caps.matmul.epilogues
+ * says so, so older plugins never see them. Slots appended at the end are optional: NULL or beyond
  * struct_size = absent.
  * - Backends never print to stdout, never abort; host->trace (stderr) is for KMUX_VERBOSE >= 2.
  */
@@ -46,8 +49,16 @@ extern "C" {
 #endif
 
 #define KMUX_BACKEND_ABI_MAJOR 2
-#define KMUX_BACKEND_ABI_MINOR 9
+#define KMUX_BACKEND_ABI_MINOR 10
 #define KMUX_BACKEND_ENTRY_SYMBOL "kmux_backend_entry"
+
+/** Groups of kmux_epilogue flags: every flag; the flags used alone (backward and bias
+ *  gradients); the flags with an aux matrix. */
+#define KMUX_EPILOGUE_KNOWN 0x1ffu
+#define KMUX_EPILOGUE_ALONE                                                                        \
+    (KMUX_EPILOGUE_DRELU | KMUX_EPILOGUE_DGELU | KMUX_EPILOGUE_BGRADA | KMUX_EPILOGUE_BGRADB)
+#define KMUX_EPILOGUE_WITH_AUX                                                                     \
+    (KMUX_EPILOGUE_RELU_AUX | KMUX_EPILOGUE_GELU_AUX | KMUX_EPILOGUE_DRELU | KMUX_EPILOGUE_DGELU)
 
 /** Services the core offers to a plugin (valid for the lifetime of the backend instance). */
 typedef struct kmux_backend_host {

@@ -241,6 +241,11 @@ Test(caps, matmul_limits_are_refused_by_the_core) {
                    "kmux_matmul_plan_create: epilogue = 0x3: device test:small does not run the "
                    "RELU epilogue");
     d = f32_desc(8, 8, 8);
+    d.epilogue = KMUX_EPILOGUE_BGRADB; /* ABI 2.10's flags: an older backend never sees them */
+    expect_refused(dev, &d, NULL,
+                   "kmux_matmul_plan_create: epilogue = 0x100: device test:small does not run the "
+                   "BGRADB epilogue");
+    d = f32_desc(8, 8, 8);
     d.a_type = d.b_type = d.c_type = KMUX_F64, d.compute_type = KMUX_COMPUTE_F64;
     expect_refused(dev, &d, NULL,
                    "kmux_matmul_plan_create: a_type = f64, b_type = f64, c_type = f64, "

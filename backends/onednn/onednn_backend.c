@@ -129,7 +129,7 @@ static kmux_status dnn_device_caps(void *state, int device, kmux_device_caps *ca
     m->max_dim = INT32_MAX;
     m->max_batch = INT32_MAX;
     m->max_ld = INT32_MAX;
-    m->epilogues = KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_GELU;
+    m->epilogues = KMUX_EPILOGUE_KNOWN; /* the auxiliary and backward ones by the CPU finish */
     m->type_rows = rows_where(mm, n, mm_runs);
     m->emulated_rows = rows_where(mm, n, mm_emulated);
     const kmux_type_combination *cv = kmux_rules_conv_table(&n);

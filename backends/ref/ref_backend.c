@@ -78,7 +78,7 @@ static kmux_status ref_device_caps(void *state, int device, kmux_device_caps *ca
     int rows = 0;
     kmux_rules_matmul_table(&rows);
     caps->matmul.supported = 1;
-    caps->matmul.epilogues = KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_GELU;
+    caps->matmul.epilogues = KMUX_EPILOGUE_KNOWN;
     caps->matmul.type_rows = rows >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << rows) - 1;
     kmux_rules_conv_table(&rows);
     for (int d = 0; d < 3; d++) {

@@ -14,6 +14,13 @@ double kmux_gelu_tanh(double x) {
     return 0.5 * x * (1.0 + tanh(sqrt_2_over_pi * (x + 0.044715 * x * x * x)));
 }
 
+double kmux_gelu_tanh_grad(double x) {
+    const double sqrt_2_over_pi = 0.7978845608028654;
+    const double th = tanh(sqrt_2_over_pi * (x + 0.044715 * x * x * x));
+    return 0.5 * (1.0 + th) +
+           0.5 * x * (1.0 - th * th) * sqrt_2_over_pi * (1.0 + 3.0 * 0.044715 * x * x);
+}
+
 static int64_t at(kmux_order order, int64_t i, int64_t j, int64_t ld) {
     return order == KMUX_ROW_MAJOR ? i * ld + j : i + j * ld;
 }
@@ -88,6 +95,43 @@ static double acc_at(const kmux_cpu_acc *acc, kmux_order order, int64_t i, int64
     return (double)((const int32_t *)acc->data)[o];
 }
 
+/* The aux part of the epilogue at aux index x for the value t before the activation: writes
+ * the ReLU mask bit or the GELU input, or applies DRELU / DGELU; returns the new t. */
+static double aux_step(const kmux_matmul_desc *d, const kmux_matmul_args *a, int64_t x, double t) {
+    uint8_t *bits = (uint8_t *)a->aux + x / 8;
+    const uint8_t bit = (uint8_t)(1u << (x % 8));
+    if (d->epilogue & KMUX_EPILOGUE_RELU_AUX) {
+        *bits = (uint8_t)(t > 0.0 ? *bits | bit : *bits & ~bit);
+    } else if (d->epilogue & KMUX_EPILOGUE_GELU_AUX) {
+        store(a->aux, d->aux_type, x, t);
+    } else if (d->epilogue & KMUX_EPILOGUE_DRELU) {
+        t = (*bits & bit) ? t : 0.0;
+    } else { /* DGELU */
+        t *= kmux_gelu_tanh_grad(load(a->aux, d->aux_type, x));
+    }
+    return t;
+}
+
+/* BGRADA / BGRADB: the sums over k of op(A)'s rows or op(B)'s columns, in f64, rounded once to
+ * bias_type. */
+static void bias_grad(const kmux_matmul_desc *d, const kmux_matmul_args *a) {
+    const int of_a = (d->epilogue & KMUX_EPILOGUE_BGRADA) != 0;
+    const int64_t count = of_a ? d->m : d->n;
+    const int trans = (of_a ? d->transa : d->transb) == KMUX_TRANS;
+    const int64_t ld = of_a ? d->lda : d->ldb;
+    const void *x = of_a ? a->A : a->B;
+    const kmux_dtype t = of_a ? d->a_type : d->b_type;
+    for (int64_t i = 0; i < count; i++) {
+        double sum = 0.0;
+        for (int64_t p = 0; p < d->k; p++) {
+            /* op(A)(i, p) is A(i, p), or A(p, i) transposed; op(B)(p, j) is B(p, j) or B(j, p) */
+            const int64_t r = of_a != trans ? i : p, c = of_a != trans ? p : i;
+            sum += load(x, t, at(d->order, r, c, ld));
+        }
+        store(a->bias_grad, d->bias_type, i, sum);
+    }
+}
+
 void kmux_cpu_finish_batch(const kmux_matmul_desc *d, const kmux_matmul_args *a,
                            const kmux_cpu_acc *acc, int64_t batch, double *amax) {
     const double alpha = scalar(a->alpha, d->compute_type);
@@ -117,12 +161,16 @@ void kmux_cpu_finish_batch(const kmux_matmul_desc *d, const kmux_matmul_args *a,
                 t = acc ? t + bc : bc; /* no product: C = beta * C keeps the sign of 0 */
             }
             if (d->epilogue & KMUX_EPILOGUE_BIAS) t += load(a->bias, d->bias_type, j);
+            if (d->epilogue & KMUX_EPILOGUE_WITH_AUX)
+                t = aux_step(d, a, batch * d->stride_aux + at(d->order, i, j, d->aux_ld), t);
             if (d->epilogue & KMUX_EPILOGUE_RELU) t = t > 0.0 ? t : (isnan(t) ? t : 0.0);
             if (d->epilogue & KMUX_EPILOGUE_GELU) t = kmux_gelu_tanh(t);
             if (fabs(t) > m) m = fabs(t); /* false for NaN: ignored */
             store(a->C, d->c_type, ci, d_scale * t);
         }
     *amax = m;
+    if (batch == 0 && (d->epilogue & (KMUX_EPILOGUE_BGRADA | KMUX_EPILOGUE_BGRADB)))
+        bias_grad(d, a);
 }
 
 void kmux_cpu_finish(const kmux_matmul_desc *d, const kmux_matmul_args *a,

@@ -8,7 +8,10 @@
  * accumulator, C = beta * C keeps the sign of zero (as the reference BLAS). Integer GEMM (I32
  * compute) without epilogue or scales wraps modulo 2^32 (as cuBLAS and ref); with scales or amax
  * it is computed in double, rounded to nearest even and saturated. GELU is the tanh form
- * (cuBLASLt's CUBLASLT_EPILOGUE_GELU), defined here once.
+ * (cuBLASLt's CUBLASLT_EPILOGUE_GELU), defined here once. The auxiliary and backward epilogues
+ * (kmux.h kmux_epilogue): RELU_AUX's mask bit / GELU_AUX's input written before the activation,
+ * DRELU's select / DGELU's product applied to t, and BGRADA / BGRADB's sums of op(A) / op(B)
+ * (f64, rounded once) written with batch 0.
  *
  * Used by the core for the degenerate problems of host devices, and by the CPU backends (ref,
  * openblas, onednn) after their GEMM. Host memory only; part of kmux_common.
@@ -16,7 +19,7 @@
 #ifndef KMUX_CPU_FINISH_H
 #define KMUX_CPU_FINISH_H
 
-#include "kmux.h"
+#include "kmux_backend.h"
 
 /** An accumulator buffer in C's storage order: element (b, i, j) at
  *  data + b * batch_stride + (row-major ? i * ld + j : i + j * ld), of type f64, f32 or i32. */
@@ -28,6 +31,9 @@ typedef struct kmux_cpu_acc {
 
 /** GELU, tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
 double kmux_gelu_tanh(double x);
+
+/** d/dx of kmux_gelu_tanh (DGELU). */
+double kmux_gelu_tanh_grad(double x);
 
 /** Finishes batch `batch` of a matmul of validated desc and args (host scalars and scales):
  *  acc (NULL: no product, the degenerate case) points at THIS batch's accumulator. Folds
