@@ -143,21 +143,20 @@ static kmux_status check_epilogue(const char *fn, const kmux_matmul_desc *d) {
                        kmux_dtype_name(d->aux_type), kmux_dtype_name(d->c_type));
     const int64_t inner = d->order == KMUX_ROW_MAJOR ? d->n : d->m;
     const int64_t outer = d->order == KMUX_ROW_MAJOR ? d->m : d->n;
-    const int64_t mult = bits ? 128 : 8;
     const char *unit = bits ? "bits" : "elements";
-    if (d->aux_ld < (inner > 1 ? inner : 1) || d->aux_ld % mult)
-        return INVALID("%s: aux_ld = %lld must be >= %lld (D's %s) and a multiple of %lld (%s)", fn,
+    if (d->aux_ld < (inner > 1 ? inner : 1))
+        return INVALID("%s: aux_ld = %lld must be >= %lld (D's %s, in %s)", fn,
                        (long long)d->aux_ld, (long long)(inner > 1 ? inner : 1),
-                       d->order == KMUX_ROW_MAJOR ? "n" : "m", (long long)mult, unit);
+                       d->order == KMUX_ROW_MAJOR ? "n" : "m", unit);
     if (outer > 0 && d->aux_ld > INT64_MAX / outer)
         return INVALID("%s: aux_ld = %lld times %lld overflows", fn, (long long)d->aux_ld,
                        (long long)outer);
     if (d->batch_count > 1 && outer > 0 && inner > 0) {
-        const int64_t one = outer * d->aux_ld;
-        if (d->stride_aux < one || d->stride_aux % mult)
-            return INVALID("%s: stride_aux = %lld must be >= one aux matrix (%lld %s) and a "
-                           "multiple of %lld",
-                           fn, (long long)d->stride_aux, (long long)one, unit, (long long)mult);
+        const int64_t one = (outer - 1) * d->aux_ld + inner;
+        if (d->stride_aux < one)
+            return INVALID("%s: stride_aux = %lld is smaller than one aux matrix (%lld %s), so "
+                           "the batches would overlap",
+                           fn, (long long)d->stride_aux, (long long)one, unit);
         if (d->stride_aux > (INT64_MAX - one) / (d->batch_count - 1))
             return INVALID("%s: stride_aux = %lld times batch_count = %lld overflows", fn,
                            (long long)d->stride_aux, (long long)d->batch_count);
@@ -244,6 +243,10 @@ static kmux_status check_epilogue_args(const char *fn, const kmux_matmul_desc *d
     const int bgrad_a = (e & KMUX_EPILOGUE_BGRADA) != 0, bgrad_b = (e & KMUX_EPILOGUE_BGRADB) != 0;
     const int aux = (e & KMUX_EPILOGUE_WITH_AUX) != 0;
     const size_t nbg = (size_t)(bgrad_a ? d->m : bgrad_b ? d->n : 0);
+    /* the mask is read and written in 32-bit words on GPUs; elements at their natural alignment */
+    const size_t align = kmux_matmul_aux_is_mask(d) ? 4 : kmux_dtype_bytes(d->aux_type);
+    if (aux && a->aux && (uintptr_t)a->aux % align)
+        return INVALID("%s: args->aux = %p is not aligned to %zu bytes", fn, a->aux, align);
     const kmux_exec_tensor t[5] = {
         {.name = "C",
          .p = a->C,

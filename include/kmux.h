@@ -565,10 +565,12 @@ KMUX_API kmux_status kmux_gemm_strided_batched_ex(
  *  index b * desc.stride_aux + i * aux_ld + j in row-major order, i + j * aux_ld in column-major):
  *  - RELU_AUX (with RELU, as CUBLASLT_EPILOGUE_RELU_AUX): a bit mask, bit set where the ReLU's
  *    input t = alpha * op(A) op(B) + beta * C + bias is > 0 (NaN: clear). Index x is bit x % 8 of
- *    byte x / 8; aux_ld and stride_aux count bits and are multiples of 128 (cuBLASLt's rule); only
- *    the bits of D's elements are written.
+ *    byte x / 8; aux_ld and stride_aux count bits; aux is 4-byte aligned; only the bits of D's
+ *    elements are written (so a mask may be written with one layout and read with another, as
+ *    a convolution's activations are read flat by the next dense layer). cuBLASLt asks
+ *    multiples of 128 and kmux does not: kmux's own GPU kernel runs these epilogues.
  *  - GELU_AUX (with GELU, as CUBLASLT_EPILOGUE_GELU_AUX): the GELU's input t, stored in aux_type
- *    (f32 or c_type; aux_ld a multiple of 8).
+ *    (f32 or c_type), aux aligned to its element size.
  *  Backward, for the GEMM that computes a layer's input gradient (D = dY W, say), with the aux
  *  the forward wrote (read, same layout):
  *  - DRELU (as CUBLASLT_EPILOGUE_DRELU): D = bit ? t : 0 with t = alpha * op(A) op(B) + beta * C
@@ -749,8 +751,8 @@ typedef struct kmux_matmul_args {
  *  neither f32 nor c_type, RELU_AUX without RELU or GELU_AUX without GELU, DRELU, DGELU, BGRADA
  *  or BGRADB with another flag or on other than f32/f16/bf16 inputs, BGRADA/BGRADB with
  *  batch_count > 1, an aux_type that is neither f32 nor c_type, an aux_ld smaller than D's
- *  (n row-major, m column-major) or not a multiple of 128 (bit masks) or 8 (GELU's input), or
- *  a stride_aux (batch_count > 1) smaller than one aux matrix or not such a multiple;
+ *  (n row-major, m column-major), or a stride_aux (batch_count > 1) smaller than one aux
+ *  matrix;
  *  KMUX_ERR_UNSUPPORTED when dev cannot run it under prefs (the message says why);
  *  KMUX_ERR_OUT_OF_MEMORY; KMUX_ERR_DEVICE. */
 KMUX_API kmux_status kmux_matmul_plan_create(kmux_device *dev, const kmux_matmul_desc *desc,
@@ -759,13 +761,12 @@ KMUX_API kmux_status kmux_matmul_plan_create(kmux_device *dev, const kmux_matmul
 /** Runs a matmul plan on stream (of the plan's device). Returns KMUX_OK;
  *  KMUX_ERR_INVALID_ARGUMENT for NULL plan/stream/args/alpha/beta, a NULL operand that must be
  *  read, a NULL bias with the BIAS epilogue, a NULL aux with an AUX, DRELU or DGELU epilogue, a
- *  NULL bias_grad with BGRADA/BGRADB (or A/B NULL there), an aux or bias_grad that overlaps C or
- *  each other, fp8 scales (a_scale, b_scale, d_scale) with a backward or bias-gradient epilogue,
- *  a stream of another device, or (caller_workspace
- *  plans) a workspace not aligned (256 bytes on a GPU, 64 on a CPU) or overlapping an operand;
- *  KMUX_ERR_WORKSPACE
- *  (caller_workspace plans) when workspace is NULL or workspace_bytes is less than the plan
- *  needs (the message says both); KMUX_ERR_DEVICE. */
+ *  NULL bias_grad with BGRADA/BGRADB (or A/B NULL there), an aux that is misaligned (4 bytes
+ *  for the mask, its element size otherwise), an aux or bias_grad that overlaps C or each other,
+ * fp8 scales (a_scale, b_scale, d_scale) with a backward or bias-gradient epilogue, a stream of
+ * another device, or (caller_workspace plans) a workspace not aligned (256 bytes on a GPU, 64 on a
+ * CPU) or overlapping an operand; KMUX_ERR_WORKSPACE (caller_workspace plans) when workspace is
+ * NULL or workspace_bytes is less than the plan needs (the message says both); KMUX_ERR_DEVICE. */
 KMUX_API kmux_status kmux_matmul_execute(kmux_plan *plan, kmux_stream *stream,
                                          const kmux_matmul_args *args);
 

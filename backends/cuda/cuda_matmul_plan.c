@@ -242,13 +242,18 @@ kmux_status kmux_cuda_matmul_plan_create(void *state, int device, const kmux_mat
     if (ls != KMUX_OK) return ls;
 
     const int own = kmux_cuda_own_gemm_runs(d);
-    const int lt_row =
-        kmux_cuda_matmul_row_runs(d->a_type, d->b_type, d->c_type, d->compute_type, dv->sm);
-    const char *lt_why = kmux_dtype_is_fnuz(d->a_type) || kmux_dtype_is_fnuz(d->b_type)
-                             ? "the FNUZ fp8 formats are AMD's (gfx942); cuBLASLt has OCP "
-                               "e4m3/e5m2 only"
-                         : dv->sm < 89 ? "cuBLASLt's fp8 GEMM needs sm_89 (Ada) or newer"
-                                       : "cuBLASLt has no e5m2 x e5m2 kernel";
+    /* kmux's auxiliary and backward epilogues are not mapped to cuBLASLt's (RELU_AUX's bit
+     * layout would need a GPU to confirm): the own kernel runs them */
+    const int own_epi = (d->epilogue & (KMUX_EPILOGUE_ALONE | KMUX_EPILOGUE_WITH_AUX)) != 0;
+    const int lt_row = !own_epi && kmux_cuda_matmul_row_runs(d->a_type, d->b_type, d->c_type,
+                                                             d->compute_type, dv->sm);
+    const char *lt_why =
+        own_epi ? "kmux's auxiliary and backward epilogues are not mapped to cuBLASLt's"
+        : kmux_dtype_is_fnuz(d->a_type) || kmux_dtype_is_fnuz(d->b_type)
+            ? "the FNUZ fp8 formats are AMD's (gfx942); cuBLASLt has OCP "
+              "e4m3/e5m2 only"
+        : dv->sm < 89 ? "cuBLASLt's fp8 GEMM needs sm_89 (Ada) or newer"
+                      : "cuBLASLt has no e5m2 x e5m2 kernel";
     if (!lt_row && !own) return unsupported(st, device, d, lt_why);
 
     matmul_plan *p = calloc(1, sizeof *p);

@@ -19,6 +19,16 @@ kmux_status kmux_cuda_matmul_degenerate(void *state, void *stream, const kmux_ma
                                         const kmux_matmul_args *args) {
     kmux_cuda_state *st = state;
     kmux_cuda_stream *cs = stream;
+    if (desc->epilogue & (KMUX_EPILOGUE_ALONE | KMUX_EPILOGUE_WITH_AUX)) {
+        /* the post kernel has no aux or bias gradient: the own GEMM kernel, which runs k = 0
+         * and alpha = 0 itself (A and B unread but for the bias gradient's sums) */
+        kmux_cuda_guard g;
+        kmux_status s = kmux_cuda_enter(st, cs->device, "kmux_matmul_execute", &g);
+        if (s != KMUX_OK) return s;
+        s = kmux_cuda_own_gemm(st, cs, desc, args, kmux_gpu_host_pick_tile(0, desc->m, desc->n));
+        kmux_cuda_leave(&g);
+        return s;
+    }
     kmux_cuda_post_args a;
     kmux_cuda_post_degenerate_args(desc, args, &a);
     if (a.rows == 0 || a.cols == 0 || a.batch == 0) return KMUX_OK;

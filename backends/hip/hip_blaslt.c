@@ -234,6 +234,12 @@ const char *kmux_hip_blaslt_refusal(const kmux_matmul_desc *d, const char *arch,
                         "kmux asks hipBLASLt for fp8 in the TN layout only (column-major A "
                         "transposed, B not; row-major B transposed, A not)"),
                buf;
+    if (d->epilogue & (KMUX_EPILOGUE_ALONE | KMUX_EPILOGUE_WITH_AUX))
+        return snprintf(buf, size,
+                        "kmux's auxiliary and backward epilogues (epilogue 0x%x) are not mapped "
+                        "to hipBLASLt's: kmux's own kernel runs them",
+                        d->epilogue),
+               buf;
     if (d->epilogue & KMUX_EPILOGUE_BIAS) {
         if (!row)
             return snprintf(buf, size,

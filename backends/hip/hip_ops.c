@@ -91,6 +91,11 @@ kmux_status kmux_hip_matmul_degenerate(void *state, void *stream, const kmux_mat
                                        const kmux_matmul_args *args) {
     kmux_hip_state *st = state;
     kmux_hip_stream_t *s = stream;
+    if (desc->epilogue & (KMUX_EPILOGUE_ALONE | KMUX_EPILOGUE_WITH_AUX)) {
+        /* aux and bias gradient: the own GEMM kernel, which runs k = 0 and alpha = 0 itself */
+        char name[160];
+        return kmux_hip_gemm_run(st, s, desc, args, kmux_hip_gemm_tile(desc, name, sizeof name));
+    }
     const int64_t nc =
         span(desc->order, desc->m, desc->n, desc->ldc, desc->batch_count, desc->stride_c);
     const size_t cb = (size_t)nc * kmux_dtype_bytes(desc->c_type);

@@ -14,7 +14,7 @@
 
 /** Fills caps->matmul but its type rows as the own GEMM kernel (kmux_gpu_gemm.cu) serves it:
  *  m, n, k and the batch count up to INT32_MAX (32-bit indexing), no element or ld limit, no
- *  alignment, the bias, ReLU and GELU epilogues. The caller ORs in caps->matmul.type_rows. */
+ * *  alignment, every epilogue. The caller ORs in caps->matmul.type_rows. */
 static inline void kmux_gpu_matmul_caps(kmux_device_caps *caps) {
     kmux_op_caps *m = &caps->matmul;
     m->supported = 1;
@@ -23,7 +23,7 @@ static inline void kmux_gpu_matmul_caps(kmux_device_caps *caps) {
     m->max_elements = 0;
     m->max_ld = 0;
     m->ptr_align = 1;
-    m->epilogues = KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_GELU;
+    m->epilogues = KMUX_EPILOGUE_KNOWN; /* the auxiliary and backward ones on the own kernel */
 }
 
 /** Fills caps->conv2d for the three directions (forward, backward-data, backward-weights) as the

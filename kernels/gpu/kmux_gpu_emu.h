@@ -139,6 +139,16 @@ inline unsigned atomicAdd(unsigned *p, unsigned v) {
     *p = old + v;
     return old;
 }
+inline unsigned atomicOr(unsigned *p, unsigned v) {
+    unsigned old = *p;
+    *p = old | v;
+    return old;
+}
+inline unsigned atomicAnd(unsigned *p, unsigned v) {
+    unsigned old = *p;
+    *p = old & v;
+    return old;
+}
 inline unsigned atomicCAS(unsigned *p, unsigned cmp, unsigned v) {
     unsigned old = *p;
     if (old == cmp) *p = v;

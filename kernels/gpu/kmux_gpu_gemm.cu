@@ -45,6 +45,43 @@ template <typename E> KMUX_DEV E gelu(E x) {
     return (E)0.5 * x * ((E)1 + tanh(k0 * (x + k1 * x * x * x)));
 }
 
+/* d/dx of gelu (DGELU) */
+template <typename E> KMUX_DEV E gelu_grad(E x) {
+    const E k0 = (E)0.7978845608028654;
+    const E k1 = (E)0.044715;
+    const E th = tanh(k0 * (x + k1 * x * x * x));
+    return (E)0.5 * ((E)1 + th) + (E)0.5 * x * ((E)1 - th * th) * k0 * ((E)1 + (E)3 * k1 * x * x);
+}
+
+/* The aux part of the epilogue at aux index x for the activation's input v (kmux.h
+ * kmux_epilogue). The mask's bit x is bit x % 32 of 32-bit word x / 32: on a little-endian
+ * device that is bit x % 8 of byte x / 8, the host's layout; neighbours share a word, hence the
+ * atomics. */
+template <typename E> KMUX_DEV E aux_step(const gemm_params &p, int64_t x, E v) {
+    unsigned *w = (unsigned *)p.aux + (x >> 5);
+    const unsigned bit = 1u << (unsigned)(x & 31);
+    switch (p.aux_mode) {
+    case KMUX_EPILOGUE_RELU_AUX:
+        if (v > (E)0)
+            atomicOr(w, bit);
+        else
+            atomicAnd(w, ~bit);
+        return v;
+    case KMUX_EPILOGUE_GELU_AUX:
+        if constexpr (sizeof(E) == sizeof(double))
+            kmux_gpu_store_rt_f64(p.aux, x, (double)v, p.aux_type);
+        else
+            kmux_gpu_store_rt_f32(p.aux, x, (float)v, p.aux_type);
+        return v;
+    case KMUX_EPILOGUE_DRELU:
+        return (*w & bit) ? v : (E)0;
+    case KMUX_EPILOGUE_DGELU:
+        return v * gelu_grad(kmux_gpu_load_rt<E>(p.aux, x, p.aux_type));
+    default:
+        return v;
+    }
+}
+
 template <typename E> KMUX_DEV E activate(E v, int act) {
     if (act == KMUX_EPILOGUE_RELU) return v > (E)0 ? v : (v != v ? v : (E)0); /* NaN stays */
     if (act == KMUX_EPILOGUE_GELU) return gelu(v);
@@ -68,7 +105,7 @@ static KMUX_DEV int32_t to_i32(double v) {
 
 /* Floating epilogue of element (i, j) in type E = Acc (float or double). */
 template <typename E>
-KMUX_DEV void epilogue_float(const gemm_params &p, E ab, E acc, int64_t ci, int64_t j,
+KMUX_DEV void epilogue_float(const gemm_params &p, E ab, E acc, int64_t ci, int64_t j, int64_t xi,
                              uint32_t &amax_bits) {
     E v = p.skip_ab ? (E)0 : ab * acc;
     if (p.read_c) {
@@ -76,6 +113,7 @@ KMUX_DEV void epilogue_float(const gemm_params &p, E ab, E acc, int64_t ci, int6
         v = p.skip_ab ? bc : v + bc;
     }
     if (p.has_bias) v += kmux_gpu_load_rt<E>(p.bias, j, p.bias_type);
+    if (p.aux_mode) v = aux_step(p, xi, v);
     v = activate(v, p.act);
     amax_bits = max(amax_bits, amax_bits_of(v));
     if (p.d_scale) v *= (E)*p.d_scale;
@@ -100,6 +138,33 @@ static KMUX_DEV void epilogue_int(const gemm_params &p, double ab, int32_t acc, 
     amax_bits = max(amax_bits, kmux_gpu_amax_bits_f64(v));
     if (p.d_scale) v *= (double)*p.d_scale;
     c[ci] = to_i32(v);
+}
+
+/* BGRADA / BGRADB (batch_count 1): the sums over k of op(A)'s rows, by the first column of
+ * threads of the blocks of the first n-tile, or of op(B)'s columns, by the first row of threads
+ * of the blocks of the first m-tile; in the accumulation type (f32), rounded once. */
+template <typename tile, typename LA, typename LB>
+KMUX_DEV void bias_grad(const gemm_params &p, const LA &la, const LB &lb, int64_t i0, int64_t j0,
+                        int tr, int tc, int64_t jt) {
+    if (p.bgrad == KMUX_EPILOGUE_BGRADA && jt == 0 && tc == 0) {
+        for (int r = 0; r < tile::MT; r++) {
+            const int64_t i = i0 + tr + r * tile::RT;
+            if (i >= p.m) continue;
+            float s = 0.0f;
+            for (int64_t q = 0; q < p.k; q++)
+                s += (float)la(i, q);
+            kmux_gpu_store_rt_f32(p.bias_grad, i, s, p.bias_type);
+        }
+    } else if (p.bgrad == KMUX_EPILOGUE_BGRADB && i0 == 0 && tr == 0) {
+        for (int c = 0; c < tile::NT; c++) {
+            const int64_t j = j0 + tc + c * tile::CT;
+            if (j >= p.n) continue;
+            float s = 0.0f;
+            for (int64_t q = 0; q < p.k; q++)
+                s += (float)lb(q, j);
+            kmux_gpu_store_rt_f32(p.bias_grad, j, s, p.bias_type);
+        }
+    }
 }
 
 template <int AT, int BT, typename Acc, int BM, int BN, int BK, int TM, int TN>
@@ -131,8 +196,11 @@ __global__ void __launch_bounds__(256) gemm_kernel(gemm_params p) {
                     if constexpr (AT == KMUX_I8)
                         epilogue_int(p, ab_d, acc[r][c], ci, amax_bits);
                     else
-                        epilogue_float<Acc>(p, (Acc)ab_d, acc[r][c], ci, j, amax_bits);
+                        epilogue_float<Acc>(p, (Acc)ab_d, acc[r][c], ci, j,
+                                            b * p.sx + i * p.x_si + j * p.x_sj, amax_bits);
                 }
+            if constexpr (AT != KMUX_I8 && AT != KMUX_F64)
+                if (p.bgrad) bias_grad<tile>(p, la, lb, i0, j0, tr, tc, jt);
         }
     }
     if (p.amax) kmux_gpu_block_max_to(amax_bits, p.amax);

@@ -26,6 +26,14 @@ typedef struct kmux_gpu_gemm_params {
     double alpha, beta; /* the host scalars, exactly */
     const float *a_scale, *b_scale, *d_scale;
     float *amax;
+    /* the auxiliary and backward epilogues (kmux.h kmux_epilogue): aux_mode is 0 or one of
+     * KMUX_EPILOGUE_RELU_AUX, _GELU_AUX, _DRELU, _DGELU; aux element (b, i, j) at
+     * b * sx + i * x_si + j * x_sj (bits for the mask); bgrad 0, KMUX_EPILOGUE_BGRADA or _BGRADB */
+    void *aux;
+    int64_t x_si, x_sj, sx;
+    kmux_dtype aux_type;
+    int aux_mode, bgrad;
+    void *bias_grad;
 } kmux_gpu_gemm_params;
 
 /** The compute type kmux's own GEMM and convolution kernels really run for a requested one (as
@@ -82,6 +90,14 @@ static inline void kmux_gpu_gemm_params_fill(kmux_gpu_gemm_params *p, const kmux
     p->read_c = p->beta != 0.0;
     p->a_scale = a->a_scale, p->b_scale = a->b_scale, p->d_scale = a->d_scale;
     p->amax = a->amax_d;
+    p->aux = a->aux, p->aux_type = d->aux_type, p->sx = d->stride_aux;
+    p->x_si = row ? d->aux_ld : 1;
+    p->x_sj = row ? 1 : d->aux_ld;
+    const unsigned e = d->epilogue;
+    p->aux_mode = (int)(e & (KMUX_EPILOGUE_RELU_AUX | KMUX_EPILOGUE_GELU_AUX | KMUX_EPILOGUE_DRELU |
+                             KMUX_EPILOGUE_DGELU));
+    p->bgrad = (int)(e & (KMUX_EPILOGUE_BGRADA | KMUX_EPILOGUE_BGRADB));
+    p->bias_grad = a->bias_grad;
     p->int_plain = d->compute_type == KMUX_COMPUTE_I32 && d->epilogue == KMUX_EPILOGUE_NONE &&
                    !a->a_scale && !a->b_scale && !a->d_scale && !a->amax_d;
 }

@@ -37,6 +37,7 @@ template <int BM, int BN, int BK, int TM, int TN> struct kmux_gpu_tile {
     static constexpr int RT = BM / TM; /* thread rows */
     static constexpr int CT = BN / TN; /* thread columns */
     static constexpr int THREADS = RT * CT;
+    static constexpr int MT = TM, NT = TN; /* a thread's micro-tile, for code outside mma */
     static_assert(BM % TM == 0 && BN % TN == 0, "tile not divisible by the micro-tile");
 
     /* acc += A[i0 .. i0+BM) x B[.., j0 .. j0+BN) over p < k. As (BK * BM) and Bs (BK * BN) are
