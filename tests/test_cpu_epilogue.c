@@ -4,7 +4,9 @@
  * for bit: f32, bf16 and f16 outputs, row- and column-major with padded leading dimensions,
  * bias in f32 and in the output type, with and without ReLU, two batches, on results that
  * round (random f32 values, ties of bf16 and f16 after the bias), NaN of both signs with payloads,
- * +-Inf, sums beyond the output's range and below its smallest subnormal, and signed zeros.
+ * +-Inf, sums beyond the output's range and below its smallest subnormal, and signed zeros; and
+ * the ReLU's mask written (RELU_AUX, padding bits kept) or read (DRELU), with and without the
+ * bias (the kernel's own loop without one), on 1 and 2 threads.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -51,6 +53,13 @@ static void check(kmux_order order, kmux_dtype ct, kmux_dtype bt, unsigned epi, 
     d.stride_c = runs * d.ldc + 3;
     const int64_t ldt = len + 2, nt = runs * ldt, nc = d.stride_c * 2;
     const size_t es = ct == KMUX_F32 ? 4 : 2;
+    d.aux_ld = (len / 8 + 2) * 8;        /* a multiple of 8 bits, padding past each run */
+    d.stride_aux = runs * d.aux_ld + 16; /* and between the batches */
+    const size_t naux = (size_t)(2 * d.stride_aux) / 8;
+    uint8_t *aux_want = malloc(naux), *aux_got = malloc(naux);
+    cr_assert(aux_want && aux_got);
+    for (size_t i = 0; i < naux; i++)
+        aux_want[i] = aux_got[i] = (uint8_t)(i * 37 + 11); /* DRELU reads these bits */
     float *t = malloc((size_t)nt * 4);
     void *bias = malloc((size_t)d.n * 4), *want = malloc((size_t)nc * es),
          *got = malloc((size_t)nc * es);
@@ -70,11 +79,14 @@ static void check(kmux_order order, kmux_dtype ct, kmux_dtype bt, unsigned epi, 
         fill_t(t, nt, seed + (uint64_t)b);
         const kmux_cpu_acc acc = {t, KMUX_F32, ldt, 0};
         double amax = 0;
-        a.C = want;
+        a.C = want, a.aux = aux_want;
         kmux_cpu_finish_batch(&d, &a, &acc, b, &amax);
-        a.C = got;
+        a.C = got, a.aux = aux_got;
         kmux_cpu_matmul_epilogue(&d, &a, t, ldt, b, threads);
     }
+    cr_assert(memcmp(aux_got, aux_want, naux) == 0, "%s %s epilogue 0x%x: the mask differs",
+              row ? "row" : "col", kmux_dtype_name(ct), epi);
+    free(aux_want), free(aux_got);
     for (int64_t i = 0; i < nc; i++)
         if (memcmp((char *)got + i * (int64_t)es, (char *)want + i * (int64_t)es, es) != 0)
             cr_assert_fail("%s %s bias %s epilogue 0x%x, %d threads: C[%lld] = %g, the finish "
@@ -86,12 +98,16 @@ static void check(kmux_order order, kmux_dtype ct, kmux_dtype bt, unsigned epi, 
 
 Test(cpu_epilogue, same_bits_as_the_shared_finish) {
     const kmux_dtype cts[] = {KMUX_F32, KMUX_BF16, KMUX_F16};
-    const unsigned epis[] = {KMUX_EPILOGUE_BIAS, KMUX_EPILOGUE_RELU,
-                             KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU};
+    const unsigned epis[] = {KMUX_EPILOGUE_BIAS,
+                             KMUX_EPILOGUE_RELU,
+                             KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU,
+                             KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_RELU_AUX,
+                             KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_RELU_AUX,
+                             KMUX_EPILOGUE_DRELU};
     for (int o = 0; o < 2; o++)
         for (int c = 0; c < 3; c++)
             for (int bt = 0; bt < 2; bt++)
-                for (int e = 0; e < 3; e++)
+                for (int e = 0; e < 6; e++)
                     check(o ? KMUX_COL_MAJOR : KMUX_ROW_MAJOR, cts[c], bt ? cts[c] : KMUX_F32,
                           epis[e], 1 + (c + e) % 2);
 }
@@ -114,4 +130,12 @@ Test(cpu_epilogue, declines_what_it_does_not_reproduce) {
     cr_expect(!kmux_cpu_matmul_epilogue_runs(&d, &a), "bias in a third type");
     d.bias_type = KMUX_BF16;
     cr_expect(kmux_cpu_matmul_epilogue_runs(&d, &a));
+    d.epilogue = KMUX_EPILOGUE_DRELU, d.aux_ld = 12; /* runs would share mask bytes */
+    cr_expect(!kmux_cpu_matmul_epilogue_runs(&d, &a), "aux_ld not a multiple of 8");
+    d.aux_ld = 16, d.batch_count = 2, d.stride_aux = 36;
+    cr_expect(!kmux_cpu_matmul_epilogue_runs(&d, &a), "stride_aux not a multiple of 8");
+    d.stride_aux = 40;
+    cr_expect(kmux_cpu_matmul_epilogue_runs(&d, &a));
+    d.epilogue = KMUX_EPILOGUE_GELU | KMUX_EPILOGUE_GELU_AUX;
+    cr_expect(!kmux_cpu_matmul_epilogue_runs(&d, &a), "GELU_AUX");
 }

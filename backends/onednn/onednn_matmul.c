@@ -232,9 +232,9 @@ static dnnl_status_t build_descs(kmux_dnn_mm_plan *p) {
 static void set_epilogue(kmux_dnn_mm_plan *p, int by_hand) {
     const kmux_matmul_desc *d = &p->d;
     unsigned epi = d->epilogue;
-    /* oneDNN's post-ops write no aux and have no backward: those epilogues are the finish's */
-    by_hand |=
-        (epi & ~(unsigned)(KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_GELU)) != 0;
+    /* oneDNN's post-ops write no aux and have no backward: those epilogues are the finish's (the
+     * bias gradients do not touch D: kmux_cpu_matmul_bias_grad after the primitive) */
+    by_hand |= (epi & KMUX_EPILOGUE_WITH_AUX) != 0;
     int c_dense = p->ldr == p->N && (p->prim_batch == 1 || p->bstride_r == p->M * p->N);
     p->bias_in_prim =
         !by_hand && !p->is_int && !p->swapped && c_dense && (epi & KMUX_EPILOGUE_BIAS);

@@ -305,11 +305,24 @@ static void finish_float(mm_run *r, const float *t) {
     static const float one = 1.0f, zero = 0.0f;
     kmux_matmul_desc d = p->d;
     if (!p->epi_by_hand) d.epilogue = KMUX_EPILOGUE_NONE; /* fused into the primitive */
+    d.epilogue &= ~(unsigned)(KMUX_EPILOGUE_BGRADA | KMUX_EPILOGUE_BGRADB); /* by exec, after */
     kmux_matmul_args a = *r->a;
     a.alpha = &one, a.beta = &zero, a.a_scale = a.b_scale = NULL;
     /* W holds R = C (row-major) or C^T (column-major) densely: C's storage order, ld = N */
-    const kmux_cpu_acc acc = {t, KMUX_F32, p->use_w ? p->N : d.ldc,
-                              p->use_w ? p->M * p->N : d.stride_c};
+    const int64_t ldt = p->use_w ? p->N : d.ldc, bstride = p->use_w ? p->M * p->N : d.stride_c;
+    if (kmux_cpu_matmul_epilogue_runs(&d, &a)) { /* bias, ReLU, its mask, DRELU: on the team */
+        const int64_t runs = kmux_cpu_matmul_epilogue_runs_count(&d);
+        for (int64_t b = 0; b < d.batch_count; b++) {
+#pragma omp parallel if (d.m * d.n >= PASS_SPLIT_MIN)
+            {
+                int64_t lo, hi;
+                part(runs, 1, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+                if (hi > lo) kmux_cpu_matmul_epilogue_part(&d, &a, t + b * bstride, ldt, b, lo, hi);
+            }
+        }
+        return;
+    }
+    const kmux_cpu_acc acc = {t, KMUX_F32, ldt, bstride};
     kmux_cpu_finish(&d, &a, &acc);
 }
 
@@ -434,6 +447,7 @@ kmux_status kmux_dnn_matmul_run(kmux_dnn_state *st, kmux_dnn_plan *plan,
                      (args->b_scale ? (double)*args->b_scale : 1.0);
         ks = exec_float(&r);
     }
+    if (ks == KMUX_OK) kmux_cpu_matmul_bias_grad(&p->d, args); /* BGRADA / BGRADB */
     kmux_dnn_threads_leave(&th);
     return ks;
 }

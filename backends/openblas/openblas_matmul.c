@@ -142,7 +142,9 @@ typedef struct mm_finish {
 static void finish_init(const mm_plan *p, const kmux_matmul_args *args, int threads, mm_finish *f) {
     static const float one_f = 1.0f, zero_f = 0.0f;
     static const double one_d = 1.0, zero_d = 0.0;
-    f->active = p->d.epilogue != KMUX_EPILOGUE_NONE || args->d_scale || args->amax_d;
+    /* the bias gradients do not touch D: kmux_cpu_matmul_bias_grad after the GEMM */
+    f->active = (p->d.epilogue & ~(unsigned)(KMUX_EPILOGUE_BGRADA | KMUX_EPILOGUE_BGRADB)) ||
+                args->d_scale || args->amax_d;
     f->args = *args;
     f->args.alpha = p->path == MM_DGEMM ? (const void *)&one_d : (const void *)&one_f;
     f->args.beta = p->path == MM_DGEMM ? (const void *)&zero_d : (const void *)&zero_f;
@@ -275,5 +277,6 @@ kmux_status kmux_ob_matmul_execute(void *state, const void *plan, int impl, void
     }
     if (pooled) kmux_ob_ws_put(st, ws);
     if (args->amax_d) *args->amax_d = (float)f.amax;
+    kmux_cpu_matmul_bias_grad(&p->d, args);
     return KMUX_OK;
 }

@@ -96,5 +96,6 @@ kmux_status kmux_ref_matmul_execute(void *state, const void *plan, int impl, voi
     }
     free(row_a);
     if (args->amax_d) *args->amax_d = (float)amax;
+    kmux_cpu_matmul_bias_grad(d, args);
     return KMUX_OK;
 }

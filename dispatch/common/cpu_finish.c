@@ -112,9 +112,8 @@ static double aux_step(const kmux_matmul_desc *d, const kmux_matmul_args *a, int
     return t;
 }
 
-/* BGRADA / BGRADB: the sums over k of op(A)'s rows or op(B)'s columns, in f64, rounded once to
- * bias_type. */
-static void bias_grad(const kmux_matmul_desc *d, const kmux_matmul_args *a) {
+void kmux_cpu_matmul_bias_grad(const kmux_matmul_desc *d, const kmux_matmul_args *a) {
+    if (!(d->epilogue & (KMUX_EPILOGUE_BGRADA | KMUX_EPILOGUE_BGRADB))) return;
     const int of_a = (d->epilogue & KMUX_EPILOGUE_BGRADA) != 0;
     const int64_t count = of_a ? d->m : d->n;
     const int trans = (of_a ? d->transa : d->transb) == KMUX_TRANS;
@@ -169,8 +168,6 @@ void kmux_cpu_finish_batch(const kmux_matmul_desc *d, const kmux_matmul_args *a,
             store(a->C, d->c_type, ci, d_scale * t);
         }
     *amax = m;
-    if (batch == 0 && (d->epilogue & (KMUX_EPILOGUE_BGRADA | KMUX_EPILOGUE_BGRADB)))
-        bias_grad(d, a);
 }
 
 void kmux_cpu_finish(const kmux_matmul_desc *d, const kmux_matmul_args *a,
@@ -185,5 +182,6 @@ void kmux_cpu_finish(const kmux_matmul_desc *d, const kmux_matmul_args *a,
         }
         kmux_cpu_finish_batch(d, a, acc ? &one : NULL, b, &m);
     }
+    kmux_cpu_matmul_bias_grad(d, a);
     if (a->amax_d) *a->amax_d = (float)m;
 }

@@ -10,8 +10,9 @@
  * it is computed in double, rounded to nearest even and saturated. GELU is the tanh form
  * (cuBLASLt's CUBLASLT_EPILOGUE_GELU), defined here once. The auxiliary and backward epilogues
  * (kmux.h kmux_epilogue): RELU_AUX's mask bit / GELU_AUX's input written before the activation,
- * DRELU's select / DGELU's product applied to t, and BGRADA / BGRADB's sums of op(A) / op(B)
- * (f64, rounded once) written with batch 0.
+ * DRELU's select / DGELU's product applied to t; BGRADA / BGRADB's sums of op(A) / op(B) (f64,
+ * rounded once) by kmux_cpu_finish, or kmux_cpu_matmul_bias_grad for a backend that finishes
+ * batch by batch or not at all (they do not depend on D).
  *
  * Used by the core for the degenerate problems of host devices, and by the CPU backends (ref,
  * openblas, onednn) after their GEMM. Host memory only; part of kmux_common.
@@ -41,7 +42,12 @@ double kmux_gelu_tanh_grad(double x);
 void kmux_cpu_finish_batch(const kmux_matmul_desc *desc, const kmux_matmul_args *args,
                            const kmux_cpu_acc *acc, int64_t batch, double *amax);
 
-/** Every batch (acc->data, when acc is not NULL, is batch 0's accumulator), then *args->amax_d. */
+/** BGRADA / BGRADB of a validated desc (nothing for another epilogue): args->bias_grad = the sums
+ *  over k of op(A)'s rows or op(B)'s columns of args->A / args->B, in f64, rounded once. */
+void kmux_cpu_matmul_bias_grad(const kmux_matmul_desc *desc, const kmux_matmul_args *args);
+
+/** Every batch (acc->data, when acc is not NULL, is batch 0's accumulator), then *args->amax_d
+ *  and the bias gradient (kmux_cpu_matmul_bias_grad). */
 void kmux_cpu_finish(const kmux_matmul_desc *desc, const kmux_matmul_args *args,
                      const kmux_cpu_acc *acc);
 

@@ -139,16 +139,15 @@ int net_create(net *nt, kmux_device *dev, kmux_stream *s, kmux_dtype t, uint64_t
 }
 
 static void batch_free(net *nt, net_batch *b) {
-    kmux_plan *plans[] = {b->conv1,    b->act1,      b->conv2,     b->act2,
-                          b->fc,       b->fc_dw,     b->fc_db,     b->fc_dx,
-                          b->conv2_dw, b->conv2_dx,  b->b2_grad,   b->conv1_dw,
-                          b->b1_grad,  b->relu1_bwd, b->relu2_bwd, b->xent};
+    kmux_plan *plans[] = {b->conv1,    b->act1,    b->conv2,     b->act2,     b->fc,
+                          b->fc_dw,    b->fc_dx,   b->conv2_dw,  b->conv2_dx, b->b2_grad,
+                          b->conv1_dw, b->b1_grad, b->relu1_bwd, b->xent};
     for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
         kmux_plan_destroy(plans[i]);
     buf_free(nt, &b->x, &b->x32);
     buf_free(nt, &b->dlog, &b->dlog32);
-    net_buf *bufs[] = {&b->x32, &b->y1,   &b->y2,     &b->logits, &b->dlog32, &b->dy2,
-                       &b->dy1, &b->ones, &b->labels, &b->loss,   &b->mean,   &b->argmax};
+    net_buf *bufs[] = {&b->x32,  &b->y1,    &b->y2,     &b->logits, &b->dlog32, &b->dy2,   &b->dy1,
+                       &b->ones, &b->mask2, &b->labels, &b->loss,   &b->mean,   &b->argmax};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         buf_free(nt, bufs[i], NULL);
     memset(b, 0, sizeof *b);
@@ -216,17 +215,19 @@ static int conv_plan(net *nt, int64_t n, int layer, kmux_conv_direction dir, con
 }
 
 /* Row-major C(m x n) = op(A) op(B) (+ C when the ReLU epilogue is asked: bias and activation),
- * A and B in T, C in c_type, f32 accumulation. */
+ * A and B in T, C in c_type, f32 accumulation; aux_ld: of the ReLU mask (RELU_AUX, DRELU), in
+ * bits; a bias gradient (BGRADB) in T. */
 static int gemm_plan(net *nt, int64_t m, int64_t n, int64_t k, kmux_transpose ta, kmux_transpose tb,
-                     kmux_dtype c_type, unsigned epilogue, const char *name, int64_t batch,
-                     kmux_plan **plan) {
+                     kmux_dtype c_type, unsigned epilogue, int64_t aux_ld, const char *name,
+                     int64_t batch, kmux_plan **plan) {
     kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
     d.transa = ta, d.transb = tb, d.m = m, d.n = n, d.k = k;
     d.a_type = d.b_type = nt->t, d.c_type = c_type;
     d.lda = ta == KMUX_NO_TRANS ? k : m;
     d.ldb = tb == KMUX_NO_TRANS ? n : k;
     d.ldc = n;
-    d.epilogue = epilogue, d.bias_type = KMUX_F32;
+    d.epilogue = epilogue, d.aux_ld = aux_ld;
+    d.bias_type = (epilogue & KMUX_EPILOGUE_BGRADB) ? nt->t : KMUX_F32;
     const kmux_plan_prefs prefs = arena_prefs();
     KCHECK(kmux_matmul_plan_create(nt->dev, &d, &prefs, plan));
     PCHECK(plan_created(nt, *plan, 1, name, batch));
@@ -299,12 +300,16 @@ static int batch_create(net *nt, net_batch *b, int64_t n, int train) {
     PCHECK(conv_plan(nt, n, 1, KMUX_CONV_FWD, "conv1", &b->conv1));
     PCHECK(conv_plan(nt, n, 2, KMUX_CONV_FWD, "conv2", &b->conv2));
     PCHECK(gemm_plan(nt, n * NET_H1 * NET_H1, NET_C1, 1, KMUX_NO_TRANS, KMUX_NO_TRANS, nt->t,
-                     KMUX_EPILOGUE_RELU, "act1", n, &b->act1));
+                     KMUX_EPILOGUE_RELU, 0, "act1", n, &b->act1));
+    /* training: act2 also writes the ReLU's mask, rows of C2 bits (NHWC), which fc_dx reads as
+     * rows of FC_IN bits: the same bits, y2 flattened */
     PCHECK(gemm_plan(nt, n * NET_H2 * NET_H2, NET_C2, 1, KMUX_NO_TRANS, KMUX_NO_TRANS, nt->t,
-                     KMUX_EPILOGUE_RELU, "act2", n, &b->act2));
+                     KMUX_EPILOGUE_RELU | (train ? KMUX_EPILOGUE_RELU_AUX : 0), NET_C2, "act2", n,
+                     &b->act2));
     PCHECK(gemm_plan(nt, n, NET_CLASSES, NET_FC_IN, KMUX_NO_TRANS, KMUX_NO_TRANS, KMUX_F32,
-                     KMUX_EPILOGUE_BIAS, "fc", n, &b->fc));
+                     KMUX_EPILOGUE_BIAS, 0, "fc", n, &b->fc));
     if (!train) return 0;
+    PCHECK(buf_alloc(nt, &b->mask2, ((size_t)(n * NET_FC_IN) + 31) / 32 * 4, MEM_ACTIVATIONS, 0));
     /* activation gradients */
     PCHECK(buf_alloc(nt, &b->dlog32, (size_t)n * NET_CLASSES * 4, MEM_ACTIVATIONS, 0));
     if (nt->t != KMUX_F32)
@@ -313,13 +318,13 @@ static int batch_create(net *nt, net_batch *b, int64_t n, int train) {
         b->dlog = b->dlog32;
     PCHECK(buf_alloc(nt, &b->dy2, (size_t)a2 * es, MEM_ACTIVATIONS, 0));
     PCHECK(buf_alloc(nt, &b->dy1, (size_t)a1 * es, MEM_ACTIVATIONS, 0));
-    PCHECK(relu_bwd_plan(nt, a2, "relu2_bwd", n, &b->relu2_bwd));
     PCHECK(relu_bwd_plan(nt, a1, "relu1_bwd", n, &b->relu1_bwd));
-    PCHECK(gemm_plan(nt, NET_FC_IN, NET_CLASSES, n, KMUX_TRANS, KMUX_NO_TRANS, nt->t, 0, "fc_dw", n,
-                     &b->fc_dw));
-    PCHECK(bias_grad_plan(nt, n, NET_CLASSES, "fc_db", n, &b->fc_db));
-    PCHECK(gemm_plan(nt, n, NET_FC_IN, NET_CLASSES, KMUX_NO_TRANS, KMUX_TRANS, nt->t, 0, "fc_dx", n,
-                     &b->fc_dx));
+    /* dW = y2^T dlog with the bias gradient, the column sums of dlog (op(B)), in one GEMM */
+    PCHECK(gemm_plan(nt, NET_FC_IN, NET_CLASSES, n, KMUX_TRANS, KMUX_NO_TRANS, nt->t,
+                     KMUX_EPILOGUE_BGRADB, 0, "fc_dw", n, &b->fc_dw));
+    /* dy2 = dlog W^T, zero where conv2's ReLU was not active (DRELU with act2's mask) */
+    PCHECK(gemm_plan(nt, n, NET_FC_IN, NET_CLASSES, KMUX_NO_TRANS, KMUX_TRANS, nt->t,
+                     KMUX_EPILOGUE_DRELU, NET_FC_IN, "fc_dx", n, &b->fc_dx));
     PCHECK(conv_plan(nt, n, 2, KMUX_CONV_BWD_WEIGHTS, "conv2_dw", &b->conv2_dw));
     PCHECK(conv_plan(nt, n, 2, KMUX_CONV_BWD_DATA, "conv2_dx", &b->conv2_dx));
     PCHECK(bias_grad_plan(nt, n * NET_H2 * NET_H2, NET_C2, "b2_grad", n, &b->b2_grad));
@@ -355,13 +360,19 @@ static int conv(net *nt, kmux_plan *p, void *x, void *w, void *y) {
     return 0;
 }
 
-static int gemm(net *nt, kmux_plan *p, const void *A, const void *B, void *C, const float *beta,
-                const void *bias) {
+static int gemm_ex(net *nt, kmux_plan *p, const void *A, const void *B, void *C, const float *beta,
+                   const void *bias, void *aux, void *bias_grad) {
     kmux_matmul_args a = KMUX_MATMUL_ARGS_INIT;
     a.alpha = &ONE, a.beta = beta, a.A = A, a.B = B, a.C = C, a.bias = bias;
+    a.aux = aux, a.bias_grad = bias_grad;
     a.workspace = nt->arena.dev, a.workspace_bytes = nt->arena.bytes;
     KCHECK(kmux_matmul_execute(p, nt->s, &a));
     return 0;
+}
+
+static int gemm(net *nt, kmux_plan *p, const void *A, const void *B, void *C, const float *beta,
+                const void *bias) {
+    return gemm_ex(nt, p, A, B, C, beta, bias, NULL, NULL);
 }
 
 int net_forward(net *nt, net_batch *b) {
@@ -374,7 +385,8 @@ int net_forward(net *nt, net_batch *b) {
     PCHECK(conv(nt, b->conv1, b->x.dev, at(&nt->w, L->off[P_W1], es), b->y1.dev));
     PCHECK(gemm(nt, b->act1, b->ones.dev, at(&nt->w, L->off[P_B1], es), b->y1.dev, &ONE, NULL));
     PCHECK(conv(nt, b->conv2, b->y1.dev, at(&nt->w, L->off[P_W2], es), b->y2.dev));
-    PCHECK(gemm(nt, b->act2, b->ones.dev, at(&nt->w, L->off[P_B2], es), b->y2.dev, &ONE, NULL));
+    PCHECK(gemm_ex(nt, b->act2, b->ones.dev, at(&nt->w, L->off[P_B2], es), b->y2.dev, &ONE, NULL,
+                   b->mask2.dev, NULL));
     PCHECK(gemm(nt, b->fc, b->y2.dev, at(&nt->w, L->off[P_WF], es), b->logits.dev, &ZERO,
                 at(&nt->w32, L->off[P_BF], 4)));
     return 0;
@@ -420,11 +432,12 @@ int net_backward(net *nt, net_batch *b) {
     /* saturate = 0: a scaled gradient beyond f16's range becomes Inf, which the loss scaler sees */
     if (nt->t != KMUX_F32)
         KCHECK(kmux_cast(s, n * NET_CLASSES, b->dlog32.dev, KMUX_F32, b->dlog.dev, nt->t, NULL));
-    /* fully connected layer: dW = y2^T dlog, db = the column sums of dlog, dy2 = dlog W^T */
-    PCHECK(gemm(nt, b->fc_dw, b->y2.dev, b->dlog.dev, at(&nt->g, L->off[P_WF], es), &ZERO, NULL));
-    PCHECK(bias_grad(nt, b->fc_db, b->dlog.dev, at(&nt->g, L->off[P_BF], es)));
-    PCHECK(gemm(nt, b->fc_dx, b->dlog.dev, at(&nt->w, L->off[P_WF], es), b->dy2.dev, &ZERO, NULL));
-    PCHECK(relu_backward(nt, b->relu2_bwd, &b->y2, &b->dy2));
+    /* fully connected layer: dW = y2^T dlog and db = the column sums of dlog (BGRADB) in one
+     * GEMM; dy2 = dlog W^T through conv2's ReLU (DRELU) in another */
+    PCHECK(gemm_ex(nt, b->fc_dw, b->y2.dev, b->dlog.dev, at(&nt->g, L->off[P_WF], es), &ZERO, NULL,
+                   NULL, at(&nt->g, L->off[P_BF], es)));
+    PCHECK(gemm_ex(nt, b->fc_dx, b->dlog.dev, at(&nt->w, L->off[P_WF], es), b->dy2.dev, &ZERO, NULL,
+                   b->mask2.dev, NULL));
     /* conv2: bias, weights, data */
     PCHECK(bias_grad(nt, b->b2_grad, b->dy2.dev, at(&nt->g, L->off[P_B2], es)));
     PCHECK(conv(nt, b->conv2_dw, b->y1.dev, at(&nt->g, L->off[P_W2], es), b->dy2.dev));

@@ -55,12 +55,14 @@ typedef struct net_batch {
     int64_t n;
     int train; /**< backward plans and buffers too */
     net_buf x32, x, y1, y2, logits, dlog32, dlog, dy2, dy1, ones;
+    net_buf mask2; /* conv2's ReLU mask (1 bit an element): written by act2's RELU_AUX, read by
+                      fc_dx's DRELU, which applies the ReLU's backward to dy2 */
     net_buf labels, loss, mean, argmax; /* the loss op's: int32 labels (host-filled), f32 per-row
                                            losses, their f32 mean, int32 predictions */
     kmux_plan *conv1, *act1, *conv2, *act2, *fc; /* forward */
-    kmux_plan *fc_dw, *fc_db, *fc_dx, *conv2_dw, *conv2_dx, *b2_grad, *conv1_dw, *b1_grad;
-    kmux_plan *relu1_bwd, *relu2_bwd; /* element-wise ReLU backward from y1, y2 */
-    kmux_plan *xent;                  /* softmax cross-entropy of the logits */
+    kmux_plan *fc_dw, *fc_dx, *conv2_dw, *conv2_dx, *b2_grad, *conv1_dw, *b1_grad;
+    kmux_plan *relu1_bwd; /* element-wise ReLU backward from y1 (conv2_dx has no epilogue) */
+    kmux_plan *xent;      /* softmax cross-entropy of the logits */
 } net_batch;
 
 typedef struct net {

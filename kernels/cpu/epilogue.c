@@ -1,6 +1,7 @@
 /*
- * epilogue.c - a GEMM's bias and ReLU epilogue over its f32 result, on several threads, for the
- * backends whose library has no fused epilogue (OpenBLAS). It gives the bits of the shared CPU
+ * epilogue.c - a GEMM's bias and ReLU epilogue over its f32 result (with the ReLU's mask written,
+ * RELU_AUX, or its backward, DRELU), on several threads, for the backends whose library has no
+ * such fused epilogue (OpenBLAS; oneDNN for the mask). It gives the bits of the shared CPU
  * finish (dispatch/common/cpu_finish.c, one element at a time, in f64): the sum is formed in f64
  * as there, then rounded once to the output type: f32 directly, bf16 and f16 through an f32 rounded
  * to odd (which a nearest-even rounding to a format of 2 or more bits less then rounds exactly as
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "cast_internal.h"
+#include "cpu_clones.h"
 #include "kmux_cpu_kernels.h"
 
 #define RUN 256 /* elements converted at a time (an f32 row buffer on the stack) */
@@ -31,7 +33,25 @@ typedef struct epi_job {
     int64_t run_len, runs;
     int bias_along; /* 1: the bias varies along a stored run (row-major), 0: per run */
     int relu;
+    /* RELU_AUX writes, DRELU reads the mask: run r's bits from bit r * aux_ld of aux, a byte
+     * boundary (kmux_cpu_matmul_epilogue_runs), so threads never share a byte */
+    uint8_t *aux;
+    int64_t aux_ld;
+    int write_mask, drelu;
 } epi_job;
+
+/* The mask bits [x, x + m) (x a multiple of 8) from the values v: set where v > 0; bits past m
+ * in the last byte are kept. */
+static void put_bits(uint8_t *aux, int64_t x, int64_t m, const double *v) {
+    uint8_t *p = aux + x / 8;
+    for (int64_t k = 0; k < m; k += 8) {
+        const int64_t e = m - k < 8 ? m - k : 8;
+        uint8_t byte = e < 8 ? (uint8_t)(p[k / 8] & (0xffu << e)) : 0;
+        for (int64_t q = 0; q < e; q++)
+            byte |= (uint8_t)((v[k + q] > 0.0) << q);
+        p[k / 8] = byte;
+    }
+}
 
 /* bias[i0 .. i0 + m) as f64 (exact) into out; zeros without a bias. */
 static void bias_f64(const epi_job *j, int64_t i0, int64_t m, double *out) {
@@ -52,6 +72,46 @@ static void bias_f64(const epi_job *j, int64_t i0, int64_t m, double *out) {
         out[k] = (double)f[k];
 }
 
+/* Eight elements of an f32 C without bias, in integer arithmetic on their bits (branch-free, so
+ * that it vectorises): keep bit q of `keep` -> the element (a NaN as the finish's quiet NaN with
+ * its sign), else +0. Returns the byte of t > 0 (Inf counts, NaN does not). */
+static inline unsigned select8(const float *t, float *c, unsigned keep, int relu, int use_keep) {
+    uint32_t u[8], o[8];
+    memcpy(u, t, sizeof u);
+    unsigned pos_bits = 0;
+    for (int q = 0; q < 8; q++) {
+        const uint32_t a = u[q] & 0x7fffffffu;
+        const uint32_t nan = a > 0x7f800000u;
+        const uint32_t pos = (u[q] >> 31) == 0 && a != 0 && !nan;
+        pos_bits |= pos << q;
+        const uint32_t k = use_keep ? (keep >> q) & 1u : !relu || pos || nan;
+        const uint32_t v = nan ? (u[q] & 0x80000000u) | 0x7fc00000u : u[q];
+        o[q] = k ? v : 0u;
+    }
+    memcpy(c, o, sizeof o);
+    return pos_bits;
+}
+
+/* A run of n elements of an f32 C without bias, t -> c (c may be t): ReLU (NaN kept), the mask
+ * written from t > 0 (write_mask) or DRELU's select by it, eight elements a mask byte; bits past
+ * n in the last byte kept. The finish's bits. */
+KMUX_CPU_CLONES static void run_f32(const float *t, float *c, uint8_t *bits, int64_t n, int relu,
+                                    int write_mask, int drelu) {
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        const unsigned b = select8(t + k, c + k, drelu ? bits[k / 8] : 0u, relu, drelu);
+        if (write_mask) bits[k / 8] = (uint8_t)b;
+    }
+    if (k < n) { /* the last partial byte, through a padded copy: its bits past n kept */
+        const int64_t e = n - k;
+        float tt[8] = {0}, cc[8];
+        memcpy(tt, t + k, (size_t)e * sizeof(float));
+        const unsigned b = select8(tt, cc, drelu ? bits[k / 8] : 0u, relu, drelu);
+        memcpy(c + k, cc, (size_t)e * sizeof(float));
+        if (write_mask) bits[k / 8] = (uint8_t)((bits[k / 8] & (0xffu << e)) | (b & ~(0xffu << e)));
+    }
+}
+
 static void range(void *ctx, int64_t begin, int64_t end, int tid) {
     (void)tid;
     const epi_job *j = ctx;
@@ -59,6 +119,25 @@ static void range(void *ctx, int64_t begin, int64_t end, int tid) {
     const size_t es = ct == KMUX_F32 ? 4 : 2;
     float buf[RUN];
     double bias_run[RUN];
+    const int avx2 = kmux_cast_have_avx2(); /* once: it is a pthread_once call */
+    if (!j->bias) { /* t is exact in f32: one rounding from it is the finish's */
+        for (int64_t r = begin; r < end; r++) {
+            const float *t = j->t + r * j->ldt;
+            char *c = (char *)j->c + (size_t)(r * j->d->ldc) * es;
+            uint8_t *bits = j->aux ? j->aux + r * j->aux_ld / 8 : NULL;
+            if (ct == KMUX_F32) {
+                run_f32(t, (float *)c, bits, j->run_len, j->relu, j->write_mask, j->drelu);
+                continue;
+            }
+            for (int64_t c0 = 0; c0 < j->run_len; c0 += RUN) { /* RUN: whole mask bytes */
+                const int64_t m = j->run_len - c0 < RUN ? j->run_len - c0 : RUN;
+                run_f32(t + c0, buf, bits ? bits + c0 / 8 : NULL, m, j->relu, j->write_mask,
+                        j->drelu);
+                kmux_cast_from_f32(m, buf, c + (size_t)c0 * es, ct, 0, NULL, avx2, 0);
+            }
+        }
+        return;
+    }
     for (int64_t r = begin; r < end; r++) {
         const float *t = j->t + r * j->ldt;
         char *c = (char *)j->c + (size_t)(r * j->d->ldc) * es;
@@ -71,8 +150,14 @@ static void range(void *ctx, int64_t begin, int64_t end, int tid) {
             else
                 for (int64_t k = 0; k < m; k++)
                     bias_run[k] = b_const;
+            const int64_t x = r * j->aux_ld + c0; /* the run's bit c0 */
+            double pre[RUN];
+            for (int64_t k = 0; k < m; k++)
+                pre[k] = (double)t[c0 + k] + bias_run[k];
+            if (j->write_mask) put_bits(j->aux, x, m, pre);
             for (int64_t k = 0; k < m; k++) {
-                double v = (double)t[c0 + k] + bias_run[k];
+                double v = pre[k];
+                if (j->drelu && !((j->aux[(x + k) / 8] >> ((x + k) % 8)) & 1)) v = 0.0;
                 if (j->relu) v = v > 0.0 ? v : (isnan(v) ? v : 0.0);
                 buf[k] = isnan(v)         ? quiet_nan(v)
                          : ct == KMUX_F32 ? (float)v
@@ -81,22 +166,26 @@ static void range(void *ctx, int64_t begin, int64_t end, int tid) {
             if (ct == KMUX_F32)
                 memcpy(c + (size_t)c0 * 4, buf, (size_t)m * 4);
             else /* nearest even from the odd-rounded f32: the f64's one rounding */
-                kmux_cast_from_f32(m, buf, c + (size_t)c0 * es, ct, 0, NULL, kmux_cast_have_avx2(),
-                                   0);
+                kmux_cast_from_f32(m, buf, c + (size_t)c0 * es, ct, 0, NULL, avx2, 0);
         }
     }
 }
 
 int kmux_cpu_matmul_epilogue_runs(const kmux_matmul_desc *d, const kmux_matmul_args *a) {
     const unsigned epi = d->epilogue;
-    return (epi & ~(unsigned)(KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU)) == 0 && !a->d_scale &&
-           !a->amax_d &&
+    const unsigned fast =
+        KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_RELU_AUX | KMUX_EPILOGUE_DRELU;
+    /* a mask's runs start on byte boundaries (threads own whole bytes) */
+    const int mask_ok = !(epi & (KMUX_EPILOGUE_RELU_AUX | KMUX_EPILOGUE_DRELU)) ||
+                        (d->aux_ld % 8 == 0 && (d->batch_count == 1 || d->stride_aux % 8 == 0));
+    return (epi & ~fast) == 0 && mask_ok && !a->d_scale && !a->amax_d &&
            (d->c_type == KMUX_F32 || d->c_type == KMUX_BF16 || d->c_type == KMUX_F16) &&
            (!(epi & KMUX_EPILOGUE_BIAS) || d->bias_type == KMUX_F32 || d->bias_type == d->c_type);
 }
 
-void kmux_cpu_matmul_epilogue(const kmux_matmul_desc *d, const kmux_matmul_args *a, const float *t,
-                              int64_t ldt, int64_t batch, int threads) {
+/* The job of batch `batch`. */
+static epi_job job_of(const kmux_matmul_desc *d, const kmux_matmul_args *a, const float *t,
+                      int64_t ldt, int64_t batch) {
     const int row = d->order == KMUX_ROW_MAJOR;
     const size_t es = d->c_type == KMUX_F32 ? 4 : 2;
     epi_job j = {.d = d,
@@ -107,6 +196,27 @@ void kmux_cpu_matmul_epilogue(const kmux_matmul_desc *d, const kmux_matmul_args 
                  .run_len = row ? d->n : d->m,
                  .runs = row ? d->m : d->n,
                  .bias_along = row,
-                 .relu = (d->epilogue & KMUX_EPILOGUE_RELU) != 0};
+                 .relu = (d->epilogue & KMUX_EPILOGUE_RELU) != 0,
+                 .aux = a->aux ? (uint8_t *)a->aux + batch * d->stride_aux / 8 : NULL,
+                 .aux_ld = d->aux_ld,
+                 .write_mask = (d->epilogue & KMUX_EPILOGUE_RELU_AUX) != 0,
+                 .drelu = (d->epilogue & KMUX_EPILOGUE_DRELU) != 0};
+    return j;
+}
+
+void kmux_cpu_matmul_epilogue(const kmux_matmul_desc *d, const kmux_matmul_args *a, const float *t,
+                              int64_t ldt, int64_t batch, int threads) {
+    epi_job j = job_of(d, a, t, ldt, batch);
     kmux_cast_parallel_for(j.runs, j.run_len, threads, 1, range, &j);
+}
+
+int64_t kmux_cpu_matmul_epilogue_runs_count(const kmux_matmul_desc *d) {
+    return d->order == KMUX_ROW_MAJOR ? d->m : d->n;
+}
+
+void kmux_cpu_matmul_epilogue_part(const kmux_matmul_desc *d, const kmux_matmul_args *a,
+                                   const float *t, int64_t ldt, int64_t batch, int64_t begin,
+                                   int64_t end) {
+    epi_job j = job_of(d, a, t, ldt, batch);
+    range(&j, begin, end, 0);
 }

@@ -66,15 +66,23 @@ void kmux_cpu_optimizer(const kmux_optimizer_desc *d, const kmux_optimizer_args 
 void kmux_cpu_softmax(const kmux_softmax_desc *d, const kmux_softmax_args *args, int threads);
 
 /** 1 when kmux_cpu_matmul_epilogue gives the shared CPU finish's bits for d and a: an epilogue
- *  of BIAS and/or RELU (no GELU), no d_scale or amax_d, C in f32, bf16 or f16, bias in f32 or
- *  c_type. */
+ *  of BIAS, RELU, RELU_AUX (aux_ld and stride_aux multiples of 8 bits) or DRELU (the same), no
+ *  GELU, no d_scale or amax_d, C in f32, bf16 or f16, bias in f32 or c_type. */
 int kmux_cpu_matmul_epilogue_runs(const kmux_matmul_desc *d, const kmux_matmul_args *a);
-/** C of batch `batch` (a->C + batch * stride_c) = relu?(t + bias), t the f32 GEMM result in C's
+/** C of batch `batch` (a->C + batch * stride_c) = relu?(t + bias) (DRELU: t where the mask's bit
+ *  is set, else 0; RELU_AUX: the bits of t + bias > 0 written), t the f32 GEMM result in C's
  *  storage order with leading dimension ldt (t may be C itself when c_type is f32), rounded once
  *  to c_type as the shared CPU finish rounds (kernels/cpu/epilogue.c), on up to `threads`
  *  threads. Only where kmux_cpu_matmul_epilogue_runs. */
 void kmux_cpu_matmul_epilogue(const kmux_matmul_desc *d, const kmux_matmul_args *a, const float *t,
                               int64_t ldt, int64_t batch, int threads);
+/** The runs of kmux_cpu_matmul_epilogue (stored rows of C: m row-major, n column-major), and the
+ *  runs [begin, end) of it on the calling thread, for a backend that splits them over a thread
+ *  team of its own (oneDNN's OpenMP team, awake after its primitive). */
+int64_t kmux_cpu_matmul_epilogue_runs_count(const kmux_matmul_desc *d);
+void kmux_cpu_matmul_epilogue_part(const kmux_matmul_desc *d, const kmux_matmul_args *a,
+                                   const float *t, int64_t ldt, int64_t batch, int64_t begin,
+                                   int64_t end);
 
 /** A binary op of a validated description with no 0 in its shape (kmux_binary_execute's
  *  semantics; dst == src0 allowed) on up to `threads` threads (kernels/cpu/binary.c). */
