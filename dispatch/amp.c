@@ -174,3 +174,24 @@ kmux_status kmux_fp8_scale_update(kmux_stream *stream, const float *amax_history
                                               history_len, fp8_type, margin, scale),
                 fn, stream);
 }
+
+kmux_status kmux_fp8_amax_history_record(kmux_stream *stream, float *amax_history,
+                                         int64_t history_len, int64_t step, const float *amax) {
+    kmux_clear_error();
+    const char *fn = "kmux_fp8_amax_history_record";
+    if (!stream || !amax_history || !amax)
+        return INVALID("%s: %s is NULL", fn,
+                       !stream         ? "stream"
+                       : !amax_history ? "amax_history"
+                                       : "amax");
+    KMUX_CHECK_HANDLE(fn, "stream", stream, KMUX_HANDLE_STREAM);
+    if (history_len < 1)
+        return INVALID("%s: history_len = %lld must be >= 1", fn, (long long)history_len);
+    if (step < 0) return INVALID("%s: step = %lld is negative", fn, (long long)step);
+    float *slot = amax_history + step % history_len;
+    if (slot == amax) return KMUX_OK; /* already there */
+    /* one f32 from device memory to device memory, ordered on the stream */
+    return done(OPS(stream)->mem_copy(STATE(stream), stream->native, slot, amax, sizeof *slot,
+                                      KMUX_MEMCPY_DEVICE_TO_DEVICE),
+                fn, stream);
+}

@@ -1482,6 +1482,19 @@ KMUX_API kmux_status kmux_fp8_scale_update(kmux_stream *stream, const float *ama
                                            int64_t history_len, kmux_dtype fp8_type, float margin,
                                            float *scale);
 
+/** Records this step's amax (device f32 *amax, e.g. a matmul's amax_d or kmux_amax's output) in
+ *  the delayed-scaling history on the stream, with no host round trip: amax_history[step %
+ *  history_len] = *amax (device f32, history_len entries, zeros to start). The history is a
+ *  ring: kmux_fp8_scale_update takes the max over every entry, so the order of the entries does
+ *  not matter (Transformer Engine rolls its history; the max, hence the scale, is the same).
+ *  step is the caller's step counter (host, >= 0), so a training step that records, updates
+ *  the scale and runs the next fp8 GEMM never synchronises. Returns KMUX_OK;
+ *  KMUX_ERR_INVALID_ARGUMENT for a NULL pointer, history_len < 1 or step < 0;
+ *  KMUX_ERR_DEVICE. */
+KMUX_API kmux_status kmux_fp8_amax_history_record(kmux_stream *stream, float *amax_history,
+                                                  int64_t history_len, int64_t step,
+                                                  const float *amax);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,8 +1,9 @@
 /*
  * test_amp.c - kmux_amax, kmux_unscale_check_finite, kmux_loss_scale_update and
- * kmux_fp8_scale_update on every available device (device memory through kmux_memcpy) and, for
- * amax and unscale, on the CPU kernels directly: hand-computed expectations, comparisons with
- * "ref" on large random inputs, and the subnormal guarantees with a caller in FTZ/DAZ mode.
+ * kmux_fp8_scale_update (and its history, kmux_fp8_amax_history_record) on every available device
+ * (device memory through kmux_memcpy) and, for amax and unscale, on the CPU kernels directly:
+ * hand-computed expectations, comparisons with "ref" on large random inputs, and the subnormal
+ * guarantees with a caller in FTZ/DAZ mode.
  */
 #include <float.h>
 #include <math.h>
@@ -449,5 +450,51 @@ Test(amp, fp8_scale_update_hand) {
             TU_OK(kmux_free(t.dev, ds));
             close_target(&t);
         }
+    TU_OK(kmux_context_destroy(ctx));
+}
+
+/* Delayed scaling on the stream: each step's amax (kmux_amax of a tensor) recorded in a ring of
+ * H entries, the scale updated from it: 448 / max of the last H amaxes, an old large amax
+ * leaving the window after H steps. */
+Test(amp, fp8_amax_history_ring) {
+    kmux_context *ctx = tu_context();
+    enum { H = 3, STEPS = 7 };
+    const float amaxes[STEPS] = {4.0f, 1.0f, 2.0f, 0.5f, 1.0f, 7.0f, 0.25f};
+    const char **ids = tu_device_ids(ctx);
+    for (int d = 0; ids[d]; d++) {
+        target t = open_target(ctx, ids[d]);
+        const float zeros[H] = {0};
+        float *dh = up(&t, zeros, sizeof zeros), s = 1.0f, *ds = up(&t, &s, sizeof s);
+        float x[2], *dm = up(&t, &s, sizeof s);
+        void *dx = up(&t, x, sizeof x);
+        for (int step = 0; step < STEPS; step++) {
+            x[0] = -amaxes[step], x[1] = amaxes[step] / 2;
+            TU_OK(kmux_memcpy(t.s, dx, x, sizeof x, KMUX_MEMCPY_HOST_TO_DEVICE));
+            TU_OK(kmux_amax(t.s, 2, dx, KMUX_F32, dm));
+            TU_OK(kmux_fp8_amax_history_record(t.s, dh, H, step, dm));
+            TU_OK(kmux_fp8_scale_update(t.s, dh, H, KMUX_F8_E4M3, 0.0f, ds));
+            down(&t, &s, ds, sizeof s);
+            float most = 0.0f;
+            for (int i = step - H + 1 < 0 ? 0 : step - H + 1; i <= step; i++)
+                most = amaxes[i] > most ? amaxes[i] : most;
+            cr_expect(s == 448.0f / most, "%s step %d: scale %g, want 448 / %g", ids[d], step,
+                      (double)s, (double)most);
+        }
+        float h[H];
+        down(&t, h, dh, sizeof h); /* steps 6, 4, 5 in slots 0, 1, 2 */
+        cr_expect(h[0] == 0.25f && h[1] == 1.0f && h[2] == 7.0f, "%s: history %g %g %g", ids[d],
+                  (double)h[0], (double)h[1], (double)h[2]);
+        TU_STATUS(KMUX_ERR_INVALID_ARGUMENT, kmux_fp8_amax_history_record(t.s, dh, 0, 1, dm));
+        cr_expect(strstr(kmux_last_error(), "history_len = 0") != NULL, "%s", kmux_last_error());
+        TU_STATUS(KMUX_ERR_INVALID_ARGUMENT, kmux_fp8_amax_history_record(t.s, dh, H, -1, dm));
+        cr_expect(strstr(kmux_last_error(), "step = -1") != NULL, "%s", kmux_last_error());
+        TU_STATUS(KMUX_ERR_INVALID_ARGUMENT, kmux_fp8_amax_history_record(t.s, dh, H, 1, NULL));
+        cr_expect(strstr(kmux_last_error(), "amax is NULL") != NULL, "%s", kmux_last_error());
+        TU_OK(kmux_free(t.dev, dh));
+        TU_OK(kmux_free(t.dev, ds));
+        TU_OK(kmux_free(t.dev, dm));
+        TU_OK(kmux_free(t.dev, dx));
+        close_target(&t);
+    }
     TU_OK(kmux_context_destroy(ctx));
 }
