@@ -7,6 +7,11 @@
  * "gain" = separate ms / fused ms (> 1: fusing pays). Each round runs every variant once, in
  * interleaved order; medians reported. The two outputs are compared, as a sanity check: the
  * fused call rounds once, the separate ones round after each step (bf16: up to 1 ulp apart).
+ * The backward epilogues the same way: DRELU (the GEMM of a layer's input gradient with the
+ * ReLU's backward from a 1-bit mask, as CUBLASLT_EPILOGUE_DRELU) against the GEMM then the
+ * element-wise RELU backward from the saved output; BGRADB (the weight gradient's GEMM with the
+ * bias gradient, the column sums of B, as CUBLASLT_EPILOGUE_BGRADB) against the GEMM then a SUM
+ * reduction of B's rows.
  * Usage: bench_epilogue [--m=M] [--n=N] [--k=K] [--rounds=R]
  */
 #define _ISOC11_SOURCE
@@ -99,6 +104,113 @@ static void fill(kmux_dtype t, void *p, int64_t n, unsigned seed) {
     }
 }
 
+/* The backward pair of one device and dtype: fused (one GEMM with the epilogue) and the GEMM
+ * with the separate op, for DRELU (aux: the mask, y: the saved forward output, > 0 where a bit
+ * is set) or BGRADB (g: the bias gradient). */
+typedef struct bwd {
+    kmux_plan *fused, *gemm, *op;
+    int drelu;
+} bwd;
+
+static void bwd_make(kmux_device *dev, kmux_dtype t, int64_t m, int64_t n, int64_t k, int drelu,
+                     bwd *v) {
+    kmux_matmul_desc d = KMUX_MATMUL_DESC_INIT;
+    d.m = m, d.n = n, d.k = k, d.lda = k, d.ldb = n, d.ldc = n;
+    d.a_type = d.b_type = d.c_type = t;
+    v->drelu = drelu;
+    CHECK(kmux_matmul_plan_create(dev, &d, NULL, &v->gemm));
+    d.epilogue = drelu ? KMUX_EPILOGUE_DRELU : KMUX_EPILOGUE_BGRADB;
+    d.aux_ld = n, d.bias_type = t;
+    CHECK(kmux_matmul_plan_create(dev, &d, NULL, &v->fused));
+    if (drelu) {
+        kmux_eltwise_desc e = KMUX_ELTWISE_DESC_INIT;
+        e.alg = KMUX_ELTWISE_RELU, e.prop = KMUX_PROP_BACKWARD, e.use_dst_for_bwd = 1;
+        e.dtype = t, e.n = m * n;
+        CHECK(kmux_eltwise_plan_create(dev, &e, NULL, &v->op));
+    } else {
+        kmux_reduction_desc r = KMUX_REDUCTION_DESC_INIT;
+        r.src_dtype = r.dst_dtype = t, r.ndims = 2;
+        r.src_dims[0] = k, r.src_dims[1] = n, r.dst_dims[0] = 1, r.dst_dims[1] = n;
+        CHECK(kmux_reduction_plan_create(dev, &r, NULL, &v->op));
+    }
+}
+
+static double bwd_run(const bwd *v, int fused, kmux_stream *s, const void *a, const void *b,
+                      const void *aux, const void *y, void *c, void *g) {
+    double t0 = kmux_bench_now_ms();
+    kmux_matmul_args ma = KMUX_MATMUL_ARGS_INIT;
+    ma.alpha = &ONE, ma.beta = &ZERO, ma.A = a, ma.B = b, ma.C = c;
+    if (fused) {
+        ma.aux = (void *)aux, ma.bias_grad = g;
+        CHECK(kmux_matmul_execute(v->fused, s, &ma));
+    } else {
+        CHECK(kmux_matmul_execute(v->gemm, s, &ma));
+        if (v->drelu) {
+            kmux_eltwise_args ea = KMUX_ELTWISE_ARGS_INIT;
+            ea.dst = (void *)y, ea.diff_dst = c, ea.diff_src = c; /* dst: read by the backward */
+            CHECK(kmux_eltwise_execute(v->op, s, &ea));
+        } else {
+            kmux_reduction_args ra = KMUX_REDUCTION_ARGS_INIT;
+            ra.src = b, ra.dst = g;
+            CHECK(kmux_reduction_execute(v->op, s, &ra));
+        }
+    }
+    CHECK(kmux_stream_synchronize(s));
+    return kmux_bench_now_ms() - t0;
+}
+
+/* The backward rows: DRELU and BGRADB, f32 and bf16, every device, interleaved rounds. */
+static void backward(kmux_bench_cpus *cpus, int64_t M, int64_t N, int64_t K, int rounds, void *a,
+                     void *b, void *c1, void *c2) {
+    void *y = aligned_alloc(64, (size_t)(M * N) * 4),
+         *mask = aligned_alloc(64, (size_t)(M * N) / 8 + 64);
+    void *g = aligned_alloc(64, (size_t)N * 4 + 64);
+    if (!y || !mask || !g) {
+        fprintf(stderr, "bench_epilogue: no memory\n");
+        exit(1);
+    }
+    const kmux_dtype dts[2] = {KMUX_F32, KMUX_BF16};
+    for (int ti = 0; ti < 2; ti++) {
+        const kmux_dtype t = dts[ti];
+        fill(t, a, M * K, 1), fill(t, b, K * N, 2), fill(t, y, M * N, 4);
+        for (int64_t i = 0; i < M * N; i += 8) { /* the mask of y > 0, as RELU_AUX writes it */
+            unsigned byte = 0;
+            for (int q = 0; q < 8 && i + q < M * N; q++)
+                byte |= (unsigned)(value(t, y, i + q) > 0) << q;
+            ((unsigned char *)mask)[i / 8] = (unsigned char)byte;
+        }
+        for (int drelu = 1; drelu >= 0; drelu--) {
+            bwd v[NDEV];
+            double tf[NDEV][MAX_ROUNDS], ts[NDEV][MAX_ROUNDS];
+            for (int d = 0; d < NDEV; d++) {
+                bwd_make(cpus->dev[d], t, M, N, K, drelu, &v[d]);
+                bwd_run(&v[d], 1, cpus->st[d], a, b, mask, y, c1, g); /* warm-up */
+                bwd_run(&v[d], 0, cpus->st[d], a, b, mask, y, c2, g);
+            }
+            for (int r = 0; r < rounds; r++)
+                for (int d = 0; d < NDEV; d++) {
+                    const int first = r % 2;
+                    double *x0 = first ? &ts[d][r] : &tf[d][r], *x1 = first ? &tf[d][r] : &ts[d][r];
+                    *x0 = bwd_run(&v[d], !first, cpus->st[d], a, b, mask, y, first ? c2 : c1, g);
+                    *x1 = bwd_run(&v[d], first, cpus->st[d], a, b, mask, y, first ? c1 : c2, g);
+                }
+            for (int d = 0; d < NDEV; d++) {
+                kmux_plan_info info;
+                CHECK(kmux_plan_info_get(v[d].fused, &info));
+                const double f = kmux_bench_median(tf[d], rounds),
+                             s = kmux_bench_median(ts[d], rounds);
+                char what[64];
+                snprintf(what, sizeof what, "%s (%s)", info.impl, drelu ? "DRELU" : "BGRADB");
+                printf("%-5s %-13s %-44s %10.3f %12.3f %6.2f %10s\n", kmux_dtype_name(t),
+                       dev_ids[d], what, f, s, s / f, "-");
+                kmux_plan_destroy(v[d].fused), kmux_plan_destroy(v[d].gemm);
+                kmux_plan_destroy(v[d].op);
+            }
+        }
+    }
+    free(y), free(mask), free(g);
+}
+
 int main(int argc, char **argv) {
     int64_t M = 1024, N = 1024, K = 1024;
     int rounds = 7;
@@ -171,6 +283,8 @@ int main(int argc, char **argv) {
             plans_free(&v[d]);
         }
     }
+    printf("backward: the GEMM with DRELU / BGRADB vs the GEMM then the separate op\n");
+    backward(&cpus, M, N, K, rounds, a, b, c1, c2);
     free(a), free(b), free(bias), free(c1), free(c2);
     kmux_bench_cpus_close(&cpus);
     return 0;

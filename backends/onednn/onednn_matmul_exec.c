@@ -447,7 +447,7 @@ kmux_status kmux_dnn_matmul_run(kmux_dnn_state *st, kmux_dnn_plan *plan,
                      (args->b_scale ? (double)*args->b_scale : 1.0);
         ks = exec_float(&r);
     }
-    if (ks == KMUX_OK) kmux_cpu_matmul_bias_grad(&p->d, args); /* BGRADA / BGRADB */
+    if (ks == KMUX_OK) kmux_cpu_matmul_bias_grad_fast(&p->d, args, r.threads); /* BGRADA/B */
     kmux_dnn_threads_leave(&th);
     return ks;
 }

@@ -277,6 +277,6 @@ kmux_status kmux_ob_matmul_execute(void *state, const void *plan, int impl, void
     }
     if (pooled) kmux_ob_ws_put(st, ws);
     if (args->amax_d) *args->amax_d = (float)f.amax;
-    kmux_cpu_matmul_bias_grad(&p->d, args);
+    kmux_cpu_matmul_bias_grad_fast(&p->d, args, st->hdr.num_threads);
     return KMUX_OK;
 }

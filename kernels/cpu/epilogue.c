@@ -15,6 +15,7 @@
 
 #include "cast_internal.h"
 #include "cpu_clones.h"
+#include "cpu_finish.h"
 #include "kmux_cpu_kernels.h"
 
 #define RUN 256 /* elements converted at a time (an f32 row buffer on the stack) */
@@ -219,4 +220,32 @@ void kmux_cpu_matmul_epilogue_part(const kmux_matmul_desc *d, const kmux_matmul_
                                    int64_t end) {
     epi_job j = job_of(d, a, t, ldt, batch);
     range(&j, begin, end, 0);
+}
+
+void kmux_cpu_matmul_bias_grad_fast(const kmux_matmul_desc *d, const kmux_matmul_args *a,
+                                    int threads) {
+    const unsigned e = d->epilogue;
+    if (!(e & (KMUX_EPILOGUE_BGRADA | KMUX_EPILOGUE_BGRADB))) return;
+    const int of_a = (e & KMUX_EPILOGUE_BGRADA) != 0;
+    const int trans = (of_a ? d->transa : d->transb) == KMUX_TRANS;
+    /* the operand as stored (rows x cols in its order) and which of its axes is p (k) */
+    const int64_t rows = of_a ? (trans ? d->k : d->m) : (trans ? d->n : d->k);
+    const int64_t cols = of_a ? (trans ? d->m : d->k) : (trans ? d->k : d->n);
+    const int p_is_rows = of_a ? trans : !trans;
+    const int row = d->order == KMUX_ROW_MAJOR;
+    const int64_t outer = row ? rows : cols, inner = row ? cols : rows;
+    const int reduce_outer = row ? p_is_rows : !p_is_rows;
+    if ((of_a ? d->lda : d->ldb) != inner || d->k == 0) { /* padded or empty: the finish's loop */
+        kmux_cpu_matmul_bias_grad(d, a);
+        return;
+    }
+    /* dense: the reduction family's SUM (f64, rounded once, as the loop) over outer or inner */
+    kmux_reduction_desc r = KMUX_REDUCTION_DESC_INIT;
+    r.alg = KMUX_REDUCTION_SUM, r.ndims = 2;
+    r.src_dtype = of_a ? d->a_type : d->b_type, r.dst_dtype = d->bias_type;
+    r.src_dims[0] = outer, r.src_dims[1] = inner;
+    r.dst_dims[0] = reduce_outer ? 1 : outer, r.dst_dims[1] = reduce_outer ? inner : 1;
+    kmux_reduction_args ra = KMUX_REDUCTION_ARGS_INIT;
+    ra.src = of_a ? a->A : a->B, ra.dst = a->bias_grad;
+    kmux_cpu_reduction(&r, &ra, threads);
 }

@@ -84,6 +84,12 @@ void kmux_cpu_matmul_epilogue_part(const kmux_matmul_desc *d, const kmux_matmul_
                                    const float *t, int64_t ldt, int64_t batch, int64_t begin,
                                    int64_t end);
 
+/** BGRADA / BGRADB (nothing for another epilogue): the sums over k of op(A)'s rows or op(B)'s
+ *  columns into args->bias_grad, by the threaded SUM reduction (f64, rounded once) where the
+ *  operand is dense, else by the shared finish's loop (kmux_cpu_matmul_bias_grad). */
+void kmux_cpu_matmul_bias_grad_fast(const kmux_matmul_desc *d, const kmux_matmul_args *a,
+                                    int threads);
+
 /** A binary op of a validated description with no 0 in its shape (kmux_binary_execute's
  *  semantics; dst == src0 allowed) on up to `threads` threads (kernels/cpu/binary.c). */
 void kmux_cpu_binary(const kmux_binary_desc *d, const kmux_binary_args *args, int threads);
