@@ -223,6 +223,44 @@ static void run_all(kmux_device *dev, const prob *p, const kmux_matmul_desc *d, 
     TU_OK(kmux_plan_destroy(plan));
 }
 
+/* One case of a sweep: a device, a dtype, a shape {m, n, k, batch} and a variant number v (its
+ * bits: 1 column-major, 2 op(A) transposed, 4 op(B) transposed; higher bits for the test). */
+typedef struct sweep_case {
+    kmux_device *dev;
+    kmux_dtype t;
+    kmux_order o;
+    int ta, tb, si, v;
+    const int64_t *s;
+    uint64_t *seed;
+} sweep_case;
+
+/* Every device under test x f32, bf16, f16 x the nshapes shapes x variants 0 .. nvar - 1. */
+static void sweep(const int64_t (*shapes)[4], int nshapes, int nvar, uint64_t seed,
+                  void (*fn)(const sweep_case *c)) {
+    kmux_context *ctx = tu_context();
+    const char *ids[4];
+    const int ndev = device_ids(ids);
+    for (int di = 0; di < ndev; di++) {
+        kmux_device *dev = tu_device(ctx, ids[di]);
+        if (!dev) continue; /* tu_device said why; ref always runs */
+        for (int ti = 0; ti < 3; ti++)
+            for (int si = 0; si < nshapes; si++)
+                for (int v = 0; v < nvar; v++) {
+                    const sweep_case c = {.dev = dev,
+                                          .t = types[ti],
+                                          .o = (v & 1) ? KMUX_COL_MAJOR : KMUX_ROW_MAJOR,
+                                          .ta = (v >> 1) & 1,
+                                          .tb = (v >> 2) & 1,
+                                          .si = si,
+                                          .v = v,
+                                          .s = shapes[si],
+                                          .seed = &seed};
+                    fn(&c);
+                }
+    }
+    TU_OK(kmux_context_destroy(ctx));
+}
+
 /* ---- forward: RELU_AUX / GELU_AUX ----------------------------------------------------------- */
 
 typedef struct fwd_ref {
@@ -304,33 +342,20 @@ static void fwd_case(kmux_device *dev, kmux_dtype t, kmux_order o, int ta, int t
     prob_free(&p);
 }
 
+static void fwd_variant(const sweep_case *c) {
+    const int64_t *s = c->s;
+    const double beta = (c->v + c->si) % 3 == 0 ? 1.0 : 0.0;
+    fwd_case(c->dev, c->t, c->o, c->ta, c->tb, s[0], s[1], s[2], s[3],
+             KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_RELU_AUX | (c->v % 2 ? KMUX_EPILOGUE_BIAS : 0),
+             KMUX_F32, beta, c->seed);
+    fwd_case(c->dev, c->t, c->o, c->ta, c->tb, s[0], s[1], s[2], s[3],
+             KMUX_EPILOGUE_GELU | KMUX_EPILOGUE_GELU_AUX | (c->v % 3 ? KMUX_EPILOGUE_BIAS : 0),
+             (c->v & 2) ? c->t : KMUX_F32, beta, c->seed);
+}
+
 Test(epilogue_aux, forward_writes_the_mask_and_the_gelu_input) {
-    kmux_context *ctx = tu_context();
-    uint64_t seed = 11;
     const int64_t shapes[][4] = {{1, 1, 1, 1}, {7, 13, 5, 1}, {33, 130, 17, 1}, {5, 9, 4, 3}};
-    const char *ids[4];
-    const int ndev = device_ids(ids);
-    for (int di = 0; di < ndev; di++) {
-        kmux_device *dev = tu_device(ctx, ids[di]);
-        if (!dev) continue; /* tu_device said why; ref always runs */
-        for (int ti = 0; ti < 3; ti++)
-            for (int si = 0; si < 4; si++)
-                for (int v = 0; v < 8; v++) {
-                    const int64_t *s = shapes[si];
-                    const kmux_order o = (v & 1) ? KMUX_COL_MAJOR : KMUX_ROW_MAJOR;
-                    const int ta = (v >> 1) & 1, tb = (v >> 2) & 1;
-                    const double beta = (v + si) % 3 == 0 ? 1.0 : 0.0;
-                    fwd_case(dev, types[ti], o, ta, tb, s[0], s[1], s[2], s[3],
-                             KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_RELU_AUX |
-                                 (v % 2 ? KMUX_EPILOGUE_BIAS : 0),
-                             KMUX_F32, beta, &seed);
-                    fwd_case(dev, types[ti], o, ta, tb, s[0], s[1], s[2], s[3],
-                             KMUX_EPILOGUE_GELU | KMUX_EPILOGUE_GELU_AUX |
-                                 (v % 3 ? KMUX_EPILOGUE_BIAS : 0),
-                             (v & 2) ? types[ti] : KMUX_F32, beta, &seed);
-                }
-    }
-    TU_OK(kmux_context_destroy(ctx));
+    sweep(shapes, 4, 8, 11, fwd_variant);
 }
 
 /* ---- backward: DRELU / DGELU ---------------------------------------------------------------- */
@@ -368,38 +393,25 @@ static void check_bwd(const prob *p, const char *what, const void *C, const void
     cr_assert(nonzero > 0 || d->m * d->n < 4, "%s: an all-zero result proves little", what);
 }
 
-Test(epilogue_aux, backward_drelu_selects_and_dgelu_multiplies) {
-    kmux_context *ctx = tu_context();
-    uint64_t seed = 23;
-    const int64_t shapes[][4] = {{1, 1, 1, 1}, {9, 17, 6, 1}, {31, 129, 11, 1}, {4, 7, 3, 2}};
-    const char *ids[4];
-    const int ndev = device_ids(ids);
-    for (int di = 0; di < ndev; di++) {
-        kmux_device *dev = tu_device(ctx, ids[di]);
-        if (!dev) continue;
-        for (int ti = 0; ti < 3; ti++)
-            for (int si = 0; si < 4; si++)
-                for (int v = 0; v < 8; v++) {
-                    const int64_t *s = shapes[si];
-                    const kmux_order o = (v & 1) ? KMUX_COL_MAJOR : KMUX_ROW_MAJOR;
-                    const int ta = (v >> 1) & 1, tb = (v >> 2) & 1;
-                    const double beta = v % 3 == 1 ? 1.0 : 0.0;
-                    for (int e = 0; e < 2; e++) {
-                        prob p;
-                        const unsigned epi = e ? KMUX_EPILOGUE_DGELU : KMUX_EPILOGUE_DRELU;
-                        prob_make(&p, types[ti], o, ta, tb, s[0], s[1], s[2], s[3], epi,
-                                  (v & 4) ? types[ti] : KMUX_F32, beta, &seed);
-                        char label[160];
-                        snprintf(label, sizeof label, "%s %s ta%d tb%d %lldx%lldx%lld b%lld %s",
-                                 kmux_dtype_name(types[ti]), (v & 1) ? "col" : "row", ta, tb,
-                                 (long long)s[0], (long long)s[1], (long long)s[2], (long long)s[3],
-                                 e ? "DGELU" : "DRELU");
-                        run_all(dev, &p, &p.d, 0, check_bwd, NULL, label);
-                        prob_free(&p);
-                    }
-                }
+static void bwd_variant(const sweep_case *c) {
+    const int64_t *s = c->s;
+    for (int e = 0; e < 2; e++) {
+        prob p;
+        prob_make(&p, c->t, c->o, c->ta, c->tb, s[0], s[1], s[2], s[3],
+                  e ? KMUX_EPILOGUE_DGELU : KMUX_EPILOGUE_DRELU, (c->v & 4) ? c->t : KMUX_F32,
+                  c->v % 3 == 1 ? 1.0 : 0.0, c->seed);
+        char label[160];
+        snprintf(label, sizeof label, "%s %s ta%d tb%d %lldx%lldx%lld b%lld %s",
+                 kmux_dtype_name(c->t), (c->v & 1) ? "col" : "row", c->ta, c->tb, (long long)s[0],
+                 (long long)s[1], (long long)s[2], (long long)s[3], e ? "DGELU" : "DRELU");
+        run_all(c->dev, &p, &p.d, 0, check_bwd, NULL, label);
+        prob_free(&p);
     }
-    TU_OK(kmux_context_destroy(ctx));
+}
+
+Test(epilogue_aux, backward_drelu_selects_and_dgelu_multiplies) {
+    const int64_t shapes[][4] = {{1, 1, 1, 1}, {9, 17, 6, 1}, {31, 129, 11, 1}, {4, 7, 3, 2}};
+    sweep(shapes, 4, 8, 23, bwd_variant);
 }
 
 /* ---- bias gradients: BGRADA / BGRADB -------------------------------------------------------- */
@@ -423,44 +435,32 @@ static void check_bgrad(const prob *p, const char *what, const void *C, const vo
     cr_assert(nonzero > 0 || count * d->k < 4, "%s: all-zero sums prove little", what);
 }
 
+static void bgrad_variant(const sweep_case *c) {
+    const int64_t *s = c->s;
+    const unsigned epi = (c->v & 8) ? KMUX_EPILOGUE_BGRADB : KMUX_EPILOGUE_BGRADA;
+    prob p;
+    prob_make(&p, c->t, c->o, c->ta, c->tb, s[0], s[1], s[2], 1, epi, KMUX_F32,
+              c->v % 3 == 0 ? 1.0 : 0.0, c->seed);
+    p.d.bias_type = (c->v + c->si) % 2 ? c->t : KMUX_F32;
+    kmux_matmul_desc d0 = p.d;
+    d0.epilogue = KMUX_EPILOGUE_NONE;
+    void *C0 = tu_dup(p.C, p.nc);
+    const host_ops h = {.A = p.A, .B = p.B, .C = C0, .na = p.na, .nb = p.nb, .nc = p.nc};
+    run_first(c->dev, &d0, &h, 1.0f, (float)p.beta);
+    char label[160];
+    snprintf(label, sizeof label, "%s %s ta%d tb%d %lldx%lldx%lld %s bias %s",
+             kmux_dtype_name(c->t), (c->v & 1) ? "col" : "row", c->ta, c->tb, (long long)s[0],
+             (long long)s[1], (long long)s[2], (c->v & 8) ? "BGRADB" : "BGRADA",
+             kmux_dtype_name(p.d.bias_type));
+    const size_t nbg = (size_t)((c->v & 8) ? s[1] : s[0]) * esize(p.d.bias_type);
+    run_all(c->dev, &p, &p.d, nbg, check_bgrad, C0, label);
+    free(C0);
+    prob_free(&p);
+}
+
 Test(epilogue_aux, bias_gradients_sum_an_operand_over_k) {
-    kmux_context *ctx = tu_context();
-    uint64_t seed = 37;
-    const int64_t shapes[][3] = {{1, 1, 1}, {13, 6, 9}, {70, 33, 21}, {5, 8, 0}};
-    const char *ids[4];
-    const int ndev = device_ids(ids);
-    for (int di = 0; di < ndev; di++) {
-        kmux_device *dev = tu_device(ctx, ids[di]);
-        if (!dev) continue;
-        for (int ti = 0; ti < 3; ti++)
-            for (int si = 0; si < 4; si++)
-                for (int v = 0; v < 16; v++) {
-                    const int64_t *s = shapes[si];
-                    const kmux_order o = (v & 1) ? KMUX_COL_MAJOR : KMUX_ROW_MAJOR;
-                    const int ta = (v >> 1) & 1, tb = (v >> 2) & 1;
-                    const unsigned epi = (v & 8) ? KMUX_EPILOGUE_BGRADB : KMUX_EPILOGUE_BGRADA;
-                    prob p;
-                    prob_make(&p, types[ti], o, ta, tb, s[0], s[1], s[2], 1, epi, KMUX_F32,
-                              v % 3 == 0 ? 1.0 : 0.0, &seed);
-                    p.d.bias_type = (v + si) % 2 ? types[ti] : KMUX_F32;
-                    kmux_matmul_desc d0 = p.d;
-                    d0.epilogue = KMUX_EPILOGUE_NONE;
-                    void *C0 = tu_dup(p.C, p.nc);
-                    const host_ops h = {
-                        .A = p.A, .B = p.B, .C = C0, .na = p.na, .nb = p.nb, .nc = p.nc};
-                    run_first(dev, &d0, &h, 1.0f, (float)p.beta);
-                    char label[160];
-                    snprintf(label, sizeof label, "%s %s ta%d tb%d %lldx%lldx%lld %s bias %s",
-                             kmux_dtype_name(types[ti]), (v & 1) ? "col" : "row", ta, tb,
-                             (long long)s[0], (long long)s[1], (long long)s[2],
-                             (v & 8) ? "BGRADB" : "BGRADA", kmux_dtype_name(p.d.bias_type));
-                    const size_t nbg = (size_t)((v & 8) ? s[1] : s[0]) * esize(p.d.bias_type);
-                    run_all(dev, &p, &p.d, nbg, check_bgrad, C0, label);
-                    free(C0);
-                    prob_free(&p);
-                }
-    }
-    TU_OK(kmux_context_destroy(ctx));
+    const int64_t shapes[][4] = {{1, 1, 1, 1}, {13, 6, 9, 1}, {70, 33, 21, 1}, {5, 8, 0, 1}};
+    sweep(shapes, 4, 16, 37, bgrad_variant);
 }
 
 /* ---- finite differences of the forward ------------------------------------------------------ */
