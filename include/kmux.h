@@ -580,7 +580,8 @@ KMUX_API kmux_status kmux_gemm_strided_batched_ex(
  *    form at the stored input.
  *  Bias gradients, for the GEMM that computes a weight gradient (dW = dY^T X: the bias gradient
  *  is dY summed over the batch), written to args->bias_grad in bias_type (f32 or c_type), as a
- *  sum in at least f32 of the input elements (before alpha, scales or rounding of D):
+ *  sum of the input elements (before alpha, scales or rounding of D) in f64 on CPU devices and
+ *  f32 on GPUs, rounded once:
  *  - BGRADA (as CUBLASLT_EPILOGUE_BGRADA): bias_grad[i] = sum_p op(A)[i][p], m values;
  *  - BGRADB (as CUBLASLT_EPILOGUE_BGRADB): bias_grad[j] = sum_p op(B)[p][j], n values.
  *  The backward and bias-gradient flags are each used alone (no BIAS, RELU, GELU or other flag
