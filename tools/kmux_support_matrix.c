@@ -211,6 +211,7 @@ static kmux_matmul_desc matmul_desc(const kmux_type_combination *c, int64_t batc
     if (batch > 1) md.stride_a = md.stride_b = md.stride_c = 64 * 64;
     md.epilogue = epilogue;
     md.bias_type = KMUX_F32;
+    md.aux_ld = 64; /* the auxiliary and backward epilogues' aux, f32 where it holds values */
     return md;
 }
 
@@ -249,19 +250,32 @@ static void gemm_tables(matrix *mx) {
     static const struct {
         unsigned e;
         const char *name;
-    } epis[] = {{KMUX_EPILOGUE_BIAS, "bias"},
-                {KMUX_EPILOGUE_RELU, "relu"},
-                {KMUX_EPILOGUE_GELU, "gelu"},
-                {KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU, "bias+relu"},
-                {KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_GELU, "bias+gelu"}};
-    printf("\n## GEMM epilogues\n\nAs the GEMM table, with an epilogue (bias of f32). Integer "
-           "GEMM has no epilogue in kmux.h.\n\n");
+    } epis[] = {
+        {KMUX_EPILOGUE_BIAS, "bias"},
+        {KMUX_EPILOGUE_RELU, "relu"},
+        {KMUX_EPILOGUE_GELU, "gelu"},
+        {KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU, "bias+relu"},
+        {KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_GELU, "bias+gelu"},
+        {KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_RELU_AUX, "bias+relu+relu_aux"},
+        {KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_GELU | KMUX_EPILOGUE_GELU_AUX, "bias+gelu+gelu_aux"},
+        {KMUX_EPILOGUE_DRELU, "drelu"},
+        {KMUX_EPILOGUE_DGELU, "dgelu"},
+        {KMUX_EPILOGUE_BGRADA, "bgrada"},
+        {KMUX_EPILOGUE_BGRADB, "bgradb"}};
+    printf("\n## GEMM epilogues\n\nAs the GEMM table, with an epilogue (bias of f32; aux_ld = "
+           "64, GELU's aux in f32; the backward and bias-gradient epilogues only on f32, f16 and "
+           "bf16 inputs, where kmux.h defines them). Integer GEMM has no epilogue in kmux.h.\n\n");
     print_header_row(mx, "epilogue: a → c, compute");
     for (size_t e = 0; e < sizeof epis / sizeof epis[0]; e++)
         for (int i = 0; i < n; i++) {
             if (cs[i].c_type == KMUX_I32) continue;
             if (cs[i].a_type != cs[i].b_type ||
                 (cs[i].a_type != cs[i].c_type && cs[i].c_type != KMUX_F32))
+                continue;
+            const unsigned bwd = KMUX_EPILOGUE_DRELU | KMUX_EPILOGUE_DGELU | KMUX_EPILOGUE_BGRADA |
+                                 KMUX_EPILOGUE_BGRADB;
+            if ((epis[e].e & bwd) && cs[i].a_type != KMUX_F32 && cs[i].a_type != KMUX_F16 &&
+                cs[i].a_type != KMUX_BF16)
                 continue;
             char body[128];
             combo_label(&cs[i], "", body, sizeof body);
