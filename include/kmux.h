@@ -603,7 +603,7 @@ typedef enum kmux_epilogue {
 
 /** Description of a (strided batched) matmul. Initialise with KMUX_MATMUL_DESC_INIT. Fields have
  *  the meaning of kmux_gemm_strided_batched_ex. Required fields: struct_size to compute_type
- *  (epilogue and bias_type may lie beyond an older struct_size). */
+ *  (epilogue, bias_type and the aux fields may lie beyond an older struct_size). */
 typedef struct kmux_matmul_desc {
     size_t struct_size;
     kmux_order order;
