@@ -157,6 +157,9 @@ static kmux_status a_caps(void *state, int device, kmux_device_caps *caps) {
         family_union(&caps->pooling, &d->caps.pooling);
     }
     caps->caller_workspace = subs > 0 && caller_ws == subs;
+    /* a convolution's epilogue runs in the core after the routed plan (an execute here calls the
+     * routed backend directly, past the core that would run an epilogue it does not fuse) */
+    caps->conv2d[0].epilogues = 0;
     return KMUX_OK;
 }
 

@@ -140,6 +140,8 @@ typedef enum kmux_plan_kind {
     KMUX_PLAN_POOLING = 8
 } kmux_plan_kind;
 
+#define KMUX_PLAN_IMPL_NAME 192
+
 struct kmux_plan {
     kmux_handle hdr; /**< first: see handles.c */
     kmux_device *dev;
@@ -159,8 +161,12 @@ struct kmux_plan {
         kmux_pooling_desc pooling;
     } desc;
     int caller_ws; /**< made with prefs.caller_workspace: executes run in args' workspace */
-    int cached;    /**< owned by the plan cache: kmux_plan_destroy refuses it */
-    int counted;   /**< counted in ctx->live_plans (a caller's plan); kmux_plan_free uncounts it */
+    /** A convolution whose epilogue the core runs after the backend's (which was given the
+     *  descriptor without it): its implementations' names with " + epilogue" (impl_count). */
+    int conv_epi_core;
+    char (*impl_names)[KMUX_PLAN_IMPL_NAME];
+    int cached;  /**< owned by the plan cache: kmux_plan_destroy refuses it */
+    int counted; /**< counted in ctx->live_plans (a caller's plan); kmux_plan_free uncounts it */
 };
 
 typedef struct kmux_plan_cache kmux_plan_cache;
@@ -243,6 +249,10 @@ kmux_status kmux_matmul_run_cached(kmux_stream *stream, const kmux_matmul_desc *
  *  elsewhere. fn names the public entry point in messages. */
 kmux_status kmux_matmul_run_degenerate(const char *fn, kmux_stream *stream,
                                        const kmux_matmul_desc *desc, const kmux_matmul_args *args);
+/** The epilogue of a forward convolution (valid desc and args), over y in place, for a device
+ *  that ran the convolution without it (dispatch/conv_epilogue.c). */
+kmux_status kmux_conv_epilogue_run(const char *fn, kmux_stream *stream, const kmux_conv2d_desc *d,
+                                   const kmux_conv2d_args *a);
 
 /* ---- plan.c: what every plan kind shares (eltwise.c and the later families use it) ---- */
 

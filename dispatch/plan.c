@@ -124,6 +124,7 @@ void kmux_plan_free(kmux_plan *plan) {
         const kmux_plan_slots s = kmux_plan_kind_slots(OPS(plan->dev), plan->kind);
         if (s.plan_destroy) s.plan_destroy(STATE(plan->dev), plan->native);
     }
+    free(plan->impl_names);
     if (plan->counted) KMUX_LIVE_ADD(plan->dev->ctx, live_plans, -1);
     kmux_handle_release(plan);
 }
@@ -444,6 +445,22 @@ kmux_status kmux_conv2d_output_dims(const kmux_conv2d_desc *desc, int64_t *p, in
     return kmux_validate_conv_desc("kmux_conv2d_output_dims", &d, p, q);
 }
 
+/* The names of a plan whose epilogue the core runs: the backend's, + " + epilogue". */
+static kmux_status name_conv_epi_core(kmux_plan *pl) {
+    pl->conv_epi_core = 1;
+    pl->impl_names = calloc((size_t)pl->impl_count, sizeof *pl->impl_names);
+    if (!pl->impl_names)
+        return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_conv2d_plan_create: out of memory");
+    for (int i = 0; i < pl->impl_count; i++) {
+        kmux_plan_info info;
+        memset(&info, 0, sizeof info);
+        OPS(pl->dev)->conv2d->plan_info(STATE(pl->dev), pl->native, i, &info);
+        snprintf(pl->impl_names[i], sizeof pl->impl_names[i], "%s + epilogue",
+                 info.impl ? info.impl : "?");
+    }
+    return KMUX_OK;
+}
+
 kmux_status kmux_conv2d_plan_create_unchecked(kmux_device *dev, const kmux_conv2d_desc *desc,
                                               const kmux_plan_prefs *prefs, kmux_plan **plan) {
     const char *fn = "kmux_conv2d_plan_create";
@@ -452,6 +469,19 @@ kmux_status kmux_conv2d_plan_create_unchecked(kmux_device *dev, const kmux_conv2
     kmux_status st = kmux_caps_check_conv(fn, dev, desc, &pr);
     if (st == KMUX_OK) st = check_caller_ws(fn, dev, &pr);
     if (st != KMUX_OK) return st;
+    /* an epilogue the device's library does not fuse: the backend gets the convolution alone
+     * and the core runs the epilogue after it (kmux_conv_epilogue_run) */
+    kmux_conv2d_desc bd = *desc;
+    const int epi_core = (desc->epilogue & ~dev->caps.conv2d[0].epilogues) != 0;
+    if (epi_core) {
+        if (!dev->props.is_host && !o->matmul_degenerate)
+            return kmux_set_error(KMUX_ERR_UNSUPPORTED,
+                                  "%s: epilogue = 0x%x: device %s neither fuses it nor has the "
+                                  "matmul_degenerate slot that would run it after the convolution",
+                                  fn, desc->epilogue, dev->props.id);
+        bd.epilogue = KMUX_EPILOGUE_NONE;
+        bd.bias_type = KMUX_F32;
+    }
     kmux_plan *pl = NULL;
     st = kmux_plan_new(dev, KMUX_PLAN_CONV2D, &pl);
     if (st != KMUX_OK) return st;
@@ -462,9 +492,10 @@ kmux_status kmux_conv2d_plan_create_unchecked(kmux_device *dev, const kmux_conv2
      * MIOpen's find step when the plan will be measured anyway */
     pr.tune = kmux_tune_enabled(&pr, dev) ? KMUX_TUNE_ON : KMUX_TUNE_OFF;
     double t0 = now_ms();
-    st = o->conv2d->plan_create(STATE(dev), dev->index, desc, &pr, &pl->native, &pl->impl_count);
+    st = o->conv2d->plan_create(STATE(dev), dev->index, &bd, &pr, &pl->native, &pl->impl_count);
     if (st != KMUX_OK) pl->native = NULL;
     if (st == KMUX_OK) st = check_impl_count(fn, dev, pl->impl_count);
+    if (st == KMUX_OK && epi_core) st = name_conv_epi_core(pl);
     if (st != KMUX_OK) {
         kmux_plan_backend_failed(st, fn, dev);
         kmux_trace_conv(2, "reject", dev, NULL, desc, -1, kmux_last_error());
@@ -537,9 +568,13 @@ kmux_status kmux_conv2d_execute(kmux_plan *plan, kmux_stream *stream,
     if (st == KMUX_OK && plan->caller_ws) {
         size_t bytes[3];
         kmux_conv_tensor_bytes(&plan->desc.conv, bytes);
-        const kmux_exec_tensor ops[3] = {
-            {"x", ca.x, bytes[0], 0, 0}, {"w", ca.w, bytes[1], 0, 0}, {"y", ca.y, bytes[2], 0, 0}};
-        st = kmux_plan_check_workspace(fn, plan, ca.workspace, ca.workspace_bytes, ops, 3);
+        const kmux_conv2d_desc *cd = &plan->desc.conv;
+        const kmux_exec_tensor ops[5] = {{"x", ca.x, bytes[0], 0, 0},
+                                         {"w", ca.w, bytes[1], 0, 0},
+                                         {"y", ca.y, bytes[2], 0, 0},
+                                         {"bias", ca.bias, kmux_conv_bias_bytes(cd), 0, 0},
+                                         {"aux", ca.aux, kmux_conv_aux_bytes(cd), 0, 0}};
+        st = kmux_plan_check_workspace(fn, plan, ca.workspace, ca.workspace_bytes, ops, 5);
     }
     if (st != KMUX_OK) return st;
     if (!plan->caller_ws) { /* a plan that owns its workspace runs in it */
@@ -555,13 +590,21 @@ kmux_status kmux_conv2d_execute(kmux_plan *plan, kmux_stream *stream,
                                    names, 3);
         if (st != KMUX_OK) return st;
     }
-    if (kmux_scalar_is_zero(args->alpha, plan->desc.conv.compute_type))
-        return conv_scale_output(plan, stream, args);
+    const kmux_conv2d_desc *cd = &plan->desc.conv;
+    if (kmux_scalar_is_zero(args->alpha, cd->compute_type)) {
+        st = conv_scale_output(plan, stream, args);
+        if (st == KMUX_OK && cd->epilogue) st = kmux_conv_epilogue_run(fn, stream, cd, args);
+        return st;
+    }
     int verbose = kmux_verbose_level() >= 1;
     double t0 = verbose ? synced_now_ms(plan, stream) : 0;
     st = OPS(plan->dev)->conv2d->execute(STATE(plan->dev), plan->native, plan->impl, stream->native,
                                          args);
     if (st != KMUX_OK) return kmux_plan_backend_failed(st, fn, plan->dev);
+    if (plan->conv_epi_core) {
+        st = kmux_conv_epilogue_run(fn, stream, cd, args);
+        if (st != KMUX_OK) return st;
+    }
     if (verbose) trace_exec(plan, stream, t0);
     return KMUX_OK;
 }
@@ -589,6 +632,7 @@ kmux_status kmux_plan_info_get(const kmux_plan *plan, kmux_plan_info *info) {
     } else {
         st = kmux_plan_kind_slots(o, plan->kind)
                  .plan_info(STATE(plan->dev), plan->native, plan->impl, info);
+        if (plan->conv_epi_core) info->impl = plan->impl_names[plan->impl];
     }
     info->device = plan->dev->props.id;
     info->impl_index = plan->impl;

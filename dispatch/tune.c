@@ -96,10 +96,11 @@ static void make_key(const kmux_plan *pl, const kmux_plan_prefs *prefs, char *ke
 
 /* Scratch operands of the plan's shape. */
 typedef struct tune_bufs {
-    void *p[6]; /* A, B, C, bias (matmul) or x, w, y (conv); the fp8 scales on a GPU; the
+    void *p[8]; /* A, B, C, bias (matmul) or x, w, y, bias (conv); the fp8 scales on a GPU; the
                    workspace of a plan made with prefs.caller_workspace (the largest any of its
-                   implementations needs: the plan itself allocates none) */
-    size_t bytes[6];
+                   implementations needs: the plan itself allocates none); the epilogue's aux
+                   and bias_grad */
+    size_t bytes[8];
     void *ev[2]; /* on a GPU: the events around each sample */
     float scale[3];
     double alpha_d, beta_d;
@@ -107,19 +108,28 @@ typedef struct tune_bufs {
     int32_t alpha_i, beta_i;
 } tune_bufs;
 
-/* Byte sizes of A, B, C, bias (matmul) or x, w, y (conv); 0 when out of range. */
-static int operand_bytes(const kmux_plan *pl, size_t bytes[4]) {
-    memset(bytes, 0, 4 * sizeof bytes[0]);
-    if (pl->kind == KMUX_PLAN_MATMUL)
-        kmux_matmul_operand_bytes(&pl->desc.matmul, bytes);
-    else
+/* Byte sizes of A, B, C, bias (matmul) or x, w, y, bias (conv), and of the epilogue's aux and
+ * bias_grad (bytes[6], bytes[7]); 0 when out of range. */
+static int operand_bytes(const kmux_plan *pl, size_t bytes[8]) {
+    memset(bytes, 0, 8 * sizeof bytes[0]);
+    if (pl->kind == KMUX_PLAN_MATMUL) {
+        const kmux_matmul_desc *d = &pl->desc.matmul;
+        kmux_matmul_operand_bytes(d, bytes);
+        if (d->epilogue & KMUX_EPILOGUE_WITH_AUX) bytes[6] = kmux_matmul_aux_bytes(d);
+        if (d->epilogue & (KMUX_EPILOGUE_BGRADA | KMUX_EPILOGUE_BGRADB))
+            bytes[7] = (size_t)((d->epilogue & KMUX_EPILOGUE_BGRADA) ? d->m : d->n) *
+                       kmux_dtype_bytes(d->bias_type);
+    } else {
         kmux_conv_tensor_bytes(&pl->desc.conv, bytes);
-    size_t total = bytes[0] + bytes[1] + bytes[2] + bytes[3];
+        bytes[3] = kmux_conv_bias_bytes(&pl->desc.conv);
+        bytes[6] = kmux_conv_aux_bytes(&pl->desc.conv);
+    }
+    size_t total = bytes[0] + bytes[1] + bytes[2] + bytes[3] + bytes[6] + bytes[7];
     return total > 0 && total <= KMUX_TUNE_MAX_BYTES;
 }
 
 static void free_bufs(kmux_device *dev, tune_bufs *b) {
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 8; i++)
         if (b->p[i]) OPS(dev)->mem_free(STATE(dev), dev->index, b->p[i]);
     for (int i = 0; i < 2; i++)
         if (b->ev[i]) OPS(dev)->event_destroy(STATE(dev), b->ev[i]);
@@ -139,10 +149,11 @@ static int alloc_bufs(kmux_plan *pl, void *stream, tune_bufs *b) {
         if (need > b->bytes[5]) b->bytes[5] = need;
     }
     kmux_status st = KMUX_OK;
-    for (int i = 0; i < 6 && st == KMUX_OK; i++) {
+    for (int i = 0; i < 8 && st == KMUX_OK; i++) {
         if (!b->bytes[i]) continue;
         st = o->mem_alloc(STATE(dev), dev->index, b->bytes[i], &b->p[i]);
-        if (st == KMUX_OK && i < 4) st = o->mem_set(STATE(dev), stream, b->p[i], 0x3f, b->bytes[i]);
+        if (st == KMUX_OK && (i < 4 || i >= 6))
+            st = o->mem_set(STATE(dev), stream, b->p[i], 0x3f, b->bytes[i]);
     }
     if (st == KMUX_OK && b->p[4])
         st = o->mem_copy(STATE(dev), stream, b->p[4], b->scale, sizeof b->scale,
@@ -179,6 +190,8 @@ static kmux_status launch(kmux_plan *pl, void *stream, int impl, tune_bufs *b) {
         a.B = b->p[1];
         a.C = b->p[2];
         a.bias = b->p[3];
+        a.aux = b->p[6];
+        a.bias_grad = b->p[7];
         if (kmux_dtype_is_fp8(d->a_type)) a.a_scale = &scale[0];
         if (kmux_dtype_is_fp8(d->b_type)) a.b_scale = &scale[1];
         if (kmux_dtype_is_fp8(d->c_type)) a.d_scale = &scale[2];
@@ -192,6 +205,8 @@ static kmux_status launch(kmux_plan *pl, void *stream, int impl, tune_bufs *b) {
         a.x = b->p[0];
         a.w = b->p[1];
         a.y = b->p[2];
+        a.bias = b->p[3];
+        a.aux = b->p[6];
         a.workspace = b->p[5];
         a.workspace_bytes = b->bytes[5];
         st = OPS(dev)->conv2d->execute(STATE(dev), pl->native, impl, stream, &a);

@@ -430,7 +430,7 @@ kmux_status kmux_validate_conv_desc(const char *fn, const kmux_conv2d_desc *d, i
     }
     if (p) *p = P;
     if (q) *q = Q;
-    return KMUX_OK;
+    return kmux_conv_epilogue_check_desc(fn, d);
 }
 
 int kmux_spans_overlap(const void *a, size_t na, const void *b, size_t nb) {
@@ -534,7 +534,7 @@ kmux_status kmux_validate_conv_args(const char *fn, const kmux_conv2d_desc *d,
                            "in-place convolutions are not supported",
                            fn, names[out], ptr[out], bytes[out], names[i], ptr[i], bytes[i]);
     }
-    return KMUX_OK;
+    return kmux_conv_epilogue_check_args(fn, d, a);
 }
 
 kmux_status kmux_validate_nd(const char *fn, int ndims, const int64_t *full, const char *full_name,

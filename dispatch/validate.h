@@ -21,6 +21,14 @@ kmux_status kmux_validate_conv_desc(const char *fn, const kmux_conv2d_desc *d, i
                                     int64_t *q);
 kmux_status kmux_validate_conv_args(const char *fn, const kmux_conv2d_desc *d,
                                     const kmux_conv2d_args *a);
+/** A forward convolution's epilogue (dispatch/conv_epilogue.c): the flags and bias_type of a
+ *  descriptor (called by kmux_validate_conv_desc), the bias and aux pointers of an execution
+ *  (by kmux_validate_conv_args), and the bytes of bias and aux (0 without BIAS / RELU_AUX). */
+kmux_status kmux_conv_epilogue_check_desc(const char *fn, const kmux_conv2d_desc *d);
+kmux_status kmux_conv_epilogue_check_args(const char *fn, const kmux_conv2d_desc *d,
+                                          const kmux_conv2d_args *a);
+size_t kmux_conv_bias_bytes(const kmux_conv2d_desc *d);
+size_t kmux_conv_aux_bytes(const kmux_conv2d_desc *d);
 /** 1 when t is a known kmux_dtype (a row of THE dtype table; kmux_dtype_desc.h also gives
  *  kmux_dtype_is_fp8, kmux_dtype_is_float, kmux_dtype_is_fnuz and the sizes). */
 static inline int kmux_dtype_valid(kmux_dtype t) {

@@ -814,6 +814,23 @@ KMUX_API kmux_status kmux_plan_destroy(kmux_plan *plan);
  * alpha and beta are host scalars: double for KMUX_COMPUTE_F64, float otherwise. beta == 0
  * means the output is not read (NaN in it does not survive); alpha == 0 means the inputs are not
  * read and the output becomes beta * output (as GEMM). The output must not overlap the inputs.
+ *
+ * Epilogue of a forward convolution (desc.epilogue, an OR of kmux_epilogue's forward flags, as
+ * cudnnConvolutionBiasActivationForward with z = y and alpha2 = beta):
+ *   y = act(alpha * conv(x, w) + beta * y + bias[k])    k: the output channel of the element
+ *   BIAS      args->bias: K values of desc.bias_type (f32 or y_type)
+ *   RELU      max(t, 0) (NaN kept), as the matmul epilogue; GELU: its tanh form; exclusive
+ *   RELU_AUX  (with RELU) args->aux: a bit mask of y, bit e set where the ReLU's input t of the
+ *             element at offset e of y (in y's layout) is > 0 (NaN: clear); bit e is bit e % 8 of
+ *             byte e / 8, ceil(N K P Q / 8) bytes, aux 4-byte aligned; bits past the last element
+ *             are kept. It is the mask a matmul DRELU reads (aux_ld = the row length of y's
+ *             elements as the next layer reads them), or an eltwise ReLU backward's.
+ * The backward flags (DRELU, DGELU, BGRADA/B) and GELU_AUX are matmul-only; a convolution's bias
+ * gradient is kmux_reduction SUM over every axis but the channel.
+ * Where the device's library fuses it (ref, cpu:onednn: in the same pass that applies alpha/beta
+ * and rounds) y is rounded once; elsewhere (cpu:openblas, cuda:N, hip:N) the core runs the
+ * convolution and then the matmul epilogue over y in place (y + bias, act, mask), so an f16 or
+ * bf16 y is rounded twice; kmux_plan_info.impl then ends with " + epilogue".
  */
 
 typedef enum kmux_conv_direction {
@@ -825,7 +842,8 @@ typedef enum kmux_conv_direction {
 typedef enum kmux_layout { KMUX_NCHW = 1, KMUX_NHWC = 2 } kmux_layout;
 
 /** Description of a 2-D convolution. Initialise with KMUX_CONV2D_DESC_INIT (stride 1, no
- *  padding, dilation 1, 1 group, NCHW, f32). Required fields: all of them. */
+ *  padding, dilation 1, 1 group, NCHW, f32, no epilogue). Required fields: struct_size to
+ *  compute_type (epilogue and bias_type may lie beyond an older struct_size). */
 typedef struct kmux_conv2d_desc {
     size_t struct_size;
     kmux_conv_direction direction;
@@ -838,6 +856,8 @@ typedef struct kmux_conv2d_desc {
     int64_t dilation_h, dilation_w;    /**< 1 = dense */
     kmux_dtype x_type, w_type, y_type; /**< f32, f16, bf16 (all equal); f64 on ref */
     kmux_compute_type compute_type;
+    unsigned epilogue;    /**< forward only: OR of KMUX_EPILOGUE_BIAS, RELU, GELU, RELU_AUX */
+    kmux_dtype bias_type; /**< f32 or y_type, with KMUX_EPILOGUE_BIAS */
 } kmux_conv2d_desc;
 
 #define KMUX_CONV2D_DESC_INIT                                                                      \
@@ -845,7 +865,7 @@ typedef struct kmux_conv2d_desc {
         .struct_size = sizeof(kmux_conv2d_desc), .direction = KMUX_CONV_FWD, .layout = KMUX_NCHW,  \
         .groups = 1, .stride_h = 1, .stride_w = 1, .dilation_h = 1, .dilation_w = 1,               \
         .x_type = KMUX_F32, .w_type = KMUX_F32, .y_type = KMUX_F32,                                \
-        .compute_type = KMUX_COMPUTE_F32                                                           \
+        .compute_type = KMUX_COMPUTE_F32, .epilogue = KMUX_EPILOGUE_NONE, .bias_type = KMUX_F32    \
     }
 
 /** Output height P and width Q of desc, by the formula above.
@@ -863,6 +883,8 @@ typedef struct kmux_conv2d_args {
      *  plans; ignored otherwise; beyond the required fields). */
     void *workspace;
     size_t workspace_bytes;
+    const void *bias; /**< K values of desc.bias_type (KMUX_EPILOGUE_BIAS; beyond the required) */
+    void *aux;        /**< the ReLU mask (KMUX_EPILOGUE_RELU_AUX; beyond the required fields) */
 } kmux_conv2d_args;
 
 #define KMUX_CONV2D_ARGS_INIT                                                                      \
@@ -871,7 +893,9 @@ typedef struct kmux_conv2d_args {
 /** Prepares a convolution on dev; prefs may be NULL. Returns KMUX_OK;
  *  KMUX_ERR_INVALID_ARGUMENT for a NULL pointer, a size < 1 (n, c, h, w, k, r, s, groups,
  *  strides, dilations) or negative padding, C or K not divisible by groups, an empty output
- *  (P or Q < 1), a size product that overflows, an unknown enum or mixed dtypes;
+ *  (P or Q < 1), a size product that overflows, an unknown enum or mixed dtypes, an epilogue
+ *  on a backward direction, an epilogue flag other than BIAS, RELU, GELU, RELU_AUX, RELU with
+ *  GELU, RELU_AUX without RELU, or a bias_type other than f32 or y_type;
  *  KMUX_ERR_UNSUPPORTED when dev cannot run it; KMUX_ERR_OUT_OF_MEMORY; KMUX_ERR_DEVICE. */
 KMUX_API kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d_desc *desc,
                                              const kmux_plan_prefs *prefs, kmux_plan **plan);
@@ -880,8 +904,9 @@ KMUX_API kmux_status kmux_conv2d_plan_create(kmux_device *dev, const kmux_conv2d
  *  plan/stream/args/alpha/beta/tensor, a matmul plan, a stream of another device, a tensor
  *  written (y forward, x backward-data, w backward-weights) that overlaps a tensor read (no
  *  in-place convolution, as kmux_cast), or (caller_workspace plans) a workspace not aligned or
- *  overlapping a tensor, as kmux_matmul_execute; KMUX_ERR_WORKSPACE as kmux_matmul_execute;
- *  KMUX_ERR_DEVICE. */
+ *  overlapping a tensor, as kmux_matmul_execute; a NULL bias (BIAS) or aux (RELU_AUX), an aux
+ *  not 4-byte aligned, or a bias/aux overlapping y or each other; KMUX_ERR_WORKSPACE as
+ *  kmux_matmul_execute; KMUX_ERR_DEVICE. */
 KMUX_API kmux_status kmux_conv2d_execute(kmux_plan *plan, kmux_stream *stream,
                                          const kmux_conv2d_args *args);
 

@@ -35,8 +35,11 @@
  * args, which older plugins ignore). ABI 2.10 added the backward and auxiliary epilogues
  * (RELU_AUX, GELU_AUX, DRELU, DGELU, BGRADA, BGRADB; aux_type, aux_ld, stride_aux in the matmul
  * desc, aux and bias_grad in its args): a device runs them only when its caps.matmul.epilogues
- * says so, so older plugins never see them. Slots appended at the end are optional: NULL or beyond
- * struct_size = absent.
+ * says so, so older plugins never see them. ABI 2.11 added the forward convolution epilogue
+ * (epilogue, bias_type in the conv2d desc; bias, aux in its args): a plugin runs it only when
+ * caps.conv2d[0].epilogues says so; otherwise the core gives it the convolution without it and
+ * runs the epilogue itself after (its matmul_degenerate slot, k = 0). Slots appended at the end are
+ * optional: NULL or beyond struct_size = absent.
  * - Backends never print to stdout, never abort; host->trace (stderr) is for KMUX_VERBOSE >= 2.
  */
 #ifndef KMUX_BACKEND_H
@@ -49,7 +52,7 @@ extern "C" {
 #endif
 
 #define KMUX_BACKEND_ABI_MAJOR 2
-#define KMUX_BACKEND_ABI_MINOR 10
+#define KMUX_BACKEND_ABI_MINOR 11
 #define KMUX_BACKEND_ENTRY_SYMBOL "kmux_backend_entry"
 
 /** Groups of kmux_epilogue flags: every flag; the flags used alone (backward and bias
@@ -59,6 +62,9 @@ extern "C" {
     (KMUX_EPILOGUE_DRELU | KMUX_EPILOGUE_DGELU | KMUX_EPILOGUE_BGRADA | KMUX_EPILOGUE_BGRADB)
 #define KMUX_EPILOGUE_WITH_AUX                                                                     \
     (KMUX_EPILOGUE_RELU_AUX | KMUX_EPILOGUE_GELU_AUX | KMUX_EPILOGUE_DRELU | KMUX_EPILOGUE_DGELU)
+/** The flags a forward convolution takes (kmux_conv2d_desc.epilogue). */
+#define KMUX_CONV_EPILOGUES                                                                        \
+    (KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_GELU | KMUX_EPILOGUE_RELU_AUX)
 
 /** Services the core offers to a plugin (valid for the lifetime of the backend instance). */
 typedef struct kmux_backend_host {
@@ -96,7 +102,8 @@ typedef struct kmux_op_caps {
     int64_t max_ld;       /**< largest leading dimension (matmul); batch strides are bounded
                                through max_elements (the span includes them) */
     uint32_t ptr_align; /**< every operand pointer must be a multiple of this (bytes); 0/1: none */
-    uint32_t epilogues; /**< OR of kmux_epilogue the device runs (matmul) */
+    uint32_t epilogues; /**< OR of kmux_epilogue the device runs (matmul; conv2d[0]: fused in
+                             its forward convolution, KMUX_CONV_EPILOGUES at most) */
     uint32_t layouts;   /**< conv: bit (1 << kmux_layout) for each layout it runs */
     int asymmetric_padding; /**< conv: 1 when pad_top != pad_bottom (left/right) is supported */
     int groups;             /**< conv: 1 when groups > 1 is supported */

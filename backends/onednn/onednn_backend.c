@@ -142,6 +142,7 @@ static kmux_status dnn_device_caps(void *state, int device, kmux_device_caps *ca
         c->groups = 1;
         c->type_rows = rows_where(cv, n, conv_runs);
     }
+    caps->conv2d[0].epilogues = KMUX_CONV_EPILOGUES; /* fused in onednn_conv.c's finish */
     caps->amp_dtypes = (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16) |
                        (1u << KMUX_F8_E4M3) | (1u << KMUX_F8_E5M2) | (1u << KMUX_F8_E4M3_FNUZ) |
                        (1u << KMUX_F8_E5M2_FNUZ) | (1u << KMUX_F64);

@@ -26,7 +26,8 @@
  * Types: f32; bf16/f16 natively where oneDNN has a non-reference kernel for this CPU, otherwise
  * (with prefs.allow_emulation) widened to f32 ("+cvt"). The primitive always writes f32, and
  * alpha/beta (y = alpha * conv + beta * y, beta == 0: y not read) and the rounding to the
- * output type are applied once after it, so every result is rounded once.
+ * output type are applied once after it, so every result is rounded once; the forward epilogue
+ * (bias, ReLU/GELU, the ReLU's mask) is fused in that same pass (finish_epilogue).
  */
 #include "onednn_internal.h"
 
@@ -34,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/common/cpu_finish.h"
 #include "kmux_cpu_kernels.h"
 
 static const char FN[] = "kmux_conv2d_plan_create";
@@ -480,12 +482,14 @@ static void combine(const float *t, void *y, kmux_dtype type, int64_t n, double 
     }
 }
 
-static kmux_status finish(conv_run *r, float *res, void *out, double alpha, double beta);
+static kmux_status finish(conv_run *r, float *res, void *out, double alpha, double beta,
+                          const kmux_conv2d_args *a, int64_t image);
 
-/* One primitive call on the images of user[] (nb of them). sum: backward-weights in chunks,
- * the f32 result is added into the accumulator (first chunk: copied) and not yet finished. */
+/* One primitive call on the images of user[] (nb of them, the first being image `image`). sum:
+ * backward-weights in chunks, the f32 result is added into the accumulator (first chunk: copied)
+ * and not yet finished. */
 static kmux_status run_chunk(conv_run *r, const kmux_conv2d_args *a, void *user[3], int sum,
-                             int first) {
+                             int first, int64_t image) {
     kmux_dnn_conv_plan *p = r->p;
     char *ws = r->ctx->work;
     static const int fwd_args[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
@@ -538,14 +542,58 @@ static kmux_status run_chunk(conv_run *r, const kmux_conv2d_args *a, void *user[
                 acc[i] += res[i];
         return KMUX_OK;
     }
-    return finish(r, res, user[p->out], alpha, beta);
+    return finish(r, res, user[p->out], alpha, beta, a, image);
+}
+
+/* The forward epilogue (kmux.h; KMUX_CONV_EPILOGUES) fused in the finish of images [image, image
+ * + nb): y = act(alpha * res + beta * y + bias[k]) and the mask of its input, rounded once. With
+ * alpha = 1, beta = 0 and no GELU by the threaded GEMM epilogue kernel over the f32 result (the
+ * trainer's case); otherwise element by element in f64, as the shared CPU finish. */
+static void finish_epilogue(conv_run *r, const float *res, void *out, double alpha, double beta,
+                            const kmux_conv2d_args *a, int64_t image) {
+    const kmux_dnn_conv_plan *p = r->p;
+    kmux_conv2d_desc d = p->d;
+    d.n = p->nb;
+    const int64_t per_image = p->impl.t[T_Y].n / p->nb, first = image * per_image;
+    const float one = 1.0f;
+    kmux_matmul_desc md;
+    kmux_matmul_args ma;
+    kmux_conv_epilogue_matmul(&d, out, a->bias, a->aux ? (uint8_t *)a->aux + first / 8 : NULL, &one,
+                              &md, &ma);
+    if (alpha == 1.0 && beta == 0.0 && first % 8 == 0 && kmux_cpu_matmul_epilogue_runs(&md, &ma)) {
+        const int64_t ldt = d.layout == KMUX_NHWC ? d.k : per_image / d.k;
+        for (int64_t b = 0; b < md.batch_count; b++)
+            kmux_cpu_matmul_epilogue(&md, &ma, res + b * md.stride_c, ldt, b,
+                                     r->st->hdr.num_threads);
+        return;
+    }
+    const unsigned e = d.epilogue;
+    const int64_t pq = per_image / d.k;
+    uint8_t *mask = a->aux;
+    for (int64_t i = 0; i < p->impl.t[T_Y].n; i++) {
+        double v = alpha * (double)res[i];
+        if (beta != 0.0) v += beta * kmux_dnn_load(out, d.y_type, i);
+        const int64_t ch = d.layout == KMUX_NHWC ? i % d.k : (i / pq) % d.k;
+        if (e & KMUX_EPILOGUE_BIAS) v += kmux_dnn_load(a->bias, d.bias_type, ch);
+        const int64_t x = first + i;
+        if (e & KMUX_EPILOGUE_RELU_AUX)
+            mask[x / 8] = (uint8_t)((mask[x / 8] & ~(1u << (x % 8))) | ((v > 0.0) << (x % 8)));
+        if ((e & KMUX_EPILOGUE_RELU) && !(v > 0.0) && v == v) v = 0.0;
+        if (e & KMUX_EPILOGUE_GELU) v = kmux_gelu_tanh(v);
+        kmux_dnn_store(out, d.y_type, i, v);
+    }
 }
 
 /* The f32 result res (o->n elements) into the user's output: y = alpha * res + beta * y, one
- * rounding. */
-static kmux_status finish(conv_run *r, float *res, void *out, double alpha, double beta) {
+ * rounding (and the forward epilogue of images [image, image + nb) in the same pass). */
+static kmux_status finish(conv_run *r, float *res, void *out, double alpha, double beta,
+                          const kmux_conv2d_args *a, int64_t image) {
     const conv_tensor *o = &r->p->impl.t[r->p->out];
     kmux_dtype type = r->p->d.x_type;
+    if (r->p->d.epilogue && r->p->out == T_Y) {
+        finish_epilogue(r, res, out, alpha, beta, a, image);
+        return KMUX_OK;
+    }
     if (res == out) return KMUX_OK;
     if (alpha == 1.0 && beta == 0.0) {
         kmux_status ks =
@@ -565,18 +613,18 @@ static kmux_status finish(conv_run *r, float *res, void *out, double alpha, doub
 static kmux_status run(conv_run *r, const kmux_conv2d_args *a) {
     kmux_dnn_conv_plan *p = r->p;
     void *user[3] = {a->x, a->w, a->y};
-    if (p->nb == p->d.n) return run_chunk(r, a, user, 0, 1);
+    if (p->nb == p->d.n) return run_chunk(r, a, user, 0, 1, 0);
     size_t es = kmux_common_dtype_size(p->d.x_type);
     int bwd_w = p->out == T_W;
     for (int64_t c = 0; c < p->d.n / p->nb; c++) {
         void *u[3] = {(char *)a->x + (size_t)c * (size_t)p->impl.t[T_X].n * es, a->w,
                       (char *)a->y + (size_t)c * (size_t)p->impl.t[T_Y].n * es};
-        kmux_status ks = run_chunk(r, a, u, bwd_w, c == 0);
+        kmux_status ks = run_chunk(r, a, u, bwd_w, c == 0, c * p->nb);
         if (ks != KMUX_OK) return ks;
     }
     if (!bwd_w) return KMUX_OK;
     return finish(r, (float *)((char *)r->ctx->work + p->impl.off_acc), a->w,
-                  *(const float *)a->alpha, *(const float *)a->beta);
+                  *(const float *)a->alpha, *(const float *)a->beta, a, 0);
 }
 
 kmux_status kmux_dnn_conv2d_run(kmux_dnn_state *st, kmux_dnn_plan *plan,

@@ -89,6 +89,7 @@ static kmux_status ref_device_caps(void *state, int device, kmux_device_caps *ca
         c->groups = 1;
         c->type_rows = (UINT64_C(1) << rows) - 1;
     }
+    caps->conv2d[0].epilogues = KMUX_CONV_EPILOGUES; /* fused: ref_conv.c, one rounding */
     if (KMUX_CAPS_HAS(caps, caller_workspace)) caps->caller_workspace = 1; /* ref needs none */
     caps->amp_dtypes = 0;
     for (int t = KMUX_F64; t <= KMUX_F8_E5M2_FNUZ; t++)

@@ -10,12 +10,17 @@
  * accumulates the product of the two inputs into a double copy of the output: y[n,k,p,q] for FWD,
  * x[n,c,h,w] for BWD_DATA, w[k,c,r,s] for BWD_WEIGHTS. The three directions are therefore
  * exact adjoints of each other (up to the order of the double sums). The output is then
- * alpha * acc (+ beta * output when beta != 0, otherwise not read), rounded once (RNE).
+ * alpha * acc (+ beta * output when beta != 0, otherwise not read), then the forward's epilogue
+ * (bias, ReLU/GELU, the ReLU's mask; kmux.h), rounded once (RNE).
  */
 #include "ref_internal.h"
 #include "ref_dtype.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+
+#include "dispatch/common/cpu_finish.h"
 
 kmux_status kmux_ref_conv2d_plan_create(void *state, int device, const kmux_conv2d_desc *desc,
                                         const kmux_plan_prefs *prefs, void **plan,
@@ -96,13 +101,41 @@ static void ref_cv_pixel(const ref_cv_shape *s, const ref_cv_bufs *b, int64_t n,
         }
 }
 
+/* A forward convolution's epilogue (kmux.h): bias, activation and the ReLU's mask, applied to
+ * t = alpha * acc + beta * y before the one rounding. */
+typedef struct ref_cv_epi {
+    unsigned flags;
+    const void *bias;
+    kmux_dtype bias_type;
+    uint8_t *mask;
+    int64_t k, pq; /* the channel of element i of y: (i / pq) % k (NCHW) or i % k (NHWC) */
+    int nhwc;
+} ref_cv_epi;
+
+static double ref_cv_epilogue(const ref_cv_epi *e, int64_t i, double t) {
+    if (e->flags & KMUX_EPILOGUE_BIAS) {
+        const int64_t ch = e->nhwc ? i % e->k : (i / e->pq) % e->k;
+        t += kmux_ref_load(e->bias, e->bias_type, ch);
+    }
+    if (e->flags & KMUX_EPILOGUE_RELU_AUX) {
+        if (t > 0.0)
+            e->mask[i / 8] |= (uint8_t)(1u << (i % 8));
+        else
+            e->mask[i / 8] &= (uint8_t) ~(1u << (i % 8));
+    }
+    if ((e->flags & KMUX_EPILOGUE_RELU) && !(t > 0.0) && !isnan(t)) t = 0.0;
+    if (e->flags & KMUX_EPILOGUE_GELU) t = kmux_gelu_tanh(t);
+    return t;
+}
+
 /* One direction's output, per image or whole (BWD_WEIGHTS): out = alpha * acc + beta * out for
- * elements [first, first + count) of out. */
+ * elements [first, first + count) of out, then the epilogue (e: forward only, else NULL). */
 static void ref_cv_store(void *out, kmux_dtype t, int64_t first, int64_t count, const double *acc,
-                         double alpha, double beta) {
+                         double alpha, double beta, const ref_cv_epi *e) {
     for (int64_t i = 0; i < count; i++) {
         double v = alpha * acc[i];
         if (beta != 0.0) v += beta * kmux_ref_load(out, t, first + i);
+        if (e && e->flags) v = ref_cv_epilogue(e, first + i, v);
         kmux_ref_store(out, t, first + i, v, 0);
     }
 }
@@ -126,6 +159,8 @@ kmux_status kmux_ref_conv2d_execute(void *state, const void *plan, int impl, voi
     double beta = f64 ? *(const double *)args->beta : (double)*(const float *)args->beta;
     if (d->direction != KMUX_CONV_BWD_WEIGHTS) ref_decode(dw, args->w, d->w_type, 0, nw);
     ref_cv_bufs b = {dx, dw, dy, NULL};
+    const ref_cv_epi epi = {d->epilogue, args->bias, d->bias_type,          args->aux,
+                            d->k,        s.p * s.q,  d->layout == KMUX_NHWC};
     for (int64_t n = 0; n < d->n; n++) {
         switch (d->direction) {
         case KMUX_CONV_FWD:
@@ -151,12 +186,12 @@ kmux_status kmux_ref_conv2d_execute(void *state, const void *plan, int impl, voi
                 for (int64_t q = 0; q < s.q; q++)
                     ref_cv_pixel(&s, &b, 0, k, p, q);
         if (d->direction == KMUX_CONV_FWD)
-            ref_cv_store(args->y, d->y_type, n * ny, ny, dy, alpha, beta);
+            ref_cv_store(args->y, d->y_type, n * ny, ny, dy, alpha, beta, &epi);
         else if (d->direction == KMUX_CONV_BWD_DATA)
-            ref_cv_store(args->x, d->x_type, n * nx, nx, dx, alpha, beta);
+            ref_cv_store(args->x, d->x_type, n * nx, nx, dx, alpha, beta, NULL);
     }
     if (d->direction == KMUX_CONV_BWD_WEIGHTS)
-        ref_cv_store(args->w, d->w_type, 0, nw, dw, alpha, beta);
+        ref_cv_store(args->w, d->w_type, 0, nw, dw, alpha, beta, NULL);
     free(mem);
     return KMUX_OK;
 }

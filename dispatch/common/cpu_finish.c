@@ -185,3 +185,38 @@ void kmux_cpu_finish(const kmux_matmul_desc *d, const kmux_matmul_args *a,
     kmux_cpu_matmul_bias_grad(d, a);
     if (a->amax_d) *a->amax_d = (float)m;
 }
+
+void kmux_conv_epilogue_matmul(const kmux_conv2d_desc *d, void *y, const void *bias, void *aux,
+                               const void *one, kmux_matmul_desc *md, kmux_matmul_args *ma) {
+    const int64_t P =
+        kmux_conv2d_out_dim(d->h, d->pad_top, d->pad_bottom, d->r, d->dilation_h, d->stride_h);
+    const int64_t Q =
+        kmux_conv2d_out_dim(d->w, d->pad_left, d->pad_right, d->s, d->dilation_w, d->stride_w);
+    const kmux_matmul_desc init = KMUX_MATMUL_DESC_INIT;
+    *md = init;
+    md->k = 0;
+    md->n = d->k;
+    if (d->layout == KMUX_NHWC) {
+        md->order = KMUX_ROW_MAJOR;
+        md->m = d->n * P * Q;
+        md->lda = 1;
+        md->ldb = md->ldc = md->aux_ld = d->k;
+    } else {
+        md->order = KMUX_COL_MAJOR;
+        md->m = P * Q;
+        md->lda = md->ldc = md->aux_ld = P * Q;
+        md->ldb = 1;
+        md->batch_count = d->n;
+        md->stride_c = md->stride_aux = d->k * P * Q;
+    }
+    md->a_type = md->b_type = md->c_type = d->y_type;
+    md->compute_type = d->y_type == KMUX_F64 ? KMUX_COMPUTE_F64 : KMUX_COMPUTE_F32;
+    md->epilogue = d->epilogue;
+    md->bias_type = d->bias_type;
+    const kmux_matmul_args init_a = KMUX_MATMUL_ARGS_INIT;
+    *ma = init_a;
+    ma->alpha = ma->beta = one;
+    ma->C = y;
+    ma->bias = bias;
+    ma->aux = aux;
+}

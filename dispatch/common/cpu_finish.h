@@ -51,4 +51,14 @@ void kmux_cpu_matmul_bias_grad(const kmux_matmul_desc *desc, const kmux_matmul_a
 void kmux_cpu_finish(const kmux_matmul_desc *desc, const kmux_matmul_args *args,
                      const kmux_cpu_acc *acc);
 
+/** A forward convolution's epilogue (kmux.h kmux_conv2d_desc.epilogue) as the degenerate matmul
+ *  over y (k = 0, alpha = beta = *one: y = act(y + bias[k]) with the mask of y + bias > 0), whose
+ *  columns are the output channels and whose mask bit index is the element's offset in y:
+ *    NHWC  row-major, N P Q rows of K, one matrix
+ *    NCHW  column-major, P Q rows of K columns (ldc = P Q), one matrix an image (batch N)
+ *  Fills *md and *ma (C = y, bias, aux; one: a float, or a double for an f64 y). Used by the core
+ *  (the epilogue after a backend's convolution) and by cpu:onednn's fused finish. */
+void kmux_conv_epilogue_matmul(const kmux_conv2d_desc *d, void *y, const void *bias, void *aux,
+                               const void *one, kmux_matmul_desc *md, kmux_matmul_args *ma);
+
 #endif
