@@ -547,8 +547,8 @@ static kmux_status run_chunk(conv_run *r, const kmux_conv2d_args *a, void *user[
 
 /* The forward epilogue (kmux.h; KMUX_CONV_EPILOGUES) fused in the finish of images [image, image
  * + nb): y = act(alpha * res + beta * y + bias[k]) and the mask of its input, rounded once. With
- * alpha = 1, beta = 0 and no GELU by the threaded GEMM epilogue kernel over the f32 result (the
- * trainer's case); otherwise element by element in f64, as the shared CPU finish. */
+ * alpha = 1, beta = 0 and no GELU by the GEMM epilogue kernel over the f32 result on oneDNN's
+ * team (the trainer's case); otherwise element by element in f64, as the shared CPU finish. */
 static void finish_epilogue(conv_run *r, const float *res, void *out, double alpha, double beta,
                             const kmux_conv2d_args *a, int64_t image) {
     const kmux_dnn_conv_plan *p = r->p;
@@ -561,10 +561,8 @@ static void finish_epilogue(conv_run *r, const float *res, void *out, double alp
     kmux_conv_epilogue_matmul(&d, out, a->bias, a->aux ? (uint8_t *)a->aux + first / 8 : NULL, &one,
                               &md, &ma);
     if (alpha == 1.0 && beta == 0.0 && first % 8 == 0 && kmux_cpu_matmul_epilogue_runs(&md, &ma)) {
-        const int64_t ldt = d.layout == KMUX_NHWC ? d.k : per_image / d.k;
-        for (int64_t b = 0; b < md.batch_count; b++)
-            kmux_cpu_matmul_epilogue(&md, &ma, res + b * md.stride_c, ldt, b,
-                                     r->st->hdr.num_threads);
+        kmux_dnn_epilogue_on_team(&md, &ma, res, d.layout == KMUX_NHWC ? d.k : per_image / d.k,
+                                  md.stride_c);
         return;
     }
     const unsigned e = d.epilogue;

@@ -297,6 +297,19 @@ static kmux_status run_primitive(mm_run *r, dnnl_primitive_t prim, void *dst, si
     return KMUX_OK;
 }
 
+void kmux_dnn_epilogue_on_team(const kmux_matmul_desc *d, const kmux_matmul_args *a, const float *t,
+                               int64_t ldt, int64_t bstride) {
+    const int64_t runs = kmux_cpu_matmul_epilogue_runs_count(d);
+    for (int64_t b = 0; b < d->batch_count; b++) {
+#pragma omp parallel if (d->m * d->n >= PASS_SPLIT_MIN)
+        {
+            int64_t lo, hi;
+            part(runs, 1, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+            if (hi > lo) kmux_cpu_matmul_epilogue_part(d, a, t + b * bstride, ldt, b, lo, hi);
+        }
+    }
+}
+
 /* What oneDNN did not do, from the f32 result t (C itself, or the dense workspace W): the
  * by-hand epilogue, d_scale, amax and the one rounding to c_type, as the shared CPU finish with
  * t as its accumulator (alpha, beta and the fp8 scales are already in it). */
@@ -311,15 +324,7 @@ static void finish_float(mm_run *r, const float *t) {
     /* W holds R = C (row-major) or C^T (column-major) densely: C's storage order, ld = N */
     const int64_t ldt = p->use_w ? p->N : d.ldc, bstride = p->use_w ? p->M * p->N : d.stride_c;
     if (kmux_cpu_matmul_epilogue_runs(&d, &a)) { /* bias, ReLU, its mask, DRELU: on the team */
-        const int64_t runs = kmux_cpu_matmul_epilogue_runs_count(&d);
-        for (int64_t b = 0; b < d.batch_count; b++) {
-#pragma omp parallel if (d.m * d.n >= PASS_SPLIT_MIN)
-            {
-                int64_t lo, hi;
-                part(runs, 1, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
-                if (hi > lo) kmux_cpu_matmul_epilogue_part(&d, &a, t + b * bstride, ldt, b, lo, hi);
-            }
-        }
+        kmux_dnn_epilogue_on_team(&d, &a, t, ldt, bstride);
         return;
     }
     const kmux_cpu_acc acc = {t, KMUX_F32, ldt, bstride};

@@ -113,6 +113,33 @@ KMUX_CPU_CLONES static void run_f32(const float *t, float *c, uint8_t *bits, int
     }
 }
 
+/* f64 -> f32 rounded to odd (kmux_cpu_f64_to_f32_odd, inline here so that a run vectorises):
+ * exact values and infinities as they are, else the neighbour toward zero with its last bit set.
+ * Not for NaN. */
+static inline float odd32(double v) {
+    const float f = (float)v;
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    const uint32_t away = fabs((double)f) > fabs(v);
+    const uint32_t odd = (bits - away) | 1u;
+    bits = ((double)f == v || isinf(f)) ? bits : odd;
+    float o;
+    memcpy(&o, &bits, 4);
+    return o;
+}
+
+/* The m values v after the bias: ReLU (NaN kept), then the finish's one rounding to f32 (f32_out)
+ * or to odd (for the later nearest-even rounding to bf16/f16), NaN as the finish's quiet NaN. */
+KMUX_CPU_CLONES static void round_run(const double *v, int64_t m, int relu, int f32_out,
+                                      float *buf) {
+    for (int64_t k = 0; k < m; k++) {
+        double x = v[k];
+        if (relu) x = x > 0.0 || x != x ? x : 0.0;
+        const float r = f32_out ? (float)x : odd32(x);
+        buf[k] = x != x ? quiet_nan(x) : r;
+    }
+}
+
 static void range(void *ctx, int64_t begin, int64_t end, int tid) {
     (void)tid;
     const epi_job *j = ctx;
@@ -139,6 +166,32 @@ static void range(void *ctx, int64_t begin, int64_t end, int tid) {
         }
         return;
     }
+    /* a short row's bias (a convolution's K channels, NHWC): converted once, not once a row */
+    const int one_chunk = j->bias_along && j->run_len <= RUN;
+    if (one_chunk) bias_f64(j, 0, j->run_len, bias_run);
+    /* short dense rows (t, C and the mask without gaps): whole rows a chunk, so that the rounding
+     * and the conversion run over RUN elements, not over one row of K at a time */
+    const int64_t n = j->run_len, per = n > 0 ? RUN / n : 0;
+    if (one_chunk && per > 1 && j->ldt == n && j->d->ldc == n && !j->drelu &&
+        (!j->write_mask || j->aux_ld == n)) {
+        for (int64_t k = n; k < per * n; k++)
+            bias_run[k] = bias_run[k - n];
+        for (int64_t r = begin; r < end; r += per) {
+            const int64_t m = (end - r < per ? end - r : per) * n;
+            const float *t = j->t + r * n;
+            double pre[RUN];
+            for (int64_t k = 0; k < m; k++)
+                pre[k] = (double)t[k] + bias_run[k];
+            if (j->write_mask) put_bits(j->aux, r * n, m, pre);
+            round_run(pre, m, j->relu, ct == KMUX_F32, buf);
+            char *c = (char *)j->c + (size_t)(r * n) * es;
+            if (ct == KMUX_F32)
+                memcpy(c, buf, (size_t)m * 4);
+            else
+                kmux_cast_from_f32(m, buf, c, ct, 0, NULL, avx2, 0);
+        }
+        return;
+    }
     for (int64_t r = begin; r < end; r++) {
         const float *t = j->t + r * j->ldt;
         char *c = (char *)j->c + (size_t)(r * j->d->ldc) * es;
@@ -146,9 +199,9 @@ static void range(void *ctx, int64_t begin, int64_t end, int tid) {
         if (!j->bias_along) bias_f64(j, r, 1, &b_const);
         for (int64_t c0 = 0; c0 < j->run_len; c0 += RUN) {
             const int64_t m = j->run_len - c0 < RUN ? j->run_len - c0 : RUN;
-            if (j->bias_along)
+            if (j->bias_along && !one_chunk)
                 bias_f64(j, c0, m, bias_run);
-            else
+            else if (!j->bias_along)
                 for (int64_t k = 0; k < m; k++)
                     bias_run[k] = b_const;
             const int64_t x = r * j->aux_ld + c0; /* the run's bit c0 */
@@ -156,14 +209,10 @@ static void range(void *ctx, int64_t begin, int64_t end, int tid) {
             for (int64_t k = 0; k < m; k++)
                 pre[k] = (double)t[c0 + k] + bias_run[k];
             if (j->write_mask) put_bits(j->aux, x, m, pre);
-            for (int64_t k = 0; k < m; k++) {
-                double v = pre[k];
-                if (j->drelu && !((j->aux[(x + k) / 8] >> ((x + k) % 8)) & 1)) v = 0.0;
-                if (j->relu) v = v > 0.0 ? v : (isnan(v) ? v : 0.0);
-                buf[k] = isnan(v)         ? quiet_nan(v)
-                         : ct == KMUX_F32 ? (float)v
-                                          : kmux_cpu_f64_to_f32_odd(v);
-            }
+            if (j->drelu) /* (DRELU takes no bias: kept for the shape of the rule) */
+                for (int64_t k = 0; k < m; k++)
+                    if (!((j->aux[(x + k) / 8] >> ((x + k) % 8)) & 1)) pre[k] = 0.0;
+            round_run(pre, m, j->relu, ct == KMUX_F32, buf);
             if (ct == KMUX_F32)
                 memcpy(c + (size_t)c0 * 4, buf, (size_t)m * 4);
             else /* nearest even from the odd-rounded f32: the f64's one rounding */
