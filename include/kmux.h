@@ -827,8 +827,8 @@ KMUX_API kmux_status kmux_plan_destroy(kmux_plan *plan);
  *             elements as the next layer reads them), or an eltwise ReLU backward's.
  * The backward flags (DRELU, DGELU, BGRADA/B) and GELU_AUX are matmul-only; a convolution's bias
  * gradient is kmux_reduction SUM over every axis but the channel.
- * Where the device's library fuses it (ref, cpu:onednn: in the same pass that applies alpha/beta
- * and rounds) y is rounded once; elsewhere (cpu:openblas, cuda:N, hip:N) the core runs the
+ * Where the backend fuses it (ref, cpu:onednn, cpu:openblas: in the pass that applies alpha/beta
+ * and rounds) y is rounded once; elsewhere (cpu:auto, cuda:N, hip:N) the core runs the
  * convolution and then the matmul epilogue over y in place (y + bias, act, mask), so an f16 or
  * bf16 y is rounded twice; kmux_plan_info.impl then ends with " + epilogue".
  */

@@ -271,7 +271,8 @@ Test(conv_epilogue, caller_workspace_plans_and_the_impl_name) {
         kmux_device *dev = tu_device(ctx, ids[di]);
         if (!dev) continue;
         /* the devices whose library fuses it (one rounding); elsewhere the core runs it after */
-        const int fused = !strcmp(ids[di], "ref") || !strcmp(ids[di], "cpu:onednn");
+        const int fused = !strcmp(ids[di], "ref") || !strcmp(ids[di], "cpu:onednn") ||
+                          !strcmp(ids[di], "cpu:openblas");
         for (int ti = 0; ti < 3; ti++) {
             prob p;
             const unsigned e = KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU | KMUX_EPILOGUE_RELU_AUX;

@@ -198,6 +198,7 @@ static kmux_status ob_device_caps(void *state, int device, kmux_device_caps *cap
         c->type_rows = rows_where(cv, n, conv_runs, NULL);
         c->emulated_rows = rows_where(cv, n, conv_runs, narrow);
     }
+    caps->conv2d[0].epilogues = KMUX_CONV_EPILOGUES; /* fused: openblas_conv2d.c's epilogue */
     caps->amp_dtypes = (1u << KMUX_F64) | (1u << KMUX_F32) | (1u << KMUX_F16) | (1u << KMUX_BF16) |
                        (1u << KMUX_F8_E4M3) | (1u << KMUX_F8_E5M2) | (1u << KMUX_F8_E4M3_FNUZ) |
                        (1u << KMUX_F8_E5M2_FNUZ);

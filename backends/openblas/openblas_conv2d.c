@@ -70,6 +70,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/common/cpu_finish.h"
 #include "kernels/cpu/kmux_cpu_kernels.h"
 
 /* Panels: a panel of the column matrix holds about CV_PANEL_BYTES, so that it is still in the
@@ -420,16 +421,38 @@ static kmux_status internal_error(kmux_ob_state *st, const cv_plan *pl) {
                          pl->head.impl, (long long)pl->nj);
 }
 
+/* The forward epilogue (kmux.h) from the f32 result t (alpha and beta applied; y itself on the
+ * f32 path) into y, one rounding: the threaded GEMM epilogue kernel where it runs the flags, else
+ * the shared CPU finish with t as its accumulator. */
+static void epilogue(const cv_plan *pl, const kmux_conv2d_args *args, const float *t, int threads) {
+    static const float one = 1.0f, zero = 0.0f;
+    kmux_matmul_desc md;
+    kmux_matmul_args ma;
+    kmux_conv_epilogue_matmul(&pl->d, args->y, args->bias, args->aux, &one, &md, &ma);
+    ma.beta = &zero; /* t holds alpha conv + beta y already */
+    const int64_t ldt = md.ldc;
+    if (kmux_cpu_matmul_epilogue_runs(&md, &ma)) {
+        for (int64_t b = 0; b < md.batch_count; b++)
+            kmux_cpu_matmul_epilogue(&md, &ma, t + b * md.stride_c, ldt, b, threads);
+        return;
+    }
+    const kmux_cpu_acc acc = {t, KMUX_F32, ldt, md.stride_c};
+    kmux_cpu_finish(&md, &ma, &acc);
+}
+
 /* One convolution in the workspace ws. */
 static kmux_status conv_run(kmux_ob_state *st, const cv_plan *pl, const kmux_conv2d_args *args,
                             char *ws) {
     const kmux_conv2d_desc *d = &pl->d;
     const float alpha = *(const float *)args->alpha, beta = *(const float *)args->beta;
     const int threads = st->hdr.num_threads;
-    if (!pl->cvt)
-        return conv_f32(pl, alpha, beta, args->x, args->w, args->y, ws, threads)
-                   ? KMUX_OK
-                   : internal_error(st, pl);
+    const int epi = d->direction == KMUX_CONV_FWD && d->epilogue;
+    if (!pl->cvt) {
+        if (!conv_f32(pl, alpha, beta, args->x, args->w, args->y, ws, threads))
+            return internal_error(st, pl);
+        if (epi) epilogue(pl, args, args->y, threads);
+        return KMUX_OK;
+    }
 
     /* +cvt: f32 copies of the three tensors after the column workspace */
     float *xf = (float *)(ws + ws_copies_at(pl));
@@ -455,6 +478,10 @@ static kmux_status conv_run(kmux_ob_state *st, const cv_plan *pl, const kmux_con
     if (d->direction != KMUX_CONV_FWD || beta != 0.0f)
         kmux_cpu_to_f32(ny, args->y, d->y_type, yf, threads);
     if (!conv_f32(pl, alpha, beta, xf, wf, yf, ws, threads)) return internal_error(st, pl);
+    if (epi) { /* the epilogue's one rounding instead of the cast's */
+        epilogue(pl, args, yf, threads);
+        return KMUX_OK;
+    }
     /* f16/bf16 targets: kmux_cpu_cast cannot fail for them */
     (void)kmux_cpu_cast(n_out, out_f, KMUX_F32, out, d->x_type, 0, NULL, NULL, threads);
     return KMUX_OK;
