@@ -10,7 +10,7 @@ typedef enum mem_cat {
     MEM_GRADIENTS,   /**< parameter gradients (T and f32) */
     MEM_OPTIMISER,   /**< momentum / Adam moments */
     MEM_ACTIVATIONS, /**< forward activations kept for backward, and their gradients */
-    MEM_WORKSPACE,   /**< plan workspaces, the loss-scaling scalars */
+    MEM_WORKSPACE,   /**< plan workspaces, the ones vector, the loss-scaling scalars */
     MEM_CAT_COUNT
 } mem_cat;
 

@@ -139,15 +139,15 @@ int net_create(net *nt, kmux_device *dev, kmux_stream *s, kmux_dtype t, uint64_t
 }
 
 static void batch_free(net *nt, net_batch *b) {
-    kmux_plan *plans[] = {b->conv1,    b->conv2,    b->fc,        b->fc_dw,
-                          b->fc_dx,    b->conv2_dw, b->conv2_dx,  b->b2_grad,
-                          b->conv1_dw, b->b1_grad,  b->relu1_bwd, b->xent};
+    kmux_plan *plans[] = {b->conv1,    b->act1,    b->conv2,     b->act2,     b->fc,
+                          b->fc_dw,    b->fc_dx,   b->conv2_dw,  b->conv2_dx, b->b2_grad,
+                          b->conv1_dw, b->b1_grad, b->relu1_bwd, b->xent};
     for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
         kmux_plan_destroy(plans[i]);
     buf_free(nt, &b->x, &b->x32);
     buf_free(nt, &b->dlog, &b->dlog32);
-    net_buf *bufs[] = {&b->x32, &b->y1,    &b->y2,     &b->logits, &b->dlog32, &b->dy2,
-                       &b->dy1, &b->mask2, &b->labels, &b->loss,   &b->mean,   &b->argmax};
+    net_buf *bufs[] = {&b->x32,  &b->y1,    &b->y2,     &b->logits, &b->dlog32, &b->dy2,   &b->dy1,
+                       &b->ones, &b->mask2, &b->labels, &b->loss,   &b->mean,   &b->argmax};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         buf_free(nt, bufs[i], NULL);
     memset(b, 0, sizeof *b);
@@ -196,9 +196,8 @@ static int plan_created(net *nt, const kmux_plan *p, int in_arena, const char *n
     return 0;
 }
 
-/* A convolution of layer 1 or 2; epi: the forward's epilogue (its bias in T). */
-static int conv_plan(net *nt, int64_t n, int layer, kmux_conv_direction dir, unsigned epi,
-                     const char *name, kmux_plan **plan) {
+static int conv_plan(net *nt, int64_t n, int layer, kmux_conv_direction dir, const char *name,
+                     kmux_plan **plan) {
     kmux_conv2d_desc d = KMUX_CONV2D_DESC_INIT;
     d.direction = dir, d.layout = KMUX_NHWC, d.n = n;
     d.c = layer == 1 ? 1 : NET_C1;
@@ -209,7 +208,6 @@ static int conv_plan(net *nt, int64_t n, int layer, kmux_conv_direction dir, uns
     d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
     d.x_type = d.w_type = d.y_type = nt->t;
     d.compute_type = KMUX_COMPUTE_F32;
-    d.epilogue = epi, d.bias_type = nt->t;
     const kmux_plan_prefs prefs = arena_prefs();
     KCHECK(kmux_conv2d_plan_create(nt->dev, &d, &prefs, plan));
     PCHECK(plan_created(nt, *plan, 1, name, n));
@@ -290,13 +288,24 @@ static int batch_create(net *nt, net_batch *b, int64_t n, int train) {
     KCHECK(kmux_softmax_plan_create(nt->dev, &sd, NULL, &b->xent));
     PCHECK(plan_created(nt, b->xent, 0, "xent", n));
     if (train && !m->fwd_activations) m->fwd_activations = m->dev[MEM_ACTIVATIONS] - before;
-    /* bias and ReLU fused into each convolution; training: conv2 also writes the ReLU's mask, a
-     * bit for each element of y2 in its (NHWC) order, which fc_dx reads as rows of FC_IN bits:
-     * the same bits, y2 flattened */
-    const unsigned act = KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU;
-    PCHECK(conv_plan(nt, n, 1, KMUX_CONV_FWD, act, "conv1", &b->conv1));
-    PCHECK(conv_plan(nt, n, 2, KMUX_CONV_FWD, act | (train ? KMUX_EPILOGUE_RELU_AUX : 0), "conv2",
-                     &b->conv2));
+    const int64_t ones = n * NET_H1 * NET_H1; /* the longest GEMM dimension it is used for */
+    PCHECK(buf_alloc(nt, &b->ones, (size_t)ones * es, MEM_WORKSPACE, 1));
+    for (int64_t i = 0; i < ones; i++) {
+        if (nt->t == KMUX_F32)
+            ((float *)b->ones.host)[i] = 1.0f;
+        else
+            ((uint16_t *)b->ones.host)[i] = nt->t == KMUX_F16 ? 0x3c00 : 0x3f80; /* 1.0 */
+    }
+    PCHECK(net_push(nt, &b->ones));
+    PCHECK(conv_plan(nt, n, 1, KMUX_CONV_FWD, "conv1", &b->conv1));
+    PCHECK(conv_plan(nt, n, 2, KMUX_CONV_FWD, "conv2", &b->conv2));
+    PCHECK(gemm_plan(nt, n * NET_H1 * NET_H1, NET_C1, 1, KMUX_NO_TRANS, KMUX_NO_TRANS, nt->t,
+                     KMUX_EPILOGUE_RELU, 0, "act1", n, &b->act1));
+    /* training: act2 also writes the ReLU's mask, rows of C2 bits (NHWC), which fc_dx reads as
+     * rows of FC_IN bits: the same bits, y2 flattened */
+    PCHECK(gemm_plan(nt, n * NET_H2 * NET_H2, NET_C2, 1, KMUX_NO_TRANS, KMUX_NO_TRANS, nt->t,
+                     KMUX_EPILOGUE_RELU | (train ? KMUX_EPILOGUE_RELU_AUX : 0), NET_C2, "act2", n,
+                     &b->act2));
     PCHECK(gemm_plan(nt, n, NET_CLASSES, NET_FC_IN, KMUX_NO_TRANS, KMUX_NO_TRANS, KMUX_F32,
                      KMUX_EPILOGUE_BIAS, 0, "fc", n, &b->fc));
     if (!train) return 0;
@@ -313,13 +322,13 @@ static int batch_create(net *nt, net_batch *b, int64_t n, int train) {
     /* dW = y2^T dlog with the bias gradient, the column sums of dlog (op(B)), in one GEMM */
     PCHECK(gemm_plan(nt, NET_FC_IN, NET_CLASSES, n, KMUX_TRANS, KMUX_NO_TRANS, nt->t,
                      KMUX_EPILOGUE_BGRADB, 0, "fc_dw", n, &b->fc_dw));
-    /* dy2 = dlog W^T, zero where conv2's ReLU was not active (DRELU with conv2's mask) */
+    /* dy2 = dlog W^T, zero where conv2's ReLU was not active (DRELU with act2's mask) */
     PCHECK(gemm_plan(nt, n, NET_FC_IN, NET_CLASSES, KMUX_NO_TRANS, KMUX_TRANS, nt->t,
                      KMUX_EPILOGUE_DRELU, NET_FC_IN, "fc_dx", n, &b->fc_dx));
-    PCHECK(conv_plan(nt, n, 2, KMUX_CONV_BWD_WEIGHTS, 0, "conv2_dw", &b->conv2_dw));
-    PCHECK(conv_plan(nt, n, 2, KMUX_CONV_BWD_DATA, 0, "conv2_dx", &b->conv2_dx));
+    PCHECK(conv_plan(nt, n, 2, KMUX_CONV_BWD_WEIGHTS, "conv2_dw", &b->conv2_dw));
+    PCHECK(conv_plan(nt, n, 2, KMUX_CONV_BWD_DATA, "conv2_dx", &b->conv2_dx));
     PCHECK(bias_grad_plan(nt, n * NET_H2 * NET_H2, NET_C2, "b2_grad", n, &b->b2_grad));
-    PCHECK(conv_plan(nt, n, 1, KMUX_CONV_BWD_WEIGHTS, 0, "conv1_dw", &b->conv1_dw));
+    PCHECK(conv_plan(nt, n, 1, KMUX_CONV_BWD_WEIGHTS, "conv1_dw", &b->conv1_dw));
     PCHECK(bias_grad_plan(nt, n * NET_H1 * NET_H1, NET_C1, "b1_grad", n, &b->b1_grad));
     return 0;
 }
@@ -343,17 +352,12 @@ int net_cast_weights(net *nt) {
     return 0;
 }
 
-/* A convolution; bias and aux: its epilogue's (NULL without one). */
-static int conv_ex(net *nt, kmux_plan *p, void *x, void *w, void *y, const void *bias, void *aux) {
+static int conv(net *nt, kmux_plan *p, void *x, void *w, void *y) {
     kmux_conv2d_args a = KMUX_CONV2D_ARGS_INIT;
-    a.alpha = &ONE, a.beta = &ZERO, a.x = x, a.w = w, a.y = y, a.bias = bias, a.aux = aux;
+    a.alpha = &ONE, a.beta = &ZERO, a.x = x, a.w = w, a.y = y;
     a.workspace = nt->arena.dev, a.workspace_bytes = nt->arena.bytes;
     KCHECK(kmux_conv2d_execute(p, nt->s, &a));
     return 0;
-}
-
-static int conv(net *nt, kmux_plan *p, void *x, void *w, void *y) {
-    return conv_ex(nt, p, x, w, y, NULL, NULL);
 }
 
 static int gemm_ex(net *nt, kmux_plan *p, const void *A, const void *B, void *C, const float *beta,
@@ -378,10 +382,11 @@ int net_forward(net *nt, net_batch *b) {
     PCHECK(net_push(nt, &b->x32));
     if (nt->t != KMUX_F32)
         KCHECK(kmux_cast(s, b->n * NET_H0 * NET_H0, b->x32.dev, KMUX_F32, b->x.dev, nt->t, NULL));
-    PCHECK(conv_ex(nt, b->conv1, b->x.dev, at(&nt->w, L->off[P_W1], es), b->y1.dev,
-                   at(&nt->w, L->off[P_B1], es), NULL));
-    PCHECK(conv_ex(nt, b->conv2, b->y1.dev, at(&nt->w, L->off[P_W2], es), b->y2.dev,
-                   at(&nt->w, L->off[P_B2], es), b->mask2.dev));
+    PCHECK(conv(nt, b->conv1, b->x.dev, at(&nt->w, L->off[P_W1], es), b->y1.dev));
+    PCHECK(gemm(nt, b->act1, b->ones.dev, at(&nt->w, L->off[P_B1], es), b->y1.dev, &ONE, NULL));
+    PCHECK(conv(nt, b->conv2, b->y1.dev, at(&nt->w, L->off[P_W2], es), b->y2.dev));
+    PCHECK(gemm_ex(nt, b->act2, b->ones.dev, at(&nt->w, L->off[P_B2], es), b->y2.dev, &ONE, NULL,
+                   b->mask2.dev, NULL));
     PCHECK(gemm(nt, b->fc, b->y2.dev, at(&nt->w, L->off[P_WF], es), b->logits.dev, &ZERO,
                 at(&nt->w32, L->off[P_BF], 4)));
     return 0;

@@ -7,9 +7,8 @@
  *   fully connected 1568 -> 10 + bias                      -> logits N x 10 (f32)
  *   softmax cross-entropy (kmux's softmax op: the loss, its gradient, the predictions)
  *
- * Each convolution's bias and ReLU are its epilogue (kmux_conv2d_desc.epilogue, one call, and
- * conv2 writes the ReLU's mask for the fully connected layer's DRELU backward); each bias
- * gradient db(K) is kmux's reduction op, the SUM of
+ * Each convolution's bias and ReLU run as one GEMM with the ReLU epilogue: Y(NPQ x K) =
+ * relu(ones(NPQ x 1) b(1 x K) + Y); each bias gradient db(K) is kmux's reduction op, the SUM of
  * dY(NPQ x K) over its rows (f64 accumulation), on the device. The ReLU's backward is kmux's
  * element-wise op (RELU backward from the output Y, in place on dY), on the device.
  *
@@ -55,12 +54,12 @@ typedef struct net_buf {
 typedef struct net_batch {
     int64_t n;
     int train; /**< backward plans and buffers too */
-    net_buf x32, x, y1, y2, logits, dlog32, dlog, dy2, dy1;
-    net_buf mask2; /* conv2's ReLU mask (1 bit an element): written by conv2's RELU_AUX, read by
+    net_buf x32, x, y1, y2, logits, dlog32, dlog, dy2, dy1, ones;
+    net_buf mask2; /* conv2's ReLU mask (1 bit an element): written by act2's RELU_AUX, read by
                       fc_dx's DRELU, which applies the ReLU's backward to dy2 */
     net_buf labels, loss, mean, argmax; /* the loss op's: int32 labels (host-filled), f32 per-row
                                            losses, their f32 mean, int32 predictions */
-    kmux_plan *conv1, *conv2, *fc;      /* forward (bias and ReLU: the convolutions' epilogues) */
+    kmux_plan *conv1, *act1, *conv2, *act2, *fc; /* forward */
     kmux_plan *fc_dw, *fc_dx, *conv2_dw, *conv2_dx, *b2_grad, *conv1_dw, *b1_grad;
     kmux_plan *relu1_bwd; /* element-wise ReLU backward from y1 (conv2_dx has no epilogue) */
     kmux_plan *xent;      /* softmax cross-entropy of the logits */
