@@ -161,12 +161,12 @@ const char *kmux_dnn_isa_name(dnnl_cpu_isa_t isa);
 
 /* ---- element-wise helpers (onednn_elementwise.c) -------------------------------------------- */
 
-/** Loads element i of an f32/f16/bf16/i32 array as double (exact). */
 /** kmux_cpu_matmul_epilogue (where kmux_cpu_matmul_epilogue_runs) of every batch of d, batch b
  *  from t + b * bstride, on oneDNN's OpenMP team, awake after a primitive (onednn_matmul_exec.c:
  *  new threads beside it spin against it). */
 void kmux_dnn_epilogue_on_team(const kmux_matmul_desc *d, const kmux_matmul_args *a, const float *t,
                                int64_t ldt, int64_t bstride);
+/** Loads element i of an f32/f16/bf16/i32 array as double (exact). */
 double kmux_dnn_load(const void *p, kmux_dtype t, int64_t i);
 /** Stores v rounded ONCE to t (f32/f16/bf16: RNE, via round-to-odd f32; i32: RNE, saturated). */
 void kmux_dnn_store(void *p, kmux_dtype t, int64_t i, double v);
