@@ -450,8 +450,36 @@ KMUX_API kmux_status kmux_stream_create(kmux_device *dev, kmux_stream **stream);
 KMUX_API kmux_status kmux_stream_wrap_native(kmux_device *dev, void *native_stream,
                                              kmux_stream **stream);
 
+/* Graph capture (CUDA graphs, HIP graphs). kmux's work on a GPU stream may be captured into a
+ * graph with the vendor's own API on the native stream the caller wrapped (cudaStreamBeginCapture
+ * or cuStreamBeginCapture, in any mode, global included; hipStreamBeginCapture; torch.cuda.graph)
+ * and replayed with cudaGraphLaunch / hipGraphLaunch, when:
+ *  - every plan the capture executes was created before it (plan creation allocates, loads
+ *    modules and asks the libraries), and was made with kmux_plan_prefs.caller_workspace = 1
+ *    with its workspace allocated before (or its stream workspace already grown to its size);
+ *  - each plan was executed once on that stream before the capture (a warm-up, as PyTorch asks
+ *    before torch.cuda.graph): a stream's first convolution creates its cuDNN / MIOpen handle;
+ *  - nothing else in the capture is a call that waits or allocates: kmux_stream_synchronize,
+ *    kmux_event_synchronize, a host-side kmux_stream_wait_event fallback, kmux_malloc /
+ *    kmux_free / kmux_host_malloc / kmux_host_free, plan creation and destruction (also the
+ *    first kmux_gemm_ex of a problem, which creates its cached plan), and KMUX_VERBOSE >= 1 (its
+ *    trace synchronises around each execute). Those that wait or allocate fail inside a capture
+ *    (global or thread-local mode) with KMUX_ERR_DEVICE and the runtime's error
+ * (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), which also invalidates the capture, as the runtime does
+ * for any caller. The executes of matmul, convolution (their epilogues included), element-wise,
+ * binary, reduction, softmax, pooling and optimizer plans, the mixed-precision calls (kmux_cast,
+ * kmux_unscale_check_finite, kmux_loss_scale_update, the fp8 scale updates), kmux_memset and
+ * device-to-device kmux_memcpy then only queue work on the stream, which the graph records. A
+ * replay reads the device memory (tensors, fp8 scales, the loss scale) as it is at the replay;
+ * host scalars (alpha, beta, the op descriptors' parameters) are read at the call and replay with
+ * the captured values (as cuBLAS's host pointer mode). Checked by test_graph_capture (a GEMM, a
+ * convolution, an element-wise op and the loss scaler, in global mode) against the fake CUDA
+ * driver and the fake HIP runtime, and on a GPU by tests/gpu/run.sh (test_graph_capture_cuda).
+ * CPU streams execute at the call and have no capture. */
+
 /** Waits until all work queued on stream has finished. Returns KMUX_OK;
- *  KMUX_ERR_INVALID_ARGUMENT if stream is NULL; KMUX_ERR_DEVICE (an asynchronous error). */
+ *  KMUX_ERR_INVALID_ARGUMENT if stream is NULL; KMUX_ERR_DEVICE (an asynchronous error, or the
+ *  stream is being captured into a graph: the runtime refuses and invalidates the capture). */
 KMUX_API kmux_status kmux_stream_synchronize(kmux_stream *stream);
 
 /** Destroys a stream after waiting for its work. NULL is a no-op. Returns KMUX_OK;

@@ -11,7 +11,8 @@
  * and events; a fatbin nvcc built from kernels/gpu/kmux_gpu_amp.cu loads, its
  * loss_scale_kernel is found by its mangled name and runs in the emulator with the result of
  * torch._amp_update_scale_; a fatbin with sm_80 code only is CUDA_ERROR_NO_BINARY_FOR_GPU on an
- * sm_90 device; bad launch dimensions are CUDA_ERROR_INVALID_VALUE; error names and strings.
+ * sm_90 device; bad launch dimensions are CUDA_ERROR_INVALID_VALUE; error names and strings;
+ * stream capture and graph launch.
  */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -62,6 +63,13 @@ static struct {
     __typeof__(cuModuleUnload) *ModuleUnload;
     __typeof__(cuModuleGetFunction) *ModuleGetFunction;
     __typeof__(cuLaunchKernel) *LaunchKernel;
+    __typeof__(cuStreamBeginCapture_v2) *StreamBeginCapture;
+    __typeof__(cuStreamEndCapture) *StreamEndCapture;
+    __typeof__(cuStreamIsCapturing) *StreamIsCapturing;
+    __typeof__(cuGraphInstantiateWithFlags) *GraphInstantiate;
+    __typeof__(cuGraphLaunch) *GraphLaunch;
+    __typeof__(cuGraphExecDestroy) *GraphExecDestroy;
+    __typeof__(cuGraphDestroy) *GraphDestroy;
     long (*ctx_depth)(void);
     long (*launches)(void);
     long (*stream_waits)(void);
@@ -119,6 +127,13 @@ static void load(void) {
     LOAD(ModuleUnload, "cuModuleUnload");
     LOAD(ModuleGetFunction, "cuModuleGetFunction");
     LOAD(LaunchKernel, "cuLaunchKernel");
+    LOAD(StreamBeginCapture, "cuStreamBeginCapture_v2");
+    LOAD(StreamEndCapture, "cuStreamEndCapture");
+    LOAD(StreamIsCapturing, "cuStreamIsCapturing");
+    LOAD(GraphInstantiate, "cuGraphInstantiateWithFlags");
+    LOAD(GraphLaunch, "cuGraphLaunch");
+    LOAD(GraphExecDestroy, "cuGraphExecDestroy");
+    LOAD(GraphDestroy, "cuGraphDestroy");
     LOAD(ctx_depth, "kmux_fake_cuda_ctx_depth");
     LOAD(launches, "kmux_fake_cuda_launches");
     LOAD(stream_waits, "kmux_fake_cuda_stream_waits");
@@ -411,6 +426,78 @@ Test(fake_cuda, streams_and_events) {
     CU_OK(d.EventDestroy(e0));
     CU_OK(d.EventDestroy(e1));
     CU_OK(d.EventDestroy(unrecorded));
+    CU_OK(d.StreamDestroy(s));
+    pop_and_release(c);
+}
+
+/* Stream capture as the Driver API documents it: work on a capturing stream is recorded, not
+ * run, and a graph launch runs it (each time, on the memory as it is then); an allocation, a
+ * synchronisation of the capturing stream or the legacy stream inside the capture is refused and
+ * invalidates it; begin/end in the wrong state. */
+Test(fake_cuda, stream_capture_records_and_a_graph_launch_replays) {
+    CUcontext c = init_and_push();
+    CUstream s = NULL;
+    CU_OK(d.StreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CUdeviceptr a, b;
+    CU_OK(d.MemAlloc(&a, 64));
+    CU_OK(d.MemAlloc(&b, 64));
+    CU_OK(d.MemsetD8Async(a, 1, 64, s));
+    CU_OK(d.MemsetD8Async(b, 0, 64, s));
+
+    CUgraph g = NULL;
+    CU_IS(d.StreamEndCapture(s, &g), CUDA_ERROR_ILLEGAL_STATE);
+    CU_IS(d.StreamBeginCapture(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL),
+          CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CU_OK(d.StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CU_IS(d.StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_ERROR_ILLEGAL_STATE);
+    CUstreamCaptureStatus st;
+    CU_OK(d.StreamIsCapturing(s, &st));
+    cr_assert_eq(st, CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    CU_OK(d.MemsetD8Async(a, 7, 32, s));
+    CU_OK(d.MemcpyAsync(b, a, 64, s));
+    CU_OK(d.StreamEndCapture(s, &g));
+    cr_assert_not_null(g);
+    unsigned char h[64];
+    CU_OK(d.MemcpyAsync((CUdeviceptr)h, b, 64, s));
+    cr_assert_eq(h[0], 0, "nothing ran during the capture");
+    CUgraphExec x = NULL;
+    CU_OK(d.GraphInstantiate(&x, g, 0));
+    CU_OK(d.GraphLaunch(x, s));
+    CU_OK(d.MemcpyAsync((CUdeviceptr)h, b, 64, s));
+    cr_assert(h[0] == 7 && h[31] == 7 && h[32] == 1 && h[63] == 1, "the graph ran in order");
+    CU_OK(d.MemsetD8Async(a, 2, 64, s)); /* the graph reads memory at its launch */
+    CU_OK(d.GraphLaunch(x, s));
+    CU_OK(d.MemcpyAsync((CUdeviceptr)h, b, 64, s));
+    cr_assert(h[0] == 7 && h[32] == 2);
+
+    /* prohibited calls: each refused, the capture invalidated, its end says so */
+    CUdeviceptr p = 0;
+    CU_OK(d.StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CU_IS(d.MemAlloc(&p, 64), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CU_OK(d.StreamIsCapturing(s, &st));
+    cr_assert_eq(st, CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    CU_IS(d.MemsetD8Async(a, 0, 64, s), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    CUgraph bad = (CUgraph)1;
+    CU_IS(d.StreamEndCapture(s, &bad), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    cr_assert_null(bad);
+    CU_OK(d.StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CU_IS(d.StreamSynchronize(s), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CU_IS(d.StreamEndCapture(s, &bad), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    CU_OK(d.StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CU_IS(d.MemsetD8Async(a, 0, 64, NULL), CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+    CU_IS(d.StreamEndCapture(s, &bad), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    /* RELAXED: an allocation is allowed */
+    CU_OK(d.StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CU_OK(d.MemAlloc(&p, 64));
+    CU_OK(d.StreamEndCapture(s, &bad));
+    CU_OK(d.GraphDestroy(bad));
+    CU_OK(d.StreamSynchronize(s)); /* the stream works after the captures */
+
+    CU_OK(d.GraphExecDestroy(x));
+    CU_OK(d.GraphDestroy(g));
+    CU_OK(d.MemFree(p));
+    CU_OK(d.MemFree(a));
+    CU_OK(d.MemFree(b));
     CU_OK(d.StreamDestroy(s));
     pop_and_release(c);
 }

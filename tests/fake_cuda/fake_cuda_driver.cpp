@@ -23,6 +23,11 @@
  *   leaves it (CUDA_ERROR_INVALID_VALUE, a fault on a real GPU); memset needs device memory;
  *   cuMemcpy3DAsync_v2 (host / device / unified sides, no CUarray) checks every row so.
  *   Everything is synchronous; events record a monotonic time.
+ * - Stream capture and graphs (cuStreamBeginCapture_v2, cuStreamEndCapture, cuStreamIsCapturing,
+ *   cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecDestroy, cuGraphDestroy): a capturing
+ *   stream records its copies, memsets, launches, event records and waits as a graph that a
+ *   launch replays in order; the calls that capture prohibits are refused and invalidate it
+ *   (the model shared with the fake HIP runtime: fake_gpu_core.h).
  * - Modules: cuModuleLoadData takes a fatbin (nvcc --fatbin; magic 0xBA55ED50), a cubin (ELF,
  *   EM_CUDA) or PTX text; CUDA_ERROR_NO_BINARY_FOR_GPU unless it has a cubin for exactly the
  *   device's sm or PTX for an sm <= the device's; CUDA_ERROR_INVALID_IMAGE for anything else.
@@ -37,11 +42,13 @@
  *   and, as on a real GPU, sticky: every later call on that context returns it, until the
  *   primary context is released by all and made anew.
  * Test hooks (not CUDA functions): kmux_fake_cuda_ctx_depth() (this thread's context stack),
- * kmux_fake_cuda_launches() (successful launches), kmux_fake_cuda_stream_waits() (successful
- * cuStreamWaitEvent calls), kmux_fake_cuda_last_fault() (the emulator's reason of the last
- * failed launch), kmux_fake_cuda_fail_call(k, error) (the k-th call from now that needs a context
- * returns `error` instead of running: a vendor call failing in the middle of a plan, for the
- * faults sweep; 0 turns it off) and kmux_fake_cuda_fail_fired() (whether it did).
+ * kmux_fake_cuda_launches() (successful launches, a replayed graph's included),
+ * kmux_fake_cuda_capture_refusals() (calls refused because a capture was open),
+ * kmux_fake_cuda_graph_launches() (successful cuGraphLaunch calls), kmux_fake_cuda_stream_waits()
+ * (successful cuStreamWaitEvent calls), kmux_fake_cuda_last_fault() (the emulator's reason of the
+ * last failed launch), kmux_fake_cuda_fail_call(k, error) (the k-th call from now that needs a
+ * context returns `error` instead of running: a vendor call failing in the middle of a plan, for
+ * the faults sweep; 0 turns it off) and kmux_fake_cuda_fail_fired() (whether it did).
  */
 #include <cuda.h>
 
@@ -52,6 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -73,11 +81,21 @@ struct CUctx_st {
 };
 struct CUstream_st {
     CUctx_st *ctx;
+    fake_gpu::capture *cap; /* cuStreamBeginCapture_v2 .. cuStreamEndCapture */
 };
 struct CUevent_st {
     CUctx_st *ctx;
     unsigned flags;
     double ms = -1.0;
+    bool captured = false; /* last recorded in a capturing stream */
+};
+struct CUgraph_st {
+    CUctx_st *ctx;
+    fake_gpu::graph *g;
+};
+struct CUgraphExec_st {
+    CUctx_st *ctx;
+    fake_gpu::graph g;
 };
 struct CUfunc_st {
     const fake_gpu::kernel *k;
@@ -155,6 +173,25 @@ bool range_ok(const void *p, size_t bytes) {
     if (fake_gpu::in_device(p)) return fake_gpu::is_device(p, bytes);
     if (fake_gpu::in_host(p)) return fake_gpu::is_host(p, bytes);
     return true; /* pageable host memory */
+}
+
+/* ---- stream capture: the core's model (fake_gpu_core.h) on CUDA's streams ---- */
+
+bool legacy(CUstream s) {
+    return s == nullptr || s == CU_STREAM_LEGACY;
+}
+fake_gpu::capture *cap_of(CUstream s) {
+    return legacy(s) || s == CU_STREAM_PER_THREAD ? nullptr : s->cap;
+}
+bool is_capturing(CUstream s) {
+    return fake_gpu::capturing(cap_of(s));
+}
+/* A stream operation (its arguments checked): run now, or recorded by a capturing stream. */
+CUresult submit(CUstream s, std::function<CUresult()> op) {
+    return (CUresult)fake_gpu::submit(cap_of(s), legacy(s), [op]() { return (int)op(); });
+}
+CUresult capture_unsafe() {
+    return (CUresult)fake_gpu::capture_unsafe();
 }
 
 /* What the image is and whether the device loads it. size: the image's bytes. */
@@ -250,6 +287,18 @@ const error_text errors[] = {
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
     {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+    {CUDA_ERROR_ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE",
+     "the operation cannot be performed in the present state"},
+    {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+     "operation not permitted when stream is capturing"},
+    {CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+     "operation failed due to a previous error during capture"},
+    {CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT",
+     "operation would make the legacy stream depend on a capturing blocking stream"},
+    {CUDA_ERROR_CAPTURED_EVENT, "CUDA_ERROR_CAPTURED_EVENT",
+     "operation not permitted on an event last recorded in a capturing stream"},
+    {CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD",
+     "attempt to terminate a thread-local capture sequence from another thread"},
 };
 const error_text *find_error(CUresult e) {
     for (const error_text &t : errors)
@@ -464,6 +513,8 @@ EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice *device) {
 EXPORT CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) {
     NEED_CTX(c);
     if (!dptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+    CUresult u = capture_unsafe();
+    if (u != CUDA_SUCCESS) return u;
     if (bytesize > kTotalMem - fake_gpu::device_bytes()) return CUDA_ERROR_OUT_OF_MEMORY;
     void *p = fake_gpu::device_alloc(bytesize, 256);
     if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -474,6 +525,8 @@ EXPORT CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) {
 EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
     NEED_CTX(c);
     if (dptr == 0) return CUDA_SUCCESS;
+    CUresult u = capture_unsafe();
+    if (u != CUDA_SUCCESS) return u;
     return fake_gpu::device_free(reinterpret_cast<void *>(dptr)) ? CUDA_SUCCESS
                                                                  : CUDA_ERROR_INVALID_VALUE;
 }
@@ -496,6 +549,8 @@ EXPORT CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int 
     const unsigned known =
         CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
     if (!pp || bytesize == 0 || (Flags & ~known)) return CUDA_ERROR_INVALID_VALUE;
+    CUresult u = capture_unsafe();
+    if (u != CUDA_SUCCESS) return u;
     void *p = fake_gpu::host_alloc(bytesize, 4096);
     if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
     *pp = p;
@@ -504,6 +559,8 @@ EXPORT CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int 
 
 EXPORT CUresult CUDAAPI cuMemFreeHost(void *p) {
     NEED_CTX(c);
+    CUresult u = capture_unsafe();
+    if (u != CUDA_SUCCESS) return u;
     return fake_gpu::host_free(p) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
@@ -516,8 +573,10 @@ EXPORT CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t B
     const void *s = reinterpret_cast<const void *>(src);
     if (!d || !s || !range_ok(d, ByteCount) || !range_ok(s, ByteCount))
         return CUDA_ERROR_INVALID_VALUE;
-    memmove(d, s, ByteCount);
-    return CUDA_SUCCESS;
+    return submit(hStream, [=]() {
+        memmove(d, s, ByteCount);
+        return CUDA_SUCCESS;
+    });
 }
 
 EXPORT CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N,
@@ -526,8 +585,10 @@ EXPORT CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc,
     if (!stream_ok(hStream, c)) return CUDA_ERROR_INVALID_HANDLE;
     void *d = reinterpret_cast<void *>(dstDevice);
     if (!fake_gpu::in_device(d) || !fake_gpu::is_device(d, N)) return CUDA_ERROR_INVALID_VALUE;
-    memset(d, uc, N);
-    return CUDA_SUCCESS;
+    return submit(hStream, [=]() {
+        memset(d, uc, N);
+        return CUDA_SUCCESS;
+    });
 }
 
 namespace {
@@ -575,21 +636,25 @@ EXPORT CUresult CUDAAPI cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *p, CUstream hStr
         return CUDA_ERROR_INVALID_VALUE;
     if (p->Depth > 1 && (p->srcHeight < p->srcY + p->Height || p->dstHeight < p->dstY + p->Height))
         return CUDA_ERROR_INVALID_VALUE;
-    for (int copy = 0; copy < 2; copy++) /* every row checked before any is written */
-        for (size_t z = 0; z < p->Depth; z++)
-            for (size_t y = 0; y < p->Height; y++) {
-                const char *s = src + ((p->srcZ + z) * p->srcHeight + p->srcY + y) * p->srcPitch +
-                                p->srcXInBytes;
+    const CUDA_MEMCPY3D q = *p; /* a captured copy keeps its parameters */
+    auto rows = [q, src, dst](bool copy) {
+        for (size_t z = 0; z < q.Depth; z++)
+            for (size_t y = 0; y < q.Height; y++) {
+                const char *s =
+                    src + ((q.srcZ + z) * q.srcHeight + q.srcY + y) * q.srcPitch + q.srcXInBytes;
                 char *d = const_cast<char *>(dst) +
-                          ((p->dstZ + z) * p->dstHeight + p->dstY + y) * p->dstPitch +
-                          p->dstXInBytes;
+                          ((q.dstZ + z) * q.dstHeight + q.dstY + y) * q.dstPitch + q.dstXInBytes;
                 if (copy)
-                    memmove(d, s, p->WidthInBytes);
-                else if (!side_ok(p->srcMemoryType, s, p->WidthInBytes) ||
-                         !side_ok(p->dstMemoryType, d, p->WidthInBytes))
+                    memmove(d, s, q.WidthInBytes);
+                else if (!side_ok(q.srcMemoryType, s, q.WidthInBytes) ||
+                         !side_ok(q.dstMemoryType, d, q.WidthInBytes))
                     return CUDA_ERROR_INVALID_VALUE;
             }
-    return CUDA_SUCCESS;
+        return CUDA_SUCCESS;
+    };
+    e = rows(false); /* every row checked before any is written */
+    if (e != CUDA_SUCCESS) return e;
+    return submit(hStream, [rows]() { return rows(true); });
 }
 
 EXPORT CUresult CUDAAPI cuMemGetInfo_v2(size_t *free, size_t *total) {
@@ -606,7 +671,7 @@ EXPORT CUresult CUDAAPI cuMemGetInfo_v2(size_t *free, size_t *total) {
 EXPORT CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags) {
     NEED_CTX(c);
     if (!phStream || (Flags & ~(unsigned)CU_STREAM_NON_BLOCKING)) return CUDA_ERROR_INVALID_VALUE;
-    *phStream = new CUstream_st{c};
+    *phStream = new CUstream_st{c, fake_gpu::capture_new()};
     return CUDA_SUCCESS;
 }
 
@@ -615,13 +680,15 @@ EXPORT CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream) {
     if (!hStream || hStream == CU_STREAM_LEGACY || hStream == CU_STREAM_PER_THREAD ||
         hStream->ctx != c)
         return CUDA_ERROR_INVALID_HANDLE;
+    fake_gpu::capture_delete(hStream->cap); /* its capture ends with it */
     delete hStream;
     return CUDA_SUCCESS;
 }
 
 EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream hStream) {
     NEED_CTX(c);
-    return stream_ok(hStream, c) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (!stream_ok(hStream, c)) return CUDA_ERROR_INVALID_HANDLE;
+    return (CUresult)fake_gpu::capture_sync(cap_of(hStream), legacy(hStream));
 }
 
 /* The event may be of another context (a cross-device wait); flags: CU_EVENT_WAIT_DEFAULT or
@@ -631,8 +698,10 @@ EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsi
     NEED_CTX(c);
     if (!stream_ok(hStream, c) || !hEvent) return CUDA_ERROR_INVALID_HANDLE;
     if (Flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL) return CUDA_ERROR_INVALID_VALUE;
-    stream_waits++;
-    return CUDA_SUCCESS;
+    if (hEvent->captured && !is_capturing(hStream)) return CUDA_ERROR_NOT_SUPPORTED; /* a join */
+    CUresult e = submit(hStream, []() { return CUDA_SUCCESS; }); /* in-order: nothing to wait */
+    if (e == CUDA_SUCCESS) stream_waits++;
+    return e;
 }
 
 EXPORT CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags) {
@@ -657,13 +726,17 @@ EXPORT CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent) {
 EXPORT CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream) {
     NEED_CTX(c);
     if (!hEvent || hEvent->ctx != c || !stream_ok(hStream, c)) return CUDA_ERROR_INVALID_HANDLE;
-    hEvent->ms = fake_gpu::now_ms();
-    return CUDA_SUCCESS;
+    hEvent->captured = is_capturing(hStream);
+    return submit(hStream, [hEvent]() {
+        hEvent->ms = fake_gpu::now_ms();
+        return CUDA_SUCCESS;
+    });
 }
 
 EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent hEvent) {
     NEED_CTX(c);
-    return hEvent ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (!hEvent) return CUDA_ERROR_INVALID_HANDLE;
+    return hEvent->captured ? CUDA_ERROR_CAPTURED_EVENT : CUDA_SUCCESS;
 }
 
 /* An event not recorded, or created with CU_EVENT_DISABLE_TIMING: CUDA_ERROR_INVALID_HANDLE. */
@@ -740,21 +813,104 @@ EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsi
         (uint64_t)blockDimX * blockDimY * blockDimZ > 1024u)
         return CUDA_ERROR_INVALID_VALUE;
     if (f->k->params > 0 && !kernelParams) return CUDA_ERROR_INVALID_VALUE;
-    std::string why;
-    int e = fake_gpu::launch(f->k, dim3(gridDimX, gridDimY, gridDimZ),
-                             dim3(blockDimX, blockDimY, blockDimZ), kernelParams, 32,
-                             (uint64_t)env_int("KMUX_FAKE_CUDA_SEED", 1), &why);
-    if (e != 0) {
-        std::lock_guard<std::mutex> g(mu);
-        c->sticky = CUDA_ERROR_LAUNCH_FAILED;
-        last_fault = f->k->name + ": " + why;
-        return CUDA_ERROR_LAUNCH_FAILED;
-    }
-    launches++;
+    const dim3 grid(gridDimX, gridDimY, gridDimZ), block(blockDimX, blockDimY, blockDimZ);
+    fake_gpu::bound run = f->k->bind(kernelParams); /* the arguments' values, now */
+    return submit(hStream, [c, f, grid, block, run]() {
+        std::string why;
+        int e = fake_gpu::launch_bound(run, grid, block, 32,
+                                       (uint64_t)env_int("KMUX_FAKE_CUDA_SEED", 1), &why);
+        if (e != 0) {
+            std::lock_guard<std::mutex> g(mu);
+            c->sticky = CUDA_ERROR_LAUNCH_FAILED;
+            last_fault = f->k->name + ": " + why;
+            return CUDA_ERROR_LAUNCH_FAILED;
+        }
+        launches++;
+        return CUDA_SUCCESS;
+    });
+}
+
+/* ---- stream capture and graphs (see "stream capture" above) ---- */
+
+EXPORT CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode) {
+    NEED_CTX(c);
+    if (!stream_ok(hStream, c)) return CUDA_ERROR_INVALID_HANDLE;
+    if (legacy(hStream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (hStream == CU_STREAM_PER_THREAD) return CUDA_ERROR_NOT_SUPPORTED; /* not modelled */
+    return (CUresult)fake_gpu::capture_begin(hStream->cap, (int)mode);
+}
+
+EXPORT CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph *phGraph) {
+    NEED_CTX(c);
+    if (!phGraph) return CUDA_ERROR_INVALID_VALUE;
+    if (!stream_ok(hStream, c)) return CUDA_ERROR_INVALID_HANDLE;
+    *phGraph = nullptr;
+    if (!is_capturing(hStream)) return CUDA_ERROR_ILLEGAL_STATE;
+    fake_gpu::graph *g = nullptr;
+    CUresult e = (CUresult)fake_gpu::capture_end(hStream->cap, &g);
+    if (e == CUDA_SUCCESS) *phGraph = new CUgraph_st{c, g};
+    return e;
+}
+
+EXPORT CUresult CUDAAPI cuStreamIsCapturing(CUstream hStream,
+                                            CUstreamCaptureStatus *captureStatus) {
+    NEED_CTX(c);
+    if (!captureStatus) return CUDA_ERROR_INVALID_VALUE;
+    if (!stream_ok(hStream, c)) return CUDA_ERROR_INVALID_HANDLE;
+    *captureStatus = !is_capturing(hStream) ? CU_STREAM_CAPTURE_STATUS_NONE
+                     : fake_gpu::capture_invalidated(cap_of(hStream))
+                         ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                         : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    return CUDA_SUCCESS;
+}
+
+/* flags other than 0 (auto-free on launch, upload, device launch, priority) are not modelled. */
+EXPORT CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                                    unsigned long long flags) {
+    NEED_CTX(c);
+    if (!phGraphExec || !hGraph) return CUDA_ERROR_INVALID_VALUE;
+    if (flags != 0) return CUDA_ERROR_NOT_SUPPORTED;
+    *phGraphExec = new CUgraphExec_st{hGraph->ctx, *hGraph->g};
+    return CUDA_SUCCESS;
+}
+
+/* Runs the graph's nodes in their captured order (the first failure is returned); a launch into
+ * a capturing stream (a child graph node) is not modelled. */
+EXPORT CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
+    NEED_CTX(c);
+    if (!hGraphExec || hGraphExec->ctx != c || !stream_ok(hStream, c))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (is_capturing(hStream)) return CUDA_ERROR_NOT_SUPPORTED;
+    const fake_gpu::graph *g = &hGraphExec->g;
+    return submit(hStream, [g]() { return (CUresult)fake_gpu::graph_run(*g); });
+}
+
+EXPORT CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec hGraphExec) {
+    NEED_CTX(c);
+    if (!hGraphExec) return CUDA_ERROR_INVALID_VALUE;
+    delete hGraphExec;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuGraphDestroy(CUgraph hGraph) {
+    NEED_CTX(c);
+    if (!hGraph) return CUDA_ERROR_INVALID_VALUE;
+    delete hGraph->g;
+    delete hGraph;
     return CUDA_SUCCESS;
 }
 
 /* ---- test hooks ---- */
+
+/* Calls refused because a capture was open (each invalidated it). */
+EXPORT long kmux_fake_cuda_capture_refusals(void) {
+    return fake_gpu::capture_refusals();
+}
+
+/* Graphs launched and run through. */
+EXPORT long kmux_fake_cuda_graph_launches(void) {
+    return fake_gpu::graph_runs();
+}
 
 EXPORT long kmux_fake_cuda_ctx_depth(void) {
     return (long)stack.size();

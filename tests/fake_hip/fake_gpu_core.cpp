@@ -14,13 +14,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <map>
 #include <mutex>
+#include <set>
+#include <thread>
 
 namespace {
 
 struct pending {
-    fake_gpu::runner run;
+    fake_gpu::binder bind;
     size_t params;
 };
 
@@ -62,7 +65,7 @@ void name_kernels() {
             auto it = by_address.find(reinterpret_cast<const void *>(load + sym[j].st_value));
             if (it == by_address.end()) continue;
             const char *name = str + sym[j].st_name;
-            kernels[name] = fake_gpu::kernel{name, it->second.run, it->second.params};
+            kernels[name] = fake_gpu::kernel{name, it->second.bind, it->second.params};
         }
     }
     munmap(map, (size_t)sb.st_size);
@@ -122,8 +125,8 @@ struct registrar {
 
 } // namespace
 
-void fake_gpu::add_kernel(const void *address, runner run, size_t params) {
-    by_address[address] = pending{run, params};
+void fake_gpu::add_kernel(const void *address, binder bind, size_t params) {
+    by_address[address] = pending{bind, params};
 }
 
 const fake_gpu::kernel *fake_gpu::find_kernel(const char *name) {
@@ -167,13 +170,145 @@ bool fake_gpu::in_host(const void *p) {
     return starts_in(host_allocations, p);
 }
 
-int fake_gpu::launch(const kernel *k, dim3 grid, dim3 block, void **params, unsigned wave,
-                     uint64_t seed, std::string *why) {
+int fake_gpu::launch_bound(const bound &b, dim3 grid, dim3 block, unsigned wave, uint64_t seed,
+                           std::string *why) {
     std::lock_guard<std::mutex> g(launch_mu);
     kmux_gpu_emu_configure(wave, seed);
-    int e = k->run(grid, block, params);
+    int e = b(grid, block);
     if (e != 0 && why) *why = kmux_gpu_emu_message();
     return e;
+}
+
+/* ---- stream capture ---- */
+
+struct fake_gpu::capture {
+    bool active = false, invalidated = false;
+    int mode = kCaptureGlobal;
+    std::thread::id owner; /* the capturing thread */
+    std::vector<work> nodes;
+};
+
+namespace {
+std::mutex capture_mu;
+std::set<fake_gpu::capture *> open_captures;
+std::atomic<long> refusals{0}, runs{0};
+} // namespace
+
+fake_gpu::capture *fake_gpu::capture_new() {
+    return new capture;
+}
+
+void fake_gpu::capture_delete(capture *c) {
+    std::lock_guard<std::mutex> g(capture_mu);
+    open_captures.erase(c);
+    delete c;
+}
+
+int fake_gpu::capture_begin(capture *c, int mode) {
+    if (mode != kCaptureGlobal && mode != kCaptureThreadLocal && mode != kCaptureRelaxed) return 1;
+    std::lock_guard<std::mutex> g(capture_mu);
+    if (c->active) return kIllegalState;
+    c->active = true;
+    c->invalidated = false;
+    c->mode = mode;
+    c->owner = std::this_thread::get_id();
+    c->nodes.clear();
+    open_captures.insert(c);
+    return 0;
+}
+
+int fake_gpu::capture_end(capture *c, graph **out) {
+    std::lock_guard<std::mutex> g(capture_mu);
+    *out = nullptr;
+    if (!c->active) return kIllegalState;
+    if (c->mode != kCaptureRelaxed && c->owner != std::this_thread::get_id())
+        return kCaptureWrongThread;
+    c->active = false;
+    open_captures.erase(c);
+    std::vector<work> nodes;
+    nodes.swap(c->nodes);
+    if (c->invalidated) return kCaptureInvalidated;
+    *out = new graph{std::move(nodes)};
+    return 0;
+}
+
+bool fake_gpu::capturing(const capture *c) {
+    std::lock_guard<std::mutex> g(capture_mu);
+    return c && c->active;
+}
+
+bool fake_gpu::capture_invalidated(const capture *c) {
+    std::lock_guard<std::mutex> g(capture_mu);
+    return c && c->active && c->invalidated;
+}
+
+int fake_gpu::capture_unsafe() {
+    std::lock_guard<std::mutex> g(capture_mu);
+    bool refused = false;
+    for (capture *c : open_captures) {
+        bool mine = c->owner == std::this_thread::get_id();
+        if ((mine && c->mode != kCaptureRelaxed) || (!mine && c->mode == kCaptureGlobal)) {
+            c->invalidated = true;
+            refused = true;
+        }
+    }
+    if (!refused) return 0;
+    refusals++;
+    return kCaptureUnsupported;
+}
+
+namespace {
+/* The legacy stream while captures are open: refused, and they are invalidated. Called with
+ * capture_mu held. */
+int implicit_locked() {
+    if (open_captures.empty()) return 0;
+    for (fake_gpu::capture *c : open_captures)
+        c->invalidated = true;
+    refusals++;
+    return fake_gpu::kCaptureImplicit;
+}
+} // namespace
+
+int fake_gpu::submit(capture *c, bool legacy, work w) {
+    {
+        std::lock_guard<std::mutex> g(capture_mu);
+        if (legacy) {
+            int e = implicit_locked();
+            if (e) return e;
+        }
+        if (c && c->active) {
+            if (c->invalidated) return kCaptureInvalidated;
+            c->nodes.push_back(std::move(w));
+            return 0;
+        }
+    }
+    return w();
+}
+
+int fake_gpu::capture_sync(capture *c, bool legacy) {
+    std::lock_guard<std::mutex> g(capture_mu);
+    if (legacy) return implicit_locked();
+    if (!c || !c->active) return 0;
+    c->invalidated = true;
+    refusals++;
+    return kCaptureUnsupported;
+}
+
+int fake_gpu::graph_run(const graph &gr) {
+    for (const work &w : gr.nodes) {
+        int e = w();
+        if (e) return e;
+    }
+    runs++;
+    return 0;
+}
+
+long fake_gpu::capture_refusals() {
+    return refusals.load();
+}
+
+long fake_gpu::graph_runs() {
+    return runs.load();
 }
 
 double fake_gpu::now_ms() {

@@ -13,7 +13,11 @@
  * hipModuleLoadData fail with it. Memory: hipMalloc is host memory, tracked, so that a
  * copy or a kernel argument outside any allocation of the right kind is refused like a real
  * runtime would fault. Everything is synchronous (streams and events are in order by
- * construction); events record a monotonic time. Kernels run in the emulator with 64-lane waves
+ * construction); events record a monotonic time. Stream capture and graphs (hipStreamBeginCapture,
+ * hipStreamEndCapture, hipStreamIsCapturing, hipGraphInstantiate, hipGraphLaunch,
+ * hipGraphExecDestroy, hipGraphDestroy) follow the model shared with the fake CUDA driver
+ * (fake_gpu_core.h): a capturing stream records, a graph launch replays, and the calls capture
+ * prohibits are refused and invalidate it. Kernels run in the emulator with 64-lane waves
  * (gfx942's width) and shuffled block order ($KMUX_FAKE_HIP_SEED, default 1). The kernel
  * registry, memory tracking and launch are the core shared with the fake CUDA driver
  * (fake_gpu_core.h).
@@ -43,6 +47,7 @@ enum {
     kNoBinaryForGpu = 209,
     kInvalidHandle = 400,
     kNotFound = 500,
+    kIllegalState = fake_gpu::kIllegalState,
     kLaunchFailure = 719,
     kNotSupported = 801
 };
@@ -52,11 +57,25 @@ struct module {
 };
 struct stream {
     int device;
+    fake_gpu::capture *cap; /* hipStreamBeginCapture .. hipStreamEndCapture */
 };
 struct event {
     int device;
     double ms = -1.0;
+    bool captured = false; /* last recorded in a capturing stream */
 };
+struct graph_exec {
+    fake_gpu::graph g;
+};
+
+/* The stream's capture state (NULL, the null stream: the legacy stream, never capturing). */
+fake_gpu::capture *cap_of(void *s) {
+    return s ? static_cast<stream *>(s)->cap : nullptr;
+}
+/* A stream operation (its arguments checked): run now, or recorded by a capturing stream. */
+int submit(void *s, fake_gpu::work w) {
+    return fake_gpu::submit(cap_of(s), s == nullptr, std::move(w));
+}
 
 thread_local int current = 0;
 
@@ -234,6 +253,18 @@ EXPORT const char *hipGetErrorName(int e) {
         return "hipErrorLaunchFailure";
     case kNotSupported:
         return "hipErrorNotSupported";
+    case kIllegalState:
+        return "hipErrorIllegalState";
+    case fake_gpu::kCaptureUnsupported:
+        return "hipErrorStreamCaptureUnsupported";
+    case fake_gpu::kCaptureInvalidated:
+        return "hipErrorStreamCaptureInvalidated";
+    case fake_gpu::kCaptureImplicit:
+        return "hipErrorStreamCaptureImplicit";
+    case fake_gpu::kCapturedEvent:
+        return "hipErrorCapturedEvent";
+    case fake_gpu::kCaptureWrongThread:
+        return "hipErrorStreamCaptureWrongThread";
     default:
         return "hipErrorUnknown";
     }
@@ -258,6 +289,7 @@ EXPORT int hipSetDevice(int d) {
 
 EXPORT int hipMalloc(void **p, size_t bytes) {
     if (!p) return kInvalidValue;
+    if (int u = fake_gpu::capture_unsafe()) return u;
     void *q = fake_gpu::device_alloc(bytes, 256);
     if (!q) return kOutOfMemory;
     *p = q;
@@ -266,6 +298,7 @@ EXPORT int hipMalloc(void **p, size_t bytes) {
 
 EXPORT int hipFree(void *p) {
     if (!p) return kSuccess;
+    if (int u = fake_gpu::capture_unsafe()) return u;
     return fake_gpu::device_free(p) ? kSuccess : kInvalidValue;
 }
 
@@ -274,6 +307,7 @@ EXPORT int hipFree(void *p) {
 
 EXPORT int hipHostMalloc(void **p, size_t bytes, unsigned flags) {
     if (!p || flags != 0) return kInvalidValue;
+    if (int u = fake_gpu::capture_unsafe()) return u;
     void *q = fake_gpu::host_alloc(bytes, 4096);
     if (!q) return kOutOfMemory;
     *p = q;
@@ -282,42 +316,45 @@ EXPORT int hipHostMalloc(void **p, size_t bytes, unsigned flags) {
 
 EXPORT int hipHostFree(void *p) {
     if (!p) return kSuccess;
+    if (int u = fake_gpu::capture_unsafe()) return u;
     return fake_gpu::host_free(p) ? kSuccess : kInvalidValue;
 }
 
 EXPORT int hipMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, void *s) {
-    (void)s;
     /* hipMemcpyKind: 0 H2H, 1 H2D, 2 D2H, 3 D2D, 4 default */
     bool dd = is_device(dst, bytes), sd = is_device(src, bytes);
     if (kind < 0 || kind > 4 || (kind == 1 && (!dd || sd)) || (kind == 2 && (dd || !sd)) ||
         (kind == 3 && (!dd || !sd)) || (kind == 0 && (dd || sd)))
         return kInvalidValue;
-    memmove(dst, src, bytes);
-    return kSuccess;
+    return submit(s, [=]() {
+        memmove(dst, src, bytes);
+        return (int)kSuccess;
+    });
 }
 
 EXPORT int hipMemsetAsync(void *dst, int value, size_t bytes, void *s) {
-    (void)s;
     if (!is_device(dst, bytes)) return kInvalidValue;
-    memset(dst, value, bytes);
-    return kSuccess;
+    return submit(s, [=]() {
+        memset(dst, value, bytes);
+        return (int)kSuccess;
+    });
 }
 
 EXPORT int hipStreamCreate(void **s) {
     if (!s) return kInvalidValue;
-    *s = new stream{current};
+    *s = new stream{current, fake_gpu::capture_new()};
     return kSuccess;
 }
 
 EXPORT int hipStreamDestroy(void *s) {
     if (!s) return kInvalidHandle;
+    fake_gpu::capture_delete(static_cast<stream *>(s)->cap); /* its capture ends with it */
     delete static_cast<stream *>(s);
     return kSuccess;
 }
 
 EXPORT int hipStreamSynchronize(void *s) {
-    (void)s;
-    return kSuccess;
+    return fake_gpu::capture_sync(cap_of(s), s == nullptr);
 }
 
 EXPORT int hipEventCreate(void **e) {
@@ -333,10 +370,13 @@ EXPORT int hipEventDestroy(void *e) {
 }
 
 EXPORT int hipEventRecord(void *e, void *s) {
-    (void)s;
     if (!e) return kInvalidHandle;
-    static_cast<event *>(e)->ms = now_ms();
-    return kSuccess;
+    event *ev = static_cast<event *>(e);
+    ev->captured = fake_gpu::capturing(cap_of(s));
+    return submit(s, [ev]() {
+        ev->ms = now_ms();
+        return (int)kSuccess;
+    });
 }
 
 /* Streams of the fake run every call before returning, so a wait has nothing to order; it checks
@@ -345,11 +385,14 @@ EXPORT int hipEventRecord(void *e, void *s) {
 static std::atomic<int> stream_waits{0};
 
 EXPORT int hipStreamWaitEvent(void *s, void *e, unsigned flags) {
-    (void)s; /* NULL: the default stream */
+    /* s NULL: the default stream */
     if (!e) return kInvalidHandle;
     if (flags != 0) return kInvalidValue;
-    stream_waits++;
-    return kSuccess;
+    if (static_cast<event *>(e)->captured && !fake_gpu::capturing(cap_of(s)))
+        return kNotSupported;                          /* a join into a capture: not modelled */
+    int r = submit(s, []() { return (int)kSuccess; }); /* in order: nothing to wait for */
+    if (r == kSuccess) stream_waits++;
+    return r;
 }
 
 /** Test hook, not a HIP function: how many hipStreamWaitEvent calls succeeded. */
@@ -358,7 +401,62 @@ EXPORT int kmux_fake_hip_stream_waits(void) {
 }
 
 EXPORT int hipEventSynchronize(void *e) {
-    return e ? kSuccess : kInvalidHandle;
+    if (!e) return kInvalidHandle;
+    return static_cast<event *>(e)->captured ? (int)fake_gpu::kCapturedEvent : kSuccess;
+}
+
+/* ---- stream capture and graphs: the core's model (fake_gpu_core.h) on HIP's streams ---- */
+
+EXPORT int hipStreamBeginCapture(void *s, int mode) {
+    if (!s) return fake_gpu::kCaptureUnsupported; /* the null stream cannot capture */
+    return fake_gpu::capture_begin(cap_of(s), mode);
+}
+
+EXPORT int hipStreamEndCapture(void *s, void **graph) {
+    if (!graph) return kInvalidValue;
+    *graph = nullptr;
+    if (!s) return kIllegalState;
+    fake_gpu::graph *g = nullptr;
+    int e = fake_gpu::capture_end(cap_of(s), &g);
+    if (e == kSuccess) *graph = g;
+    return e;
+}
+
+/* hipStreamCaptureStatus: None 0, Active 1, Invalidated 2 */
+EXPORT int hipStreamIsCapturing(void *s, int *status) {
+    if (!status) return kInvalidValue;
+    *status = !fake_gpu::capturing(cap_of(s))            ? 0
+              : fake_gpu::capture_invalidated(cap_of(s)) ? 2
+                                                         : 1;
+    return kSuccess;
+}
+
+EXPORT int hipGraphInstantiate(void **exec, void *graph, void *error_node, char *log,
+                               size_t log_size) {
+    (void)error_node, (void)log, (void)log_size;
+    if (!exec || !graph) return kInvalidValue;
+    *exec = new graph_exec{*static_cast<fake_gpu::graph *>(graph)};
+    return kSuccess;
+}
+
+/* Runs the graph's nodes in their captured order; into a capturing stream: not modelled. */
+EXPORT int hipGraphLaunch(void *exec, void *s) {
+    if (!exec) return kInvalidHandle;
+    if (fake_gpu::capturing(cap_of(s))) return kNotSupported;
+    const fake_gpu::graph *g = &static_cast<graph_exec *>(exec)->g;
+    return submit(s, [g]() { return fake_gpu::graph_run(*g); });
+}
+
+EXPORT int hipGraphExecDestroy(void *exec) {
+    if (!exec) return kInvalidValue;
+    delete static_cast<graph_exec *>(exec);
+    return kSuccess;
+}
+
+EXPORT int hipGraphDestroy(void *graph) {
+    if (!graph) return kInvalidValue;
+    delete static_cast<fake_gpu::graph *>(graph);
+    return kSuccess;
 }
 
 EXPORT int hipEventElapsedTime(float *ms, void *a, void *b) {
@@ -447,7 +545,11 @@ EXPORT int hipModuleLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz
     if ((uint64_t)bx * by * bz > 1024)
         return runtime_version() >= 70000000 ? kInvalidConfiguration : kInvalidValue;
     const fake_gpu::kernel *k = static_cast<const fake_gpu::kernel *>(fn);
-    int e = fake_gpu::launch(k, dim3(gx, gy, gz), dim3(bx, by, bz), params, 64,
-                             (uint64_t)env_int("KMUX_FAKE_HIP_SEED", 1));
-    return e == 0 ? kSuccess : kLaunchFailure;
+    const dim3 grid(gx, gy, gz), block(bx, by, bz);
+    fake_gpu::bound run = k->bind(params); /* the arguments' values, now */
+    return submit(s, [grid, block, run]() {
+        int e = fake_gpu::launch_bound(run, grid, block, 64,
+                                       (uint64_t)env_int("KMUX_FAKE_HIP_SEED", 1));
+        return e == 0 ? (int)kSuccess : (int)kLaunchFailure;
+    });
 }
