@@ -177,6 +177,25 @@ static kmux_status check_impl_count(const char *fn, const kmux_device *dev, int 
                           fn, dev->backend->name, dev->props.id, count);
 }
 
+/* Device-memory alpha/beta on a device that is not the host's: its backend must read them when
+ * the work runs (caps.matmul_device_scalars), and k == 0 has no such path (the degenerate slot
+ * reads beta on the host). Host devices read them at the call, as host scalars. */
+static kmux_status check_device_scalars(const char *fn, const kmux_device *dev,
+                                        const kmux_matmul_desc *d) {
+    if (d->pointer_mode != KMUX_POINTER_MODE_DEVICE || dev->props.is_host) return KMUX_OK;
+    if (!dev->caps.matmul_device_scalars)
+        return kmux_set_error(KMUX_ERR_UNSUPPORTED,
+                              "%s: pointer_mode = KMUX_POINTER_MODE_DEVICE: device %s (backend %s) "
+                              "reads alpha and beta from host memory only",
+                              fn, dev->props.id, dev->backend->name);
+    if (d->k == 0 && d->m > 0 && d->n > 0 && d->batch_count > 0)
+        return kmux_set_error(KMUX_ERR_UNSUPPORTED,
+                              "%s: pointer_mode = KMUX_POINTER_MODE_DEVICE with k = 0 on %s: the "
+                              "degenerate matmul reads beta on the host",
+                              fn, dev->props.id);
+    return KMUX_OK;
+}
+
 /* prefs->caller_workspace on a device whose backend runs only in its own workspace. */
 static kmux_status check_caller_ws(const char *fn, const kmux_device *dev,
                                    const kmux_plan_prefs *prefs) {
@@ -262,6 +281,7 @@ kmux_status kmux_matmul_plan_create_unchecked(kmux_device *dev, const kmux_matmu
     kmux_plan_prefs p = resolve_prefs(prefs);
     kmux_status st = kmux_caps_check_matmul(fn, dev, desc, &p);
     if (st == KMUX_OK) st = check_caller_ws(fn, dev, &p);
+    if (st == KMUX_OK) st = check_device_scalars(fn, dev, desc);
     kmux_plan *pl = NULL;
     if (st == KMUX_OK) st = kmux_plan_new(dev, KMUX_PLAN_MATMUL, &pl);
     if (st == KMUX_OK) {
@@ -383,7 +403,10 @@ kmux_status kmux_matmul_execute_unchecked(kmux_plan *plan, kmux_stream *stream,
     if (st != KMUX_OK) return st;
     int verbose = kmux_verbose_level() >= 1;
     double t0 = verbose ? synced_now_ms(plan, stream) : 0;
-    if (!plan->native || kmux_scalar_is_zero(args->alpha, d->compute_type)) {
+    /* alpha in a GPU's memory is the backend's to read (when the work runs) */
+    const int dev_scalars =
+        d->pointer_mode == KMUX_POINTER_MODE_DEVICE && !plan->dev->props.is_host;
+    if (!plan->native || (!dev_scalars && kmux_scalar_is_zero(args->alpha, d->compute_type))) {
         st = kmux_matmul_run_degenerate(fn, stream, d, args);
     } else {
         kmux_matmul_args a = *args; /* a plan that owns its workspace runs in it */

@@ -378,6 +378,14 @@ static int measure(kmux_plan *pl, double *best_ms) {
     tune_bufs b;
     memset(&b, 0, sizeof b);
     *best_ms = 0;
+    if (pl->kind == KMUX_PLAN_MATMUL && !dev->props.is_host &&
+        pl->desc.matmul.pointer_mode == KMUX_POINTER_MODE_DEVICE) {
+        /* its alpha and beta would have to be device memory too; its implementations are the own
+         * kernel's tiles, which the default order already ranks */
+        kmux_trace(2, "tune,%s,not timed: alpha and beta in device memory (pointer_mode)",
+                   dev->props.id);
+        return 0;
+    }
     void *stream = NULL;
     if (OPS(dev)->stream_create(STATE(dev), dev->index, NULL, 1, &stream) != KMUX_OK) {
         kmux_trace(2, "tune,%s,not timed: no stream: %s", dev->props.id, kmux_last_error());

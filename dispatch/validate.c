@@ -177,6 +177,10 @@ kmux_status kmux_validate_matmul_desc(const char *fn, const kmux_matmul_desc *d)
     if (d->transb != KMUX_NO_TRANS && d->transb != KMUX_TRANS)
         return INVALID("%s: transb = %d is not KMUX_NO_TRANS (111) or KMUX_TRANS (112)", fn,
                        (int)d->transb);
+    if (d->pointer_mode != KMUX_POINTER_MODE_HOST && d->pointer_mode != KMUX_POINTER_MODE_DEVICE)
+        return INVALID("%s: pointer_mode = %d is not KMUX_POINTER_MODE_HOST (0) or "
+                       "KMUX_POINTER_MODE_DEVICE (1)",
+                       fn, (int)d->pointer_mode);
     if (!kmux_dtype_is_valid(d->a_type))
         return INVALID("%s: a_type = %d is not a kmux_dtype", fn, (int)d->a_type);
     if (!kmux_dtype_is_valid(d->b_type))
@@ -286,11 +290,14 @@ kmux_status kmux_validate_matmul_args(const char *fn, const kmux_matmul_desc *d,
     if (!a->C)
         return INVALID("%s: C is NULL with m = %lld, n = %lld", fn, (long long)d->m,
                        (long long)d->n);
-    int reads_ab = d->k > 0 && !kmux_scalar_is_zero(a->alpha, d->compute_type);
+    /* alpha in device memory is not read here: A and B are needed whenever k > 0 */
+    const int dev_ptr = d->pointer_mode == KMUX_POINTER_MODE_DEVICE;
+    int reads_ab = d->k > 0 && (dev_ptr || !kmux_scalar_is_zero(a->alpha, d->compute_type));
+    const char *why = dev_ptr ? "alpha in device memory (pointer_mode)" : "alpha != 0";
     if (reads_ab && !a->A)
-        return INVALID("%s: A is NULL with k = %lld and alpha != 0", fn, (long long)d->k);
+        return INVALID("%s: A is NULL with k = %lld and %s", fn, (long long)d->k, why);
     if (reads_ab && !a->B)
-        return INVALID("%s: B is NULL with k = %lld and alpha != 0", fn, (long long)d->k);
+        return INVALID("%s: B is NULL with k = %lld and %s", fn, (long long)d->k, why);
     if ((d->epilogue & KMUX_EPILOGUE_BIAS) && !a->bias)
         return INVALID("%s: bias is NULL with the KMUX_EPILOGUE_BIAS epilogue", fn);
     return check_epilogue_args(fn, d, a);

@@ -470,7 +470,8 @@ KMUX_API kmux_status kmux_stream_wrap_native(kmux_device *dev, void *native_stre
  * binary, reduction, softmax, pooling and optimizer plans, the mixed-precision calls (kmux_cast,
  * kmux_unscale_check_finite, kmux_loss_scale_update, the fp8 scale updates), kmux_memset and
  * device-to-device kmux_memcpy then only queue work on the stream, which the graph records. A
- * replay reads the device memory (tensors, fp8 scales, the loss scale) as it is at the replay;
+ * replay reads the device memory (tensors, fp8 scales, the loss scale, a matmul's alpha and beta
+ * with KMUX_POINTER_MODE_DEVICE) as it is at the replay;
  * host scalars (alpha, beta, the op descriptors' parameters) are read at the call and replay with
  * the captured values (as cuBLAS's host pointer mode). Checked by test_graph_capture (a GEMM, a
  * convolution, an element-wise op and the loss scaler, in global mode) against the fake CUDA
@@ -629,9 +630,28 @@ typedef enum kmux_epilogue {
     KMUX_EPILOGUE_BGRADB = 256
 } kmux_epilogue;
 
+/** Where a plan's alpha and beta live (as cuBLASLt's CUBLASLT_MATMUL_DESC_POINTER_MODE and
+ *  cuBLAS's cublasSetPointerMode):
+ *  - KMUX_POINTER_MODE_HOST (0, the default): kmux_matmul_args.alpha/beta point to host memory,
+ *    read at the call (a captured graph replays those values);
+ *  - KMUX_POINTER_MODE_DEVICE (1): they point to device memory of the plan's device (kmux_malloc;
+ *    the scale type of the compute type: double for F64, int32_t for I32, float otherwise), read
+ *    when the work runs on the stream, so that a scale computed on the device (a loss scale's
+ *    inverse, a learning-rate schedule) needs no host round trip and a captured graph reads them
+ *    at each replay. alpha == 0 and beta == 0 keep their meaning (A and B, or C, not read), decided
+ *    on the device; since the call cannot know alpha, A and B must not be NULL when k > 0.
+ *    Where: every CPU device (its memory is the host's and its stream runs at the call), and
+ *    cuda:N / hip:N on kmux's own GEMM kernel (the plan then lists only its tiles: cuBLASLt's,
+ *    hipBLASLt's and rocBLAS's pointer modes are not mapped yet); k == 0 there is refused with
+ *    KMUX_ERR_UNSUPPORTED (the degenerate path reads beta on the host). Not tuned on a GPU. */
+typedef enum kmux_pointer_mode {
+    KMUX_POINTER_MODE_HOST = 0,
+    KMUX_POINTER_MODE_DEVICE = 1
+} kmux_pointer_mode;
+
 /** Description of a (strided batched) matmul. Initialise with KMUX_MATMUL_DESC_INIT. Fields have
  *  the meaning of kmux_gemm_strided_batched_ex. Required fields: struct_size to compute_type
- *  (epilogue, bias_type and the aux fields may lie beyond an older struct_size). */
+ *  (epilogue, bias_type, the aux fields and pointer_mode may lie beyond an older struct_size). */
 typedef struct kmux_matmul_desc {
     size_t struct_size;
     kmux_order order;
@@ -647,6 +667,7 @@ typedef struct kmux_matmul_desc {
     kmux_dtype aux_type;  /**< GELU_AUX / DGELU aux elements: f32 or c_type */
     int64_t aux_ld;       /**< aux leading dimension, elements (bits for RELU_AUX / DRELU) */
     int64_t stride_aux;   /**< aux batch stride, elements (bits); used when batch_count > 1 */
+    kmux_pointer_mode pointer_mode; /**< where alpha and beta live (kmux_pointer_mode) */
 } kmux_matmul_desc;
 
 #define KMUX_MATMUL_DESC_INIT                                                                      \
@@ -654,7 +675,7 @@ typedef struct kmux_matmul_desc {
         .struct_size = sizeof(kmux_matmul_desc), .order = KMUX_ROW_MAJOR, .transa = KMUX_NO_TRANS, \
         .transb = KMUX_NO_TRANS, .a_type = KMUX_F32, .b_type = KMUX_F32, .c_type = KMUX_F32,       \
         .batch_count = 1, .compute_type = KMUX_COMPUTE_F32, .epilogue = KMUX_EPILOGUE_NONE,        \
-        .bias_type = KMUX_F32, .aux_type = KMUX_F32                                                \
+        .bias_type = KMUX_F32, .aux_type = KMUX_F32, .pointer_mode = KMUX_POINTER_MODE_HOST        \
     }
 
 /** Preferences for plan creation. Initialise with KMUX_PLAN_PREFS_INIT. Required fields:
@@ -740,7 +761,8 @@ typedef enum kmux_tune { KMUX_TUNE_DEFAULT = 0, KMUX_TUNE_OFF = 1, KMUX_TUNE_ON 
         .allow_fast_accumulation = 0, .caller_workspace = 0                                        \
     }
 
-/** Pointers of one matmul execution. alpha/beta: host scalars as in kmux_gemm_ex. The fp8
+/** Pointers of one matmul execution. alpha/beta: scalars as in kmux_gemm_ex, in host memory or,
+ *  with desc.pointer_mode = KMUX_POINTER_MODE_DEVICE, in device memory. The fp8
  *  scales (device f32 scalars, NULL = 1) dequantise A and B and quantise D as cuBLASLt's
  *  CUBLASLT_MATMUL_DESC_{A,B,D}_SCALE_POINTER; with the epilogue the full formula is
  *    D = d_scale * act(a_scale * b_scale * alpha * op(A) op(B) + beta * C + bias)

@@ -38,8 +38,10 @@
  * says so, so older plugins never see them. ABI 2.11 added the forward convolution epilogue
  * (epilogue, bias_type in the conv2d desc; bias, aux in its args): a plugin runs it only when
  * caps.conv2d[0].epilogues says so; otherwise the core gives it the convolution without it and
- * runs the epilogue itself after (its matmul_degenerate slot, k = 0). Slots appended at the end are
- * optional: NULL or beyond struct_size = absent.
+ * runs the epilogue itself after (its matmul_degenerate slot, k = 0). ABI 2.12 added
+ * pointer_mode to the matmul desc: a device other than the host's sees DEVICE only when its
+ * caps.matmul_device_scalars says it reads alpha and beta from device memory. Slots appended at
+ * the end are optional: NULL or beyond struct_size = absent.
  * - Backends never print to stdout, never abort; host->trace (stderr) is for KMUX_VERBOSE >= 2.
  */
 #ifndef KMUX_BACKEND_H
@@ -52,7 +54,7 @@ extern "C" {
 #endif
 
 #define KMUX_BACKEND_ABI_MAJOR 2
-#define KMUX_BACKEND_ABI_MINOR 11
+#define KMUX_BACKEND_ABI_MINOR 12
 #define KMUX_BACKEND_ENTRY_SYMBOL "kmux_backend_entry"
 
 /** Groups of kmux_epilogue flags: every flag; the flags used alone (backward and bias
@@ -173,6 +175,12 @@ typedef struct kmux_device_caps {
      *  devices and 256 on others, and overlaps no operand). args->workspace NULL: the plan's own
      * workspace, as before. */
     int caller_workspace;
+    /* ---- ABI minor 12 (written only when struct_size covers it, as minor 3) ---- */
+    /** 1: matmul plans run with desc.pointer_mode = KMUX_POINTER_MODE_DEVICE: execute reads alpha
+     *  and beta from device memory when the work runs, deciding alpha == 0 / beta == 0 there (it
+     *  is then called whatever their values, and never with k == 0). Host devices need not set
+     *  it: the core reads their scalars at the call. */
+    int matmul_device_scalars;
 } kmux_device_caps;
 
 /* ---- plan slots per kind (ABI v2) ----
@@ -182,7 +190,8 @@ typedef struct kmux_device_caps {
  * implementation is current (kmux_plan_next_impl advances it) and passes its index to every
  * call. Plan creation receives a validated, capability-checked description with m, n, k,
  * batch_count >= 1 (the core runs empty and degenerate problems itself, see matmul_degenerate);
- * execute receives validated arguments with alpha != 0 (conv: alpha != 0). */
+ * execute receives validated arguments with alpha != 0 (conv: alpha != 0), but for
+ * KMUX_POINTER_MODE_DEVICE matmul plans (caps.matmul_device_scalars). */
 
 /** Matmul plans (as cublasLtMatmul: D = d_scale * act(alpha * op(A) op(B) + beta * C + bias)). */
 typedef struct kmux_matmul_ops {

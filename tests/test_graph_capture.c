@@ -4,7 +4,8 @@
  * through the fake runtimes' capture API (tests/fake_cuda, tests/fake_hip) or a real GPU
  * (tests/gpu/run.sh, run_hip.sh); Skipped with the reason where that device is absent.
  *
- * The step: a GEMM with bias + ReLU, a convolution with bias + ReLU, an element-wise GELU, and
+ * The step: a GEMM with bias + ReLU and its alpha and beta in device memory (pointer_mode), a
+ * convolution with bias + ReLU, an element-wise GELU, and
  * the device-side loss scaling of a trainer (kmux_unscale_check_finite on GELU's output,
  * kmux_loss_scale_update), plans made beforehand with the caller's workspace (one arena for all)
  * and run once on the stream before the capture (kmux.h's warm-up rule), on a native stream the
@@ -15,7 +16,8 @@
  *   capture prohibits, such as an allocation or a synchronisation, would have failed and
  *   invalidated the capture).
  * - The replayed graph gives the bits of the same step run directly, and reads its inputs at
- *   each launch: new inputs, a new direct run, the graph again, the same bits.
+ *   each launch: new inputs (and a new alpha for the GEMM), a new direct run, the graph again,
+ *   the same bits.
  * - kmux_stream_synchronize inside a capture fails with the runtime's error by name (the
  *   capture is then invalidated, and the stream works again after it ends).
  */
@@ -131,7 +133,7 @@ static int instantiate(const vendor *v, void **exec, void *graph) {
 /* Global capture mode: cudaStreamCaptureModeGlobal and hipStreamCaptureModeGlobal are 0. */
 #define CAPTURE_GLOBAL 0
 
-/* A buffer on the device with its host copy. */
+/* A buffer in the device's memory. */
 typedef struct buf {
     void *dev;
     size_t bytes;
@@ -147,6 +149,7 @@ typedef struct step {
     kmux_plan *mm, *cv, *el;
     buf A, B, mbias, D, x, w, cbias, y, esrc, edst;
     buf scale, inv, found, tracker; /* the loss scaler's state: f32, f32, f32, i32 */
+    buf ab;                         /* the GEMM's alpha and beta (device memory) */
     buf *outs[NOUT];
     void *arena;
     size_t arena_bytes;
@@ -190,6 +193,7 @@ static void step_make(step *t, kmux_device *dev) {
     kmux_matmul_desc md = KMUX_MATMUL_DESC_INIT;
     md.m = 33, md.n = 20, md.k = 17, md.lda = 17, md.ldb = 20, md.ldc = 20;
     md.epilogue = KMUX_EPILOGUE_BIAS | KMUX_EPILOGUE_RELU;
+    md.pointer_mode = KMUX_POINTER_MODE_DEVICE;
     TU_OK(kmux_matmul_plan_create(dev, &md, &prefs, &t->mm));
     TU_OK(kmux_conv2d_plan_create(dev, conv_desc(), &prefs, &t->cv));
     kmux_eltwise_desc ed = KMUX_ELTWISE_DESC_INIT;
@@ -210,14 +214,14 @@ static void step_make(step *t, kmux_device *dev) {
     buf_make(dev, &t->y, ny);
     buf_make(dev, &t->esrc, 97), buf_make(dev, &t->edst, 97);
     buf_make(dev, &t->scale, 1), buf_make(dev, &t->inv, 1), buf_make(dev, &t->found, 1);
-    buf_make(dev, &t->tracker, 1);
+    buf_make(dev, &t->tracker, 1), buf_make(dev, &t->ab, 2);
     buf *outs[NOUT] = {&t->D, &t->y, &t->edst, &t->scale, &t->found, &t->tracker};
     memcpy(t->outs, outs, sizeof outs);
 }
 
 static void step_free(step *t) {
-    buf *all[] = {&t->A, &t->B,    &t->mbias, &t->D,     &t->x,   &t->w,     &t->cbias,
-                  &t->y, &t->esrc, &t->edst,  &t->scale, &t->inv, &t->found, &t->tracker};
+    buf *all[] = {&t->A,    &t->B,    &t->mbias, &t->D,   &t->x,     &t->w,       &t->cbias, &t->y,
+                  &t->esrc, &t->edst, &t->scale, &t->inv, &t->found, &t->tracker, &t->ab};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         TU_OK(kmux_free(t->dev, all[i]->dev));
     if (t->arena) TU_OK(kmux_free(t->dev, t->arena));
@@ -238,19 +242,23 @@ static void step_reset_state(step *t, kmux_stream *s) {
     TU_OK(kmux_stream_synchronize(s));
 }
 
-/* New inputs (seeded) and the scaler's state reset; the outputs keep what they hold. */
+/* New inputs (seeded; the GEMM's alpha 1 for seed 1, else 1/2, beta 0) and the scaler's state
+ * reset; the outputs keep what they hold. */
 static void step_inputs(step *t, kmux_stream *s, uint64_t seed) {
+    const float ab[2] = {seed == 1 ? 1.0f : 0.5f, 0.0f};
+    TU_OK(kmux_memcpy(s, t->ab.dev, ab, sizeof ab, KMUX_MEMCPY_HOST_TO_DEVICE));
     upload(s, &t->A, &seed, 3), upload(s, &t->B, &seed, 3), upload(s, &t->mbias, &seed, 4);
     upload(s, &t->x, &seed, 3), upload(s, &t->w, &seed, 2), upload(s, &t->cbias, &seed, 4);
     upload(s, &t->esrc, &seed, 12);
     step_reset_state(t, s);
 }
 
-/* The step's three calls on s (no synchronisation). */
+/* The step's five calls on s (no synchronisation). */
 static kmux_status step_run(step *t, kmux_stream *s) {
     const float one = 1.0f, zero = 0.0f;
     kmux_matmul_args ma = KMUX_MATMUL_ARGS_INIT;
-    ma.alpha = &one, ma.beta = &zero, ma.A = t->A.dev, ma.B = t->B.dev, ma.C = t->D.dev;
+    ma.alpha = t->ab.dev, ma.beta = (const float *)t->ab.dev + 1, ma.A = t->A.dev, ma.B = t->B.dev,
+    ma.C = t->D.dev;
     ma.bias = t->mbias.dev, ma.workspace = t->arena, ma.workspace_bytes = t->arena_bytes;
     kmux_status st = kmux_matmul_execute(t->mm, s, &ma);
     if (st != KMUX_OK) return st;
@@ -379,7 +387,7 @@ Test(graph_capture, a_captured_step_replays_with_the_inputs_of_each_launch) {
     expect_same(&t, want, got, "the graph's first launch");
     free_all(got), free_all(want);
 
-    /* new inputs: the graph reads them at its launch */
+    /* new inputs and a new alpha: the graph reads them at its launch */
     step_inputs(&t, s, 2);
     TU_OK(step_run(&t, s));
     TU_OK(kmux_stream_synchronize(s));

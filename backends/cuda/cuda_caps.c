@@ -53,5 +53,7 @@ kmux_status kmux_cuda_device_caps(void *state, int device, kmux_device_caps *cap
     /* the execute of matmul and conv takes args->workspace instead of the stream's (cuda_stream.c,
      * hip_stream.c) */
     if (KMUX_CAPS_HAS(caps, caller_workspace)) caps->caller_workspace = 1;
+    /* pointer_mode DEVICE on the own GEMM kernel (cuda_matmul_plan.c) */
+    if (KMUX_CAPS_HAS(caps, matmul_device_scalars)) caps->matmul_device_scalars = 1;
     return KMUX_OK;
 }

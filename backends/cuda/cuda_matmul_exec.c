@@ -125,7 +125,9 @@ kmux_status kmux_cuda_matmul_execute(void *state, const void *plan, int impl, vo
     kmux_cuda_stream *cs = stream;
     const kmux_matmul_desc *d = &p->d;
     if (p->empty) return KMUX_OK;
-    if (p->k_zero || kmux_cuda_scalar_zero(d->compute_type, args->alpha))
+    /* device-memory alpha (pointer_mode, never with k == 0): the own kernel decides alpha == 0 */
+    if (p->k_zero || (d->pointer_mode != KMUX_POINTER_MODE_DEVICE &&
+                      kmux_cuda_scalar_zero(d->compute_type, args->alpha)))
         return kmux_cuda_matmul_degenerate(state, stream, d, args);
     if (impl < 0 || impl >= p->n_impl) impl = 0;
 

@@ -245,10 +245,17 @@ kmux_status kmux_cuda_matmul_plan_create(void *state, int device, const kmux_mat
     /* kmux's auxiliary and backward epilogues are not mapped to cuBLASLt's (RELU_AUX's bit
      * layout would need a GPU to confirm): the own kernel runs them */
     const int own_epi = (d->epilogue & (KMUX_EPILOGUE_ALONE | KMUX_EPILOGUE_WITH_AUX)) != 0;
-    const int lt_row = !own_epi && kmux_cuda_matmul_row_runs(d->a_type, d->b_type, d->c_type,
-                                                             d->compute_type, dv->sm);
+    /* nor is its pointer mode (the post kernel after a cuBLASLt call reads beta on the host):
+     * alpha and beta in device memory run on the own kernel, which reads them there */
+    const int dev_ptr = d->pointer_mode == KMUX_POINTER_MODE_DEVICE;
+    const int lt_row =
+        !own_epi && !dev_ptr &&
+        kmux_cuda_matmul_row_runs(d->a_type, d->b_type, d->c_type, d->compute_type, dv->sm);
     const char *lt_why =
         own_epi ? "kmux's auxiliary and backward epilogues are not mapped to cuBLASLt's"
+        : dev_ptr
+            ? "alpha and beta in device memory (pointer_mode) are not mapped to cuBLASLt's pointer "
+              "mode"
         : kmux_dtype_is_fnuz(d->a_type) || kmux_dtype_is_fnuz(d->b_type)
             ? "the FNUZ fp8 formats are AMD's (gfx942); cuBLASLt has OCP "
               "e4m3/e5m2 only"

@@ -188,6 +188,14 @@ kmux_status kmux_hip_matmul_plan_create(void *state, int device, const kmux_matm
     if (!(forced & FORCE_OWN) && !no_own) no_own = why_force;
     if (!(forced & FORCE_ROCBLAS) && !no_rb) no_rb = why_force;
     if (!(forced & FORCE_BLASLT) && !no_lt) no_lt = why_force;
+    /* alpha and beta in device memory: the own kernel reads them there; the libraries' pointer
+     * modes are not mapped */
+    static const char dev_ptr[] = "alpha and beta in device memory (pointer_mode) are not mapped "
+                                  "to the library's pointer mode";
+    if (desc->pointer_mode == KMUX_POINTER_MODE_DEVICE) {
+        if (!no_rb) no_rb = dev_ptr;
+        if (!no_lt) no_lt = dev_ptr;
+    }
     if (!no_rb && !rocblas_open(st)) no_rb = st->rocblas.base.why;
     if (!no_rb && det && !st->rocblas.set_atomics_mode)
         no_rb = "require_deterministic: this rocBLAS has no rocblas_set_atomics_mode";

@@ -252,6 +252,8 @@ kmux_status kmux_hip_device_caps(void *state, int device, kmux_device_caps *caps
     /* the execute of matmul and conv takes args->workspace instead of the stream's (cuda_stream.c,
      * hip_stream.c) */
     if (KMUX_CAPS_HAS(caps, caller_workspace)) caps->caller_workspace = 1;
+    /* pointer_mode DEVICE on the own GEMM kernel (hip_matmul.c) */
+    if (KMUX_CAPS_HAS(caps, matmul_device_scalars)) caps->matmul_device_scalars = 1;
     /* fp8 honesty (ABI 2.3, written only where the core's struct has the fields): the fp8 family
      * the architecture lacks is refused by the core naming the one it has */
     if (caps->struct_size >=

@@ -24,6 +24,10 @@ typedef struct kmux_gpu_gemm_params {
     int act; /* 0, KMUX_EPILOGUE_RELU, KMUX_EPILOGUE_GELU */
     int has_bias, skip_ab, read_c, int_plain;
     double alpha, beta; /* the host scalars, exactly */
+    /* KMUX_POINTER_MODE_DEVICE: alpha and beta in device memory, of the scale type of scalar_ct,
+     * read by the kernel (which then sets alpha, beta, skip_ab and read_c itself); NULL: host */
+    const void *alpha_ptr, *beta_ptr;
+    int scalar_ct;
     const float *a_scale, *b_scale, *d_scale;
     float *amax;
     /* the auxiliary and backward epilogues (kmux.h kmux_epilogue): aux_mode is 0 or one of
@@ -84,10 +88,19 @@ static inline void kmux_gpu_gemm_params_fill(kmux_gpu_gemm_params *p, const kmux
     p->act = (d->epilogue & KMUX_EPILOGUE_RELU)   ? KMUX_EPILOGUE_RELU
              : (d->epilogue & KMUX_EPILOGUE_GELU) ? KMUX_EPILOGUE_GELU
                                                   : 0;
-    p->alpha = kmux_gpu_host_scalar(a->alpha, d->compute_type);
-    p->beta = kmux_gpu_host_scalar(a->beta, d->compute_type);
-    p->skip_ab = d->k == 0 || p->alpha == 0.0;
-    p->read_c = p->beta != 0.0;
+    p->scalar_ct = (int)d->compute_type;
+    if (d->pointer_mode == KMUX_POINTER_MODE_DEVICE) {
+        p->alpha_ptr = a->alpha, p->beta_ptr = a->beta;
+        p->alpha = p->beta = 0.0; /* the kernel reads them */
+        p->skip_ab = d->k == 0;
+        p->read_c = 1;
+    } else {
+        p->alpha_ptr = p->beta_ptr = NULL;
+        p->alpha = kmux_gpu_host_scalar(a->alpha, d->compute_type);
+        p->beta = kmux_gpu_host_scalar(a->beta, d->compute_type);
+        p->skip_ab = d->k == 0 || p->alpha == 0.0;
+        p->read_c = p->beta != 0.0;
+    }
     p->a_scale = a->a_scale, p->b_scale = a->b_scale, p->d_scale = a->d_scale;
     p->amax = a->amax_d;
     p->aux = a->aux, p->aux_type = d->aux_type, p->sx = d->stride_aux;
