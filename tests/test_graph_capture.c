@@ -347,18 +347,39 @@ static const char *device_id(void) {
     return id;
 }
 
-Test(graph_capture, a_captured_step_replays_with_the_inputs_of_each_launch) {
-    const char *id = device_id();
-    kmux_context *ctx = tu_context();
-    kmux_device *dev = tu_device(ctx, id);
-    cr_assert_not_null(dev, "%s: %s", id, kmux_last_error());
+/* A test's context, device, vendor runtime, and its native stream wrapped as a kmux stream. */
+typedef struct session {
+    kmux_context *ctx;
+    kmux_device *dev;
     vendor v;
-    void *native = NULL;
-    vendor_open(&v, strncmp(id, "cuda:", 5) == 0, &native);
+    void *native;
     kmux_stream *s;
-    TU_OK(kmux_stream_wrap_native(dev, native, &s));
+} session;
+
+static void session_open(session *q) {
+    const char *id = device_id();
+    q->ctx = tu_context();
+    q->dev = tu_device(q->ctx, id);
+    cr_assert_not_null(q->dev, "%s: %s", id, kmux_last_error());
+    q->native = NULL;
+    vendor_open(&q->v, strncmp(id, "cuda:", 5) == 0, &q->native);
+    TU_OK(kmux_stream_wrap_native(q->dev, q->native, &q->s));
+}
+
+static void session_close(session *q) {
+    TU_OK(kmux_stream_destroy(q->s));
+    vendor_close(&q->v, q->native);
+    TU_OK(kmux_context_destroy(q->ctx));
+}
+
+Test(graph_capture, a_captured_step_replays_with_the_inputs_of_each_launch) {
+    session q;
+    session_open(&q);
+    const vendor v = q.v;
+    void *native = q.native;
+    kmux_stream *s = q.s;
     step t;
-    step_make(&t, dev);
+    step_make(&t, q.dev);
 
     void *want[NOUT], *got[NOUT];
     step_inputs(&t, s, 1);
@@ -403,21 +424,15 @@ Test(graph_capture, a_captured_step_replays_with_the_inputs_of_each_launch) {
     cr_assert_eq(v.exec_destroy(exec), 0);
     cr_assert_eq(v.graph_destroy(graph), 0);
     step_free(&t);
-    TU_OK(kmux_stream_destroy(s));
-    vendor_close(&v, native);
-    TU_OK(kmux_context_destroy(ctx));
+    session_close(&q);
 }
 
 Test(graph_capture, a_synchronisation_inside_a_capture_fails_by_name) {
-    const char *id = device_id();
-    kmux_context *ctx = tu_context();
-    kmux_device *dev = tu_device(ctx, id);
-    cr_assert_not_null(dev, "%s: %s", id, kmux_last_error());
-    vendor v;
-    void *native = NULL;
-    vendor_open(&v, strncmp(id, "cuda:", 5) == 0, &native);
-    kmux_stream *s;
-    TU_OK(kmux_stream_wrap_native(dev, native, &s));
+    session q;
+    session_open(&q);
+    const vendor v = q.v;
+    void *native = q.native;
+    kmux_stream *s = q.s;
 
     void *graph = NULL;
     cr_assert_eq(v.begin(native, CAPTURE_GLOBAL), 0);
@@ -433,12 +448,10 @@ Test(graph_capture, a_synchronisation_inside_a_capture_fails_by_name) {
     cr_assert_null(graph);
     /* the stream works again after the capture ended */
     step t;
-    step_make(&t, dev);
+    step_make(&t, q.dev);
     step_inputs(&t, s, 3);
     TU_OK(step_run(&t, s));
     TU_OK(kmux_stream_synchronize(s));
     step_free(&t);
-    TU_OK(kmux_stream_destroy(s));
-    vendor_close(&v, native);
-    TU_OK(kmux_context_destroy(ctx));
+    session_close(&q);
 }
