@@ -465,17 +465,19 @@ KMUX_API kmux_status kmux_stream_wrap_native(kmux_device *dev, void *native_stre
  *    first kmux_gemm_ex of a problem, which creates its cached plan), and KMUX_VERBOSE >= 1 (its
  *    trace synchronises around each execute). Those that wait or allocate fail inside a capture
  *    (global or thread-local mode) with KMUX_ERR_DEVICE and the runtime's error
- * (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), which also invalidates the capture, as the runtime does
- * for any caller. The executes of matmul, convolution (their epilogues included), element-wise,
- * binary, reduction, softmax, pooling and optimizer plans, the mixed-precision calls (kmux_cast,
+ *    (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), which also invalidates the capture, as the runtime
+ *    does for any caller.
+ *
+ * The executes of matmul, convolution (their epilogues included), element-wise, binary,
+ * reduction, softmax, pooling and optimizer plans, the mixed-precision calls (kmux_cast,
  * kmux_unscale_check_finite, kmux_loss_scale_update, the fp8 scale updates), kmux_memset and
  * device-to-device kmux_memcpy then only queue work on the stream, which the graph records. A
  * replay reads the device memory (tensors, fp8 scales, the loss scale, a matmul's alpha and beta
- * with KMUX_POINTER_MODE_DEVICE) as it is at the replay;
- * host scalars (alpha, beta, the op descriptors' parameters) are read at the call and replay with
- * the captured values (as cuBLAS's host pointer mode). Checked by test_graph_capture (a GEMM, a
- * convolution, an element-wise op and the loss scaler, in global mode) against the fake CUDA
- * driver and the fake HIP runtime, and on a GPU by tests/gpu/run.sh (test_graph_capture_cuda).
+ * with KMUX_POINTER_MODE_DEVICE) as it is at the replay; host scalars (alpha, beta, the op
+ * descriptors' parameters) are read at the call and replay with the captured values (as cuBLAS's
+ * host pointer mode). Checked by test_graph_capture (a GEMM, a convolution, an element-wise op and
+ * the loss scaler, in global mode) against the fake CUDA driver and the fake HIP runtime, and on a
+ * GPU by tests/gpu/run.sh (test_graph_capture_cuda).
  * CPU streams execute at the call and have no capture. */
 
 /** Waits until all work queued on stream has finished. Returns KMUX_OK;
