@@ -27,8 +27,9 @@
 #      kernels (kernels/gpu, "kmux-gpu:...") - on every GEMM type row and convolution case, one
 #      table line per implementation (impls_gemm, impls_conv; summarised in checks-impls.txt);
 #   7. ctest -R 'cuda|conformance|^test_amp$' with the GPU present (test_cuda, test_cuda_host,
-#      test_amp and the conformance suites, which then run on cuda:0 on their small shapes: the
-#      first 4 implementations of each plan and every kmux-gpu one beyond them,
+#      the *_cuda tests: the epilogues, a step captured into a CUDA graph, alpha/beta in device
+#      memory; test_amp and the conformance suites, which then run on cuda:0 on their small
+#      shapes: the first 4 implementations of each plan and every kmux-gpu one beyond them,
 #      KMUX_CONFORMANCE_IMPLS=kmux-gpu:), with the time left;
 #   8. the summary, and the table again.
 # Each stage ends by a fixed share of the budget (build 40%, kmux-bench 52%, PyTorch 62%, checks
