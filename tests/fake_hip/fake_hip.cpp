@@ -68,9 +68,13 @@ struct graph_exec {
     fake_gpu::graph g;
 };
 
-/* The stream's capture state (NULL, the null stream: the legacy stream, never capturing). */
+/* hip_runtime_api.h's hipStreamPerThread: a handle, not a stream object of the fake's. */
+void *const per_thread = reinterpret_cast<void *>(2);
+
+/* The stream's capture state (NULL, the null stream: the legacy stream, and the per-thread
+ * default stream: never capturing). */
 fake_gpu::capture *cap_of(void *s) {
-    return s ? static_cast<stream *>(s)->cap : nullptr;
+    return s && s != per_thread ? static_cast<stream *>(s)->cap : nullptr;
 }
 /* A stream operation (its arguments checked): run now, or recorded by a capturing stream. */
 int submit(void *s, fake_gpu::work w) {
@@ -347,7 +351,7 @@ EXPORT int hipStreamCreate(void **s) {
 }
 
 EXPORT int hipStreamDestroy(void *s) {
-    if (!s) return kInvalidHandle;
+    if (!s || s == per_thread) return kInvalidHandle;
     fake_gpu::capture_delete(static_cast<stream *>(s)->cap); /* its capture ends with it */
     delete static_cast<stream *>(s);
     return kSuccess;
@@ -409,13 +413,14 @@ EXPORT int hipEventSynchronize(void *e) {
 
 EXPORT int hipStreamBeginCapture(void *s, int mode) {
     if (!s) return fake_gpu::kCaptureUnsupported; /* the null stream cannot capture */
+    if (s == per_thread) return kNotSupported;    /* not modelled */
     return fake_gpu::capture_begin(cap_of(s), mode);
 }
 
 EXPORT int hipStreamEndCapture(void *s, void **graph) {
     if (!graph) return kInvalidValue;
     *graph = nullptr;
-    if (!s) return kIllegalState;
+    if (!s || s == per_thread) return kIllegalState;
     fake_gpu::graph *g = nullptr;
     int e = fake_gpu::capture_end(cap_of(s), &g);
     if (e == kSuccess) *graph = g;
