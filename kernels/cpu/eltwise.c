@@ -12,19 +12,19 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#if defined(__x86_64__)
-#include <emmintrin.h>
-#endif
 
 #include "cast_internal.h"
 #include "cpu_bf16.h"
 #include "cpu_clones.h"
 #include "cpu_libmvec.h" /* before kmux_eltwise.h, whose inline functions call expf */
+#include "cpu_stream.h"
 #include "kmux_cpu_kernels.h"
 
 #include "kmux_eltwise.h"
 
-#define BLOCK 1024 /* f32 elements of one block (3 x 4 KiB on the stack) */
+/* elements of one block (3 x 1 KiB of f32 on the stack): 256, with the inputs prefetched ahead
+ * (cpu_stream.h says what was measured) */
+#define BLOCK 256
 
 typedef struct elt_job {
     const kmux_eltwise_desc *d;
@@ -113,23 +113,6 @@ static void run_f32(const kmux_eltwise_desc *d, int64_t n, const float *x, const
     }
 }
 
-/* dst[0..bytes) = src[0..bytes) with non-temporal stores where dst is 16-byte aligned (x86-64):
- * the output is not read again by this op, and a plain store first reads each line it writes
- * (write-allocate), a fourth stream of memory traffic for a backward, a third for a forward. */
-static void store_out(void *dst, const void *src, size_t bytes) {
-#if defined(__x86_64__)
-    if (((uintptr_t)dst & 15u) == 0) {
-        size_t i = 0;
-        for (; i + 16 <= bytes; i += 16)
-            _mm_stream_si128((__m128i *)((char *)dst + i),
-                             _mm_loadu_si128((const __m128i *)((const char *)src + i)));
-        memcpy((char *)dst + i, (const char *)src + i, bytes - i);
-        return;
-    }
-#endif
-    memcpy(dst, src, bytes);
-}
-
 /* The element range [begin, end) in blocks of BLOCK elements: f32 computed into an L1-resident
  * block and streamed out; bf16 likewise in one pass (run_bf16); f16 decoded into f32 blocks (F16C),
  * computed and rounded back once (plain stores: kmux_cast_from_f32's streaming path was 2x slower
@@ -146,15 +129,17 @@ static void range(void *ctx, int64_t begin, int64_t end, int tid) {
     const size_t es = (size_t)kmux_dtype_desc_of(d->dtype).bytes;
     for (int64_t i = begin; i < end; i += BLOCK) {
         const int64_t m = end - i < BLOCK ? end - i : BLOCK;
+        kmux_cpu_prefetch_ahead((const char *)x + i * es, (size_t)m * es);
+        if (!fwd) kmux_cpu_prefetch_ahead((const char *)dd + i * es, (size_t)m * es);
         if (d->dtype == KMUX_F32) {
             run_f32(d, m, (const float *)x + i, fwd ? NULL : (const float *)dd + i, ob);
-            store_out((float *)out + i, ob, (size_t)m * sizeof(float));
+            kmux_cpu_stream_store((float *)out + i, ob, (size_t)m * sizeof(float));
             continue;
         }
         if (d->dtype == KMUX_BF16) {
             uint16_t *o16 = (uint16_t *)ob;
             run_bf16(d, m, (const uint16_t *)x + i, fwd ? NULL : (const uint16_t *)dd + i, o16);
-            store_out((uint16_t *)out + i, o16, (size_t)m * sizeof(uint16_t));
+            kmux_cpu_stream_store((uint16_t *)out + i, o16, (size_t)m * sizeof(uint16_t));
             continue;
         }
         kmux_cast_to_f32_serial(m, (const char *)x + i * es, d->dtype, xb, j->avx2);
@@ -162,9 +147,7 @@ static void range(void *ctx, int64_t begin, int64_t end, int tid) {
         run_f32(d, m, xb, db, ob);
         kmux_cast_from_f32(m, ob, (char *)out + i * es, d->dtype, 0, NULL, j->avx2, 0);
     }
-#if defined(__x86_64__)
-    _mm_sfence(); /* the streamed stores are visible before the op returns */
-#endif
+    kmux_cpu_stream_fence(); /* the streamed stores are visible before the op returns */
 }
 
 void kmux_cpu_eltwise(const kmux_eltwise_desc *d, const kmux_eltwise_args *args, int threads) {
