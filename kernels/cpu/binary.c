@@ -14,10 +14,13 @@
 #include "cast_internal.h"
 #include "cpu_bf16.h"
 #include "cpu_clones.h"
+#include "cpu_stream.h"
 #include "kmux_binary.h"
 #include "kmux_cpu_kernels.h"
 
-#define BLOCK 2048 /* elements of one block */
+/* elements of one block: 1024, the inputs prefetched ahead and a large output streamed out, as
+ * eltwise.c (cpu_stream.h) */
+#define BLOCK 1024
 
 /* o = op(al a, be b) with b a run (vv) or one value (vs), for each algorithm */
 #define KMUX_BIN_LOOPS_(E, f, nm)                                                                  \
@@ -88,6 +91,7 @@ typedef struct bin_job {
     int64_t blocks; /* blocks of one run */
     int bvec;       /* src1 runs alongside (1) or is one value per run (0) */
     int avx2;
+    int stream; /* dst is large enough to be streamed out (kmux_cpu_stream_worth) */
 } bin_job;
 
 static void range(void *ctx, int64_t begin, int64_t end, int tid) {
@@ -102,14 +106,21 @@ static void range(void *ctx, int64_t begin, int64_t end, int tid) {
         const int64_t off = r * j->len + c;
         const int64_t off1 = kmux_nd_part_offset(&p->g, r * j->len) + (j->bvec ? c : 0);
         const int64_t m1 = j->bvec ? m : 1;
+        kmux_cpu_prefetch_ahead((const char *)p->src0 + (size_t)off * es, (size_t)m * es);
+        if (j->bvec)
+            kmux_cpu_prefetch_ahead((const char *)p->src1 + (size_t)off1 * es, (size_t)m * es);
         if (p->dtype == KMUX_F32) {
-            run(p->alg, m, (const float *)p->src0 + off, (const float *)p->src1 + off1, j->bvec,
-                (float *)p->dst + off, p->alpha, p->beta);
+            float *o = j->stream ? ob : (float *)p->dst + off;
+            run(p->alg, m, (const float *)p->src0 + off, (const float *)p->src1 + off1, j->bvec, o,
+                p->alpha, p->beta);
+            if (j->stream) kmux_cpu_stream_store((float *)p->dst + off, ob, (size_t)m * es, 1);
             continue;
         }
         if (p->dtype == KMUX_BF16) {
+            uint16_t *o = j->stream ? (uint16_t *)ob : (uint16_t *)p->dst + off;
             run16(p->alg, m, (const uint16_t *)p->src0 + off, (const uint16_t *)p->src1 + off1,
-                  j->bvec, (uint16_t *)p->dst + off, p->alpha, p->beta);
+                  j->bvec, o, p->alpha, p->beta);
+            if (j->stream) kmux_cpu_stream_store((uint16_t *)p->dst + off, ob, (size_t)m * es, 1);
             continue;
         }
         kmux_cast_to_f32_serial(m, (const char *)p->src0 + (size_t)off * es, (kmux_dtype)p->dtype,
@@ -120,6 +131,7 @@ static void range(void *ctx, int64_t begin, int64_t end, int tid) {
         kmux_cast_from_f32(m, ob, (char *)p->dst + (size_t)off * es, (kmux_dtype)p->dtype, 0, NULL,
                            j->avx2, 0);
     }
+    if (j->stream) kmux_cpu_stream_fence();
 }
 
 void kmux_cpu_binary(const kmux_binary_desc *d, const kmux_binary_args *args, int threads) {
@@ -130,6 +142,7 @@ void kmux_cpu_binary(const kmux_binary_desc *d, const kmux_binary_args *args, in
     j.bvec = g->n ? g->kept[g->n - 1] : 1;
     j.blocks = (j.len + BLOCK - 1) / BLOCK;
     j.avx2 = kmux_cast_have_avx2();
+    j.stream = kmux_cpu_stream_worth((size_t)j.p.n * kmux_dtype_desc_of(d->dtype).bytes);
     const int64_t items = j.p.n / j.len * j.blocks;
     kmux_cast_parallel_for(items, j.len < BLOCK ? j.len : BLOCK, threads, 1, range, &j);
 }

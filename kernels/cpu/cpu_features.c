@@ -6,6 +6,10 @@
  * saves the register state it needs (YMM for AVX/F16C/FMA, opmask + ZMM for AVX-512). On other
  * architectures every query answers 0 and the portable C paths run.
  */
+#define _GNU_SOURCE /* glibc: _SC_LEVEL3_CACHE_SIZE */
+#include <pthread.h>
+#include <unistd.h>
+
 #include "kmux_cpu_kernels.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -96,4 +100,25 @@ int kmux_cpu_has_avx512_fp16(void) {
 #else
     return 0;
 #endif
+}
+
+static size_t g_stream_min;
+static pthread_once_t g_stream_once = PTHREAD_ONCE_INIT;
+
+static void stream_detect(void) {
+    long l3 = -1;
+#if defined(_SC_LEVEL3_CACHE_SIZE)
+    l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+    /* 3/4 of it, kept within [4, 32] MiB: the 2-core VM reports the 512 MiB of every CCD of its
+     * host, of which its cores use one 32 MiB slice */
+    size_t lim = l3 > 0 ? (size_t)l3 / 4 * 3 : (size_t)8 << 20;
+    if (lim < ((size_t)4 << 20)) lim = (size_t)4 << 20;
+    if (lim > ((size_t)32 << 20)) lim = (size_t)32 << 20;
+    g_stream_min = lim;
+}
+
+size_t kmux_cpu_stream_min_bytes(void) {
+    pthread_once(&g_stream_once, stream_detect);
+    return g_stream_min;
 }

@@ -20,6 +20,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "kmux_cpu_kernels.h"
+
 /** How far ahead (bytes) a block's inputs are asked for. */
 #define KMUX_CPU_PREFETCH_AHEAD 4096u
 
@@ -35,13 +37,14 @@ static inline void kmux_cpu_prefetch_ahead(const void *p, size_t bytes) {
 #endif
 }
 
-/** dst[0..bytes) = src[0..bytes) with non-temporal stores where dst is 16-byte aligned (x86-64):
- *  the output is not read again by the op, and a plain store first reads each line it writes
- *  (write-allocate), one more stream of memory traffic. The caller ends its range with
+/** dst[0..bytes) = src[0..bytes): with non-temporal stores when `stream` (kmux_cpu_stream_worth of
+ *  the whole output) and dst is 16-byte aligned (x86-64), a plain copy otherwise. A plain store
+ *  first reads each line it writes (write-allocate), one more stream of memory traffic for an
+ *  output the op does not read again. The caller ends a streamed range with
  *  kmux_cpu_stream_fence(). */
-static inline void kmux_cpu_stream_store(void *dst, const void *src, size_t bytes) {
+static inline void kmux_cpu_stream_store(void *dst, const void *src, size_t bytes, int stream) {
 #if defined(__x86_64__)
-    if (((uintptr_t)dst & 15u) == 0) {
+    if (stream && ((uintptr_t)dst & 15u) == 0) {
         size_t i = 0;
         for (; i + 16 <= bytes; i += 16)
             _mm_stream_si128((__m128i *)((char *)dst + i),
@@ -50,7 +53,15 @@ static inline void kmux_cpu_stream_store(void *dst, const void *src, size_t byte
         return;
     }
 #endif
+    (void)stream;
     memcpy(dst, src, bytes);
+}
+
+/** Whether an output of `bytes` is streamed out (1) or stored plainly (0): streamed from
+ *  kmux_cpu_stream_min_bytes() (cpu_features.c). A smaller output is likely read again from the
+ *  cache by the next op of a step. */
+static inline int kmux_cpu_stream_worth(size_t bytes) {
+    return bytes >= kmux_cpu_stream_min_bytes();
 }
 
 /** Makes the streamed stores of this thread visible before its range returns. */

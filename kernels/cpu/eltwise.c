@@ -30,6 +30,7 @@ typedef struct elt_job {
     const kmux_eltwise_desc *d;
     kmux_eltwise_args a;
     int avx2;
+    int stream; /* the output is large enough to be streamed out (kmux_cpu_stream_worth) */
 } elt_job;
 
 /* y[i] = f(x[i]) over f32, for each algorithm */
@@ -133,13 +134,14 @@ static void range(void *ctx, int64_t begin, int64_t end, int tid) {
         if (!fwd) kmux_cpu_prefetch_ahead((const char *)dd + i * es, (size_t)m * es);
         if (d->dtype == KMUX_F32) {
             run_f32(d, m, (const float *)x + i, fwd ? NULL : (const float *)dd + i, ob);
-            kmux_cpu_stream_store((float *)out + i, ob, (size_t)m * sizeof(float));
+            kmux_cpu_stream_store((float *)out + i, ob, (size_t)m * sizeof(float), j->stream);
             continue;
         }
         if (d->dtype == KMUX_BF16) {
             uint16_t *o16 = (uint16_t *)ob;
             run_bf16(d, m, (const uint16_t *)x + i, fwd ? NULL : (const uint16_t *)dd + i, o16);
-            kmux_cpu_stream_store((uint16_t *)out + i, o16, (size_t)m * sizeof(uint16_t));
+            kmux_cpu_stream_store((uint16_t *)out + i, o16, (size_t)m * sizeof(uint16_t),
+                                  j->stream);
             continue;
         }
         kmux_cast_to_f32_serial(m, (const char *)x + i * es, d->dtype, xb, j->avx2);
@@ -147,11 +149,12 @@ static void range(void *ctx, int64_t begin, int64_t end, int tid) {
         run_f32(d, m, xb, db, ob);
         kmux_cast_from_f32(m, ob, (char *)out + i * es, d->dtype, 0, NULL, j->avx2, 0);
     }
-    kmux_cpu_stream_fence(); /* the streamed stores are visible before the op returns */
+    if (j->stream) kmux_cpu_stream_fence(); /* streamed stores visible before the op returns */
 }
 
 void kmux_cpu_eltwise(const kmux_eltwise_desc *d, const kmux_eltwise_args *args, int threads) {
-    elt_job j = {d, *args, kmux_cast_have_avx2()};
+    elt_job j = {d, *args, kmux_cast_have_avx2(),
+                 kmux_cpu_stream_worth((size_t)d->n * kmux_dtype_desc_of(d->dtype).bytes)};
     /* block-aligned ranges: an in-place f16/bf16 op never has two threads on one block */
     kmux_cast_parallel_for(d->n, 1, threads, BLOCK, range, &j);
 }

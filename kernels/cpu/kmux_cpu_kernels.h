@@ -14,6 +14,10 @@
 int kmux_cpu_has_avx2_fma(void); /* AVX2 + FMA */
 int kmux_cpu_has_f16c(void);
 int kmux_cpu_has_avx512f(void); /* AVX-512 Foundation, with the OS saving ZMM state */
+/* The output size (bytes) from which a bandwidth-bound kernel streams its output past the caches
+ * (cpu_stream.h): 3/4 of the last-level cache (glibc's rule for its own memcpy), 8 MiB where the
+ * cache size is not known, kept within [4, 32] MiB (a VM may report its host's whole L3). */
+size_t kmux_cpu_stream_min_bytes(void);
 int kmux_cpu_has_avx512_bf16(void);
 int kmux_cpu_has_avx512_fp16(void);
 
