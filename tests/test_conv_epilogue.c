@@ -20,15 +20,6 @@
 
 static const kmux_dtype types[] = {KMUX_F32, KMUX_BF16, KMUX_F16};
 
-/* Every CPU device, or the one KMUX_TEST_DEVICE names (registered with
- * KMUX_CONFORMANCE_REQUIRE_DEVICE: the run exits 77 with the reason when it is absent). */
-static int device_ids(const char *ids[4]) {
-    const char *want = getenv("KMUX_TEST_DEVICE");
-    if (want && want[0]) return ids[0] = want, 1;
-    ids[0] = "ref", ids[1] = "cpu:onednn", ids[2] = "cpu:openblas", ids[3] = "cpu:auto";
-    return 4;
-}
-
 static size_t esize(kmux_dtype t) {
     return t == KMUX_F32 ? 4 : 2;
 }
@@ -241,7 +232,7 @@ static const unsigned epilogues[] = {
 Test(conv_epilogue, matches_the_oracle_on_every_implementation) {
     kmux_context *ctx = tu_context();
     const char *ids[4];
-    const int ndev = device_ids(ids);
+    const int ndev = tu_devices_under_test(ids);
     uint64_t seed = 0xc0de;
     for (int di = 0; di < ndev; di++) {
         kmux_device *dev = tu_device(ctx, ids[di]);
@@ -265,7 +256,7 @@ Test(conv_epilogue, matches_the_oracle_on_every_implementation) {
 Test(conv_epilogue, caller_workspace_plans_and_the_impl_name) {
     kmux_context *ctx = tu_context();
     const char *ids[4];
-    const int ndev = device_ids(ids);
+    const int ndev = tu_devices_under_test(ids);
     uint64_t seed = 0xbeef;
     for (int di = 0; di < ndev; di++) {
         kmux_device *dev = tu_device(ctx, ids[di]);
@@ -310,7 +301,7 @@ static void refused_desc(kmux_device *dev, const kmux_conv2d_desc *d, const char
 Test(conv_epilogue, bad_descriptors_are_refused_by_name) {
     kmux_context *ctx = tu_context();
     const char *ids[4];
-    const int ndev = device_ids(ids);
+    const int ndev = tu_devices_under_test(ids);
     for (int di = 0; di < ndev; di++) {
         kmux_device *dev = tu_device(ctx, ids[di]);
         if (!dev) continue;
@@ -344,7 +335,7 @@ Test(conv_epilogue, bad_descriptors_are_refused_by_name) {
 Test(conv_epilogue, bad_arguments_are_refused_and_nothing_is_written) {
     kmux_context *ctx = tu_context();
     const char *ids[4];
-    const int ndev = device_ids(ids);
+    const int ndev = tu_devices_under_test(ids);
     uint64_t seed = 7;
     for (int di = 0; di < ndev; di++) {
         kmux_device *dev = tu_device(ctx, ids[di]);

@@ -20,16 +20,6 @@
 
 static const kmux_dtype types[] = {KMUX_F32, KMUX_BF16, KMUX_F16};
 
-/* The devices under test: every CPU device, or the one KMUX_TEST_DEVICE names (cuda:0, hip:0 on
- * the fakes, registered with KMUX_CONFORMANCE_REQUIRE_DEVICE: tests/conformance/require_device.c
- * makes the run exit 77 with the reason, or fail where promised, when that device is absent). */
-static int device_ids(const char *ids[4]) {
-    const char *want = getenv("KMUX_TEST_DEVICE");
-    if (want && want[0]) return ids[0] = want, 1;
-    ids[0] = "ref", ids[1] = "cpu:onednn", ids[2] = "cpu:openblas", ids[3] = "cpu:auto";
-    return 4;
-}
-
 /* Host operands of one execution: what is read, and where results come back. */
 typedef struct host_ops {
     const void *A, *B, *bias;
@@ -239,7 +229,7 @@ static void sweep(const int64_t (*shapes)[4], int nshapes, int nvar, uint64_t se
                   void (*fn)(const sweep_case *c)) {
     kmux_context *ctx = tu_context();
     const char *ids[4];
-    const int ndev = device_ids(ids);
+    const int ndev = tu_devices_under_test(ids);
     for (int di = 0; di < ndev; di++) {
         kmux_device *dev = tu_device(ctx, ids[di]);
         if (!dev) continue; /* tu_device said why; ref always runs */
@@ -519,7 +509,7 @@ Test(epilogue_aux, backward_matches_finite_differences_of_the_forward) {
     for (int j = 0; j < N; j++)
         bias[j] = 0.0f;
     const char *ids[4];
-    const int ndev = device_ids(ids);
+    const int ndev = tu_devices_under_test(ids);
     for (int di = 0; di < ndev; di++) {
         kmux_device *dev = tu_device(ctx, ids[di]);
         if (!dev) continue;
@@ -665,7 +655,7 @@ Test(epilogue_aux, bad_arguments_are_refused_and_nothing_is_written) {
 Test(epilogue_aux, degenerate_problems_keep_the_epilogue) {
     kmux_context *ctx = tu_context();
     const char *ids[4];
-    const int ndev = device_ids(ids);
+    const int ndev = tu_devices_under_test(ids);
     for (int di = 0; di < ndev; di++) {
         kmux_device *dev = tu_device(ctx, ids[di]);
         if (!dev) continue;

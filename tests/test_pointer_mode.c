@@ -19,14 +19,6 @@
 
 #include "test_util.h"
 
-/* Every CPU device, or the one KMUX_TEST_DEVICE names. */
-static int device_ids(const char *ids[4]) {
-    const char *want = getenv("KMUX_TEST_DEVICE");
-    if (want && want[0]) return ids[0] = want, 1;
-    ids[0] = "ref", ids[1] = "cpu:onednn", ids[2] = "cpu:openblas", ids[3] = "cpu:auto";
-    return 4;
-}
-
 typedef struct row {
     kmux_dtype ab, c;
     kmux_compute_type ct;
@@ -130,7 +122,7 @@ static void *run(kmux_device *dev, kmux_stream *s, const kmux_matmul_desc *d, co
 Test(pointer_mode, device_scalars_give_the_bits_of_host_scalars) {
     kmux_context *ctx = tu_context();
     const char *ids[4];
-    int nd = device_ids(ids), checked = 0;
+    int nd = tu_devices_under_test(ids), checked = 0;
     static const double scal[][2] = {{1.5, 0.5}, {0.0, 0.75}, {2.0, 0.0}, {-1.0, -2.0}};
     for (int di = 0; di < nd; di++) {
         kmux_device *dev = tu_device(ctx, ids[di]);
@@ -180,7 +172,7 @@ Test(pointer_mode, device_scalars_give_the_bits_of_host_scalars) {
 Test(pointer_mode, the_scalars_are_read_when_the_work_runs) {
     kmux_context *ctx = tu_context();
     const char *ids[4];
-    int nd = device_ids(ids), checked = 0;
+    int nd = tu_devices_under_test(ids), checked = 0;
     for (int di = 0; di < nd; di++) {
         kmux_device *dev = tu_device(ctx, ids[di]);
         if (!dev) continue;
@@ -228,7 +220,7 @@ Test(pointer_mode, the_scalars_are_read_when_the_work_runs) {
 Test(pointer_mode, bad_descriptors_and_arguments_are_refused_by_name) {
     kmux_context *ctx = tu_context();
     const char *ids[4];
-    int nd = device_ids(ids);
+    int nd = tu_devices_under_test(ids);
     kmux_device *dev = NULL;
     for (int di = 0; di < nd && !dev; di++)
         dev = tu_device(ctx, ids[di]);

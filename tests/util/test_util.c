@@ -33,6 +33,13 @@ const char **tu_device_ids(kmux_context *ctx) {
     return ids;
 }
 
+int tu_devices_under_test(const char *ids[4]) {
+    const char *want = getenv("KMUX_TEST_DEVICE");
+    if (want && want[0]) return ids[0] = want, 1;
+    ids[0] = "ref", ids[1] = "cpu:onednn", ids[2] = "cpu:openblas", ids[3] = "cpu:auto";
+    return 4;
+}
+
 uint64_t tu_rand_u64(uint64_t *state) {
     uint64_t x = *state ? *state : 0x9E3779B97F4A7C15ull;
     x ^= x >> 12;

@@ -32,6 +32,12 @@ kmux_context *tu_context(void);
 kmux_device *tu_device(kmux_context *ctx, const char *id);
 /** Ids of every available device of ctx, NULL-terminated, in a static array. */
 const char **tu_device_ids(kmux_context *ctx);
+/** The devices a family or epilogue suite runs on: the one KMUX_TEST_DEVICE names (cuda:0, hip:0
+ *  on the fakes, registered with KMUX_CONFORMANCE_REQUIRE_DEVICE: tests/conformance/
+ *  require_device.c makes the run exit 77 with the reason, or fail where promised, when that
+ *  device is absent), else every CPU device (ref, cpu:onednn, cpu:openblas, cpu:auto). Fills ids
+ *  and returns how many. */
+int tu_devices_under_test(const char *ids[4]);
 
 /** Deterministic pseudo-random generator (xorshift64*), for reproducible fills. */
 uint64_t tu_rand_u64(uint64_t *state);
