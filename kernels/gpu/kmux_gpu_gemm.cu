@@ -167,24 +167,17 @@ KMUX_DEV void bias_grad(const gemm_params &p, const LA &la, const LB &lb, int64_
     }
 }
 
-/* A scalar in device memory, of the scale type of compute type ct. */
-static KMUX_DEV double scalar_at(const void *s, int ct) {
-    if (ct == KMUX_COMPUTE_F64) return *(const double *)s;
-    if (ct == KMUX_COMPUTE_I32) return (double)*(const int32_t *)s;
-    return (double)*(const float *)s;
-}
-
 template <int AT, int BT, typename Acc, int BM, int BN, int BK, int TM, int TN>
 __global__ void __launch_bounds__(256) gemm_kernel(gemm_params p) {
     typedef kmux_gpu_tile<BM, BN, BK, TM, TN> tile;
     KMUX_GPU_SHARED(Acc, As, BK * BM);
     KMUX_GPU_SHARED(Acc, Bs, BK * BN);
     if (p.alpha_ptr) { /* KMUX_POINTER_MODE_DEVICE: alpha == 0 and beta == 0 decided here */
-        p.alpha = scalar_at(p.alpha_ptr, p.scalar_ct);
+        p.alpha = kmux_gpu_scalar_value(p.alpha_ptr, (kmux_compute_type)p.scalar_ct);
         p.skip_ab = p.k == 0 || p.alpha == 0.0;
     }
     if (p.beta_ptr) {
-        p.beta = scalar_at(p.beta_ptr, p.scalar_ct);
+        p.beta = kmux_gpu_scalar_value(p.beta_ptr, (kmux_compute_type)p.scalar_ct);
         p.read_c = p.beta != 0.0;
     }
     const int t = (int)threadIdx.x;

@@ -58,7 +58,10 @@ static inline int kmux_gpu_gemm_pair_runs(kmux_dtype a, kmux_dtype b) {
            (a == KMUX_F64 || a == KMUX_F32 || a == KMUX_F16 || a == KMUX_BF16 || a == KMUX_I8);
 }
 
-static inline double kmux_gpu_host_scalar(const void *s, kmux_compute_type ct) {
+/** The alpha or beta at s, of the scale type of compute type ct (double for F64, int32 for I32,
+ *  float otherwise, as cublasGemmEx): read on the host (KMUX_POINTER_MODE_HOST) and by the kernel
+ *  (KMUX_POINTER_MODE_DEVICE). */
+static inline KMUX_DTYPE_HD double kmux_gpu_scalar_value(const void *s, kmux_compute_type ct) {
     if (ct == KMUX_COMPUTE_F64) return *(const double *)s;
     if (ct == KMUX_COMPUTE_I32) return (double)*(const int32_t *)s;
     return (double)*(const float *)s;
@@ -96,8 +99,8 @@ static inline void kmux_gpu_gemm_params_fill(kmux_gpu_gemm_params *p, const kmux
         p->read_c = 1;
     } else {
         p->alpha_ptr = p->beta_ptr = NULL;
-        p->alpha = kmux_gpu_host_scalar(a->alpha, d->compute_type);
-        p->beta = kmux_gpu_host_scalar(a->beta, d->compute_type);
+        p->alpha = kmux_gpu_scalar_value(a->alpha, d->compute_type);
+        p->beta = kmux_gpu_scalar_value(a->beta, d->compute_type);
         p->skip_ab = d->k == 0 || p->alpha == 0.0;
         p->read_c = p->beta != 0.0;
     }
