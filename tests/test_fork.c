@@ -1,10 +1,11 @@
 /*
- * test_fork.c - kmux in a fork() child, on every CPU device. The parent runs GEMM and a
- * convolution with 4 threads (so that thread pools exist: libgomp's under cpu:onednn, OpenBLAS's
- * under cpu:openblas), then forks; the child runs them again with a fresh context, with the
- * context inherited from the parent, from a new thread and in a grandchild, and checks every
- * result against ref. A child that does not finish in CHILD_LIMIT_S seconds is killed and is a
- * failure (it hung: with GNU libgomp a forked thread's next parallel region waits forever).
+ * test_fork.c - kmux in a fork() child, on every CPU device. The parent runs GEMM, a
+ * convolution and a large ReLU (kmux's own kernel) with 4 threads (so that thread pools exist:
+ * libgomp's under cpu:onednn, OpenBLAS's under cpu:openblas), then forks; the child runs them again
+ * with a fresh context, with the context inherited from the parent, from a new thread and in a
+ * grandchild, and checks every result against ref. A child that does not finish in CHILD_LIMIT_S
+ * seconds is killed and is a failure (it hung: with GNU libgomp a forked thread's next parallel
+ * region waits forever).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "test_util.h"
@@ -61,6 +62,31 @@ static int conv_on(kmux_context *ctx, const char *id, float *x, float *w, float 
     return st == KMUX_OK ? 0 : -1;
 }
 
+/* ReLU over EN elements: past KMUX_CAST_PARALLEL_MIN, so kmux's own kernel splits it across
+ * threads (on cpu:onednn, on oneDNN's OpenMP team: onednn_team.c, which must decline in a child
+ * whose thread's pool is stale, or the child hangs) */
+enum { EN = 3 << 20 };
+
+static int relu_on(kmux_context *ctx, const char *id, const float *x, float *y) {
+    kmux_device *dev = NULL;
+    kmux_stream *s = NULL;
+    kmux_plan *plan = NULL;
+    if (kmux_device_find(ctx, id, &dev) != KMUX_OK || kmux_stream_create(dev, &s) != KMUX_OK)
+        return -1;
+    kmux_eltwise_desc d = KMUX_ELTWISE_DESC_INIT;
+    d.alg = KMUX_ELTWISE_RELU, d.n = EN;
+    kmux_status st = kmux_eltwise_plan_create(dev, &d, NULL, &plan);
+    if (st == KMUX_OK) {
+        kmux_eltwise_args args = KMUX_ELTWISE_ARGS_INIT;
+        args.src = x, args.dst = y;
+        st = kmux_eltwise_execute(plan, s, &args);
+        if (st == KMUX_OK) st = kmux_stream_synchronize(s);
+        kmux_plan_destroy(plan);
+    }
+    kmux_stream_destroy(s);
+    return st == KMUX_OK ? 0 : -1;
+}
+
 /* 0 = right, 1 = wrong result, 2 = a kmux call failed (the message goes to stderr). */
 static int work(kmux_context *given, const char *id) {
     kmux_context *ctx = given;
@@ -80,15 +106,27 @@ static int work(kmux_context *given, const char *id) {
         x[i] = (float)(i % 9 - 4);
     for (int i = 0; i < CK * CC * CR * CR; i++)
         w[i] = (float)(i % 3 - 1);
+    float *ex = malloc(EN * sizeof(float)), *ey = malloc(EN * sizeof(float)),
+          *ey_ref = malloc(EN * sizeof(float));
+    if (!ex || !ey || !ey_ref) {
+        free(ex), free(ey), free(ey_ref);
+        if (!given) kmux_context_destroy(ctx);
+        return 2;
+    }
+    for (int i = 0; i < EN; i++)
+        ex[i] = (float)(i % 11 - 5);
     int rc = 0;
     if (gemm_on(ctx, id, a, b, c) || gemm_on(ctx, "ref", a, b, c_ref) ||
-        conv_on(ctx, id, x, w, y) || conv_on(ctx, "ref", x, w, y_ref)) {
+        conv_on(ctx, id, x, w, y) || conv_on(ctx, "ref", x, w, y_ref) || relu_on(ctx, id, ex, ey) ||
+        relu_on(ctx, "ref", ex, ey_ref)) {
         fprintf(stderr, "%s: %s\n", id, kmux_last_error());
         rc = 2;
-    } else if (memcmp(c, c_ref, sizeof c) != 0 || memcmp(y, y_ref, sizeof y) != 0) {
+    } else if (memcmp(c, c_ref, sizeof c) != 0 || memcmp(y, y_ref, sizeof y) != 0 ||
+               memcmp(ey, ey_ref, EN * sizeof(float)) != 0) {
         fprintf(stderr, "%s: result differs from ref\n", id);
         rc = 1;
     }
+    free(ex), free(ey), free(ey_ref);
     if (!given) kmux_context_destroy(ctx);
     return rc;
 }

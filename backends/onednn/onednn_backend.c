@@ -39,6 +39,7 @@ static kmux_status dnn_init(const kmux_backend_host *host, void **state) {
                                "OpenMP pool could not be installed)");
     kmux_dnn_state *st = calloc(1, sizeof *st);
     if (!st) return host->set_error(KMUX_ERR_OUT_OF_MEMORY, "onednn init: out of memory");
+    kmux_dnn_team_install();
     st->hdr.host = host;
     st->hdr.num_threads = host->num_threads > 0 ? host->num_threads : 1;
     st->engine_status = dnnl_engine_create(&st->engine, dnnl_cpu, 0);

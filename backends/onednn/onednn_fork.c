@@ -52,3 +52,9 @@ int kmux_dnn_fork_threads(const kmux_dnn_state *st) {
     if (want > 1) t_pool_used = 1;
     return want;
 }
+
+int kmux_dnn_pool_usable(int n) {
+    if (t_pool_stale) return 0;
+    if (n > 1) t_pool_used = 1;
+    return 1;
+}

@@ -119,6 +119,11 @@ int kmux_dnn_fork_guard_install(void);
 /** OpenMP threads for a call of the calling thread: the context's count, or 1 when this thread
  *  is the fork() child of a thread whose libgomp pool was active (its pool is stale there). */
 int kmux_dnn_fork_threads(const kmux_dnn_state *st);
+/* Whether this thread may run an OpenMP region of n threads now: 0 in the fork() child of a
+ * thread whose pool was active (onednn_fork.c); else 1, remembering a pool of n > 1 as used. */
+int kmux_dnn_pool_usable(int n);
+/* kmux's own kernels' parallel loops on oneDNN's OpenMP team (onednn_team.c); at init. */
+void kmux_dnn_team_install(void);
 
 /* ---- oneDNN helpers (onednn_util.c) --------------------------------------------------------- */
 

@@ -79,6 +79,16 @@ int kmux_cast_parallel_for(int64_t n, int64_t unit, int threads, int64_t align,
 int kmux_parallel_for_from(int64_t n, int64_t unit, int threads, int64_t align, int64_t min_work,
                            kmux_cast_range_fn fn, void *ctx);
 
+/** A team of threads that runs fn(arg, i) for every i in [0, n), the calling thread among them,
+ *  and returns when all have run (1); or runs nothing and returns 0 when it cannot now (the loop
+ *  then starts threads of its own). */
+typedef int (*kmux_cpu_team_fn)(int n, void (*fn)(void *arg, int i), void *arg);
+/** Sets the team the parallel loops of this copy of the kernels run on (NULL, the default: threads
+ *  created per call). The oneDNN plugin sets its OpenMP team (onednn_team.c): kmux's own kernels on
+ *  cpu:onednn then run on the workers oneDNN's primitives use and leave spinning (libgomp's wait
+ *  policy), instead of beside them on the same cores. Set before any loop runs, at plugin init. */
+void kmux_cpu_set_team(kmux_cpu_team_fn team);
+
 /* ---- ISA-specific kernels (cast_avx2.c); call only when kmux_cpu_has_avx2_fma() and
  *      kmux_cpu_has_f16c() -------------------------------------------------------------------- */
 

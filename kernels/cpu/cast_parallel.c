@@ -5,6 +5,7 @@
 #define _GNU_SOURCE /* glibc: sched_getcpu, CPU_SET, pthread_attr_setaffinity_np */
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "cast_internal.h"
@@ -52,6 +53,16 @@ static void run_range(const worker *w) {
 static void *worker_main(void *arg) {
     run_range(arg);
     return NULL;
+}
+
+static void run_indexed(void *arg, int i) {
+    run_range(&((const worker *)arg)[i]);
+}
+
+static _Atomic(kmux_cpu_team_fn) g_team;
+
+void kmux_cpu_set_team(kmux_cpu_team_fn team) {
+    atomic_store_explicit(&g_team, team, memory_order_release);
 }
 
 /* Attributes that keep the helper threads off the caller's CPU (the caller runs range 0 itself);
@@ -119,6 +130,8 @@ static int parallel_for(int64_t n, int64_t unit, int threads, int64_t align, int
         if (w[i].end > n) w[i].end = n;
         pos = w[i].end;
     }
+    const kmux_cpu_team_fn team = atomic_load_explicit(&g_team, memory_order_acquire);
+    if (team && team((int)nw, run_indexed, w)) return (int)nw;
     /* Workers 1.. run on new threads, worker 0 on this one. A thread that cannot be created has
      * its range run here instead, so the result never depends on thread creation succeeding. */
     int started[KMUX_CAST_MAX_THREADS] = {0};
