@@ -78,32 +78,31 @@ int main(int argc, char **argv) {
                  * memcpy of bytes / 2) */
                 const size_t cp = op == 0 ? bytes : bytes / 2;
                 double tm[NDEV + 1][MAX_ROUNDS];
-                /* the first contestant rotates each round (memcpy, then each device), so that none
-                 * always runs right after oneDNN, whose OpenMP workers go on spinning (libgomp's
-                 * wait policy) on the core where kmux's own kernels put their helper thread:
-                 * cpu:openblas's f32 bias-add measured 0.52-0.55 of the bound with them spinning,
-                 * 0.80 with OMP_WAIT_POLICY=passive (Zen 5 VM, 2 threads) */
+                /* The first contestant rotates each round (memcpy, then each device), and each
+                 * timed call follows an untimed one of the same contestant: the previous one's
+                 * thread pool may still be spinning (libgomp's workers, a few ms after a oneDNN
+                 * primitive) on the cores this one needs. cpu:openblas's f32 bias-add measured
+                 * 0.52-0.55 of the bound right after cpu:onednn, 0.80 with
+                 * OMP_WAIT_POLICY=passive (Zen 5 VM, 2 threads). */
                 for (int r = 0; r < rounds; r++)
-                    for (int j = 0; j <= NDEV; j++) {
-                        const int d = (j + r) % (NDEV + 1);
-                        double t0 = kmux_bench_now_ms();
-                        if (d == NDEV) {
-                            kmux_bench_memcpy_mt(y, x, cp, threads);
-                            tm[NDEV][r] = kmux_bench_now_ms() - t0;
-                            continue;
+                    for (int j = 0; j <= NDEV; j++)
+                        for (int pass = 0; pass < 2; pass++) { /* pass 0: untimed */
+                            const int d = (j + r) % (NDEV + 1);
+                            double t0 = kmux_bench_now_ms();
+                            if (d == NDEV) {
+                                kmux_bench_memcpy_mt(y, x, cp, threads);
+                            } else if (op == 0) {
+                                kmux_binary_args a = KMUX_BINARY_ARGS_INIT;
+                                a.src0 = x, a.src1 = b, a.dst = y;
+                                CHECK(kmux_binary_execute(plan[d], st[d], &a));
+                            } else {
+                                kmux_reduction_args a = KMUX_REDUCTION_ARGS_INIT;
+                                a.src = x, a.dst = db;
+                                CHECK(kmux_reduction_execute(plan[d], st[d], &a));
+                            }
+                            if (d < NDEV) CHECK(kmux_stream_synchronize(st[d]));
+                            if (pass) tm[d][r] = kmux_bench_now_ms() - t0;
                         }
-                        if (op == 0) {
-                            kmux_binary_args a = KMUX_BINARY_ARGS_INIT;
-                            a.src0 = x, a.src1 = b, a.dst = y;
-                            CHECK(kmux_binary_execute(plan[d], st[d], &a));
-                        } else {
-                            kmux_reduction_args a = KMUX_REDUCTION_ARGS_INIT;
-                            a.src = x, a.dst = db;
-                            CHECK(kmux_reduction_execute(plan[d], st[d], &a));
-                        }
-                        CHECK(kmux_stream_synchronize(st[d]));
-                        tm[d][r] = kmux_bench_now_ms() - t0;
-                    }
                 const double mc = kmux_bench_median(tm[NDEV], rounds);
                 for (int d = 0; d < NDEV; d++) {
                     const double ms = kmux_bench_median(tm[d], rounds);
