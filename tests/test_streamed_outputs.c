@@ -1,10 +1,12 @@
 /*
- * test_streamed_outputs.c - the CPU kernels' streamed-output path (kernels/cpu/cpu_stream.h: an
- * output of at least kmux_cpu_stream_min_bytes(), at most 32 MiB, goes out with non-temporal
- * stores, the inputs prefetched ahead), which the conformance sweeps' small shapes never reach:
- * element-wise forward and backward and a broadcast bias-add on tensors of 36 MiB and more, on
- * cpu:onednn and cpu:openblas against ref, with an odd length (a tail after the last 16 bytes)
- * and an output not 16-byte aligned (the plain-copy fallback).
+ * test_streamed_outputs.c - the CPU kernels' paths for large tensors, which the conformance
+ * sweeps' small shapes never reach: the streamed output (kernels/cpu/cpu_stream.h: an output of at
+ * least kmux_cpu_stream_min_bytes(), at most 32 MiB, goes out with non-temporal stores, the inputs
+ * prefetched ahead) of element-wise forward and backward and a broadcast bias-add, and the bias
+ * gradient's per-thread partial sums (reduction.c: one cache-line-padded row of partials per
+ * thread, the next run prefetched), on tensors of 36 MiB and more, on cpu:onednn and
+ * cpu:openblas against ref, with an odd length (a tail after the last 16 bytes), an output not
+ * 16-byte aligned (the plain-copy fallback) and 5 channels (partials not a whole cache line).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,6 +139,55 @@ Test(streamed_outputs, bias_add_large_matches_ref) {
                 ran++;
             }
             free(want), free(x), free(b);
+        }
+    if (!ran) cr_skip_test("neither cpu:onednn nor cpu:openblas is available");
+}
+
+/* The bias gradient (a SUM over every axis but the channel, into f32) of an NCHW or NHWC tensor */
+static void bias_grad_on(kmux_device *dev, kmux_dtype t, int nhwc, const void *x, float *db) {
+    const int64_t N = 3, C = 5, HW = BIG_OF(t) / 15 + 1;
+    kmux_reduction_desc rd = KMUX_REDUCTION_DESC_INIT;
+    rd.alg = KMUX_REDUCTION_SUM, rd.src_dtype = t, rd.dst_dtype = KMUX_F32, rd.ndims = 3;
+    const int64_t full[3] = {N, nhwc ? HW : C, nhwc ? C : HW};
+    const int64_t part[3] = {1, nhwc ? 1 : C, nhwc ? C : 1};
+    memcpy(rd.src_dims, full, sizeof full), memcpy(rd.dst_dims, part, sizeof part);
+    kmux_stream *s = NULL;
+    kmux_plan *p = NULL;
+    TU_OK(kmux_stream_create(dev, &s));
+    TU_OK(kmux_reduction_plan_create(dev, &rd, NULL, &p));
+    kmux_reduction_args a = KMUX_REDUCTION_ARGS_INIT;
+    a.src = x, a.dst = db;
+    TU_OK(kmux_reduction_execute(p, s, &a));
+    TU_OK(kmux_stream_synchronize(s));
+    kmux_plan_destroy(p);
+    kmux_stream_destroy(s);
+}
+
+Test(streamed_outputs, bias_grad_large_matches_ref) {
+    kmux_device *ref = tu_device(ctx, "ref");
+    cr_assert_not_null(ref);
+    const kmux_dtype dts[2] = {KMUX_F32, KMUX_BF16};
+    int ran = 0;
+    for (int t = 0; t < 2; t++)
+        for (int nhwc = 0; nhwc < 2; nhwc++) {
+            uint64_t seed = 13;
+            const int64_t n = 3 * 5 * (BIG_OF(dts[t]) / 15 + 1);
+            void *x = tu_fill_ints(dts[t], n, 9, TU_DENSE, &seed);
+            float want[5], got[5];
+            bias_grad_on(ref, dts[t], nhwc, x, want);
+            for (int k = 0; k < 2; k++) {
+                kmux_device *dev = tu_device(ctx, cpus[k]);
+                if (!dev) continue;
+                memset(got, 0xff, sizeof got); /* NaN: an unwritten output fails */
+                bias_grad_on(dev, dts[t], nhwc, x, got);
+                char what[64];
+                snprintf(what, sizeof what, "bias gradient %s %s", nhwc ? "nhwc" : "nchw",
+                         kmux_dtype_name(dts[t]));
+                /* integer sums, exact in the f64 accumulators of both: one rounding to f32 */
+                tu_expect_equal(what, cpus[k], got, want, KMUX_F32, 5, 0, 1);
+                ran++;
+            }
+            free(x);
         }
     if (!ran) cr_skip_test("neither cpu:onednn nor cpu:openblas is available");
 }

@@ -57,6 +57,17 @@ static inline void kmux_cpu_stream_store(void *dst, const void *src, size_t byte
     memcpy(dst, src, bytes);
 }
 
+/** Asks for the cache lines of [p, p + bytes) (a hint, as kmux_cpu_prefetch_ahead). */
+static inline void kmux_cpu_prefetch(const void *p, size_t bytes) {
+#if defined(__GNUC__) || defined(__clang__)
+    const uintptr_t a = (uintptr_t)p;
+    for (uintptr_t b = a & ~(uintptr_t)63; b < a + bytes; b += 64)
+        __builtin_prefetch((const void *)b);
+#else
+    (void)p, (void)bytes;
+#endif
+}
+
 /** Whether an output of `bytes` is streamed out (1) or stored plainly (0): streamed from
  *  kmux_cpu_stream_min_bytes() (cpu_features.c). A smaller output is likely read again from the
  *  cache by the next op of a step. */
