@@ -205,10 +205,11 @@ static void parts(void *ctx, int64_t begin, int64_t end, int tid) {
         const size_t es = (size_t)kmux_dtype_desc_of((kmux_dtype)j->p.src_dtype).bytes;
         const size_t row_bytes = (size_t)j->len * es;
         if (j->inner_kept && j->p.g.n == 2 && j->bf16_sums) { /* rows x cols, in place */
-            for (int64_t r = r0; r < r1; r++)
-                kmux_cpu_prefetch_ahead((const char *)j->p.src + (size_t)r * row_bytes, row_bytes),
-                    sum_tile16(j->partial + q * j->pstride, (const uint16_t *)j->p.src + r * j->len,
-                               j->len, j->p.alg == KMUX_REDUCTION_NORM2);
+            for (int64_t r = r0; r < r1; r++) {
+                kmux_cpu_prefetch_ahead((const char *)j->p.src + (size_t)r * row_bytes, row_bytes);
+                sum_tile16(j->partial + q * j->pstride, (const uint16_t *)j->p.src + r * j->len,
+                           j->len, j->p.alg == KMUX_REDUCTION_NORM2);
+            }
             continue;
         }
         if (j->inner_kept && j->p.g.n == 2 && j->len <= BLOCK) { /* rows x cols: whole rows */
