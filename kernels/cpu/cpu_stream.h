@@ -1,6 +1,6 @@
 /* cpu_stream.h - the memory side of a bandwidth-bound CPU kernel that works in L1-resident blocks
- * (eltwise.c, binary.c): the input lines of a later block asked for ahead of time, and a finished
- * block streamed out with non-temporal stores.
+ * (eltwise.c, binary.c; reduction.c's prefetches): the input lines of a later block asked for
+ * ahead of time, and a finished block streamed out with non-temporal stores.
  *
  * Measured on the 2-core Zen 5 VM (ReLU backward, f32, 51 M elements, 2 threads), as a ratio to a
  * memcpy of the same bytes timed beside it: blocks of 1024 elements computed into L1 and streamed
@@ -25,16 +25,25 @@
 /** How far ahead (bytes) a block's inputs are asked for. */
 #define KMUX_CPU_PREFETCH_AHEAD 4096u
 
-/** Asks for the cache lines of [p + KMUX_CPU_PREFETCH_AHEAD, + bytes). A hint: it never faults, and
- *  the address is formed as an integer, so it may lie past the end of the tensor. */
-static inline void kmux_cpu_prefetch_ahead(const void *p, size_t bytes) {
+/** Asks for the cache lines of [a, a + bytes), a an address formed as an integer (so it may lie
+ *  past the end of a tensor: a prefetch is a hint and never faults). */
+static inline void kmux_cpu_prefetch_at(uintptr_t a, size_t bytes) {
 #if defined(__GNUC__) || defined(__clang__)
-    const uintptr_t a = (uintptr_t)p + KMUX_CPU_PREFETCH_AHEAD;
     for (uintptr_t b = a & ~(uintptr_t)63; b < a + bytes; b += 64)
         __builtin_prefetch((const void *)b);
 #else
-    (void)p, (void)bytes;
+    (void)a, (void)bytes;
 #endif
+}
+
+/** Asks for the cache lines of [p, p + bytes). */
+static inline void kmux_cpu_prefetch(const void *p, size_t bytes) {
+    kmux_cpu_prefetch_at((uintptr_t)p, bytes);
+}
+
+/** Asks for the cache lines of [p + KMUX_CPU_PREFETCH_AHEAD, + bytes): a later block's inputs. */
+static inline void kmux_cpu_prefetch_ahead(const void *p, size_t bytes) {
+    kmux_cpu_prefetch_at((uintptr_t)p + KMUX_CPU_PREFETCH_AHEAD, bytes);
 }
 
 /** dst[0..bytes) = src[0..bytes): with non-temporal stores when `stream` (kmux_cpu_stream_worth of
@@ -55,17 +64,6 @@ static inline void kmux_cpu_stream_store(void *dst, const void *src, size_t byte
 #endif
     (void)stream;
     memcpy(dst, src, bytes);
-}
-
-/** Asks for the cache lines of [p, p + bytes) (a hint, as kmux_cpu_prefetch_ahead). */
-static inline void kmux_cpu_prefetch(const void *p, size_t bytes) {
-#if defined(__GNUC__) || defined(__clang__)
-    const uintptr_t a = (uintptr_t)p;
-    for (uintptr_t b = a & ~(uintptr_t)63; b < a + bytes; b += 64)
-        __builtin_prefetch((const void *)b);
-#else
-    (void)p, (void)bytes;
-#endif
 }
 
 /** Whether an output of `bytes` is streamed out (1) or stored plainly (0): streamed from
