@@ -2,7 +2,8 @@
  * test_streamed_outputs.c - the CPU kernels' paths for large tensors, which the conformance
  * sweeps' small shapes never reach: the streamed output (kernels/cpu/cpu_stream.h: an output of at
  * least kmux_cpu_stream_min_bytes(), at most 32 MiB, goes out with non-temporal stores, the inputs
- * prefetched ahead) of element-wise forward and backward and a broadcast bias-add, and the bias
+ * prefetched ahead) of element-wise forward and backward, a broadcast bias-add and a scaled cast
+ * to f16 and bf16, and the bias
  * gradient's per-thread partial sums (reduction.c: one cache-line-padded row of partials per
  * thread, the next run prefetched), on tensors of 36 MiB and more, on cpu:onednn and
  * cpu:openblas against ref, with an odd length (a tail after the last 16 bytes), an output not
@@ -189,5 +190,59 @@ Test(streamed_outputs, bias_grad_large_matches_ref) {
             }
             free(x);
         }
+    if (!ran) cr_skip_test("neither cpu:onednn nor cpu:openblas is available");
+}
+
+/* a scaled cast of n f32 to t on dev with its output at byte offset `shift`; *amax receives the
+ * input's max |x| */
+static void *cast_on(kmux_device *dev, kmux_dtype t, const float *x, int64_t n, size_t shift,
+                     float *amax) {
+    const size_t bytes = (size_t)n * kmux_dtype_size(t);
+    char *out = malloc(bytes + shift);
+    cr_assert_not_null(out);
+    memset(out, 0x7f, bytes + shift);
+    const float scale = 0.37f; /* not a power of two: every output is rounded */
+    kmux_cast_options o = KMUX_CAST_OPTIONS_INIT;
+    o.scale = &scale, o.amax = amax;
+    kmux_stream *s = NULL;
+    TU_OK(kmux_stream_create(dev, &s));
+    TU_OK(kmux_cast(s, n, x, KMUX_F32, out + shift, t, &o));
+    TU_OK(kmux_stream_synchronize(s));
+    kmux_stream_destroy(s);
+    return out;
+}
+
+/* kmux_cast's streamed path (cast.c, cast_avx2.c: the output streamed out under the same
+ * kmux_cpu_stream_worth rule as the element-wise kernels) to f16 and bf16 outputs of 36 MiB */
+Test(streamed_outputs, cast_large_matches_ref) {
+    kmux_device *ref = tu_device(ctx, "ref");
+    cr_assert_not_null(ref);
+    const kmux_dtype dts[2] = {KMUX_F16, KMUX_BF16};
+    const int64_t n = BIG_OF(KMUX_BF16);
+    uint64_t seed = 17;
+    float *x = tu_fill_ints(KMUX_F32, n, 1000, TU_DENSE, &seed);
+    int ran = 0;
+    for (int t = 0; t < 2; t++) {
+        float want_amax = -1.0f;
+        char *want = cast_on(ref, dts[t], x, n, 0, &want_amax);
+        for (int k = 0; k < 2; k++) {
+            kmux_device *dev = tu_device(ctx, cpus[k]);
+            if (!dev) continue;
+            for (size_t shift = 0; shift <= 2; shift += 2) { /* aligned, then not */
+                float amax = -1.0f;
+                char *got = cast_on(dev, dts[t], x, n, shift, &amax);
+                char what[96];
+                snprintf(what, sizeof what, "cast f32 to %s, output at +%zu bytes",
+                         kmux_dtype_name(dts[t]), shift);
+                tu_expect_equal(what, cpus[k], got + shift, want, dts[t], n, 0, 4);
+                cr_expect_eq(amax, want_amax, "%s on %s: amax %g, ref %g", what, cpus[k],
+                             (double)amax, (double)want_amax);
+                free(got);
+                ran++;
+            }
+        }
+        free(want);
+    }
+    free(x);
     if (!ran) cr_skip_test("neither cpu:onednn nor cpu:openblas is available");
 }

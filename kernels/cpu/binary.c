@@ -110,17 +110,17 @@ static void range(void *ctx, int64_t begin, int64_t end, int tid) {
         if (j->bvec)
             kmux_cpu_prefetch_ahead((const char *)p->src1 + (size_t)off1 * es, (size_t)m * es);
         if (p->dtype == KMUX_F32) {
-            float *o = j->stream ? ob : (float *)p->dst + off;
+            float *o = kmux_cpu_block_out((float *)p->dst + off, ob, j->stream);
             run(p->alg, m, (const float *)p->src0 + off, (const float *)p->src1 + off1, j->bvec, o,
                 p->alpha, p->beta);
-            if (j->stream) kmux_cpu_stream_store((float *)p->dst + off, ob, (size_t)m * es, 1);
+            kmux_cpu_block_done((float *)p->dst + off, ob, (size_t)m * es, j->stream);
             continue;
         }
         if (p->dtype == KMUX_BF16) {
-            uint16_t *o = j->stream ? (uint16_t *)ob : (uint16_t *)p->dst + off;
+            uint16_t *o = kmux_cpu_block_out((uint16_t *)p->dst + off, ob, j->stream);
             run16(p->alg, m, (const uint16_t *)p->src0 + off, (const uint16_t *)p->src1 + off1,
                   j->bvec, o, p->alpha, p->beta);
-            if (j->stream) kmux_cpu_stream_store((uint16_t *)p->dst + off, ob, (size_t)m * es, 1);
+            kmux_cpu_block_done((uint16_t *)p->dst + off, ob, (size_t)m * es, j->stream);
             continue;
         }
         kmux_cast_to_f32_serial(m, (const char *)p->src0 + (size_t)off * es, (kmux_dtype)p->dtype,

@@ -20,11 +20,10 @@
 #include <string.h>
 
 #include "cast_internal.h"
+#include "cpu_stream.h"
 #include "kmux_cpu_kernels.h"
 
 #define CHUNK 4096
-/* Bytes of output per range from which stores bypass the caches (see cast_avx2.c). */
-#define STREAM_BYTES ((int64_t)4 << 20)
 
 int kmux_cast_have_avx2(void) {
     return kmux_cpu_has_avx2_fma() && kmux_cpu_has_f16c();
@@ -198,6 +197,7 @@ typedef struct cast_job {
     float scale;
     int want_amax;
     int avx2;
+    int stream; /* the output is streamed out (kmux_cpu_stream_worth) */
     float amax[KMUX_CAST_MAX_THREADS];
 } cast_job;
 
@@ -249,7 +249,6 @@ static void cast_range(void *p, int64_t begin, int64_t end, int tid) {
         return;
     }
     const size_t ss = kmux_common_dtype_size(j->st), ds = kmux_common_dtype_size(j->dt);
-    const int stream = (int64_t)ds * (end - begin) >= STREAM_BYTES;
     float buf[CHUNK];
     for (int64_t i = begin; i < end; i += CHUNK) {
         int64_t len = end - i < CHUNK ? end - i : CHUNK;
@@ -262,9 +261,9 @@ static void cast_range(void *p, int64_t begin, int64_t end, int tid) {
             float a = kmux_cast_amax_f32(len, f, j->avx2);
             if (a > amax) amax = a;
         }
-        from_f32(j, len, f, j->dst + (size_t)i * ds, stream);
+        from_f32(j, len, f, j->dst + (size_t)i * ds, j->stream);
     }
-    if (stream && j->avx2) kmux_cast_stream_fence();
+    if (j->stream) kmux_cpu_stream_fence();
     j->amax[tid] = amax;
 }
 
@@ -288,6 +287,7 @@ kmux_status kmux_cpu_cast(int64_t n, const void *src, kmux_dtype src_type, void 
     j->scale = scale ? *scale : 1.0f;
     j->want_amax = amax != NULL;
     j->avx2 = kmux_cast_have_avx2();
+    j->stream = kmux_cpu_stream_worth((size_t)n * kmux_common_dtype_size(dst_type));
     int nw = kmux_cast_parallel_for(n, 1, threads, CHUNK, cast_range, j);
     if (amax) {
         float m = 0.0f;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cast_internal.h"
+#include "cpu_stream.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -25,12 +26,8 @@
 /* Software prefetch 2 KiB ahead: the hardware prefetchers alone leave a single thread short of
  * the read bandwidth memcpy gets. Prefetching past the end of an array is harmless (prefetches
  * never fault); the address is formed as an integer so no out-of-bounds pointer exists. */
-#define KMUX_PREFETCH_AHEAD(p) _mm_prefetch((const char *)((uintptr_t)(p) + 2048u), _MM_HINT_T0)
+#define KMUX_PREFETCH_AHEAD(p) kmux_cpu_prefetch_line((uintptr_t)(p) + 2048u)
 #define KMUX_AVX2_INLINE __attribute__((target("avx2,fma,f16c"), always_inline)) static inline
-
-void kmux_cast_stream_fence(void) {
-    _mm_sfence();
-}
 
 KMUX_AVX2 void kmux_cast_f16_to_f32_avx2(int64_t n, const uint16_t *src, float *dst) {
     int64_t i = 0;
@@ -298,8 +295,6 @@ KMUX_AVX2 int kmux_cast_unscale_f32_avx2(int64_t n, float *x, float s) {
 }
 
 #else /* not x86: never called (kmux_cpu_has_* answer 0), defined so the library links */
-
-void kmux_cast_stream_fence(void) {}
 
 void kmux_cast_f16_to_f32_avx2(int64_t n, const uint16_t *src, float *dst) {
     (void)n, (void)src, (void)dst;

@@ -99,16 +99,14 @@ void kmux_cast_bf16_to_f32_avx2(int64_t n, const uint16_t *src, float *dst);
 /** n fp8 -> f32 through a 256-entry table. */
 void kmux_cast_fp8_to_f32_avx2(int64_t n, const uint8_t *src, const float *table, float *dst);
 /** n f32 -> f16 (RNE, kmux_cast rules); scale: multiply in f32 first (NULL = none); stream:
- *  write dst with non-temporal stores (for outputs much larger than the caches). */
+ *  write dst with non-temporal stores (kmux_cpu_stream_worth of the whole output), which the
+ *  caller orders with one kmux_cpu_stream_fence (cpu_stream.h) at the end of its range, not one
+ *  per call: that would stall the write-combining buffers every few KiB. */
 void kmux_cast_f32_to_f16_avx2(int64_t n, const float *src, uint16_t *dst, int saturate,
                                const float *scale, int stream);
 /** n f32 -> bf16 (RNE, kmux_cast rules); scale and stream as above. */
 void kmux_cast_f32_to_bf16_avx2(int64_t n, const float *src, uint16_t *dst, int saturate,
                                 const float *scale, int stream);
-/** Orders the non-temporal stores of the kernels above (stream = 1) before later stores; call it
- *  once at the end of a range written with stream = 1, before another thread reads the data. No
- *  sfence is done per call: one per chunk would stall the write-combining buffers every few KiB. */
-void kmux_cast_stream_fence(void);
 /** max |x| over n f32, NaN ignored (integer compare of magnitudes: independent of DAZ). */
 float kmux_cast_amax_f32_avx2(int64_t n, const float *x);
 /** x *= s for n f32 in place; returns 1 if any element was Inf/NaN before scaling. */

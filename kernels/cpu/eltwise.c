@@ -115,7 +115,8 @@ static void run_f32(const kmux_eltwise_desc *d, int64_t n, const float *x, const
 }
 
 /* The element range [begin, end) in blocks of BLOCK elements: f32 computed into an L1-resident
- * block and streamed out; bf16 likewise in one pass (run_bf16); f16 decoded into f32 blocks (F16C),
+ * block and streamed out when the output is large, straight into the output otherwise
+ * (kmux_cpu_block_out); bf16 likewise in one pass (run_bf16); f16 decoded into f32 blocks (F16C),
  * computed and rounded back once (plain stores: kmux_cast_from_f32's streaming path was 2x slower
  * in these 2 KiB blocks, bench_eltwise). */
 static void range(void *ctx, int64_t begin, int64_t end, int tid) {
@@ -133,15 +134,15 @@ static void range(void *ctx, int64_t begin, int64_t end, int tid) {
         kmux_cpu_prefetch_ahead((const char *)x + i * es, (size_t)m * es);
         if (!fwd) kmux_cpu_prefetch_ahead((const char *)dd + i * es, (size_t)m * es);
         if (d->dtype == KMUX_F32) {
-            run_f32(d, m, (const float *)x + i, fwd ? NULL : (const float *)dd + i, ob);
-            kmux_cpu_stream_store((float *)out + i, ob, (size_t)m * sizeof(float), j->stream);
+            float *o = kmux_cpu_block_out((float *)out + i, ob, j->stream);
+            run_f32(d, m, (const float *)x + i, fwd ? NULL : (const float *)dd + i, o);
+            kmux_cpu_block_done((float *)out + i, ob, (size_t)m * sizeof(float), j->stream);
             continue;
         }
         if (d->dtype == KMUX_BF16) {
-            uint16_t *o16 = (uint16_t *)ob;
+            uint16_t *o16 = kmux_cpu_block_out((uint16_t *)out + i, ob, j->stream);
             run_bf16(d, m, (const uint16_t *)x + i, fwd ? NULL : (const uint16_t *)dd + i, o16);
-            kmux_cpu_stream_store((uint16_t *)out + i, o16, (size_t)m * sizeof(uint16_t),
-                                  j->stream);
+            kmux_cpu_block_done((uint16_t *)out + i, ob, (size_t)m * sizeof(uint16_t), j->stream);
             continue;
         }
         kmux_cast_to_f32_serial(m, (const char *)x + i * es, d->dtype, xb, j->avx2);

@@ -12,6 +12,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "cpu_stream.h"
 #include "kmux_common.h"
 #include "kmux_cpu_kernels.h"
 
@@ -128,13 +129,8 @@ static inline void scale_beta_row(float *x, int64_t n, float beta) {
 /* Asks for the cache lines of n floats at src + ahead floats (prefetch hints: they never fault,
  * and the address is formed as an integer, so it may lie past the tensor). */
 static inline void prefetch_floats(const float *src, int64_t ahead, int64_t n) {
-#if defined(__GNUC__) || defined(__clang__)
-    const uintptr_t a = (uintptr_t)src + (uintptr_t)ahead * sizeof(float);
-    for (uintptr_t b = a & ~(uintptr_t)63; b < a + (uintptr_t)n * sizeof(float); b += 64)
-        __builtin_prefetch((const void *)b);
-#else
-    (void)src, (void)ahead, (void)n;
-#endif
+    kmux_cpu_prefetch_at((uintptr_t)src + (uintptr_t)ahead * sizeof(float),
+                         (size_t)n * sizeof(float));
 }
 
 static inline void zero_row(float *dst, int64_t n) {
