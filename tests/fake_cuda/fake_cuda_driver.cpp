@@ -87,7 +87,7 @@ struct CUevent_st {
     CUctx_st *ctx;
     unsigned flags;
     double ms = -1.0;
-    bool captured = false; /* last recorded in a capturing stream */
+    fake_gpu::event_capture cap{}; /* recorded in a capture: refusals of wait and sync */
 };
 struct CUgraph_st {
     CUctx_st *ctx;
@@ -698,7 +698,7 @@ EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsi
     NEED_CTX(c);
     if (!stream_ok(hStream, c) || !hEvent) return CUDA_ERROR_INVALID_HANDLE;
     if (Flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL) return CUDA_ERROR_INVALID_VALUE;
-    if (hEvent->captured && !is_capturing(hStream)) return CUDA_ERROR_NOT_SUPPORTED; /* a join */
+    if (int r = hEvent->cap.wait(cap_of(hStream))) return (CUresult)r;
     CUresult e = submit(hStream, []() { return CUDA_SUCCESS; }); /* in-order: nothing to wait */
     if (e == CUDA_SUCCESS) stream_waits++;
     return e;
@@ -726,7 +726,7 @@ EXPORT CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent) {
 EXPORT CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream) {
     NEED_CTX(c);
     if (!hEvent || hEvent->ctx != c || !stream_ok(hStream, c)) return CUDA_ERROR_INVALID_HANDLE;
-    hEvent->captured = is_capturing(hStream);
+    hEvent->cap.record(cap_of(hStream));
     return submit(hStream, [hEvent]() {
         hEvent->ms = fake_gpu::now_ms();
         return CUDA_SUCCESS;
@@ -736,7 +736,7 @@ EXPORT CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream) {
 EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent hEvent) {
     NEED_CTX(c);
     if (!hEvent) return CUDA_ERROR_INVALID_HANDLE;
-    return hEvent->captured ? CUDA_ERROR_CAPTURED_EVENT : CUDA_SUCCESS;
+    return (CUresult)hEvent->cap.synchronize();
 }
 
 /* An event not recorded, or created with CU_EVENT_DISABLE_TIMING: CUDA_ERROR_INVALID_HANDLE. */

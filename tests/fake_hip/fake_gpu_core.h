@@ -106,6 +106,7 @@ int launch_bound(const bound &b, dim3 grid, dim3 block, unsigned wave, uint64_t 
  * existing graph, stream-ordered allocation nodes (refused as unsafe, stricter than CUDA). */
 enum {
     kIllegalState = 401,       /* CUDA_ERROR_ILLEGAL_STATE, hipErrorIllegalState */
+    kJoinUnsupported = 801,    /* CUDA_ERROR_NOT_SUPPORTED, hipErrorNotSupported */
     kCaptureUnsupported = 900, /* ..._STREAM_CAPTURE_UNSUPPORTED */
     kCaptureInvalidated = 901, /* ..._STREAM_CAPTURE_INVALIDATED */
     kCaptureImplicit = 906,    /* ..._STREAM_CAPTURE_IMPLICIT */
@@ -121,6 +122,26 @@ typedef std::function<int()> work;
 struct capture;
 capture *capture_new();
 void capture_delete(capture *c); /* its capture, if open, ends with it */
+/** 1 while c captures (c NULL: the legacy or default stream, never capturing). */
+bool capturing(const capture *c);
+/** An event's part in capture (a member of the fake's event): whether it was last recorded in a
+ *  capturing stream, and the two refusals that follow from it. */
+struct event_capture {
+    bool captured = false;
+    /** The event recorded on a stream whose capture state is c. */
+    void record(const capture *c) {
+        captured = capturing(c);
+    }
+    /** A stream (capture state c) waits on it: 0, or kJoinUnsupported for an event recorded in a
+     *  capture and waited on from outside it (a join into a capture: not modelled). */
+    int wait(const capture *c) const {
+        return captured && !capturing(c) ? (int)kJoinUnsupported : 0;
+    }
+    /** The host waits on it: 0, or kCapturedEvent for an event recorded in a capture. */
+    int synchronize() const {
+        return captured ? (int)kCapturedEvent : 0;
+    }
+};
 /** A captured graph (also its instantiation: a copy of the nodes). */
 struct graph {
     std::vector<work> nodes;

@@ -62,7 +62,7 @@ struct stream {
 struct event {
     int device;
     double ms = -1.0;
-    bool captured = false; /* last recorded in a capturing stream */
+    fake_gpu::event_capture cap{}; /* recorded in a capture: refusals of wait and sync */
 };
 struct graph_exec {
     fake_gpu::graph g;
@@ -376,7 +376,7 @@ EXPORT int hipEventDestroy(void *e) {
 EXPORT int hipEventRecord(void *e, void *s) {
     if (!e) return kInvalidHandle;
     event *ev = static_cast<event *>(e);
-    ev->captured = fake_gpu::capturing(cap_of(s));
+    ev->cap.record(cap_of(s));
     return submit(s, [ev]() {
         ev->ms = now_ms();
         return (int)kSuccess;
@@ -392,8 +392,7 @@ EXPORT int hipStreamWaitEvent(void *s, void *e, unsigned flags) {
     /* s NULL: the default stream */
     if (!e) return kInvalidHandle;
     if (flags != 0) return kInvalidValue;
-    if (static_cast<event *>(e)->captured && !fake_gpu::capturing(cap_of(s)))
-        return kNotSupported;                          /* a join into a capture: not modelled */
+    if (int r = static_cast<event *>(e)->cap.wait(cap_of(s))) return r;
     int r = submit(s, []() { return (int)kSuccess; }); /* in order: nothing to wait for */
     if (r == kSuccess) stream_waits++;
     return r;
@@ -406,7 +405,7 @@ EXPORT int kmux_fake_hip_stream_waits(void) {
 
 EXPORT int hipEventSynchronize(void *e) {
     if (!e) return kInvalidHandle;
-    return static_cast<event *>(e)->captured ? (int)fake_gpu::kCapturedEvent : kSuccess;
+    return static_cast<event *>(e)->cap.synchronize();
 }
 
 /* ---- stream capture and graphs: the core's model (fake_gpu_core.h) on HIP's streams ---- */
