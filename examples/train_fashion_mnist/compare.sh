@@ -54,7 +54,7 @@ for ((r = 1; r <= repeat; r++)); do
       "$python" "$here/compare_pytorch.py" --precision="$prec" --summary="$out" "${common[@]}" >"$out.log" 2>&1 ||
         { echo "FAILED: $c (run $r):"; tail -n 5 "$out.log"; continue; }
     fi
-    echo "run $r: $c: $(grep '^epoch' "$out.log" | tail -n 1)"
+    echo "run $r: $c: $(grep '^epoch [0-9]*:' "$out.log" | tail -n 1)"
   done
 done
 
