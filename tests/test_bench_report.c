@@ -105,6 +105,56 @@ Test(bench_report, records_round_trip) {
     free(path);
 }
 
+/* A run killed inside a write leaves a last line without its newline: the reader ignores it with
+ * a warning (2), opening the file to append cuts it off, and the same text followed by a newline
+ * (a line in the middle) is still an error. */
+Test(bench_report, cut_short_last_line) {
+    kb_result r[2] = {result("64x32:32x16", "cpu:a", 0.5, 1, "", 1, KB_DIR_FWD),
+                      result("32x32:32x32", "cpu:a", 0.5, 1, "", 1, KB_DIR_FWD)};
+    char *path = write_file("m1", r, 2);
+    size_t len = 0;
+    char *text = kb_read_file(path, &len);
+    cr_assert_not_null(text);
+    FILE *f = fopen(path, "a");
+    fwrite(text, 1, 100, f); /* the first 100 bytes of the first record, no newline */
+    fclose(f);
+    kb_rec_list l = {NULL, 0, 0};
+    char err[512];
+    cr_assert_eq(kb_jsonl_read(path, 0, &l, err, sizeof err), 2, "%s", err);
+    cr_assert(strstr(err, ":3: the last line (100 bytes, no newline) is cut short"), "%s", err);
+    cr_assert_eq(l.n, 2, "the whole lines are read");
+    kb_rec_list_free(&l);
+
+    char note[1024];
+    cr_assert(kb_jsonl_open_append(path, &f, note, sizeof note), "%s", note);
+    cr_assert(strstr(note, "100 bytes, no newline) was cut short"), "%s", note);
+    kb_machine m;
+    machine(&m, "m1");
+    cr_assert(kb_jsonl_write(f, &r[0], &m, 2, 0.5));
+    cr_assert(kb_jsonl_close(f));
+    size_t len2 = 0;
+    char *after = kb_read_file(path, &len2);
+    cr_assert(len2 > len && !memcmp(after, text, len) && after[len] == '{' &&
+                  after[len2 - 1] == '\n',
+              "the record appended on a line of its own after the whole lines");
+    free(after);
+    cr_assert_eq(kb_jsonl_read(path, 0, &l, err, sizeof err), 1, "%s", err);
+    cr_assert_eq(l.n, 3);
+    kb_rec_list_free(&l);
+
+    f = fopen(path, "a");
+    fwrite(text, 1, 100, f);
+    fputc('\n', f);
+    fwrite(text, 1, len, f);
+    fclose(f);
+    cr_assert_eq(kb_jsonl_read(path, 0, &l, err, sizeof err), 0);
+    cr_assert(strstr(err, ":4: not a kmux-bench record"), "%s", err);
+    kb_rec_list_free(&l);
+    free(text);
+    unlink(path);
+    free(path);
+}
+
 Test(bench_report, merge_geomean_network_and_html) {
     /* machine A: two devices; machine B: one. Problems: a GEMM and two network layers */
     kb_result a[5] = {

@@ -1,10 +1,15 @@
 /* kb_jsonl.c - JSON-lines records: writing (jansson); kb_jsonl_read.c reads them back. */
+#define _POSIX_C_SOURCE 200809L /* fileno, fdopen, pread, ftruncate, fsync, O_CLOEXEC */
 #include "kb_jsonl.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "kb_util.h"
 
@@ -159,10 +164,81 @@ int kb_jsonl_write(FILE *f, const kb_result *r, const kb_machine *m, int threads
                   "noisy", nz->noisy, "window_s", nz->wall_s, "foreign_cpus", nz->foreign_cpus,
                   "steal", nz->steal, "rounds_disagreement", nz->rounds_spread, "clock_start_mhz",
                   nz->clock_start_mhz, "clock_mhz", nz->clock_mhz, "reason", nz->reason));
-    char *line = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *text = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(rec);
-    if (!line) return 0;
-    int ok = fprintf(f, "%s\n", line) > 0 && fflush(f) == 0;
+    if (!text) return 0;
+    const size_t len = strlen(text);
+    char *line = kb_xrealloc(text, len + 2);
+    line[len] = '\n', line[len + 1] = '\0';
+    int ok = fflush(f) == 0; /* nothing buffered: every record goes out through write below */
+    for (size_t done = 0; ok && done < len + 1;) {
+        ssize_t w = write(fileno(f), line + done, len + 1 - done);
+        if (w < 0 && errno == EINTR) continue;
+        ok = w > 0;
+        done += ok ? (size_t)w : 0;
+    }
     free(line);
     return ok;
+}
+
+/* The offset just past the last newline of the file (0: none), reading backwards. */
+static off_t past_last_newline(int fd, off_t size) {
+    char buf[4096];
+    while (size > 0) {
+        size_t n = size < (off_t)sizeof buf ? (size_t)size : sizeof buf;
+        ssize_t r = pread(fd, buf, n, size - (off_t)n);
+        if (r != (ssize_t)n) return -1;
+        for (size_t i = n; i-- > 0;)
+            if (buf[i] == '\n') return size - (off_t)n + (off_t)i + 1;
+        size -= (off_t)n;
+    }
+    return 0;
+}
+
+int kb_jsonl_open_append(const char *path, FILE **f, char *note, size_t note_cap) {
+    note[0] = '\0';
+    *f = NULL;
+    int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(note, note_cap, "cannot open %s for appending: %s", path, strerror(errno));
+        return 0;
+    }
+    struct stat st;
+    char last = '\n';
+    if (fstat(fd, &st) != 0 || (st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) != 1)) {
+        snprintf(note, note_cap, "cannot read %s: %s", path, strerror(errno));
+        close(fd);
+        return 0;
+    }
+    if (last != '\n') {
+        off_t keep = past_last_newline(fd, st.st_size);
+        if (keep < 0 || ftruncate(fd, keep) != 0) {
+            snprintf(note, note_cap, "%s ends in a cut-short line that could not be removed: %s",
+                     path, strerror(errno));
+            close(fd);
+            return 0;
+        }
+        snprintf(note, note_cap,
+                 "%s: its last line (%lld bytes, no newline) was cut short, by a run killed while "
+                 "writing it: removed before appending",
+                 path, (long long)(st.st_size - keep));
+    }
+    if (!(*f = fdopen(fd, "a"))) {
+        snprintf(note, note_cap, "cannot open %s for appending: %s", path, strerror(errno));
+        close(fd);
+        return 0;
+    }
+    return 1;
+}
+
+int kb_jsonl_close(FILE *f) {
+    int ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
+    return fclose(f) == 0 && ok;
+}
+
+void kb_problem_key(const kb_problem *p, char *buf, size_t cap) {
+    char desc[512], opts[256];
+    kb_format_desc(p, desc, sizeof desc);
+    kb_format_options(p, opts, sizeof opts);
+    snprintf(buf, cap, "%s %s", desc, opts);
 }

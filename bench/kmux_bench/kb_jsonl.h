@@ -13,10 +13,23 @@
 
 #define KB_RECORD_SCHEMA_VERSION 1
 
-/** Writes one record (one line, compact JSON, flushed). threads: CPU threads of the run.
- *  Returns 1 on success. */
+/** Opens a record file for appending (created if missing). A last line without its newline (a
+ *  run killed while writing it) is cut off first, so that appended records start on a line of
+ *  their own; `note` then says so (else it is ""). Returns 1 and *f; 0 with the reason in
+ *  `note`. */
+int kb_jsonl_open_append(const char *path, FILE **f, char *note, size_t note_cap);
+
+/** Writes one record: one line of compact JSON, handed to the kernel by one write(2) (no stdio
+ *  buffer splitting it), so that a run killed between records leaves only whole lines.
+ *  threads: CPU threads of the run. Returns 1 on success. */
 int kb_jsonl_write(FILE *f, const kb_result *r, const kb_machine *m, int threads,
                    double min_time_s);
+
+/** Flushes a record file to storage (fsync) and closes it. Returns 1 on success. */
+int kb_jsonl_close(FILE *f);
+
+/** The key that identifies a problem in records ("descriptor options", kb_rec.problem). */
+void kb_problem_key(const kb_problem *p, char *buf, size_t cap);
 
 /** The fields of a record that reports use. */
 typedef struct kb_rec {
@@ -48,7 +61,9 @@ typedef struct kb_rec_list {
 } kb_rec_list;
 
 /** Reads every record of a JSONL file into out (file index `file`). Lines that are not records
- *  are an error. Returns 1; 0 with "path:line: message" in err. */
+ *  are an error, except a last line without its newline (a run killed while writing it), which
+ *  is ignored. Returns 1; 2 when such a line was ignored ("path:line: ..." in err, a warning);
+ *  0 with "path:line: message" in err. */
 int kb_jsonl_read(const char *path, int file, kb_rec_list *out, char *err, size_t err_cap);
 
 void kb_rec_list_free(kb_rec_list *l);

@@ -67,9 +67,18 @@ int kb_jsonl_read(const char *path, int file, kb_rec_list *out, char *err, size_
         save = nl ? nl + 1 : NULL;
         if (nl) *nl = '\0';
         ++line;
+        const size_t raw = strlen(l);
         if (!*kb_strtrim(l)) continue;
         json_error_t je;
         json_t *o = json_loads(l, 0, &je);
+        if (!o && !nl) { /* the last line, cut short: a run killed while writing it */
+            snprintf(err, err_cap,
+                     "%s:%d: the last line (%zu bytes, no newline) is cut short, by a run killed "
+                     "while writing it: ignored",
+                     path, line, raw);
+            ok = 2;
+            break;
+        }
         if (!json_is_object(o) || !json_is_object(json_object_get(o, "problem")) ||
             !json_is_object(json_object_get(o, "device"))) {
             snprintf(err, err_cap, "%s:%d: not a kmux-bench record%s%s", path, line, o ? "" : ": ",
@@ -85,6 +94,7 @@ int kb_jsonl_read(const char *path, int file, kb_rec_list *out, char *err, size_
         kb_strlcpy(r.op, jstr(o, "problem.op"), sizeof r.op);
         kb_strlcpy(r.direction, jstr(o, "problem.direction"), sizeof r.direction);
         kb_strlcpy(r.workload, jstr(o, "problem.workload"), sizeof r.workload);
+        /* kb_problem_key's form, which --resume matches */
         snprintf(r.problem, sizeof r.problem, "%s %s", desc, jstr(o, "problem.options"));
         /* row names say the direction (conv) and the dtypes: "res2 BWD_D bf16" */
         const char *s0 = jstr(o, "problem.dtypes.src"), *s1 = jstr(o, "problem.dtypes.wei"),

@@ -48,6 +48,8 @@ int kb_options_parse(int argc, char **argv, kb_options *o, char *err, size_t err
             o->list_devices = 1;
         else if (!strcmp(a, "--remeasure"))
             o->use_cache = 0;
+        else if (!strcmp(a, "--resume"))
+            o->resume = 1;
         else if (!strcmp(a, "--all-impls"))
             o->all_impls = 1;
         else if ((v = value_of(a, "--impl"))) {
@@ -160,6 +162,10 @@ int kb_options_parse(int argc, char **argv, kb_options *o, char *err, size_t err
             o->sources[o->nsources++].text = a;
         }
     }
+    if (o->resume && !o->out) {
+        snprintf(err, err_cap, "--resume needs --out=FILE.jsonl (the records to resume)");
+        return 0;
+    }
     return 1;
 }
 
@@ -226,7 +232,11 @@ void kb_print_help(FILE *f) {
         "  --all-impls      one row per implementation of each plan (as cuBLASLt's heuristic\n"
         "                   list; with --impl only the matching ones)\n"
         "  --threads=N      CPU threads of the backends (default: all cores)\n"
-        "  --out=FILE.jsonl append one JSON record per problem x device\n"
+        "  --out=FILE.jsonl append one JSON record per problem x device (each a whole line,\n"
+        "                   written by one write; a cut-short last line left by a killed run\n"
+        "                   is dropped, with a warning, before appending)\n"
+        "  --resume         with --out: skip the problems FILE already records on every\n"
+        "                   device of this run and machine (--label), run the rest\n"
         "  --label=NAME     the machine's name in records and reports (default: host name)\n"
         "  --remeasure      measure clock and memory bandwidth again (else cached)\n"
         "  --workload-dir=DIR  read workload CSVs from DIR instead of the built-in copies\n"

@@ -24,6 +24,7 @@ typedef struct kb_options {
     const char *backends; /**< --backend list, NULL = every available device except ref */
     int verify, time;     /**< --mode */
     const char *out;      /**< --out */
+    int resume;           /**< --resume: skip the problems --out already records */
     double min_time;      /**< --min-time, seconds */
     int min_reps, max_reps;
     int rounds; /**< --rounds: the timing budget split into rounds, devices interleaved */

@@ -388,7 +388,9 @@ int kb_report_main(int argc, char **argv) {
     kb_rec_list recs = {NULL, 0, 0};
     for (int i = 0; i < nfiles; ++i) {
         char err[512];
-        if (!kb_jsonl_read(files[i], i, &recs, err, sizeof err)) {
+        int rd = kb_jsonl_read(files[i], i, &recs, err, sizeof err);
+        if (rd == 2) fprintf(stderr, "kmux-bench report: warning: %s\n", err);
+        if (!rd) {
             fprintf(stderr, "kmux-bench report: %s\n", err);
             kb_rec_list_free(&recs);
             free(file_cost);

@@ -141,6 +141,39 @@ static int select_targets(kmux_context *ctx, const char *list, kb_target *t, int
     return n;
 }
 
+/* --resume: drops from `problems` those that the record file `path` already holds for every
+ * target device on this machine (its --label, else host name). Returns 0 (said on stderr) when
+ * the file cannot be read as records. */
+static int skip_recorded(const char *path, kb_problem_list *problems, const kb_target *targets,
+                         int ntargets, const char *machine) {
+    kb_rec_list recs = {NULL, 0, 0};
+    char err[640];
+    int rd = kb_jsonl_read(path, 0, &recs, err, sizeof err);
+    if (!rd) {
+        fprintf(stderr, "kmux-bench: --resume: %s\n", err);
+        return 0;
+    }
+    if (rd == 2) fprintf(stderr, "kmux-bench: --resume: warning: %s\n", err);
+    size_t kept = 0;
+    for (size_t i = 0; i < problems->n; ++i) {
+        char key[800];
+        kb_problem_key(&problems->v[i], key, sizeof key);
+        int on_all = 1;
+        for (int t = 0; t < ntargets && on_all; ++t) {
+            int found = 0;
+            for (size_t r = 0; r < recs.n && !found; ++r)
+                found = !strcmp(recs.v[r].problem, key) &&
+                        !strcmp(recs.v[r].device, targets[t].props.id) &&
+                        !strcmp(recs.v[r].machine, machine);
+            on_all = found;
+        }
+        if (!on_all) problems->v[kept++] = problems->v[i];
+    }
+    problems->n = kept;
+    kb_rec_list_free(&recs);
+    return 1;
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "report")) return kb_report_main(argc - 1, argv + 1);
     kb_options o;
@@ -217,10 +250,14 @@ int main(int argc, char **argv) {
         rc = 1;
         goto done;
     }
-    if (o.out && !(out = fopen(o.out, "a"))) {
-        fprintf(stderr, "kmux-bench: cannot open %s for appending\n", o.out);
-        rc = 2;
-        goto done;
+    if (o.out) {
+        char note[1024];
+        if (!kb_jsonl_open_append(o.out, &out, note, sizeof note)) {
+            fprintf(stderr, "kmux-bench: %s\n", note);
+            rc = 2;
+            goto done;
+        }
+        if (note[0]) fprintf(stderr, "kmux-bench: warning: %s\n", note);
     }
 
     /* machine fingerprint and, for CPU devices, the measured clock and bandwidth */
@@ -242,6 +279,16 @@ int main(int argc, char **argv) {
         kb_host_measure_get(threads, clock_mhz, o.use_cache, &machine.host);
     }
     peaks_csv = kb_workload_file("peaks.csv", o.workload_dir, err, sizeof err);
+    if (o.resume) {
+        size_t all = problems.n;
+        if (!skip_recorded(o.out, &problems, targets, ntargets, machine.label)) {
+            rc = 2;
+            goto done;
+        }
+        printf("--resume: %zu of %zu problems already recorded in %s on every device: skipped\n",
+               all - problems.n, all, o.out);
+        if (problems.n == 0) goto done;
+    }
 
     printf("kmux-bench, kmux %s on %s: %s, %d logical CPUs", machine.kmux_version, machine.hostname,
            machine.cpu_model, machine.cores);
@@ -351,7 +398,10 @@ int main(int argc, char **argv) {
            out ? o.out : "");
 
 done:
-    if (out) fclose(out);
+    if (out && !kb_jsonl_close(out)) {
+        fprintf(stderr, "kmux-bench: writing %s failed\n", o.out);
+        rc = rc ? rc : 1;
+    }
     free(results);
     free(peaks_csv);
     for (int i = 0; i < ntargets; ++i)
