@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "kmux_sys_alloc.h"
 
 typedef struct entry {
     uintptr_t ptr; /* 0 = empty */
@@ -63,7 +64,7 @@ static void place(entry e) {
 
 static int grow(void) {
     size_t cap = g_cap ? g_cap * 2 : 64;
-    entry *old = g_tab, *tab = calloc(cap, sizeof *tab);
+    entry *old = g_tab, *tab = kmux_sys_calloc(cap, sizeof *tab);
     if (!tab) return 0;
     size_t old_cap = g_cap;
     g_tab = tab;

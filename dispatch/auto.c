@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "backends/cpu_common/cpu_runtime.h"
+#include "kmux_sys_alloc.h"
 
 #define AUTO_MAX_SUBS 2
 #define AUTO_MAX_IMPLS 32
@@ -45,7 +46,7 @@ static kmux_device *sub_device(const auto_state *st, int i) {
 }
 
 static kmux_status a_init(const kmux_backend_host *host, void **state) {
-    auto_state *st = calloc(1, sizeof *st);
+    auto_state *st = kmux_sys_calloc(1, sizeof *st);
     if (!st) return host->set_error(KMUX_ERR_OUT_OF_MEMORY, "backend auto: out of memory");
     st->hdr.host = host;
     st->hdr.num_threads = host->num_threads;
@@ -207,7 +208,7 @@ static kmux_status a_plan_info(void *state, const void *plan, int impl, kmux_pla
 /* Makes the plan from sub-plans created by create(dev) on every routed device that accepts. */
 static kmux_status make_plan(auto_state *st, kmux_plan_kind kind, const char *fn, const void *desc,
                              const kmux_plan_prefs *prefs, void **plan, int *impl_count) {
-    auto_plan *p = calloc(1, sizeof *p);
+    auto_plan *p = kmux_sys_calloc(1, sizeof *p);
     if (!p) return st->hdr.host->set_error(KMUX_ERR_OUT_OF_MEMORY, "backend auto: out of memory");
     kmux_plan_prefs sp = *prefs;
     sp.tune = KMUX_TUNE_OFF; /* the core tunes this plan as a whole */

@@ -10,6 +10,7 @@
 
 #include "internal.h"
 #include "verbose.h"
+#include "kmux_sys_alloc.h"
 
 /* The integer environment variables, parsed by one rule, the API field's: the whole value an
  * integer in [lo, hi]. Unset or empty leaves *out alone; anything else that is not such an
@@ -118,8 +119,18 @@ static kmux_status make_auto_device(kmux_context *c) {
     return KMUX_OK;
 }
 
+/* A context create that failed half-way: destroys what exists, keeping the failure's message
+ * (kmux_context_destroy clears the calling thread's error). Returns st. */
+static kmux_status undo_create(kmux_context *c, kmux_status st) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", kmux_last_error());
+    kmux_context_destroy(c);
+    return kmux_set_error(st, "%s", msg);
+}
+
 kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **ctx) {
     kmux_clear_error();
+    kmux_alloc_fault_install();
     if (!ctx) return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT, "kmux_context_create: ctx is NULL");
     if (opt && opt->struct_size < offsetof(kmux_context_options, backend_path) + sizeof(char *))
         return kmux_set_error(KMUX_ERR_INVALID_ARGUMENT,
@@ -159,16 +170,19 @@ kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **
 
     st = kmux_plan_cache_create(o.plan_cache_capacity, &c->plan_cache);
     if (st == KMUX_OK) st = kmux_load_backends(c, o.backend_path, o.backends);
-    if (st != KMUX_OK) {
-        kmux_context_destroy(c);
-        return st;
-    }
+    if (st != KMUX_OK) return undo_create(c, st);
+    for (int i = 0; i < c->backend_count; i++)
+        if (c->backends[i].out_of_memory) {
+            kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_context_create: backend %s: %s",
+                           c->backends[i].name, c->backends[i].reason);
+            return undo_create(c, KMUX_ERR_OUT_OF_MEMORY);
+        }
 
     /* each count is at most KMUX_MAX_DEVICES_PER_BACKEND (loader.c): the sum cannot wrap */
     size_t total = 0;
     for (int i = 0; i < c->backend_count; i++)
         if (c->backends[i].available) total += (size_t)c->backends[i].device_count;
-    c->devices = calloc(total > 0 ? total : 1, sizeof *c->devices);
+    c->devices = kmux_sys_calloc(total > 0 ? total : 1, sizeof *c->devices);
     if (!c->devices) {
         kmux_context_destroy(c);
         return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_context_create: out of memory");
@@ -188,6 +202,10 @@ kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **
             dev->index = d;
             kmux_clear_error();
             st = b->ops->device_props(b->state, d, &dev->props);
+            if (st == KMUX_ERR_OUT_OF_MEMORY) {
+                kmux_handle_release(dev);
+                return undo_create(c, st);
+            }
             if (st != KMUX_OK) {
                 kmux_trace(2, "load,%s,device %d,unusable: %s", b->name, d, kmux_last_error());
                 kmux_handle_release(dev);
@@ -206,6 +224,10 @@ kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **
             memset(&dev->caps, 0, sizeof dev->caps);
             dev->caps.struct_size = (uint32_t)sizeof dev->caps;
             st = b->ops->device_caps(b->state, d, &dev->caps);
+            if (st == KMUX_ERR_OUT_OF_MEMORY) {
+                kmux_handle_release(dev);
+                return undo_create(c, st);
+            }
             if (st != KMUX_OK) {
                 kmux_trace(2, "load,%s,device %d,unusable: device_caps: %s", b->name, d,
                            kmux_last_error());
@@ -224,10 +246,7 @@ kmux_status kmux_context_create(const kmux_context_options *opt, kmux_context **
         b->device_count = usable;
     }
     st = make_auto_device(c);
-    if (st != KMUX_OK) {
-        kmux_context_destroy(c);
-        return st;
-    }
+    if (st != KMUX_OK) return undo_create(c, st);
     kmux_clear_error();
     kmux_trace_header(c);
     *ctx = c;

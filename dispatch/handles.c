@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "kmux_sys_alloc.h"
 
 #define KMUX_HANDLE_QUARANTINE 64
 #define KMUX_HANDLE_DEAD 0x80000000u
@@ -76,7 +77,7 @@ static void set_put(uintptr_t *set, size_t cap, uintptr_t p) {
 static int set_add(uintptr_t p) {
     if (2 * (g_set_count + 1) > g_set_cap) {
         size_t cap = g_set_cap ? 2 * g_set_cap : 256;
-        uintptr_t *n = calloc(cap, sizeof *n);
+        uintptr_t *n = kmux_sys_calloc(cap, sizeof *n);
         if (!n) return 0;
         for (size_t i = 0; i < g_set_cap; i++)
             if (g_set[i]) set_put(n, cap, g_set[i]);
@@ -102,7 +103,7 @@ void *kmux_handle_alloc(kmux_handle_kind kind, size_t size) {
         memset(h, 0, size);
         h->gen = gen;
     } else {
-        h = calloc(1, size);
+        h = kmux_sys_calloc(1, size);
         if (h && !set_add((uintptr_t)h)) {
             free(h);
             h = NULL;
@@ -121,7 +122,7 @@ void kmux_handle_release(void *p) {
     __atomic_store_n(&h->tag, h->tag | KMUX_HANDLE_DEAD, __ATOMIC_RELEASE);
     if (q->count == q->cap) {
         size_t cap = q->cap ? 2 * q->cap : 128;
-        kmux_handle **n = malloc(cap * sizeof *n);
+        kmux_handle **n = kmux_sys_malloc(cap * sizeof *n);
         if (n) {
             for (size_t i = 0; i < q->count; i++)
                 n[i] = q->items[(q->head + i) % q->cap];

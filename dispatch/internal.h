@@ -41,6 +41,12 @@ kmux_status kmux_set_error(kmux_status status, const char *fmt, ...)
 /** Clears this thread's message; every public entry point calls it first. */
 void kmux_clear_error(void);
 
+/** KMUX_FAULT_ALLOC's counter (alloc_fault.c): 1 when this allocation must fail. */
+int kmux_alloc_fault(void);
+/** Installs kmux_alloc_fault as the core's kmux_sys_alloc hook (plugins get it through
+ *  kmux_backend_host.alloc_fault). */
+void kmux_alloc_fault_install(void);
+
 /* ---- verbose trace (verbose.c) ---- */
 
 /** Level of the process-wide trace: the largest level asked by any live context (0 when none). */
@@ -98,6 +104,9 @@ typedef struct kmux_backend_instance {
     char path[1024]; /**< file it came from, "(built in)" for ref */
     char version[160];
     char reason[KMUX_REASON_MAX]; /**< why unavailable; "" when available */
+    int out_of_memory;            /**< init or probe ran out of memory: unavailable only for now, so
+                                       kmux_context_create fails (KMUX_ERR_OUT_OF_MEMORY) rather than
+                                       leave the backend out */
     void *dl_handle;              /**< dlopen handle; NULL for ref and for rejected files */
     const kmux_backend_ops *ops;  /**< NULL when the plugin was rejected */
     void *state;                  /**< the plugin's state for this context */

@@ -29,6 +29,7 @@
 #include "auto.h"
 #include "internal.h"
 #include "kmux_so_file.h"
+#include "kmux_sys_alloc.h"
 
 #define KMUX_MAX_BACKENDS 32
 
@@ -119,9 +120,10 @@ static void set_reason(kmux_backend_instance *b, const char *fmt, ...) {
 /* Initialises, probes and enumerates an accepted backend table. */
 static void start_backend(kmux_context *ctx, kmux_backend_instance *b,
                           const kmux_backend_ops *raw) {
-    ops_holder *h = calloc(1, sizeof *h);
+    ops_holder *h = kmux_sys_calloc(1, sizeof *h);
     if (!h) {
-        set_reason(b, "out of memory");
+        set_reason(b, "out of memory (%zu bytes)", sizeof *h);
+        b->out_of_memory = 1;
         return;
     }
     size_t n = raw->struct_size < sizeof h->ops ? raw->struct_size : sizeof h->ops;
@@ -140,9 +142,11 @@ static void start_backend(kmux_context *ctx, kmux_backend_instance *b,
     b->host.trace = kmux_trace;
     b->host.verbose = ctx->verbose;
     b->host.num_threads = ctx->num_threads;
+    b->host.alloc_fault = kmux_alloc_fault;
     kmux_clear_error();
     kmux_status st = b->ops->init(&b->host, &b->state);
     if (st != KMUX_OK) {
+        b->out_of_memory = st == KMUX_ERR_OUT_OF_MEMORY;
         set_reason(b, "init failed: %s: %s", kmux_status_str(st), kmux_last_error());
         b->state = NULL;
         return;
@@ -153,6 +157,7 @@ static void start_backend(kmux_context *ctx, kmux_backend_instance *b,
     char reason[KMUX_REASON_MAX] = "";
     st = b->ops->probe(b->state, &count, reason, sizeof reason);
     if (st != KMUX_OK) {
+        b->out_of_memory = st == KMUX_ERR_OUT_OF_MEMORY;
         set_reason(b, "probe failed: %s: %s", kmux_status_str(st),
                    reason[0] ? reason : kmux_last_error());
         return;
@@ -262,19 +267,21 @@ static void try_plugin_file(kmux_context *ctx, const char *dir, const char *file
     dlclose(handle);
 }
 
-static void scan_dir(kmux_context *ctx, const char *folder, const char *allow) {
+/* Tries every plugin file of a folder. KMUX_ERR_OUT_OF_MEMORY when the list of its names could
+ * not be made (a plugin would be left out), KMUX_OK otherwise (a folder that is not there too). */
+static kmux_status scan_dir(kmux_context *ctx, const char *folder, const char *allow) {
     /* Absolute and canonical, so that what is loaded never depends on the working folder
      * (relative entries are refused by kmux_context_create; this is the second guard). */
     char dir[PATH_MAX];
     if (folder[0] != '/' || !realpath(folder, dir)) {
         kmux_trace(2, "load,search,%s,%s (not an error)", folder,
                    folder[0] != '/' ? "relative folder skipped" : "folder not found");
-        return;
+        return KMUX_OK;
     }
     DIR *d = opendir(dir);
     if (!d) {
         kmux_trace(2, "load,search,%s,folder not found (not an error)", dir);
-        return;
+        return KMUX_OK;
     }
     kmux_trace(2, "load,search,%s", dir);
     /* Sorted so the order of backends (and devices) does not depend on the file system. */
@@ -282,32 +289,44 @@ static void scan_dir(kmux_context *ctx, const char *folder, const char *allow) {
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL && n < 256) {
-        if (strncmp(e->d_name, "libkmux-", 8) == 0) names[n++] = strdup(e->d_name);
+        if (strncmp(e->d_name, "libkmux-", 8) != 0) continue;
+        if (!(names[n] = kmux_sys_strdup(e->d_name))) {
+            closedir(d);
+            while (n > 0)
+                free(names[--n]);
+            return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY,
+                                  "kmux_context_create: out of memory listing the plugins of %s",
+                                  dir);
+        }
+        n++;
     }
     closedir(d);
     for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && names[j] && names[j - 1] && strcmp(names[j - 1], names[j]) > 0;
-             j--) {
+        for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
             char *t = names[j];
             names[j] = names[j - 1];
             names[j - 1] = t;
         }
     for (int i = 0; i < n; i++) {
-        if (names[i]) try_plugin_file(ctx, dir, names[i], allow);
+        try_plugin_file(ctx, dir, names[i], allow);
         free(names[i]);
     }
+    return KMUX_OK;
 }
 
-static void scan_path_list(kmux_context *ctx, const char *list, const char *allow) {
+static kmux_status scan_path_list(kmux_context *ctx, const char *list, const char *allow) {
     char buf[4096];
     snprintf(buf, sizeof buf, "%s", list);
     char *save = NULL;
-    for (char *dir = strtok_r(buf, ":", &save); dir; dir = strtok_r(NULL, ":", &save))
-        if (*dir) scan_dir(ctx, dir, allow);
+    kmux_status st = KMUX_OK;
+    for (char *dir = strtok_r(buf, ":", &save); dir && st == KMUX_OK;
+         dir = strtok_r(NULL, ":", &save))
+        if (*dir) st = scan_dir(ctx, dir, allow);
+    return st;
 }
 
 kmux_status kmux_load_backends(kmux_context *ctx, const char *backend_path, const char *allow) {
-    ctx->backends = calloc(KMUX_MAX_BACKENDS, sizeof *ctx->backends);
+    ctx->backends = kmux_sys_calloc(KMUX_MAX_BACKENDS, sizeof *ctx->backends);
     if (!ctx->backends)
         return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_context_create: out of memory");
 
@@ -316,14 +335,16 @@ kmux_status kmux_load_backends(kmux_context *ctx, const char *backend_path, cons
     start_backend(ctx, ref, kmux_ref_backend_ops());
     snprintf(ref->path, sizeof ref->path, "(built in)");
 
-    if (backend_path && *backend_path) scan_path_list(ctx, backend_path, allow);
-
-    if (g_self_dir[0]) {
-        scan_dir(ctx, g_self_dir, allow);
+    kmux_status st = KMUX_OK;
+    if (backend_path && *backend_path) st = scan_path_list(ctx, backend_path, allow);
+    if (st == KMUX_OK && g_self_dir[0]) {
+        st = scan_dir(ctx, g_self_dir, allow);
         char sub[PATH_MAX];
-        if (kmux_path_join(sub, sizeof sub, g_self_dir, "kmux") == 0) scan_dir(ctx, sub, allow);
+        if (st == KMUX_OK && kmux_path_join(sub, sizeof sub, g_self_dir, "kmux") == 0)
+            st = scan_dir(ctx, sub, allow);
     }
-    scan_dir(ctx, KMUX_PLUGIN_DIR, allow);
+    if (st == KMUX_OK) st = scan_dir(ctx, KMUX_PLUGIN_DIR, allow);
+    if (st != KMUX_OK) return st;
 
     /* the routing device cpu:auto (auto.c), after the plugins it routes to */
     if (name_allowed(allow, "auto") && ctx->backend_count < KMUX_MAX_BACKENDS) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "kmux_sys_alloc.h"
 
 #define OPS(dev) ((dev)->backend->ops)
 #define STATE(dev) ((dev)->backend->state)
@@ -92,7 +93,7 @@ kmux_status kmux_host_malloc(kmux_device *dev, size_t bytes, void **ptr) {
     if (bytes > SIZE_MAX - 63)
         return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_host_malloc: bytes = %zu is too large",
                               bytes);
-    void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    void *p = kmux_sys_aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (!p)
         return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_host_malloc: out of memory (%zu bytes)",
                               bytes);

@@ -12,6 +12,7 @@
 #include "tune.h"
 #include "validate.h"
 #include "verbose.h"
+#include "kmux_sys_alloc.h"
 
 #define OPS(dev) ((dev)->backend->ops)
 #define STATE(dev) ((dev)->backend->state)
@@ -471,7 +472,7 @@ kmux_status kmux_conv2d_output_dims(const kmux_conv2d_desc *desc, int64_t *p, in
 /* The names of a plan whose epilogue the core runs: the backend's, + " + epilogue". */
 static kmux_status name_conv_epi_core(kmux_plan *pl) {
     pl->conv_epi_core = 1;
-    pl->impl_names = calloc((size_t)pl->impl_count, sizeof *pl->impl_names);
+    pl->impl_names = kmux_sys_calloc((size_t)pl->impl_count, sizeof *pl->impl_names);
     if (!pl->impl_names)
         return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_conv2d_plan_create: out of memory");
     for (int i = 0; i < pl->impl_count; i++) {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "kmux_sys_alloc.h"
 
 #define KEY_WORDS 20
 
@@ -68,7 +69,7 @@ static uint64_t hash_key(const kmux_device *dev, const int64_t key[KEY_WORDS]) {
 }
 
 kmux_status kmux_plan_cache_create(int capacity, kmux_plan_cache **cache) {
-    kmux_plan_cache *c = calloc(1, sizeof *c);
+    kmux_plan_cache *c = kmux_sys_calloc(1, sizeof *c);
     if (!c) return kmux_set_error(KMUX_ERR_OUT_OF_MEMORY, "kmux_context_create: out of memory");
     c->capacity = capacity;
     pthread_mutex_init(&c->lock, NULL);
@@ -112,7 +113,7 @@ kmux_status kmux_plan_cache_get_matmul(kmux_plan_cache *cache, kmux_device *dev,
         if (cache->count == cache->allocated && cache->count < cache->capacity) {
             int n = cache->allocated ? cache->allocated * 2 : 16;
             if (n > cache->capacity) n = cache->capacity;
-            cache_entry *grown = realloc(cache->entries, (size_t)n * sizeof *grown);
+            cache_entry *grown = kmux_sys_realloc(cache->entries, (size_t)n * sizeof *grown);
             if (grown) { /* else: evict below, as when full */
                 cache->entries = grown;
                 cache->allocated = n;

@@ -40,7 +40,8 @@
  * caps.conv2d[0].epilogues says so; otherwise the core gives it the convolution without it and
  * runs the epilogue itself after (its matmul_degenerate slot, k = 0). ABI 2.12 added
  * pointer_mode to the matmul desc: a device other than the host's sees DEVICE only when its
- * caps.matmul_device_scalars says it reads alpha and beta from device memory. Slots appended at
+ * caps.matmul_device_scalars says it reads alpha and beta from device memory. ABI 2.13 appended
+ * alloc_fault to kmux_backend_host (the core's KMUX_FAULT_ALLOC counter). Slots appended at
  * the end are optional: NULL or beyond struct_size = absent.
  * - Backends never print to stdout, never abort; host->trace (stderr) is for KMUX_VERBOSE >= 2.
  */
@@ -54,7 +55,7 @@ extern "C" {
 #endif
 
 #define KMUX_BACKEND_ABI_MAJOR 2
-#define KMUX_BACKEND_ABI_MINOR 12
+#define KMUX_BACKEND_ABI_MINOR 13
 #define KMUX_BACKEND_ENTRY_SYMBOL "kmux_backend_entry"
 
 /** Groups of kmux_epilogue flags: every flag; the flags used alone (backward and bias
@@ -85,6 +86,10 @@ typedef struct kmux_backend_host {
         ;
     int verbose;     /**< KMUX_VERBOSE level of the context */
     int num_threads; /**< threads CPU backends should use (>= 1) */
+    /** ABI 2.13: the core's allocation-fault hook (KMUX_FAULT_ALLOC, a test hook): a plugin
+     *  installs it with kmux_sys_alloc_hook so that its host allocations count with the core's;
+     *  1 means "fail this allocation". Read it only when struct_size covers it. */
+    int (*alloc_fault)(void);
 } kmux_backend_host;
 
 /* ---- capabilities (ABI v2): what the core checks ONCE, for every backend alike ---- */

@@ -50,7 +50,7 @@ static void rec_trace(int level, const char *fmt, ...) {
     (void)level, (void)fmt;
 }
 
-static const kmux_backend_host host = {sizeof host, rec_set_error, rec_trace, 0, 1};
+static const kmux_backend_host host = {sizeof host, rec_set_error, rec_trace, 0, 1, NULL};
 
 static kmux_status rec_launch(const kmux_gpu_launcher *l, kmux_gpu_module_id mod, const char *name,
                               const unsigned grid[3], unsigned block, void **params,

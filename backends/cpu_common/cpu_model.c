@@ -25,6 +25,7 @@
  */
 #define _GNU_SOURCE
 #include "cpu_model.h"
+#include "kmux_sys_alloc.h"
 
 #include <errno.h>
 #include <math.h>
@@ -106,7 +107,7 @@ void kmux_cpu_id_parse(const char *text, kmux_cpu_id *id) {
 static char *read_text(const char *path, size_t cap) {
     FILE *f = fopen(path, "r");
     if (!f) return NULL;
-    char *s = malloc(cap);
+    char *s = kmux_sys_malloc(cap);
     size_t n = s ? fread(s, 1, cap - 1, f) : 0;
     fclose(f);
     if (s) s[n] = '\0';

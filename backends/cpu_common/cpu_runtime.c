@@ -14,6 +14,7 @@
 #include "cpu_model.h"
 #include "kmux_cpu_kernels.h"
 #include "kmux_family.h"
+#include "kmux_sys_alloc.h"
 
 #define HOST_ALIGN 64
 
@@ -40,7 +41,7 @@ double kmux_cpu_now_s(void) {
 kmux_status kmux_cpu_mem_alloc(void *state, int device, size_t bytes, void **ptr) {
     size_t rounded = (bytes + HOST_ALIGN - 1) / HOST_ALIGN * HOST_ALIGN;
     if (rounded < bytes) return oom(state, "kmux_malloc", bytes);
-    void *p = aligned_alloc(HOST_ALIGN, rounded);
+    void *p = kmux_sys_aligned_alloc(HOST_ALIGN, rounded);
     if (!p) return oom(state, "kmux_malloc", bytes);
     *ptr = p;
     return KMUX_OK;
@@ -52,7 +53,7 @@ kmux_status kmux_cpu_mem_free(void *state, int device, void *ptr) {
 }
 
 kmux_status kmux_cpu_stream_create(void *state, int device, void *native, int own, void **stream) {
-    cpu_stream *s = malloc(sizeof *s);
+    cpu_stream *s = kmux_sys_malloc(sizeof *s);
     if (!s) return oom(state, "kmux_stream_create", sizeof *s);
     s->device = device;
     *stream = s;
@@ -80,7 +81,7 @@ kmux_status kmux_cpu_mem_set(void *state, void *stream, void *dst, int value, si
 }
 
 kmux_status kmux_cpu_event_create(void *state, int device, void **event) {
-    cpu_event *e = calloc(1, sizeof *e);
+    cpu_event *e = kmux_sys_calloc(1, sizeof *e);
     if (!e) return oom(state, "kmux_event_create", sizeof *e);
     *event = e;
     return KMUX_OK;
@@ -123,7 +124,7 @@ void kmux_cpu_fill_host_props(kmux_device_props *p, int num_threads) {
 
 kmux_status kmux_cpu_plan_copy(void *state, const char *fn, const void *desc, size_t size,
                                void **plan, int *impl_count) {
-    void *p = malloc(size);
+    void *p = kmux_sys_malloc(size);
     if (!p) {
         const kmux_cpu_state_header *h = state;
         return h->host->set_error(KMUX_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", fn,

@@ -13,6 +13,7 @@
 
 #include "cuda_backend.h"
 #include "gpu_kernels.h"
+#include "kmux_sys_alloc.h"
 
 /* Devices older than Ampere are not offered: the plugin's kernels are built for sm_80+ only. */
 #define KMUX_CUDA_MIN_SM 80
@@ -42,7 +43,8 @@ static void format_version(kmux_cuda_state *st) {
 }
 
 static kmux_status cuda_init(const kmux_backend_host *host, void **state) {
-    kmux_cuda_state *st = calloc(1, sizeof *st);
+    kmux_sys_alloc_use_host(host); /* its allocations count with the core's (KMUX_FAULT_ALLOC) */
+    kmux_cuda_state *st = kmux_sys_calloc(1, sizeof *st);
     if (!st) return host->set_error(KMUX_ERR_OUT_OF_MEMORY, "cuda init: out of memory");
     st->gpu = kmux_cuda_gpu_plugin;
     st->gpu.host = host;
@@ -167,7 +169,7 @@ static kmux_status cuda_probe(void *state, int *device_count, char *reason, size
         if (reason_size) no_library_reason(reason, reason_size);
         return KMUX_OK;
     }
-    st->devices = calloc((size_t)n, sizeof *st->devices);
+    st->devices = kmux_sys_calloc((size_t)n, sizeof *st->devices);
     if (!st->devices)
         return st->host->set_error(KMUX_ERR_OUT_OF_MEMORY, "cuda probe: out of memory");
     char skipped[256] = "";

@@ -38,6 +38,7 @@
 #include "cuda_impl_order.h"
 #include "kmux_gpu_gemm_params.h"
 #include "kmux_gpu_kernels.h"
+#include "kmux_sys_alloc.h"
 
 /* One implementation: a cuDNN algorithm (tile -1) or kmux's own kernel with tile `tile`. */
 typedef struct conv_impl {
@@ -300,7 +301,7 @@ kmux_status kmux_cuda_conv2d_plan_create(void *state, int device, const kmux_con
         return conv_unsupported(st, device, d, "cuDNN convolutions take f64, f32, f16 and bf16");
     }
 
-    conv_plan *p = calloc(1, sizeof *p);
+    conv_plan *p = kmux_sys_calloc(1, sizeof *p);
     if (!p)
         return st->host->set_error(KMUX_ERR_OUT_OF_MEMORY,
                                    "kmux_conv2d_plan_create: out of memory");

@@ -13,6 +13,7 @@
 #include "cuda_libs.h"
 
 #include "kmux_so_file.h"
+#include "kmux_sys_alloc.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -261,7 +262,8 @@ static Dl_serinfo *loader_folders(void) {
     void *h = dlopen(self.dli_fname, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     if (!h) return NULL;
     Dl_serinfo size, *info = NULL;
-    if (dlinfo(h, RTLD_DI_SERINFOSIZE, &size) == 0 && (info = malloc(size.dls_size)) != NULL) {
+    if (dlinfo(h, RTLD_DI_SERINFOSIZE, &size) == 0 &&
+        (info = kmux_sys_malloc(size.dls_size)) != NULL) {
         memcpy(info, &size, sizeof size);
         if (dlinfo(h, RTLD_DI_SERINFO, info) != 0) {
             free(info);

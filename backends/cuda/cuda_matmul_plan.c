@@ -15,6 +15,7 @@
 #include "cuda_matmul.h"
 #include "kmux_gpu_gemm_params.h"
 #include "dispatch/common/kmux_dtype_desc.h"
+#include "kmux_sys_alloc.h"
 
 static kmux_status unsupported(const kmux_cuda_state *st, int device, const kmux_matmul_desc *d,
                                const char *why) {
@@ -263,7 +264,7 @@ kmux_status kmux_cuda_matmul_plan_create(void *state, int device, const kmux_mat
                       : "cuBLASLt has no e5m2 x e5m2 kernel";
     if (!lt_row && !own) return unsupported(st, device, d, lt_why);
 
-    matmul_plan *p = calloc(1, sizeof *p);
+    matmul_plan *p = kmux_sys_calloc(1, sizeof *p);
     if (!p)
         return st->host->set_error(KMUX_ERR_OUT_OF_MEMORY,
                                    "kmux_matmul_plan_create: out of memory");

@@ -12,6 +12,7 @@
 #include "gpu_runtime.h"
 #include "gpu_kernels.h"
 #include "kmux_family.h"
+#include "kmux_sys_alloc.h"
 
 #if defined(__GNUC__)
 #define KMUX_GPU_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -102,7 +103,7 @@ kmux_status kmux_gpu_slot_host_free(void *state, int device, void *ptr) {
 kmux_status kmux_gpu_slot_stream_create(void *state, int device, void *native, int own,
                                         void **stream) {
     const kmux_gpu_plugin *p = state;
-    void *obj = calloc(1, p->stream_size);
+    void *obj = kmux_sys_calloc(1, p->stream_size);
     if (!obj) return p->error(state, KMUX_ERR_OUT_OF_MEMORY, "kmux_stream_create: out of memory");
     *(int *)obj = device;
     int guard = 0;
@@ -151,7 +152,7 @@ kmux_status kmux_gpu_slot_mem_set(void *state, void *stream, void *dst, int valu
 
 kmux_status kmux_gpu_slot_event_create(void *state, int device, void **event) {
     const kmux_gpu_plugin *p = state;
-    kmux_gpu_event *ev = calloc(1, sizeof *ev);
+    kmux_gpu_event *ev = kmux_sys_calloc(1, sizeof *ev);
     if (!ev) return p->error(state, KMUX_ERR_OUT_OF_MEMORY, "kmux_event_create: out of memory");
     ev->device = device;
     int guard = 0;
@@ -238,7 +239,7 @@ kmux_status kmux_gpu_slot_event_elapsed_ms(void *state, void *start, void *end, 
 
 kmux_status kmux_gpu_plan_copy(void *state, const char *fn, const void *desc, size_t size,
                                void **plan, int *impl_count) {
-    void *p = malloc(size);
+    void *p = kmux_sys_malloc(size);
     if (!p) {
         const kmux_gpu_plugin *g = state;
         return g->host->set_error(KMUX_ERR_OUT_OF_MEMORY, "%s: %s: out of memory (%zu bytes)",

@@ -20,9 +20,11 @@
 #include "gpu_kernels.h"
 #include "hip_backend.h"
 #include "hip_target.h"
+#include "kmux_sys_alloc.h"
 
 static kmux_status hip_init(const kmux_backend_host *host, void **state) {
-    kmux_hip_state *st = calloc(1, sizeof *st);
+    kmux_sys_alloc_use_host(host); /* its allocations count with the core's (KMUX_FAULT_ALLOC) */
+    kmux_hip_state *st = kmux_sys_calloc(1, sizeof *st);
     if (!st) return host->set_error(KMUX_ERR_OUT_OF_MEMORY, "hip init: out of memory");
     st->gpu = kmux_hip_gpu_plugin;
     st->gpu.host = host;
@@ -51,11 +53,11 @@ static void hip_fini(void *state) {
     free(st);
 }
 
-static void do_probe(kmux_hip_state *st) {
+static kmux_status do_probe(kmux_hip_state *st) {
     if (!kmux_hip_runtime_open(st)) {
         snprintf(st->probe_reason, sizeof st->probe_reason, "HIP runtime not found (%s)",
                  st->load_error);
-        return;
+        return KMUX_OK;
     }
     int rt = 0;
     if (st->api.hipRuntimeGetVersion(&rt) != KMUX_HIP_SUCCESS) rt = 0;
@@ -69,27 +71,26 @@ static void do_probe(kmux_hip_state *st) {
         snprintf(st->probe_reason, sizeof st->probe_reason, "no AMD GPU (%s)",
                  e == KMUX_HIP_SUCCESS ? "hipGetDeviceCount gave 0 devices"
                                        : kmux_hip_error_name(st, e));
-        return;
+        return KMUX_OK;
     }
     if (e != KMUX_HIP_SUCCESS) {
         const char *d = st->api.hipGetErrorString(e);
         snprintf(st->probe_reason, sizeof st->probe_reason,
                  "hipGetDeviceCount failed (%s (%d): %s)", kmux_hip_error_name(st, e), (int)e,
                  d ? d : "");
-        return;
+        return KMUX_OK;
     }
     const char *archs = kmux_hip_carried_archs();
     if (!archs[0]) {
         snprintf(st->probe_reason, sizeof st->probe_reason,
                  "kmux-hip was built without code objects (%s); rebuild with the gfx942 toolchain",
                  KMUX_HIP_NO_CODE_OBJECTS_REASON);
-        return;
+        return KMUX_OK;
     }
-    st->devices = calloc((size_t)n, sizeof *st->devices);
-    if (!st->devices) {
-        snprintf(st->probe_reason, sizeof st->probe_reason, "out of memory");
-        return;
-    }
+    st->devices = kmux_sys_calloc((size_t)n, sizeof *st->devices);
+    if (!st->devices)
+        return st->host->set_error(KMUX_ERR_OUT_OF_MEMORY,
+                                   "hip probe: out of memory (%d devices' records)", n);
     char skipped[320] = "";
     for (int ord = 0; ord < n; ord++) {
         char arch[32], id[64], needs[96];
@@ -115,13 +116,15 @@ static void do_probe(kmux_hip_state *st) {
                  "kmux-hip carries code objects for %s; %s", archs, skipped);
     else if (skipped[0] && st->host->verbose >= 2)
         st->host->trace(2, "probe,hip,skipped,%s (code objects for %s)", skipped, archs);
+    return KMUX_OK;
 }
 
 static kmux_status hip_probe(void *state, int *device_count, char *reason, size_t reason_size) {
     kmux_hip_state *st = state;
     if (!st->probed) {
+        kmux_status e = do_probe(st);
+        if (e != KMUX_OK) return e;
         st->probed = 1;
-        do_probe(st);
     }
     *device_count = st->device_count;
     if (st->device_count == 0 && reason_size) snprintf(reason, reason_size, "%s", st->probe_reason);

@@ -35,6 +35,7 @@
 
 #include "dispatch/common/kmux_dtype_desc.h"
 #include "hip_backend.h"
+#include "kmux_sys_alloc.h"
 
 static int hip_type(kmux_dtype t) {
     switch (t) {
@@ -98,7 +99,8 @@ static const char *check_blaslt(void *lib, void *ctx) {
 
 static const char *blaslt_opened(kmux_hip_state *st) {
     kmux_hip_blaslt *b = &st->blaslt;
-    b->handles = calloc((size_t)(st->device_count > 0 ? st->device_count : 1), sizeof *b->handles);
+    b->handles =
+        kmux_sys_calloc((size_t)(st->device_count > 0 ? st->device_count : 1), sizeof *b->handles);
     return b->handles ? NULL : "out of host memory";
 }
 

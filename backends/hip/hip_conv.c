@@ -20,6 +20,7 @@
 #include "gpu_kernels.h"
 #include "hip_backend.h"
 #include "kmux_gpu_gemm_params.h"
+#include "kmux_sys_alloc.h"
 
 typedef struct hip_conv_plan {
     kmux_conv2d_desc d;
@@ -55,7 +56,7 @@ static kmux_status conv_plan_create(void *state, int device, const kmux_conv2d_d
     if (!(forced & 2) && !no_own) no_own = why_force;
     const char *no_mi = kmux_hip_miopen_refusal(desc, why_mi, sizeof why_mi);
     if (!(forced & 1) && !no_mi) no_mi = why_force;
-    hip_conv_plan *p = calloc(1, sizeof *p);
+    hip_conv_plan *p = kmux_sys_calloc(1, sizeof *p);
     if (!p) return st->host->set_error(KMUX_ERR_OUT_OF_MEMORY, "hip: conv plan: out of memory");
     if (!no_mi) {
         const int det =

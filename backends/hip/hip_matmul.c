@@ -38,6 +38,7 @@
 #include "dispatch/common/kmux_dtype_desc.h"
 #include "hip_backend.h"
 #include "kmux_gpu_gemm_params.h"
+#include "kmux_sys_alloc.h"
 
 enum { IMPL_OWN = 0, IMPL_ROCBLAS = 1, IMPL_BLASLT = 2 };
 enum { FORCE_BLASLT = 1, FORCE_ROCBLAS = 2, FORCE_OWN = 4 };
@@ -199,7 +200,7 @@ kmux_status kmux_hip_matmul_plan_create(void *state, int device, const kmux_matm
     if (!no_rb && !rocblas_open(st)) no_rb = st->rocblas.base.why;
     if (!no_rb && det && !st->rocblas.set_atomics_mode)
         no_rb = "require_deterministic: this rocBLAS has no rocblas_set_atomics_mode";
-    hip_matmul_plan *p = calloc(1, sizeof *p);
+    hip_matmul_plan *p = kmux_sys_calloc(1, sizeof *p);
     if (!p) return st->host->set_error(KMUX_ERR_OUT_OF_MEMORY, "hip: matmul plan: out of memory");
     if (!no_lt) {
         const size_t cap = prefs && prefs->max_workspace_bytes != SIZE_MAX

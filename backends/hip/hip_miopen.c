@@ -35,6 +35,7 @@
 
 #include "dispatch/common/kmux_dtype_desc.h"
 #include "hip_backend.h"
+#include "kmux_sys_alloc.h"
 
 static const char *const dir_names[3] = {"fwd", "bwd_data", "bwd_weights"};
 
@@ -118,7 +119,8 @@ static const char *miopen_opened(kmux_hip_state *st) {
     size_t a = 0, b = 0, c = 0;
     if (m->get_version(&a, &b, &c) != KMUX_MIOPEN_SUCCESS) a = b = c = 0;
     snprintf(m->base.version, sizeof m->base.version, "MIOpen %zu.%zu.%zu", a, b, c);
-    m->handles = calloc((size_t)(st->device_count > 0 ? st->device_count : 1), sizeof *m->handles);
+    m->handles =
+        kmux_sys_calloc((size_t)(st->device_count > 0 ? st->device_count : 1), sizeof *m->handles);
     return m->handles ? NULL : "out of host memory";
 }
 

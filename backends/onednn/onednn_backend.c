@@ -9,6 +9,7 @@
 #include "dispatch/common/kmux_family.h"
 #include "dispatch/common/kmux_type_rules.h"
 #include "cpu_model.h"
+#include "kmux_sys_alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@ static const char *runtime_name(unsigned rt) {
 }
 
 static kmux_status dnn_init(const kmux_backend_host *host, void **state) {
+    kmux_sys_alloc_use_host(host); /* its allocations count with the core's (KMUX_FAULT_ALLOC) */
     char why[512];
     if (kmux_dnnl_api_load(why, sizeof why) != 0)
         return host->set_error(KMUX_ERR_BACKEND_LOAD, "backend onednn: %s", why);
@@ -37,7 +39,7 @@ static kmux_status dnn_init(const kmux_backend_host *host, void **state) {
         return host->set_error(KMUX_ERR_BACKEND_LOAD,
                                "backend onednn: pthread_atfork failed (the fork guard of its "
                                "OpenMP pool could not be installed)");
-    kmux_dnn_state *st = calloc(1, sizeof *st);
+    kmux_dnn_state *st = kmux_sys_calloc(1, sizeof *st);
     if (!st) return host->set_error(KMUX_ERR_OUT_OF_MEMORY, "onednn init: out of memory");
     kmux_dnn_team_install();
     st->hdr.host = host;
@@ -155,7 +157,7 @@ static kmux_status dnn_device_caps(void *state, int device, kmux_device_caps *ca
 kmux_status kmux_dnn_set_make(kmux_dnn_state *st, const char *fn, kmux_dnn_plan_kind kind,
                               kmux_dnn_plan **list, int n, size_t max_ws, int default_cap,
                               void (*destroy)(kmux_dnn_plan *), kmux_dnn_plan_set **set) {
-    kmux_dnn_plan_set *s = calloc(1, sizeof *s);
+    kmux_dnn_plan_set *s = kmux_sys_calloc(1, sizeof *s);
     size_t smallest = SIZE_MAX;
     int smallest_i = 0, fits = 0;
     for (int i = 0; i < n; i++) {

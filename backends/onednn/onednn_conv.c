@@ -37,6 +37,7 @@
 
 #include "dispatch/common/cpu_finish.h"
 #include "kmux_cpu_kernels.h"
+#include "kmux_sys_alloc.h"
 
 static const char FN[] = "kmux_conv2d_plan_create";
 
@@ -359,7 +360,7 @@ static kmux_status choose_impl(kmux_dnn_state *st, kmux_dnn_conv_plan *p,
  * anyway repeats one of the first list and is skipped. */
 static kmux_status conv_next(kmux_dnn_state *st, const kmux_dnn_conv_plan *cur,
                              kmux_dnn_conv_plan **out) {
-    kmux_dnn_conv_plan *p = malloc(sizeof *p);
+    kmux_dnn_conv_plan *p = kmux_sys_malloc(sizeof *p);
     if (!p) return KMUX_ERR_OUT_OF_MEMORY;
     *p = *cur;
     kmux_dnn_pool_init(&p->base);
@@ -395,7 +396,7 @@ kmux_status kmux_dnn_conv2d_build(kmux_dnn_state *st, const kmux_conv2d_desc *de
                                   const kmux_plan_prefs *prefs,
                                   kmux_dnn_plan *list[KMUX_DNN_MAX_IMPLS], int *count) {
     const kmux_conv2d_desc *d = desc;
-    kmux_dnn_conv_plan *p = calloc(1, sizeof *p);
+    kmux_dnn_conv_plan *p = kmux_sys_calloc(1, sizeof *p);
     if (!p) return kmux_dnn_oom(st, FN, sizeof *p);
     p->base.kind = KMUX_DNN_CONV2D;
     /* oneDNN accumulates in f32 (FAST_* compute types run strict f32: oneDNN 2.x has no TF32,

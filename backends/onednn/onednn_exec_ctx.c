@@ -7,6 +7,7 @@
  * context bundles all of them and is owned by one execute at a time.
  */
 #include "onednn_internal.h"
+#include "kmux_sys_alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,7 @@
 static void *aligned_bytes(size_t bytes) {
     size_t rounded = (bytes + KMUX_DNN_ALIGN - 1) / KMUX_DNN_ALIGN * KMUX_DNN_ALIGN;
     if (rounded < bytes) return NULL;
-    return aligned_alloc(KMUX_DNN_ALIGN, rounded ? rounded : KMUX_DNN_ALIGN);
+    return kmux_sys_aligned_alloc(KMUX_DNN_ALIGN, rounded ? rounded : KMUX_DNN_ALIGN);
 }
 
 void kmux_dnn_pool_init(kmux_dnn_plan *plan) {
@@ -106,7 +107,7 @@ kmux_status kmux_dnn_ctx_acquire(const char *fn, kmux_dnn_state *st, kmux_dnn_pl
     if (c) plan->pool.free_list = c->next;
     pthread_mutex_unlock(&plan->pool.lock);
     if (!c) {
-        c = calloc(1, sizeof *c);
+        c = kmux_sys_calloc(1, sizeof *c);
         if (!c) return kmux_dnn_oom(st, fn, sizeof *c);
         dnnl_status_t s = dnnl_stream_create(&c->stream, st->engine, dnnl_stream_default_flags);
         if (s != dnnl_success) {

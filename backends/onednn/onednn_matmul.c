@@ -15,6 +15,7 @@
  * relu/gelu_tanh eltwise post-ops; otherwise bias and activation are applied by hand.
  */
 #include "onednn_matmul.h"
+#include "kmux_sys_alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -479,7 +480,7 @@ static void set_workspace(kmux_dnn_mm_plan *p, size_t scratch) {
  * message) when there is none. */
 static kmux_status mm_next(kmux_dnn_state *st, const kmux_dnn_mm_plan *cur,
                            kmux_dnn_mm_plan **out) {
-    kmux_dnn_mm_plan *p = malloc(sizeof *p);
+    kmux_dnn_mm_plan *p = kmux_sys_malloc(sizeof *p);
     if (!p) return KMUX_ERR_OUT_OF_MEMORY;
     *p = *cur;
     kmux_dnn_pool_init(&p->base);
@@ -526,7 +527,7 @@ kmux_status kmux_dnn_matmul_build(kmux_dnn_state *st, const kmux_matmul_desc *de
                                   const kmux_plan_prefs *prefs,
                                   kmux_dnn_plan *list[KMUX_DNN_MAX_IMPLS], int *count) {
     const kmux_matmul_desc *d = desc;
-    kmux_dnn_mm_plan *p = calloc(1, sizeof *p);
+    kmux_dnn_mm_plan *p = kmux_sys_calloc(1, sizeof *p);
     if (!p) return kmux_dnn_oom(st, FN, sizeof *p);
     p->base.kind = KMUX_DNN_MATMUL;
     p->d = *d;

@@ -6,6 +6,7 @@
  * in each family's file.
  */
 #include "onednn_internal.h"
+#include "kmux_sys_alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,7 +91,7 @@ kmux_status kmux_dnn_family_create(kmux_dnn_state *st, const char *fn, size_t si
                                    const void *desc,
                                    void (*make)(kmux_dnn_state *, void *, const void *),
                                    void **plan, int *impl_count) {
-    kmux_dnn_prim *p = calloc(1, size);
+    kmux_dnn_prim *p = kmux_sys_calloc(1, size);
     if (!p) return kmux_dnn_oom(st, fn, size);
     kmux_dnn_prim_init(p);
     kmux_dnn_threads th;

@@ -11,6 +11,7 @@
 #include "dispatch/common/kmux_family.h"
 #include "dispatch/common/kmux_type_rules.h"
 #include "cpu_model.h"
+#include "kmux_sys_alloc.h"
 
 #include <cblas.h>
 #include <pthread.h>
@@ -54,10 +55,11 @@ static const char *parallel_name(int mode) {
 }
 
 static kmux_status ob_init(const kmux_backend_host *host, void **state) {
+    kmux_sys_alloc_use_host(host); /* its allocations count with the core's (KMUX_FAULT_ALLOC) */
     char why[512];
     if (kmux_ob_api_load(why, sizeof why) != 0)
         return host->set_error(KMUX_ERR_BACKEND_LOAD, "backend openblas: %s", why);
-    kmux_ob_state *st = calloc(1, sizeof *st);
+    kmux_ob_state *st = kmux_sys_calloc(1, sizeof *st);
     if (!st)
         return host->set_error(KMUX_ERR_OUT_OF_MEMORY,
                                "backend openblas: init: out of host memory (%zu bytes)",

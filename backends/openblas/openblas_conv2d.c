@@ -72,6 +72,7 @@
 
 #include "dispatch/common/cpu_finish.h"
 #include "kernels/cpu/kmux_cpu_kernels.h"
+#include "kmux_sys_alloc.h"
 
 /* Panels: a panel of the column matrix holds about CV_PANEL_BYTES, so that it is still in the
  * shared L3 when sgemm reads it after im2col wrote it (it cannot stay in L2: measured on the
@@ -238,7 +239,7 @@ kmux_status kmux_ob_conv2d_plan_create(void *state, int device, const kmux_conv2
         kmux_conv2d_out_dim(d->w, d->pad_left, d->pad_right, d->s, d->dilation_w, d->stride_w);
     const int64_t cg = d->c / d->groups;
 
-    cv_set *set = calloc(1, sizeof *set);
+    cv_set *set = kmux_sys_calloc(1, sizeof *set);
     if (!set)
         return KMUX_OB_ERROR(st, KMUX_ERR_OUT_OF_MEMORY,
                              "kmux_conv2d_plan_create: backend openblas: out of host memory");

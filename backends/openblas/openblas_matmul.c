@@ -28,6 +28,7 @@
 
 #include "dispatch/common/cpu_finish.h"
 #include "kernels/cpu/kmux_cpu_kernels.h"
+#include "kmux_sys_alloc.h"
 
 typedef enum mm_path { MM_DGEMM, MM_SGEMM, MM_SGEMM_CVT } mm_path;
 
@@ -70,7 +71,7 @@ kmux_status kmux_ob_matmul_plan_create(void *state, int device, const kmux_matmu
     kmux_ob_state *st = state;
     mm_path path = choose_path(desc);
 
-    mm_plan *p = calloc(1, sizeof *p);
+    mm_plan *p = kmux_sys_calloc(1, sizeof *p);
     if (!p)
         return KMUX_OB_ERROR(st, KMUX_ERR_OUT_OF_MEMORY,
                              "kmux_matmul_plan_create: backend openblas: out of host memory (%zu "

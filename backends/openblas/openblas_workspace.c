@@ -11,6 +11,7 @@
  * mutex guards the pool only while a buffer is taken or given back (~50 ns).
  */
 #include "openblas_internal.h"
+#include "kmux_sys_alloc.h"
 
 #include <stdlib.h>
 
@@ -38,7 +39,7 @@ void *kmux_ob_ws_get(kmux_ob_state *st, size_t bytes) {
 
     if (bytes > SIZE_MAX - HEADER - 63) return NULL;
     size_t cap = (bytes + 63) & ~(size_t)63;
-    char *raw = aligned_alloc(64, HEADER + cap);
+    char *raw = kmux_sys_aligned_alloc(64, HEADER + cap);
     if (!raw) return NULL;
     *(size_t *)raw = cap;
     return raw + HEADER;

@@ -11,6 +11,7 @@
 #include "dispatch/common/kmux_pooling.h"
 #include "dispatch/common/kmux_reduction.h"
 #include "dispatch/common/kmux_type_rules.h"
+#include "kmux_sys_alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,7 @@ kmux_status kmux_ref_oom(void *state, const char *fn, size_t bytes) {
 }
 
 static kmux_status ref_init(const kmux_backend_host *host, void **state) {
-    ref_state *st = calloc(1, sizeof *st);
+    ref_state *st = kmux_sys_calloc(1, sizeof *st);
     if (!st) {
         if (host && host->set_error)
             return host->set_error(KMUX_ERR_OUT_OF_MEMORY,

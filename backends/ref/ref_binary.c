@@ -5,6 +5,7 @@
  */
 #include "ref_dtype.h"
 #include "ref_internal.h"
+#include "kmux_sys_alloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@ kmux_status kmux_ref_binary_plan_create(void *state, int device, const kmux_bina
                                         const kmux_plan_prefs *prefs, void **plan,
                                         int *impl_count) {
     (void)device, (void)prefs;
-    ref_plan *p = calloc(1, sizeof *p);
+    ref_plan *p = kmux_sys_calloc(1, sizeof *p);
     if (!p) return kmux_ref_oom(state, "kmux_binary_plan_create", sizeof *p);
     p->kind = REF_PLAN_BINARY;
     p->bi = *desc;

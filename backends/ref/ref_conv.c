@@ -21,11 +21,12 @@
 #include <stdlib.h>
 
 #include "dispatch/common/cpu_finish.h"
+#include "kmux_sys_alloc.h"
 
 kmux_status kmux_ref_conv2d_plan_create(void *state, int device, const kmux_conv2d_desc *desc,
                                         const kmux_plan_prefs *prefs, void **plan,
                                         int *impl_count) {
-    ref_plan *p = calloc(1, sizeof *p);
+    ref_plan *p = kmux_sys_calloc(1, sizeof *p);
     if (!p) return kmux_ref_oom(state, "kmux_conv2d_plan_create", sizeof *p);
     p->kind = REF_PLAN_CONV2D;
     p->cv = *desc;
@@ -151,7 +152,7 @@ kmux_status kmux_ref_conv2d_execute(void *state, const void *plan, int impl, voi
      * (bounded memory, same sums in the same order). */
     int64_t nx = d->c * d->h * d->w, nw = d->k * s.cg * d->r * d->s, ny = d->k * s.p * s.q;
     size_t bytes = (size_t)(nx + nw + ny) * sizeof(double);
-    double *mem = calloc((size_t)(nx + nw + ny), sizeof(double));
+    double *mem = kmux_sys_calloc((size_t)(nx + nw + ny), sizeof(double));
     if (!mem) return kmux_ref_oom(state, "kmux_conv2d_execute", bytes);
     double *dx = mem, *dw = mem + nx, *dy = mem + nx + nw;
     int f64 = d->compute_type == KMUX_COMPUTE_F64;

@@ -6,6 +6,7 @@
  */
 #include "ref_dtype.h"
 #include "ref_internal.h"
+#include "kmux_sys_alloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -130,7 +131,7 @@ kmux_status kmux_ref_eltwise_plan_create(void *state, int device, const kmux_elt
     (void)device, (void)prefs;
     if (row_of(desc->alg) < 0) /* the caps keep this from happening */
         return KMUX_ERR_UNSUPPORTED;
-    ref_plan *p = calloc(1, sizeof *p);
+    ref_plan *p = kmux_sys_calloc(1, sizeof *p);
     if (!p) return kmux_ref_oom(state, "kmux_eltwise_plan_create", sizeof *p);
     p->kind = REF_PLAN_ELTWISE;
     p->el = *desc;

@@ -17,6 +17,7 @@
 #include "ref_dtype.h"
 
 #include "dispatch/common/cpu_finish.h"
+#include "kmux_sys_alloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -35,7 +36,7 @@ int64_t kmux_ref_panel_elems_from_env(void) {
 kmux_status kmux_ref_matmul_plan_create(void *state, int device, const kmux_matmul_desc *desc,
                                         const kmux_plan_prefs *prefs, void **plan,
                                         int *impl_count) {
-    ref_plan *p = calloc(1, sizeof *p);
+    ref_plan *p = kmux_sys_calloc(1, sizeof *p);
     if (!p) return kmux_ref_oom(state, "kmux_matmul_plan_create", sizeof *p);
     p->kind = REF_PLAN_MATMUL;
     p->mm = *desc;
@@ -84,7 +85,7 @@ kmux_status kmux_ref_matmul_execute(void *state, const void *plan, int impl, voi
     if (nb < 1) nb = 1;
     if (nb > d->n) nb = d->n;
     size_t elems = (size_t)d->k + (size_t)nb * (size_t)d->k + (size_t)d->m * (size_t)d->n;
-    double *row_a = malloc(elems * sizeof(double));
+    double *row_a = kmux_sys_malloc(elems * sizeof(double));
     if (!row_a) return kmux_ref_oom(state, "kmux_matmul_execute", elems * sizeof(double));
     double *bt = row_a + d->k, *acc = bt + nb * d->k;
     kmux_cpu_acc ca = {acc, KMUX_F64, d->order == KMUX_ROW_MAJOR ? d->n : d->m, 0};

@@ -6,6 +6,7 @@
  */
 #include "ref_dtype.h"
 #include "ref_internal.h"
+#include "kmux_sys_alloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@ kmux_status kmux_ref_pooling_plan_create(void *state, int device, const kmux_poo
                                          const kmux_plan_prefs *prefs, void **plan,
                                          int *impl_count) {
     (void)device, (void)prefs;
-    ref_plan *p = calloc(1, sizeof *p);
+    ref_plan *p = kmux_sys_calloc(1, sizeof *p);
     if (!p) return kmux_ref_oom(state, "kmux_pooling_plan_create", sizeof *p);
     p->kind = REF_PLAN_POOLING;
     p->po = *desc;
@@ -40,7 +41,7 @@ kmux_status kmux_ref_pooling_execute(void *state, const void *plan, int impl, vo
     const int64_t nx = d->n * d->c * d->h * d->w;
     double *acc = NULL;
     if (!fwd) {
-        acc = calloc((size_t)nx, sizeof *acc);
+        acc = kmux_sys_calloc((size_t)nx, sizeof *acc);
         if (!acc) return kmux_ref_oom(state, "kmux_pooling_execute", (size_t)nx * sizeof *acc);
     }
     for (int64_t b = 0; b < d->n; b++)

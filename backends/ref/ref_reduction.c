@@ -6,6 +6,7 @@
  */
 #include "ref_dtype.h"
 #include "ref_internal.h"
+#include "kmux_sys_alloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@ kmux_status kmux_ref_reduction_plan_create(void *state, int device, const kmux_r
                                            const kmux_plan_prefs *prefs, void **plan,
                                            int *impl_count) {
     (void)device, (void)prefs;
-    ref_plan *p = calloc(1, sizeof *p);
+    ref_plan *p = kmux_sys_calloc(1, sizeof *p);
     if (!p) return kmux_ref_oom(state, "kmux_reduction_plan_create", sizeof *p);
     p->kind = REF_PLAN_REDUCTION;
     p->re = *desc;
@@ -31,8 +32,8 @@ kmux_status kmux_ref_reduction_execute(void *state, const void *plan, int impl, 
     int64_t idx[KMUX_MAX_NDIMS] = {0}, n = 1, m = 1;
     for (int k = 0; k < nd; k++)
         n *= d->src_dims[k], m *= d->dst_dims[k];
-    double *acc = malloc((size_t)m * sizeof *acc);
-    int *nan = calloc((size_t)m, sizeof *nan);
+    double *acc = kmux_sys_malloc((size_t)m * sizeof *acc);
+    int *nan = kmux_sys_calloc((size_t)m, sizeof *nan);
     if (!acc || !nan) {
         free(acc), free(nan);
         return kmux_ref_oom(state, "kmux_reduction_execute", (size_t)m * (sizeof *acc + 4));

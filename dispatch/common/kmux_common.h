@@ -9,6 +9,7 @@
 #define KMUX_COMMON_H
 
 #include "kmux.h"
+#include "kmux_sys_alloc.h" /* every host allocation of the core and the plugins goes through it */
 
 /** Name of a dtype ("f32", "bf16", "e4m3", "e4m3fnuz", ...); "?" when unknown. Static storage.
  *  (The implementation of kmux_dtype_name.) */

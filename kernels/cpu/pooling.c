@@ -20,6 +20,7 @@
 #include "cpu_f32_io.h"
 #include "kmux_cpu_kernels.h"
 #include "kmux_pooling.h"
+#include "kmux_sys_alloc.h"
 
 typedef struct pool_job {
     kmux_pool_params p;
@@ -345,7 +346,8 @@ static void range(void *ctx, int64_t begin, int64_t end, int tid) {
     const int64_t ph = p->nhwc ? 0 : (fwd ? rw : p->h * rw) + 2 * VPAD + p->q;
     const size_t nf = (size_t)(xrows + (fwd ? (p->nhwc ? p->q * c : pq + p->w) : pq * c + hw * c) +
                                2 * (c + p->q + VPAD) + ph);
-    float *buf = calloc(nf, sizeof *buf); /* zeros: the slack the padded vector lanes read */
+    float *buf =
+        kmux_sys_calloc(nf, sizeof *buf); /* zeros: the slack the padded vector lanes read */
     for (int64_t u = begin; u < end; u++) {
         if (!buf) {
             fallback(p, u);

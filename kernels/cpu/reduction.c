@@ -22,6 +22,7 @@
 #include "cpu_stream.h"
 #include "kmux_cpu_kernels.h"
 #include "kmux_reduction.h"
+#include "kmux_sys_alloc.h"
 
 #define TILE 64    /* outputs of one tile (innermost group kept) */
 #define BLOCK 2048 /* f16/bf16 values decoded at once */
@@ -262,7 +263,8 @@ void kmux_cpu_reduction(const kmux_reduction_desc *d, const kmux_reduction_args 
     if ((parallel && j.items < threads) || j.p.dst_n <= ((int64_t)1 << 16)) {
         j.parts = !parallel ? 1 : threads < KMUX_CAST_MAX_THREADS ? threads : KMUX_CAST_MAX_THREADS;
         j.pstride = (j.p.dst_n + 7) / 8 * 8;
-        j.partial = aligned_alloc(64, (size_t)j.parts * (size_t)j.pstride * sizeof(double));
+        j.partial =
+            kmux_sys_aligned_alloc(64, (size_t)j.parts * (size_t)j.pstride * sizeof(double));
     }
     if (!j.partial) { /* one thread an item (or the partials' memory was refused) */
         kmux_cast_parallel_for(j.items, j.p.count * (j.inner_kept ? TILE : 1), threads, 1, items,

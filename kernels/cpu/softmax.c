@@ -18,6 +18,7 @@
 #include "cpu_libmvec.h" /* before kmux_softmax.h, whose inline functions call expf */
 #include "kmux_cpu_kernels.h"
 #include "kmux_softmax.h"
+#include "kmux_sys_alloc.h"
 
 #define LANES 16
 
@@ -178,7 +179,7 @@ static void rows(void *ctx, int64_t begin, int64_t end, int tid) {
     (void)tid;
     const smx_job *j = ctx;
     const int64_t C = j->p.cols;
-    float *buf = malloc((size_t)C * 3 * sizeof *buf);
+    float *buf = kmux_sys_malloc((size_t)C * 3 * sizeof *buf);
     for (int64_t r = begin; r < end; r++) {
         if (buf)
             row(j, r, buf, buf + C, buf + 2 * C);
