@@ -123,8 +123,9 @@ std::atomic<long> fail_countdown{0}; /* kmux_fake_cuda_fail_call */
 std::atomic<int> fail_error{CUDA_ERROR_OUT_OF_MEMORY}, fail_fired{0};
 
 /* The calls a context needs: initialized, a current context, no sticky error. */
-CUresult need_ctx(CUctx_st **out = nullptr) {
+CUresult need_ctx(CUctx_st **out = nullptr, const char *fn = "") {
     if (!initialized) return CUDA_ERROR_NOT_INITIALIZED;
+    if (fake_gpu::fail_call("libcuda", fn)) return CUDA_ERROR_UNKNOWN;
     if (stack.empty() || stack.back()->refs <= 0) return CUDA_ERROR_INVALID_CONTEXT;
     if (stack.back()->sticky != CUDA_SUCCESS) return stack.back()->sticky;
     if (fail_countdown.load() > 0 && fail_countdown.fetch_sub(1) == 1) {
@@ -137,7 +138,7 @@ CUresult need_ctx(CUctx_st **out = nullptr) {
 #define NEED_CTX(c)                                                                                \
     CUctx_st *c = nullptr;                                                                         \
     do {                                                                                           \
-        CUresult need_ = need_ctx(&c);                                                             \
+        CUresult need_ = need_ctx(&c, __func__);                                                   \
         if (need_ != CUDA_SUCCESS) return need_;                                                   \
     } while (0)
 
@@ -276,6 +277,7 @@ const error_text errors[] = {
     {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
     {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
     {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"}, /* KMUX_FAKE_FAIL_CALL */
     {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
     {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
     {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},

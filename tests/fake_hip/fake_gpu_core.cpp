@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -309,6 +310,16 @@ long fake_gpu::capture_refusals() {
 
 long fake_gpu::graph_runs() {
     return runs.load();
+}
+
+bool fake_gpu::fail_call(const char *lib, const char *fn) {
+    static const long at = env_int("KMUX_FAKE_FAIL_CALL", 0);
+    static std::atomic<long> calls{0};
+    if (at <= 0 || strstr(fn, "Destroy") || strstr(fn, "Free") || strstr(fn, "Unload"))
+        return false;
+    if (calls.fetch_add(1) + 1 != at) return false;
+    fprintf(stderr, "fake: KMUX_FAKE_FAIL_CALL=%ld: %s %s fails\n", at, lib, fn);
+    return true;
 }
 
 double fake_gpu::now_ms() {

@@ -49,8 +49,15 @@ enum {
     kNotFound = 500,
     kIllegalState = fake_gpu::kIllegalState,
     kLaunchFailure = 719,
-    kNotSupported = 801
+    kNotSupported = 801,
+    kUnknown = 999
 };
+
+/* the vendor-call failure sweep's fail point (fake_gpu::fail_call) */
+#define FAIL_POINT()                                                                               \
+    do {                                                                                           \
+        if (fake_gpu::fail_call("libamdhip64", __func__)) return kUnknown;                         \
+    } while (0)
 
 struct module {
     int device;
@@ -286,12 +293,14 @@ EXPORT int hipGetDevice(int *d) {
 }
 
 EXPORT int hipSetDevice(int d) {
+    FAIL_POINT();
     if (!valid_device(d)) return kInvalidDevice;
     current = d;
     return kSuccess;
 }
 
 EXPORT int hipMalloc(void **p, size_t bytes) {
+    FAIL_POINT();
     if (!p) return kInvalidValue;
     if (int u = fake_gpu::capture_unsafe()) return u;
     void *q = fake_gpu::device_alloc(bytes, 256);
@@ -310,6 +319,7 @@ EXPORT int hipFree(void *p) {
  * function fails as on ROCm. */
 
 EXPORT int hipHostMalloc(void **p, size_t bytes, unsigned flags) {
+    FAIL_POINT();
     if (!p || flags != 0) return kInvalidValue;
     if (int u = fake_gpu::capture_unsafe()) return u;
     void *q = fake_gpu::host_alloc(bytes, 4096);
@@ -325,6 +335,7 @@ EXPORT int hipHostFree(void *p) {
 }
 
 EXPORT int hipMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, void *s) {
+    FAIL_POINT();
     /* hipMemcpyKind: 0 H2H, 1 H2D, 2 D2H, 3 D2D, 4 default */
     bool dd = is_device(dst, bytes), sd = is_device(src, bytes);
     if (kind < 0 || kind > 4 || (kind == 1 && (!dd || sd)) || (kind == 2 && (dd || !sd)) ||
@@ -337,6 +348,7 @@ EXPORT int hipMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, vo
 }
 
 EXPORT int hipMemsetAsync(void *dst, int value, size_t bytes, void *s) {
+    FAIL_POINT();
     if (!is_device(dst, bytes)) return kInvalidValue;
     return submit(s, [=]() {
         memset(dst, value, bytes);
@@ -345,6 +357,7 @@ EXPORT int hipMemsetAsync(void *dst, int value, size_t bytes, void *s) {
 }
 
 EXPORT int hipStreamCreate(void **s) {
+    FAIL_POINT();
     if (!s) return kInvalidValue;
     *s = new stream{current, fake_gpu::capture_new()};
     return kSuccess;
@@ -358,10 +371,12 @@ EXPORT int hipStreamDestroy(void *s) {
 }
 
 EXPORT int hipStreamSynchronize(void *s) {
+    FAIL_POINT();
     return fake_gpu::capture_sync(cap_of(s), s == nullptr);
 }
 
 EXPORT int hipEventCreate(void **e) {
+    FAIL_POINT();
     if (!e) return kInvalidValue;
     *e = new event{current};
     return kSuccess;
@@ -374,6 +389,7 @@ EXPORT int hipEventDestroy(void *e) {
 }
 
 EXPORT int hipEventRecord(void *e, void *s) {
+    FAIL_POINT();
     if (!e) return kInvalidHandle;
     event *ev = static_cast<event *>(e);
     ev->cap.record(cap_of(s));
@@ -389,6 +405,7 @@ EXPORT int hipEventRecord(void *e, void *s) {
 static std::atomic<int> stream_waits{0};
 
 EXPORT int hipStreamWaitEvent(void *s, void *e, unsigned flags) {
+    FAIL_POINT();
     /* s NULL: the default stream */
     if (!e) return kInvalidHandle;
     if (flags != 0) return kInvalidValue;
@@ -404,6 +421,7 @@ EXPORT int kmux_fake_hip_stream_waits(void) {
 }
 
 EXPORT int hipEventSynchronize(void *e) {
+    FAIL_POINT();
     if (!e) return kInvalidHandle;
     return static_cast<event *>(e)->cap.synchronize();
 }
@@ -411,12 +429,14 @@ EXPORT int hipEventSynchronize(void *e) {
 /* ---- stream capture and graphs: the core's model (fake_gpu_core.h) on HIP's streams ---- */
 
 EXPORT int hipStreamBeginCapture(void *s, int mode) {
+    FAIL_POINT();
     if (!s) return fake_gpu::kCaptureUnsupported; /* the null stream cannot capture */
     if (s == per_thread) return kNotSupported;    /* not modelled */
     return fake_gpu::capture_begin(cap_of(s), mode);
 }
 
 EXPORT int hipStreamEndCapture(void *s, void **graph) {
+    FAIL_POINT();
     if (!graph) return kInvalidValue;
     *graph = nullptr;
     if (!s || s == per_thread) return kIllegalState;
@@ -437,6 +457,7 @@ EXPORT int hipStreamIsCapturing(void *s, int *status) {
 
 EXPORT int hipGraphInstantiate(void **exec, void *graph, void *error_node, char *log,
                                size_t log_size) {
+    FAIL_POINT();
     (void)error_node, (void)log, (void)log_size;
     if (!exec || !graph) return kInvalidValue;
     *exec = new graph_exec{*static_cast<fake_gpu::graph *>(graph)};
@@ -445,6 +466,7 @@ EXPORT int hipGraphInstantiate(void **exec, void *graph, void *error_node, char 
 
 /* Runs the graph's nodes in their captured order; into a capturing stream: not modelled. */
 EXPORT int hipGraphLaunch(void *exec, void *s) {
+    FAIL_POINT();
     if (!exec) return kInvalidHandle;
     if (fake_gpu::capturing(cap_of(s))) return kNotSupported;
     const fake_gpu::graph *g = &static_cast<graph_exec *>(exec)->g;
@@ -464,6 +486,7 @@ EXPORT int hipGraphDestroy(void *graph) {
 }
 
 EXPORT int hipEventElapsedTime(float *ms, void *a, void *b) {
+    FAIL_POINT();
     if (!ms || !a || !b) return kInvalidValue;
     const event *x = static_cast<event *>(a), *y = static_cast<event *>(b);
     if (x->ms < 0 || y->ms < 0) return kInvalidHandle; /* hipErrorNotReady on a real runtime */
@@ -496,6 +519,7 @@ static bool loads(const std::string &device, const std::string &code) {
 /* The image must be a clang offload bundle holding a code object the current device loads, as
  * the real runtime requires (it would then load that code object). */
 EXPORT int hipModuleLoadData(void **m, const void *image) {
+    FAIL_POINT();
     if (!m || !image) return kInvalidValue;
     int forced = env_int("KMUX_FAKE_HIP_LOAD_ERROR", 0);
     if (forced) return forced;
@@ -528,6 +552,7 @@ EXPORT int hipModuleUnload(void *m) {
 }
 
 EXPORT int hipModuleGetFunction(void **fn, void *m, const char *name) {
+    FAIL_POINT();
     if (!fn || !m || !name) return kInvalidValue;
     const fake_gpu::kernel *k = fake_gpu::find_kernel(name);
     if (!k) return kNotFound;
@@ -538,6 +563,7 @@ EXPORT int hipModuleGetFunction(void **fn, void *m, const char *name) {
 EXPORT int hipModuleLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                  unsigned by, unsigned bz, unsigned shared, void *s, void **params,
                                  void **extra) {
+    FAIL_POINT();
     (void)s;
     if (!fn || extra || shared != 0) return kInvalidValue;
     if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0) return kInvalidValue;

@@ -1,14 +1,17 @@
 /*
- * alloc_fault_program.c - the representative program of the allocation-failure sweep (issue 51,
- * tests/faults/alloc_sweep.sh runs it with KMUX_FAULT_ALLOC = 1, 2, 3, ...): a context, then on
+ * alloc_fault_program.c - the representative program of the fault sweeps (issue 51,
+ * tests/faults/fault_sweep.sh runs it with KMUX_FAULT_ALLOC = 1, 2, 3, ..., or with --vendor and
+ * the fake GPU libraries' KMUX_FAKE_FAIL_CALL = 1, 2, 3, ...): a context, then on
  * every device named in argv (default: ref, cpu:openblas, cpu:onednn, cpu:auto where present) a
  * stream, device memory, a GEMM through kmux_gemm_ex (the plan cache), a convolution plan
  * forward, a ReLU plan, a cast to bf16 with amax, each result checked.
  *
- * Every kmux call must return KMUX_OK or KMUX_ERR_OUT_OF_MEMORY with a message; a call that ran
- * out of memory is made once more and must then succeed (only one allocation fails: the context
- * is still usable). Prints "oom: CALL: MESSAGE" for each such call. Exit 0: every call clean;
- * 1: a call returned anything else (printed as "UNCLEAN: ..."), or a result was wrong.
+ * Every kmux call must return KMUX_OK or KMUX_ERR_OUT_OF_MEMORY with a message (--vendor: any
+ * error status whose message names the vendor's error, hipErrorUnknown or CUDA_ERROR_UNKNOWN);
+ * a call that failed so is made once more and must then succeed (only one allocation or vendor
+ * call fails: the context is still usable). Prints "oom: CALL: MESSAGE" for each such call and
+ * "ran on DEVICE" for each device it finished. Exit 0: every call clean; 1: a call returned
+ * anything else (printed as "UNCLEAN: ..."), or a result was wrong.
  */
 #include <stdio.h>
 #include <string.h>
@@ -16,11 +19,19 @@
 #include <kmux.h>
 
 static int unclean;
+static int vendor; /* --vendor: the injected failure is a vendor call's */
 
-/* after a status from `call`: 1 to make the call again (it ran out of memory, said why) */
+/* after a status from `call`: 1 to make the call again (it failed as the sweep injects, and said
+ * why) */
 static int again(kmux_status s, const char *call) {
-    if (s != KMUX_ERR_OUT_OF_MEMORY) return 0;
     const char *msg = kmux_last_error();
+    if (vendor) {
+        if (s == KMUX_OK || (!strstr(msg, "hipErrorUnknown") && !strstr(msg, "CUDA_ERROR_UNKNOWN")))
+            return 0;
+        fprintf(stderr, "failed: %s: %s: %s\n", call, kmux_status_str(s), msg);
+        return 1;
+    }
+    if (s != KMUX_ERR_OUT_OF_MEMORY) return 0;
     fprintf(stderr, "oom: %s: %s\n", call, msg);
     if (!msg[0]) {
         fprintf(stderr, "UNCLEAN: %s: KMUX_ERR_OUT_OF_MEMORY without a message\n", call);
@@ -113,11 +124,16 @@ out:
     kmux_plan_destroy(conv);
     for (int i = 0; i < 6; i++)
         if (d[i]) kmux_free(dev, d[i]);
-    kmux_stream_destroy(s);
+    /* the stream is gone whatever it returns: an injected failure of its last wait is reported,
+     * not made again */
+    kmux_status st = kmux_stream_destroy(s);
+    if (st != KMUX_OK && !again(st, "kmux_stream_destroy(s)")) clean(st, "kmux_stream_destroy(s)");
 }
 
 int main(int argc, char **argv) {
     static const char *const dflt[] = {"ref", "cpu:openblas", "cpu:onednn", "cpu:auto"};
+    vendor = argc > 1 && strcmp(argv[1], "--vendor") == 0;
+    argc -= vendor, argv += vendor;
     const char *const *ids = argc > 1 ? (const char *const *)argv + 1 : dflt;
     const int n = argc > 1 ? argc - 1 : 4;
     kmux_context *ctx = NULL;

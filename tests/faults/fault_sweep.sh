@@ -1,0 +1,66 @@
+#!/bin/sh
+# The fault sweeps (issue 51, as SQLite's), one run of PROGRAM (alloc_fault_program) per fault:
+#   alloc:  KMUX_FAULT_ALLOC = 1, 2, 3, ... (the N-th host allocation of the core and its plugins
+#           fails) until a run no longer reaches N;
+#   vendor: KMUX_FAKE_FAIL_CALL = 1, 2, 3, ... (the N-th counted call of the fake GPU runtime or
+#           driver fails with its "unknown error", fake_gpu_core.h) until a run no longer reaches N.
+# At every N the run must be clean: exit 0 (every kmux call returned KMUX_OK or the injected
+# failure as a status with a message, the call made again then succeeded, every result right;
+# alloc: every device of a run without faults used), no crash, and under ASan no leak
+# (LeakSanitizer's report). Prints the figures: fault points reached / failed cleanly / unclean
+# / crashed / leaked.
+#   fault_sweep.sh alloc|vendor PROGRAM [DEVICE...]
+set -u
+mode=${1:?usage: $0 alloc|vendor PROGRAM [DEVICE...]}
+prog=${2:?usage: $0 alloc|vendor PROGRAM [DEVICE...]}
+shift 2
+case $mode in
+alloc) var=KMUX_FAULT_ALLOC what=allocation flag= ;;
+vendor) var=KMUX_FAKE_FAIL_CALL what="vendor call" flag=--vendor ;;
+*) echo "usage: $0 alloc|vendor PROGRAM [DEVICE...]"; exit 2 ;;
+esac
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$prog" $flag "$@" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; echo "FAIL: the program fails without faults"; exit 1; }
+devices=$(grep -c '^ran on ' "$tmp/out")
+[ "$devices" -gt 0 ] || { echo "FAIL: none of the devices asked for is here (${*:-the defaults})"; exit 1; }
+echo "without faults: $(grep '^ran on ' "$tmp/out" | cut -c8- | paste -sd' ' -)"
+n=0 reached=0 clean=0 unclean=0 crashed=0 leaked=0 absorbed=0
+while :; do
+    n=$((n + 1))
+    env "$var=$n" "$prog" $flag "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if ! grep -q "$var=$n: " "$tmp/err"; then
+        [ "$rc" = 0 ] || { cat "$tmp/err"; echo "FAIL: the run without a failing $what exited $rc"; exit 1; }
+        break
+    fi
+    reached=$((reached + 1))
+    site=$(grep -m1 '^oom: \|^failed: \|fails$' "$tmp/err" | cut -c1-150)
+    if grep -q "LeakSanitizer" "$tmp/err"; then
+        leaked=$((leaked + 1))
+        echo "LEAK at $what $n (${site:-no call said so}):"
+        grep -A12 "LeakSanitizer" "$tmp/err" | head -n 14
+    elif [ "$rc" -ge 128 ] || grep -q "ERROR: AddressSanitizer\|runtime error:" "$tmp/err"; then
+        crashed=$((crashed + 1))
+        echo "CRASH at $what $n (exit $rc, ${site:-no call said so}):"
+        tail -n 12 "$tmp/err"
+    elif [ "$rc" != 0 ]; then
+        unclean=$((unclean + 1))
+        echo "UNCLEAN at $what $n: $(grep -m1 'UNCLEAN' "$tmp/err")"
+    elif [ "$mode" = alloc ] && [ "$(grep -c '^ran on ' "$tmp/out")" != "$devices" ]; then
+        unclean=$((unclean + 1)) # a device quietly left out: the memory it lacked is lost to it
+        echo "UNCLEAN at $what $n: ran on $(grep '^ran on ' "$tmp/out" | cut -c8- | paste -sd' ' -) only (${site:-no call said so})"
+    else
+        clean=$((clean + 1))
+        if [ "$mode" = vendor ] && ! grep -q '^failed: ' "$tmp/err"; then
+            absorbed=$((absorbed + 1)) # no kmux call reported it: kmux handled it (or ignored it)
+            echo "absorbed: $(grep -m1 "$var=$n: " "$tmp/err" | sed 's/.*: //')"
+        fi
+    fi
+    [ "$n" -lt 20000 ] || { echo "FAIL: still reaching $what $n"; exit 1; }
+done
+echo "$what failure points reached $reached: failed cleanly $clean, unclean $unclean, crashed $crashed, leaked $leaked"
+[ "$mode" = alloc ] || echo "  of the clean ones, $absorbed absorbed: no kmux call returned the failure (listed above)"
+[ "$reached" -gt 0 ] || { echo "FAIL: no $what was counted (is $var wired?)"; exit 1; }
+[ $((unclean + crashed + leaked)) = 0 ] || exit 1
+echo PASS
