@@ -91,15 +91,17 @@ static kmux_status do_probe(kmux_hip_state *st) {
     if (!st->devices)
         return st->host->set_error(KMUX_ERR_OUT_OF_MEMORY,
                                    "hip probe: out of memory (%d devices' records)", n);
-    char skipped[320] = "";
+    char skipped[480] = "";
     for (int ord = 0; ord < n; ord++) {
         char arch[32], id[64], needs[96];
         kmux_hip_read_arch(st, ord, arch, sizeof arch, id, sizeof id);
         if (!kmux_hip_target_find(id, archs, NULL, 0)) {
             size_t len = strlen(skipped);
             if (len + 1 < sizeof skipped)
-                snprintf(skipped + len, sizeof skipped - len, "%sdevice %d is %s (needs %s)",
-                         len ? ", " : "", ord, id, kmux_hip_target_needs(id, needs, sizeof needs));
+                snprintf(skipped + len, sizeof skipped - len, "%sdevice %d is %s (%s%s)",
+                         len ? ", " : "", ord, id, strchr(id, '?') ? "unread: " : "needs ",
+                         strchr(id, '?') ? kmux_hip_arch_unread_reason(st)
+                                         : kmux_hip_target_needs(id, needs, sizeof needs));
             continue;
         }
         kmux_hip_device *d = &st->devices[st->device_count++];

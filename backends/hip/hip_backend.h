@@ -167,6 +167,8 @@ int kmux_hip_arch_rates_get(const char *arch, kmux_hip_arch_rates *r);
 /** Which fp8 formats the architecture's matrix units compute in: 'F' (FNUZ, gfx942), 'O' (OCP,
  *  gfx950, gfx12), 0 (none). */
 int kmux_hip_fp8_family(const char *arch);
+/** Why kmux_hip_read_arch could only guess an architecture (its answer ends in '?'). */
+const char *kmux_hip_arch_unread_reason(const kmux_hip_state *st);
 /** A device's processor ("gfx942", arch[arch_size]) and full target id ("gfx942:sramecc+:xnack-",
  *  id[id_size]): gcnArchName (hipGetDevicePropertiesR0600 on ROCm >= 6, hipGetDeviceProperties on
  *  ROCm 5, chosen by st->runtime_version), else the KFD topology (matched by PCI id), else on

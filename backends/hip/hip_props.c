@@ -122,6 +122,17 @@ static int gcn_arch_name(const kmux_hip_state *st, int ordinal, char *id, size_t
     return 1;
 }
 
+const char *kmux_hip_arch_unread_reason(const kmux_hip_state *st) {
+    if (st->runtime_version >= KMUX_HIP_VERSION_6_0 && !st->api.hipGetDevicePropertiesR0600)
+        return "the HIP runtime (6.0 or later) does not export hipGetDevicePropertiesR0600, and no "
+               "KFD topology names it";
+    if (st->runtime_version > 0 && st->runtime_version < KMUX_HIP_VERSION_6_0 &&
+        !st->api.hipGetDeviceProperties)
+        return "the HIP runtime does not export hipGetDeviceProperties, and no KFD topology "
+               "names it";
+    return "neither the runtime's device properties nor the KFD topology name it";
+}
+
 void kmux_hip_read_arch(const kmux_hip_state *st, int ordinal, char *arch, size_t arch_size,
                         char *id, size_t id_size) {
     if (gcn_arch_name(st, ordinal, id, id_size)) {

@@ -12,6 +12,10 @@
  * call fails: the context is still usable). Prints "oom: CALL: MESSAGE" for each such call and
  * "ran on DEVICE" for each device it finished. Exit 0: every call clean; 1: a call returned
  * anything else (printed as "UNCLEAN: ..."), or a result was wrong.
+ *
+ * --missing=SYMBOL (tests/faults/missing_symbol_sweep.sh: a vendor library without SYMBOL): no
+ * fault is injected; a device that is not available says so ("unavailable: ID: MESSAGE"), and a
+ * call whose status message names SYMBOL ends that device's run cleanly ("refused: ...").
  */
 #include <stdio.h>
 #include <string.h>
@@ -19,7 +23,8 @@
 #include <kmux.h>
 
 static int unclean;
-static int vendor; /* --vendor: the injected failure is a vendor call's */
+static int vendor;          /* --vendor: the injected failure is a vendor call's */
+static const char *missing; /* --missing=SYMBOL */
 
 /* after a status from `call`: 1 to make the call again (it failed as the sweep injects, and said
  * why) */
@@ -42,6 +47,10 @@ static int again(kmux_status s, const char *call) {
 
 static int clean(kmux_status s, const char *call) {
     if (s == KMUX_OK) return 1;
+    if (missing && strstr(kmux_last_error(), missing)) {
+        fprintf(stderr, "refused: %s: %s: %s\n", call, kmux_status_str(s), kmux_last_error());
+        return 0;
+    }
     fprintf(stderr, "UNCLEAN: %s: %s: %s\n", call, kmux_status_str(s), kmux_last_error());
     unclean++;
     return 0;
@@ -64,7 +73,9 @@ static int clean(kmux_status s, const char *call) {
         }                                                                                          \
     } while (0)
 
-static void run_on(kmux_device *dev) {
+/* the workload on dev; 1 when every step ran */
+static int run_on(kmux_device *dev) {
+    int done = 0;
     kmux_stream *s = NULL;
     kmux_plan *conv = NULL, *relu = NULL;
     void *d[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
@@ -119,6 +130,7 @@ static void run_on(kmux_device *dev) {
     STEP(kmux_memcpy(s, &amax, co.amax, sizeof amax, KMUX_MEMCPY_DEVICE_TO_HOST));
     STEP(kmux_stream_synchronize(s));
     EXPECT(amax == 3.0f);
+    done = 1;
 out:
     kmux_plan_destroy(relu);
     kmux_plan_destroy(conv);
@@ -128,12 +140,17 @@ out:
      * not made again */
     kmux_status st = kmux_stream_destroy(s);
     if (st != KMUX_OK && !again(st, "kmux_stream_destroy(s)")) clean(st, "kmux_stream_destroy(s)");
+    return done;
 }
 
 int main(int argc, char **argv) {
     static const char *const dflt[] = {"ref", "cpu:openblas", "cpu:onednn", "cpu:auto"};
     vendor = argc > 1 && strcmp(argv[1], "--vendor") == 0;
     argc -= vendor, argv += vendor;
+    if (argc > 1 && strncmp(argv[1], "--missing=", 10) == 0) {
+        missing = argv[1] + 10;
+        argc--, argv++;
+    }
     const char *const *ids = argc > 1 ? (const char *const *)argv + 1 : dflt;
     const int n = argc > 1 ? argc - 1 : 4;
     kmux_context *ctx = NULL;
@@ -142,10 +159,12 @@ int main(int argc, char **argv) {
         kmux_device *dev = NULL;
         kmux_status st = kmux_device_find(ctx, ids[i], &dev);
         if (again(st, "kmux_device_find")) st = kmux_device_find(ctx, ids[i], &dev);
-        if (st == KMUX_ERR_NOT_FOUND) continue; /* not on this machine */
+        if (st == KMUX_ERR_NOT_FOUND) { /* not on this machine */
+            if (missing) printf("unavailable: %s: %s\n", ids[i], kmux_last_error());
+            continue;
+        }
         if (!clean(st, "kmux_device_find")) continue;
-        run_on(dev);
-        printf("ran on %s\n", ids[i]);
+        if (run_on(dev)) printf("ran on %s\n", ids[i]);
     }
 out:
     if (ctx) {
