@@ -83,8 +83,9 @@ Test(check_libs, a_failing_library_fails_its_check_only) {
     ck_check_libraries(&f.run);
     const ck_result *r = result(&f.report, "library hipblaslt matmul f32");
     cr_expect_eq(r->status, CK_FAIL, "%s", r->detail);
-    cr_expect(strstr(r->detail, "hipblasLtMatmul") && strstr(r->detail, "hipblasStatus_t 5"), "%s",
-              r->detail);
+    cr_expect(strstr(r->detail, "hipblasLtMatmul") &&
+                  strstr(r->detail, "HIPBLAS_STATUS_EXECUTION_FAILED (5)"),
+              "%s", r->detail);
     r = result(&f.report, "library rocblas_gemm_ex matmul f32");
     cr_expect_eq(r->status, CK_PASS, "%s", r->detail);
     ck_report_free(&f.report);

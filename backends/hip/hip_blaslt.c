@@ -144,8 +144,8 @@ static void *handle_of(kmux_hip_state *st, int device, char *why, size_t size) {
         int v = 0;
         if (e == KMUX_HIPBLAS_SUCCESS && b->get_version(h, &v) != KMUX_HIPBLAS_SUCCESS) v = 0;
         if (e != KMUX_HIPBLAS_SUCCESS) {
-            snprintf(b->base.why, sizeof b->base.why,
-                     "hipblasLtCreate on hip:%d: hipblasStatus_t %d", device, e);
+            snprintf(b->base.why, sizeof b->base.why, "hipblasLtCreate on hip:%d: %s (%d)", device,
+                     kmux_hipblas_status_name(e), e);
             h = NULL;
         } else if (v < 700) {
             /* before 0.7 (ROCm 6.1) hipBLASLt had its own datatype and compute-type enums */
@@ -375,7 +375,8 @@ kmux_status kmux_hip_blaslt_plan_build(kmux_hip_state *st, int device, const kmu
     }
     if (e != KMUX_HIPBLAS_SUCCESS || bp->n_algos == 0) {
         if (e != KMUX_HIPBLAS_SUCCESS)
-            snprintf(why, size, "%s: %s: hipblasStatus_t %d", st->blaslt.base.version, step, e);
+            snprintf(why, size, "%s: %s: %s (%d)", st->blaslt.base.version, step,
+                     kmux_hipblas_status_name(e), e);
         else
             snprintf(why, size,
                      "%s offered no algorithm for the problem within a workspace of %zu bytes "
@@ -441,10 +442,9 @@ kmux_status kmux_hip_blaslt_run(kmux_hip_state *st, kmux_hip_stream_t *s,
     pthread_mutex_unlock(&st->blaslt.base.lock);
     kmux_hip_leave(st, &g);
     if (e != KMUX_HIPBLAS_SUCCESS)
-        return st->host->set_error(e == KMUX_HIPBLAS_NOT_SUPPORTED ? KMUX_ERR_UNSUPPORTED
-                                                                   : KMUX_ERR_DEVICE,
-                                   "hip: kmux_matmul_execute on hip:%d: %s %s (%s): "
-                                   "hipblasStatus_t %d",
-                                   s->device, st->blaslt.base.version, step, bp->names[algo], e);
+        return st->host->set_error(
+            e == KMUX_HIPBLAS_NOT_SUPPORTED ? KMUX_ERR_UNSUPPORTED : KMUX_ERR_DEVICE,
+            "hip: kmux_matmul_execute on hip:%d: %s %s (%s): %s (%d)", s->device,
+            st->blaslt.base.version, step, bp->names[algo], kmux_hipblas_status_name(e), e);
     return KMUX_OK;
 }

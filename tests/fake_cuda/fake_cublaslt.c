@@ -42,6 +42,7 @@
  * with no result, cublasLtMatmul CUBLAS_STATUS_NOT_SUPPORTED), so the plugin run against it
  * offers kmux's own kernels only (its fallback path).
  */
+#include "fake_fail.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -128,6 +129,7 @@ static int handle_ok(cublasLtHandle_t h) {
 }
 
 EXPORT cublasStatus_t cublasLtCreate(cublasLtHandle_t *lightHandle) {
+    KMUX_FAKE_FAIL_POINT("libcublasLt", CUBLAS_STATUS_INTERNAL_ERROR);
     if (!lightHandle) return CUBLAS_STATUS_INVALID_VALUE;
     struct fake_handle *h = malloc(sizeof *h);
     if (!h) return CUBLAS_STATUS_ALLOC_FAILED;
@@ -137,6 +139,7 @@ EXPORT cublasStatus_t cublasLtCreate(cublasLtHandle_t *lightHandle) {
 }
 
 EXPORT cublasStatus_t cublasLtDestroy(cublasLtHandle_t lightHandle) {
+    KMUX_FAKE_FAIL_POINT("libcublasLt", CUBLAS_STATUS_INTERNAL_ERROR);
     struct fake_handle *h = (struct fake_handle *)lightHandle;
     if (!handle_ok(lightHandle)) return CUBLAS_STATUS_NOT_INITIALIZED;
     h->magic = 0;
@@ -229,6 +232,7 @@ static cublasStatus_t get_val(void *buf, size_t size, size_t *written, const voi
 EXPORT cublasStatus_t cublasLtMatrixLayoutInit_internal(cublasLtMatrixLayout_t matLayout,
                                                         size_t size, cudaDataType type,
                                                         uint64_t rows, uint64_t cols, int64_t ld) {
+    KMUX_FAKE_FAIL_POINT("libcublasLt", CUBLAS_STATUS_INTERNAL_ERROR);
     cublasStatus_t s =
         init_opaque(matLayout, size, sizeof(cublasLtMatrixLayoutOpaque_t), sizeof(fake_layout));
     if (s != CUBLAS_STATUS_SUCCESS) return s;
@@ -244,6 +248,7 @@ EXPORT cublasStatus_t cublasLtMatrixLayoutInit_internal(cublasLtMatrixLayout_t m
 EXPORT cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t matLayout,
                                                        cublasLtMatrixLayoutAttribute_t attr,
                                                        const void *buf, size_t sizeInBytes) {
+    KMUX_FAKE_FAIL_POINT("libcublasLt", CUBLAS_STATUS_INTERNAL_ERROR);
     fake_layout *l = (fake_layout *)matLayout;
     if (!l || l->magic != MAGIC_LAYOUT) return CUBLAS_STATUS_INVALID_VALUE;
     switch (attr) {
@@ -271,6 +276,7 @@ EXPORT cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t ma
 EXPORT cublasStatus_t cublasLtMatmulDescInit_internal(cublasLtMatmulDesc_t matmulDesc, size_t size,
                                                       cublasComputeType_t computeType,
                                                       cudaDataType_t scaleType) {
+    KMUX_FAKE_FAIL_POINT("libcublasLt", CUBLAS_STATUS_INTERNAL_ERROR);
     cublasStatus_t s =
         init_opaque(matmulDesc, size, sizeof(cublasLtMatmulDescOpaque_t), sizeof(fake_desc));
     if (s != CUBLAS_STATUS_SUCCESS) return s;
@@ -288,6 +294,7 @@ EXPORT cublasStatus_t cublasLtMatmulDescInit_internal(cublasLtMatmulDesc_t matmu
 EXPORT cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t matmulDesc,
                                                      cublasLtMatmulDescAttributes_t attr,
                                                      const void *buf, size_t sizeInBytes) {
+    KMUX_FAKE_FAIL_POINT("libcublasLt", CUBLAS_STATUS_INTERNAL_ERROR);
     fake_desc *d = (fake_desc *)matmulDesc;
     if (!d || d->magic != MAGIC_DESC) return CUBLAS_STATUS_INVALID_VALUE;
     switch (attr) {
@@ -330,6 +337,7 @@ EXPORT cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t matmul
 
 EXPORT cublasStatus_t cublasLtMatmulPreferenceInit_internal(cublasLtMatmulPreference_t pref,
                                                             size_t size) {
+    KMUX_FAKE_FAIL_POINT("libcublasLt", CUBLAS_STATUS_INTERNAL_ERROR);
     cublasStatus_t s =
         init_opaque(pref, size, sizeof(cublasLtMatmulPreferenceOpaque_t), sizeof(fake_pref));
     if (s != CUBLAS_STATUS_SUCCESS) return s;
@@ -345,6 +353,7 @@ EXPORT cublasStatus_t cublasLtMatmulPreferenceInit_internal(cublasLtMatmulPrefer
 EXPORT cublasStatus_t cublasLtMatmulPreferenceSetAttribute(
     cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t attr, const void *buf,
     size_t sizeInBytes) {
+    KMUX_FAKE_FAIL_POINT("libcublasLt", CUBLAS_STATUS_INTERNAL_ERROR);
     fake_pref *p = (fake_pref *)pref;
     if (!p || p->magic != MAGIC_PREF) return CUBLAS_STATUS_INVALID_VALUE;
     switch (attr) {
@@ -368,6 +377,7 @@ EXPORT cublasStatus_t cublasLtMatmulPreferenceSetAttribute(
 #if defined(CUBLAS_VERSION) && CUBLAS_VERSION >= 130000
 EXPORT cublasStatus_t cublasLtEmulationDescInit_internal(cublasLtEmulationDesc_t emulationDesc,
                                                          size_t size) {
+    KMUX_FAKE_FAIL_POINT("libcublasLt", CUBLAS_STATUS_INTERNAL_ERROR);
     cublasStatus_t s =
         init_opaque(emulationDesc, size, sizeof(cublasLtEmulationDescOpaque_t), sizeof(fake_emu));
     if (s != CUBLAS_STATUS_SUCCESS) return s;
@@ -381,6 +391,7 @@ EXPORT cublasStatus_t cublasLtEmulationDescInit_internal(cublasLtEmulationDesc_t
 EXPORT cublasStatus_t cublasLtEmulationDescSetAttribute(cublasLtEmulationDesc_t emulationDesc,
                                                         cublasLtEmulationDescAttributes_t attr,
                                                         const void *buf, size_t sizeInBytes) {
+    KMUX_FAKE_FAIL_POINT("libcublasLt", CUBLAS_STATUS_INTERNAL_ERROR);
     fake_emu *e = (fake_emu *)emulationDesc;
     if (!e || e->magic != MAGIC_EMU) return CUBLAS_STATUS_INVALID_VALUE;
     switch (attr) {
@@ -700,6 +711,7 @@ EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
     cublasLtMatrixLayout_t Bdesc, cublasLtMatrixLayout_t Cdesc, cublasLtMatrixLayout_t Ddesc,
     cublasLtMatmulPreference_t preference, int requestedAlgoCount,
     cublasLtMatmulHeuristicResult_t heuristicResultsArray[], int *returnAlgoCount) {
+    KMUX_FAKE_FAIL_POINT("libcublasLt", CUBLAS_STATUS_INTERNAL_ERROR);
     if (!handle_ok(lightHandle)) return CUBLAS_STATUS_NOT_INITIALIZED;
     if (!returnAlgoCount || requestedAlgoCount < 1 || !heuristicResultsArray)
         return CUBLAS_STATUS_INVALID_VALUE;
@@ -753,6 +765,7 @@ static const fake_algo *algo_of(const cublasLtMatmulAlgo_t *algo) {
 EXPORT cublasStatus_t cublasLtMatmulAlgoConfigGetAttribute(
     const cublasLtMatmulAlgo_t *algo, cublasLtMatmulAlgoConfigAttributes_t attr, void *buf,
     size_t sizeInBytes, size_t *sizeWritten) {
+    KMUX_FAKE_FAIL_POINT("libcublasLt", CUBLAS_STATUS_INTERNAL_ERROR);
     const fake_algo *fa = algo_of(algo);
     if (!fa) return CUBLAS_STATUS_INVALID_VALUE;
     const uint32_t zero32 = 0;
@@ -787,6 +800,7 @@ EXPORT cublasStatus_t cublasLtMatmulAlgoCapGetAttribute(const cublasLtMatmulAlgo
                                                         cublasLtMatmulAlgoCapAttributes_t attr,
                                                         void *buf, size_t sizeInBytes,
                                                         size_t *sizeWritten) {
+    KMUX_FAKE_FAIL_POINT("libcublasLt", CUBLAS_STATUS_INTERNAL_ERROR);
     const fake_algo *fa = algo_of(algo);
     if (!fa) return CUBLAS_STATUS_INVALID_VALUE;
     int32_t i32 = 0;
@@ -960,6 +974,7 @@ EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmu
                                      cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t *algo,
                                      void *workspace, size_t workspaceSizeInBytes,
                                      cudaStream_t stream) {
+    KMUX_FAKE_FAIL_POINT("libcublasLt", CUBLAS_STATUS_INTERNAL_ERROR);
     (void)stream; /* the fake driver runs everything at once */
     if (!handle_ok(lightHandle)) return CUBLAS_STATUS_NOT_INITIALIZED;
 #if defined(KMUX_FAKE_LT_NONE)

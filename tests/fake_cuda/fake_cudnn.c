@@ -56,6 +56,7 @@
  * workspace queries and convolutions CUDNN_STATUS_NOT_SUPPORTED), so the plugin run against it
  * offers kmux's own kernels only.
  */
+#include "fake_fail.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -173,17 +174,20 @@ EXPORT const char *cudnnGetErrorString(cudnnStatus_t status) {
 }
 
 EXPORT cudnnStatus_t cudnnCreate(cudnnHandle_t *handle) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     if (!handle) return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
     *handle = calloc(1, sizeof(struct cudnnContext));
     return *handle ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
 }
 
 EXPORT cudnnStatus_t cudnnDestroy(cudnnHandle_t handle) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     free(handle);
     return CUDNN_STATUS_SUCCESS;
 }
 
 EXPORT cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudaStream_t streamId) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     if (!handle) return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
     handle->stream = streamId;
     return CUDNN_STATUS_SUCCESS;
@@ -229,10 +233,12 @@ static cudnnStatus_t set_4d(desc4d *d, uint32_t magic, cudnnTensorFormat_t forma
 }
 
 EXPORT cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *tensorDesc) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     return create_4d((void **)tensorDesc, sizeof(struct cudnnTensorStruct), MAGIC_TENSOR);
 }
 
 EXPORT cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t tensorDesc) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     free(tensorDesc);
     return CUDNN_STATUS_SUCCESS;
 }
@@ -241,14 +247,17 @@ EXPORT cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t tensorDe
                                                 cudnnTensorFormat_t format,
                                                 cudnnDataType_t dataType, int n, int c, int h,
                                                 int w) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     return set_4d(tensorDesc ? &tensorDesc->d : NULL, MAGIC_TENSOR, format, dataType, n, c, h, w);
 }
 
 EXPORT cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *filterDesc) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     return create_4d((void **)filterDesc, sizeof(struct cudnnFilterStruct), MAGIC_FILTER);
 }
 
 EXPORT cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t filterDesc) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     free(filterDesc);
     return CUDNN_STATUS_SUCCESS;
 }
@@ -257,10 +266,12 @@ EXPORT cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t filterDe
                                                 cudnnDataType_t dataType,
                                                 cudnnTensorFormat_t format, int k, int c, int h,
                                                 int w) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     return set_4d(filterDesc ? &filterDesc->d : NULL, MAGIC_FILTER, format, dataType, k, c, h, w);
 }
 
 EXPORT cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *convDesc) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     if (!convDesc) return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
     struct cudnnConvolutionStruct *d = calloc(1, sizeof *d);
     if (!d) return CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
@@ -273,6 +284,7 @@ EXPORT cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor
 }
 
 EXPORT cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t convDesc) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     free(convDesc);
     return CUDNN_STATUS_SUCCESS;
 }
@@ -283,6 +295,7 @@ EXPORT cudnnStatus_t cudnnSetConvolutionNdDescriptor(cudnnConvolutionDescriptor_
                                                      const int dilationA[],
                                                      cudnnConvolutionMode_t mode,
                                                      cudnnDataType_t computeType) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     if (!convDesc || !padA || !filterStrideA || !dilationA)
         return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
     if (convDesc->magic != MAGIC_CONV) return CUDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE;
@@ -305,6 +318,7 @@ EXPORT cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_
                                                      int dilation_h, int dilation_w,
                                                      cudnnConvolutionMode_t mode,
                                                      cudnnDataType_t computeType) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     const int pad[2] = {pad_h, pad_w}, stride[2] = {u, v}, dil[2] = {dilation_h, dilation_w};
     return cudnnSetConvolutionNdDescriptor(convDesc, 2, pad, stride, dil, mode, computeType);
 }
@@ -314,6 +328,7 @@ EXPORT cudnnStatus_t cudnnGetConvolutionNdDescriptor(const cudnnConvolutionDescr
                                                      int padA[], int strideA[], int dilationA[],
                                                      cudnnConvolutionMode_t *mode,
                                                      cudnnDataType_t *computeType) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     if (!convDesc || !arrayLength || !padA || !strideA || !dilationA || !mode || !computeType)
         return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
     if (convDesc->magic != MAGIC_CONV) return CUDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE;
@@ -332,6 +347,7 @@ EXPORT cudnnStatus_t cudnnGetConvolutionNdDescriptor(const cudnnConvolutionDescr
 
 EXPORT cudnnStatus_t cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t convDesc,
                                                    int groupCount) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     if (!convDesc) return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
     if (convDesc->magic != MAGIC_CONV) return CUDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE;
     if (groupCount <= 0) return CUDNN_STATUS_BAD_PARAM;
@@ -341,6 +357,7 @@ EXPORT cudnnStatus_t cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t 
 
 EXPORT cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t convDesc,
                                                  cudnnMathType_t mathType) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     if (!convDesc) return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
     if (convDesc->magic != MAGIC_CONV) return CUDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE;
     if (mathType != CUDNN_DEFAULT_MATH && mathType != CUDNN_TENSOR_OP_MATH &&
@@ -635,6 +652,7 @@ EXPORT cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(
     const cudnnFilterDescriptor_t filterDesc, const cudnnConvolutionDescriptor_t convDesc,
     const cudnnTensorDescriptor_t destDesc, const int requestedAlgoCount, int *returnedAlgoCount,
     cudnnConvolutionFwdAlgoPerf_t *perfResults) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     PERF_QUERY(DIR_FWD, srcDesc, filterDesc, convDesc, destDesc);
 }
 
@@ -643,6 +661,7 @@ EXPORT cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(
     const cudnnTensorDescriptor_t diffDesc, const cudnnConvolutionDescriptor_t convDesc,
     const cudnnTensorDescriptor_t gradDesc, const int requestedAlgoCount, int *returnedAlgoCount,
     cudnnConvolutionBwdDataAlgoPerf_t *perfResults) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     PERF_QUERY(DIR_BWD_DATA, gradDesc, filterDesc, convDesc, diffDesc);
 }
 
@@ -651,6 +670,7 @@ EXPORT cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(
     const cudnnTensorDescriptor_t diffDesc, const cudnnConvolutionDescriptor_t convDesc,
     const cudnnFilterDescriptor_t gradDesc, const int requestedAlgoCount, int *returnedAlgoCount,
     cudnnConvolutionBwdFilterAlgoPerf_t *perfResults) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     PERF_QUERY(DIR_BWD_FILTER, srcDesc, gradDesc, convDesc, diffDesc);
 }
 
@@ -676,6 +696,7 @@ EXPORT cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(
     cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const cudnnFilterDescriptor_t wDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t yDesc,
     cudnnConvolutionFwdAlgo_t algo, size_t *sizeInBytes) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     return ws_query(DIR_FWD, handle, xDesc, wDesc, convDesc, yDesc, (int)algo, sizeInBytes);
 }
 
@@ -683,6 +704,7 @@ EXPORT cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(
     cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc, const cudnnTensorDescriptor_t dyDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc,
     cudnnConvolutionBwdDataAlgo_t algo, size_t *sizeInBytes) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     return ws_query(DIR_BWD_DATA, handle, dxDesc, wDesc, convDesc, dyDesc, (int)algo, sizeInBytes);
 }
 
@@ -690,6 +712,7 @@ EXPORT cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(
     cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const cudnnTensorDescriptor_t dyDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t gradDesc,
     cudnnConvolutionBwdFilterAlgo_t algo, size_t *sizeInBytes) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     return ws_query(DIR_BWD_FILTER, handle, xDesc, gradDesc, convDesc, dyDesc, (int)algo,
                     sizeInBytes);
 }
@@ -882,6 +905,7 @@ EXPORT cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void *a
                                              cudnnConvolutionFwdAlgo_t algo, void *workSpace,
                                              size_t workSpaceSizeInBytes, const void *beta,
                                              const cudnnTensorDescriptor_t yDesc, void *y) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     return convolve(DIR_FWD, handle, alpha, xDesc, wDesc, convDesc, yDesc, (int)algo, workSpace,
                     workSpaceSizeInBytes, beta, x, w, y);
 }
@@ -892,6 +916,7 @@ EXPORT cudnnStatus_t cudnnConvolutionBackwardData(
     const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionBwdDataAlgo_t algo,
     void *workSpace, size_t workSpaceSizeInBytes, const void *beta,
     const cudnnTensorDescriptor_t dxDesc, void *dx) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     return convolve(DIR_BWD_DATA, handle, alpha, dxDesc, wDesc, convDesc, dyDesc, (int)algo,
                     workSpace, workSpaceSizeInBytes, beta, w, dy, dx);
 }
@@ -902,6 +927,7 @@ EXPORT cudnnStatus_t cudnnConvolutionBackwardFilter(
     const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionBwdFilterAlgo_t algo,
     void *workSpace, size_t workSpaceSizeInBytes, const void *beta,
     const cudnnFilterDescriptor_t dwDesc, void *dw) {
+    KMUX_FAKE_FAIL_POINT("libcudnn", CUDNN_STATUS_INTERNAL_ERROR);
     return convolve(DIR_BWD_FILTER, handle, alpha, xDesc, dwDesc, convDesc, dyDesc, (int)algo,
                     workSpace, workSpaceSizeInBytes, beta, x, dy, dw);
 }

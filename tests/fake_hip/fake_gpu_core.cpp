@@ -3,6 +3,7 @@
  * registry named from the ELF symbol table, tracked memory, emulator launch, clock. A TEST TOOL.
  */
 #include "fake_gpu_core.h"
+#include "fake_fail.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -313,13 +314,7 @@ long fake_gpu::graph_runs() {
 }
 
 bool fake_gpu::fail_call(const char *lib, const char *fn) {
-    static const long at = env_int("KMUX_FAKE_FAIL_CALL", 0);
-    static std::atomic<long> calls{0};
-    if (at <= 0 || strstr(fn, "Destroy") || strstr(fn, "Free") || strstr(fn, "Unload"))
-        return false;
-    if (calls.fetch_add(1) + 1 != at) return false;
-    fprintf(stderr, "fake: KMUX_FAKE_FAIL_CALL=%ld: %s %s fails\n", at, lib, fn);
-    return true;
+    return kmux_fake_fail_call(lib, fn) != 0;
 }
 
 double fake_gpu::now_ms() {

@@ -172,11 +172,8 @@ int graph_run(const graph &g);
 long capture_refusals();
 long graph_runs();
 
-/** KMUX_FAKE_FAIL_CALL=K, the vendor-call failure sweep's hook (issue 51, tests/faults): true for
- *  the K-th call of this fake library counted through it, said on stderr ("fake:
- * KMUX_FAKE_FAIL_CALL =K: <lib> <fn> fails"); the fake then returns its "unknown error". Releases
- * (a name with Destroy, Free or Unload) are never failed nor counted: a library's release of a
- * valid handle does not fail, and kmux's destroy functions have no status to carry it. */
+/** KMUX_FAKE_FAIL_CALL=K, the vendor-call failure sweep's hook (fake_fail.h): true for the K-th
+ *  call of this fake library counted through it; the fake then returns its "unknown error". */
 bool fail_call(const char *lib, const char *fn);
 
 /** CLOCK_MONOTONIC in milliseconds. */

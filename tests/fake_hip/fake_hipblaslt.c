@@ -20,6 +20,7 @@
  * return `status` once (0: disarm); kmux_fake_hipblaslt_fail_fired() says whether it did;
  * KMUX_FAKE_HIPBLASLT_VERSION sets hipblasLtGetVersion's answer (default 100000, 1.0.0).
  */
+#include "fake_fail.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -146,12 +147,14 @@ static void store(void *p, int t, int64_t i, double v) {
 }
 
 EXPORT int hipblasLtCreate(void **h) {
+    KMUX_FAKE_FAIL_POINT("libhipblaslt", 6);
     static int handle_magic = MAGIC_HANDLE;
     if (!h) return INVALID_VALUE;
     *h = &handle_magic;
     return OK;
 }
 EXPORT int hipblasLtDestroy(void *h) {
+    KMUX_FAKE_FAIL_POINT("libhipblaslt", 6);
     return h && *(int *)h == MAGIC_HANDLE ? OK : NOT_INITIALIZED;
 }
 EXPORT int hipblasLtGetVersion(void *h, int *v) {
@@ -163,6 +166,7 @@ EXPORT int hipblasLtGetVersion(void *h, int *v) {
 
 EXPORT int hipblasLtMatrixLayoutCreate(void **l, int type, uint64_t rows, uint64_t cols,
                                        int64_t ld) {
+    KMUX_FAKE_FAIL_POINT("libhipblaslt", 6);
     if (!l || !known_type(type)) return INVALID_VALUE;
     if (ld < (int64_t)(rows > 1 ? rows : 1)) return INVALID_VALUE; /* column-major: ld >= rows */
     layout_t *p = calloc(1, sizeof *p);
@@ -172,12 +176,14 @@ EXPORT int hipblasLtMatrixLayoutCreate(void **l, int type, uint64_t rows, uint64
     return OK;
 }
 EXPORT int hipblasLtMatrixLayoutDestroy(void *l) {
+    KMUX_FAKE_FAIL_POINT("libhipblaslt", 6);
     if (!l || ((layout_t *)l)->magic != MAGIC_LAYOUT) return INVALID_VALUE;
     ((layout_t *)l)->magic = 0;
     free(l);
     return OK;
 }
 EXPORT int hipblasLtMatrixLayoutSetAttribute(void *lv, int attr, const void *buf, size_t size) {
+    KMUX_FAKE_FAIL_POINT("libhipblaslt", 6);
     layout_t *l = lv;
     if (!l || l->magic != MAGIC_LAYOUT || !buf) return INVALID_VALUE;
     if (attr == 0 && size == sizeof(int32_t)) return memcpy(&l->batch, buf, size), OK;
@@ -186,6 +192,7 @@ EXPORT int hipblasLtMatrixLayoutSetAttribute(void *lv, int attr, const void *buf
 }
 
 EXPORT int hipblasLtMatmulDescCreate(void **d, int compute, int scale) {
+    KMUX_FAKE_FAIL_POINT("libhipblaslt", 6);
     if (!d) return INVALID_VALUE;
     if (compute != C32F && compute != C32F_FAST_16BF && compute != C32F_FAST_TF32 &&
         compute != C32I)
@@ -203,12 +210,14 @@ EXPORT int hipblasLtMatmulDescCreate(void **d, int compute, int scale) {
     return OK;
 }
 EXPORT int hipblasLtMatmulDescDestroy(void *d) {
+    KMUX_FAKE_FAIL_POINT("libhipblaslt", 6);
     if (!d || ((desc_t *)d)->magic != MAGIC_DESC) return INVALID_VALUE;
     ((desc_t *)d)->magic = 0;
     free(d);
     return OK;
 }
 EXPORT int hipblasLtMatmulDescSetAttribute(void *dv, int attr, const void *buf, size_t size) {
+    KMUX_FAKE_FAIL_POINT("libhipblaslt", 6);
     desc_t *d = dv;
     if (!d || d->magic != MAGIC_DESC || !buf) return INVALID_VALUE;
     switch (attr) {
@@ -244,6 +253,7 @@ EXPORT int hipblasLtMatmulDescSetAttribute(void *dv, int attr, const void *buf, 
 }
 
 EXPORT int hipblasLtMatmulPreferenceCreate(void **p) {
+    KMUX_FAKE_FAIL_POINT("libhipblaslt", 6);
     if (!p) return INVALID_VALUE;
     pref_t *q = calloc(1, sizeof *q);
     if (!q) return ALLOC_FAILED;
@@ -252,11 +262,13 @@ EXPORT int hipblasLtMatmulPreferenceCreate(void **p) {
     return OK;
 }
 EXPORT int hipblasLtMatmulPreferenceDestroy(void *p) {
+    KMUX_FAKE_FAIL_POINT("libhipblaslt", 6);
     if (!p || ((pref_t *)p)->magic != MAGIC_PREF) return INVALID_VALUE;
     free(p);
     return OK;
 }
 EXPORT int hipblasLtMatmulPreferenceSetAttribute(void *p, int attr, const void *buf, size_t size) {
+    KMUX_FAKE_FAIL_POINT("libhipblaslt", 6);
     pref_t *q = p;
     if (!q || q->magic != MAGIC_PREF || !buf) return INVALID_VALUE;
     if (attr == 1 && size == sizeof(uint64_t)) return memcpy(&q->max_ws, buf, size), OK;
@@ -313,6 +325,7 @@ static const size_t ws_of[3] = {0, (size_t)1 << 20, (size_t)64 << 20};
 EXPORT int hipblasLtMatmulAlgoGetHeuristic(void *h, void *desc, void *a, void *b, void *c, void *d,
                                            void *pref, int requested, heur_t *results,
                                            int *returned) {
+    KMUX_FAKE_FAIL_POINT("libhipblaslt", 6);
     if (!h || *(int *)h != MAGIC_HANDLE) return NOT_INITIALIZED;
     if (!pref || ((pref_t *)pref)->magic != MAGIC_PREF || requested <= 0 || !results || !returned)
         return INVALID_VALUE;
@@ -344,6 +357,7 @@ EXPORT int hipblasLtMatmul(void *h, void *desc, const void *alpha, const void *A
                            const void *B, void *bdesc, const void *beta, const void *C, void *cdesc,
                            void *D, void *ddesc, const algo_t *algo, void *ws, size_t ws_bytes,
                            void *stream) {
+    KMUX_FAKE_FAIL_POINT("libhipblaslt", 6);
     (void)stream;
     if (!h || *(int *)h != MAGIC_HANDLE) return NOT_INITIALIZED;
     int s = check_problem(desc, adesc, bdesc, cdesc, ddesc);

@@ -18,6 +18,7 @@
  * Hooks for tests: kmux_fake_miopen_fail_call(k, status): the k-th next convolution call
  * (immediate or find mode) returns `status` once; kmux_fake_miopen_fail_fired().
  */
+#include "fake_fail.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,7 @@ EXPORT const char *miopenGetErrorString(int e) {
     }
 }
 EXPORT int miopenCreate(void **h) {
+    KMUX_FAKE_FAIL_POINT("libMIOpen", 5);
     handle_t *p = h ? calloc(1, sizeof *p) : NULL;
     if (!p) return h ? ALLOC_FAILED : BAD_PARM;
     p->magic = MAGIC_HANDLE;
@@ -97,11 +99,13 @@ EXPORT int miopenCreate(void **h) {
     return OK;
 }
 EXPORT int miopenCreateWithStream(void **h, void *stream) {
+    KMUX_FAKE_FAIL_POINT("libMIOpen", 5);
     int e = miopenCreate(h);
     if (e == OK) ((handle_t *)*h)->stream = stream;
     return e;
 }
 EXPORT int miopenDestroy(void *h) {
+    KMUX_FAKE_FAIL_POINT("libMIOpen", 5);
     if (!h || ((handle_t *)h)->magic != MAGIC_HANDLE) return BAD_PARM;
     ((handle_t *)h)->magic = 0;
     free(h);
@@ -109,6 +113,7 @@ EXPORT int miopenDestroy(void *h) {
 }
 
 EXPORT int miopenCreateTensorDescriptor(void **d) {
+    KMUX_FAKE_FAIL_POINT("libMIOpen", 5);
     tensor_t *p = d ? calloc(1, sizeof *p) : NULL;
     if (!p) return d ? ALLOC_FAILED : BAD_PARM;
     p->magic = MAGIC_TENSOR;
@@ -117,6 +122,7 @@ EXPORT int miopenCreateTensorDescriptor(void **d) {
 }
 EXPORT int miopenSetTensorDescriptor(void *dv, int type, int dims, const int *lens,
                                      const int *strides) {
+    KMUX_FAKE_FAIL_POINT("libMIOpen", 5);
     tensor_t *d = dv;
     if (!d || d->magic != MAGIC_TENSOR || dims != 4 || !lens || !strides) return BAD_PARM;
     if (type != HALF && type != FLOAT && type != BF16) return BAD_PARM;
@@ -129,6 +135,7 @@ EXPORT int miopenSetTensorDescriptor(void *dv, int type, int dims, const int *le
     return OK;
 }
 EXPORT int miopenDestroyTensorDescriptor(void *d) {
+    KMUX_FAKE_FAIL_POINT("libMIOpen", 5);
     if (!d || ((tensor_t *)d)->magic != MAGIC_TENSOR) return BAD_PARM;
     ((tensor_t *)d)->magic = 0;
     free(d);
@@ -136,6 +143,7 @@ EXPORT int miopenDestroyTensorDescriptor(void *d) {
 }
 
 EXPORT int miopenCreateConvolutionDescriptor(void **d) {
+    KMUX_FAKE_FAIL_POINT("libMIOpen", 5);
     conv_t *p = d ? calloc(1, sizeof *p) : NULL;
     if (!p) return d ? ALLOC_FAILED : BAD_PARM;
     p->magic = MAGIC_CONV;
@@ -145,6 +153,7 @@ EXPORT int miopenCreateConvolutionDescriptor(void **d) {
 }
 EXPORT int miopenInitConvolutionDescriptor(void *dv, int mode, int ph, int pw, int sh, int sw,
                                            int dh, int dw) {
+    KMUX_FAKE_FAIL_POINT("libMIOpen", 5);
     conv_t *d = dv;
     if (!d || d->magic != MAGIC_CONV || mode != 0) return BAD_PARM;
     if (ph < 0 || pw < 0 || sh < 1 || sw < 1 || dh < 1 || dw < 1) return BAD_PARM;
@@ -153,18 +162,21 @@ EXPORT int miopenInitConvolutionDescriptor(void *dv, int mode, int ph, int pw, i
     return OK;
 }
 EXPORT int miopenSetConvolutionGroupCount(void *dv, int g) {
+    KMUX_FAKE_FAIL_POINT("libMIOpen", 5);
     conv_t *d = dv;
     if (!d || d->magic != MAGIC_CONV || g < 1) return BAD_PARM;
     d->groups = g;
     return OK;
 }
 EXPORT int miopenSetConvolutionAttribute(void *dv, int attr, int value) {
+    KMUX_FAKE_FAIL_POINT("libMIOpen", 5);
     conv_t *d = dv;
     if (!d || d->magic != MAGIC_CONV || attr != 1 || (value != 0 && value != 1)) return BAD_PARM;
     d->deterministic = value;
     return OK;
 }
 EXPORT int miopenDestroyConvolutionDescriptor(void *d) {
+    KMUX_FAKE_FAIL_POINT("libMIOpen", 5);
     if (!d || ((conv_t *)d)->magic != MAGIC_CONV) return BAD_PARM;
     ((conv_t *)d)->magic = 0;
     free(d);
@@ -351,6 +363,7 @@ static void data(const problem *p, int find, const void *p1, const void *p2, voi
 }
 
 static int count_impl(int dir, void *h, void *d1, void *d2, void *conv, void *d3, size_t *count) {
+    KMUX_FAKE_FAIL_POINT("libMIOpen", 5); /* the exported call of this direction */
     if (!h || ((handle_t *)h)->magic != MAGIC_HANDLE || !count) return BAD_PARM;
     problem p = roles(dir, 0, d1, d2, conv, d3);
     if (check(&p) != OK) return BAD_PARM;
@@ -361,6 +374,7 @@ static int count_impl(int dir, void *h, void *d1, void *d2, void *conv, void *d3
 
 static int solutions_impl(int dir, void *h, void *d1, void *d2, void *conv, void *d3, size_t max,
                           size_t *count, solution_t *out) {
+    KMUX_FAKE_FAIL_POINT("libMIOpen", 5); /* the exported call of this direction */
     if (!h || ((handle_t *)h)->magic != MAGIC_HANDLE || !count || !out || max < 1) return BAD_PARM;
     problem p = roles(dir, 0, d1, d2, conv, d3);
     if (check(&p) != OK) return BAD_PARM;
@@ -381,6 +395,7 @@ static const solution_t *find_id(const problem *p, uint64_t id, solution_t s[3])
 }
 
 static int compile_impl(int dir, void *h, void *d1, void *d2, void *conv, void *d3, uint64_t id) {
+    KMUX_FAKE_FAIL_POINT("libMIOpen", 5); /* the exported call of this direction */
     if (!h || ((handle_t *)h)->magic != MAGIC_HANDLE) return BAD_PARM;
     problem p = roles(dir, 0, d1, d2, conv, d3);
     solution_t s[3];
@@ -389,6 +404,7 @@ static int compile_impl(int dir, void *h, void *d1, void *d2, void *conv, void *
 
 static int immediate_impl(int dir, void *h, void *d1, const void *p1, void *d2, const void *p2,
                           void *conv, void *d3, void *p3, void *ws, size_t ws_size, uint64_t id) {
+    KMUX_FAKE_FAIL_POINT("libMIOpen", 5); /* the exported call of this direction */
     if (!h || ((handle_t *)h)->magic != MAGIC_HANDLE) return BAD_PARM;
     problem p = roles(dir, 0, d1, d2, conv, d3);
     solution_t s[3];
@@ -405,6 +421,7 @@ static int immediate_impl(int dir, void *h, void *d1, const void *p1, void *d2, 
 }
 
 static int ws_impl(int dir, void *h, void *d1, void *d2, void *conv, void *d3, size_t *bytes) {
+    KMUX_FAKE_FAIL_POINT("libMIOpen", 5); /* the exported call of this direction */
     if (!h || ((handle_t *)h)->magic != MAGIC_HANDLE || !bytes) return BAD_PARM;
     problem p = roles(dir, 0, d1, d2, conv, d3);
     if (check(&p) != OK) return BAD_PARM;
@@ -419,6 +436,7 @@ static int ws_impl(int dir, void *h, void *d1, void *d2, void *conv, void *d3, s
 static int find_impl(int dir, void *h, void *d1, const void *p1, void *d2, const void *p2,
                      void *conv, void *d3, void *p3, int request, int *returned, perf_t *perf,
                      void *ws, size_t ws_size, _Bool exhaustive) {
+    KMUX_FAKE_FAIL_POINT("libMIOpen", 5); /* the exported call of this direction */
     (void)exhaustive;
     if (!h || ((handle_t *)h)->magic != MAGIC_HANDLE || request < 1 || !returned || !perf)
         return BAD_PARM;
@@ -436,6 +454,7 @@ static int find_impl(int dir, void *h, void *d1, const void *p1, void *d2, const
 static int run_impl(int dir, void *h, const void *alpha, void *d1, const void *p1, void *d2,
                     const void *p2, void *conv, int algo, const void *beta, void *d3, void *p3,
                     void *ws, size_t ws_size) {
+    KMUX_FAKE_FAIL_POINT("libMIOpen", 5); /* the exported call of this direction */
     if (!h || ((handle_t *)h)->magic != MAGIC_HANDLE || !alpha || !beta) return BAD_PARM;
     problem p = roles(dir, 1, d1, d2, conv, d3);
     if (check(&p) != OK || !p1 || !p2 || !p3) return BAD_PARM;

@@ -7,6 +7,7 @@
  * strides, scalars), not rocBLAS; it refuses what rocBLAS refuses for these types (mixed A/B
  * types, unknown datatypes, d != c in place).
  */
+#include "fake_fail.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,6 +68,7 @@ static void store(void *p, int t, int64_t i, double v) {
 
 EXPORT int rocblas_create_handle(void **h);
 EXPORT int rocblas_create_handle(void **h) {
+    KMUX_FAKE_FAIL_POINT("librocblas", 6);
     if (!h || handles >= 64) return INVALID_VALUE;
     *h = &pool[handles++];
     return OK;
@@ -74,11 +76,13 @@ EXPORT int rocblas_create_handle(void **h) {
 
 EXPORT int rocblas_destroy_handle(void *h);
 EXPORT int rocblas_destroy_handle(void *h) {
+    KMUX_FAKE_FAIL_POINT("librocblas", 6);
     return h ? OK : INVALID_HANDLE;
 }
 
 EXPORT int rocblas_set_stream(void *h, void *stream);
 EXPORT int rocblas_set_stream(void *h, void *stream) {
+    KMUX_FAKE_FAIL_POINT("librocblas", 6);
     if (!h) return INVALID_HANDLE;
     ((struct handle *)h)->stream = stream;
     return OK;
@@ -86,6 +90,7 @@ EXPORT int rocblas_set_stream(void *h, void *stream) {
 
 EXPORT int rocblas_set_atomics_mode(void *h, int mode);
 EXPORT int rocblas_set_atomics_mode(void *h, int mode) {
+    KMUX_FAKE_FAIL_POINT("librocblas", 6);
     return h && (mode == 0 || mode == 1) ? OK : INVALID_VALUE;
 }
 
@@ -103,6 +108,7 @@ EXPORT int rocblas_gemm_strided_batched_ex(void *h, int ta, int tb, int32_t m, i
                                            int32_t ldc, int64_t sc, void *d, int dt, int32_t ldd,
                                            int64_t sd, int32_t batch, int comp, int algo,
                                            int32_t solution, uint32_t flags) {
+    KMUX_FAKE_FAIL_POINT("librocblas", 6);
     (void)solution, (void)flags;
     if (!h) return INVALID_HANDLE;
     if (at != bt || ct != dt || !dtype_of(at) || !dtype_of(ct) || (comp != F32 && comp != F64) ||
