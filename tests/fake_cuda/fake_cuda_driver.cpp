@@ -115,7 +115,9 @@ std::mutex mu; /* contexts, modules */
 bool initialized = false;
 int devices = 0;
 int sm = 90;
-std::vector<CUctx_st *> primary; /* one per device, made at cuInit, live while refs > 0 */
+/* one per device, made at cuInit, live while refs > 0; kept for the process's life as the real
+ * driver keeps them (never destroyed at exit: the contexts stay reachable, not leaked) */
+std::vector<CUctx_st *> &primary = *new std::vector<CUctx_st *>;
 thread_local std::vector<CUctx_st *> stack;
 std::atomic<long> launches{0}, stream_waits{0};
 std::string last_fault;

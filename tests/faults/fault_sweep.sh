@@ -10,6 +10,8 @@
 # (LeakSanitizer's report). Prints the figures: fault points reached / failed cleanly / unclean
 # / crashed / leaked.
 #   fault_sweep.sh alloc|vendor PROGRAM [DEVICE...]
+# FAULT_SWEEP_VALGRIND=1 runs each fault under valgrind's memcheck (tests/valgrind/run.sh): an
+# invalid access or a definite leak on any fault path counts as leaked.
 set -u
 mode=${1:?usage: $0 alloc|vendor PROGRAM [DEVICE...]}
 prog=${2:?usage: $0 alloc|vendor PROGRAM [DEVICE...]}
@@ -21,15 +23,25 @@ vendor) var=KMUX_FAKE_FAIL_CALL what="vendor call" flag=--vendor ;;
 esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$prog" $flag "$@" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; echo "FAIL: the program fails without faults"; exit 1; }
+vg=
+if [ "${FAULT_SWEEP_VALGRIND:-0}" = 1 ]; then
+    vg="valgrind --tool=memcheck --error-exitcode=99 --leak-check=full --show-leak-kinds=definite
+        --errors-for-leak-kinds=definite --num-callers=30 --log-file=$tmp/memcheck.log"
+fi
+$vg "$prog" $flag "$@" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; echo "FAIL: the program fails without faults"; exit 1; }
 devices=$(grep -c '^ran on ' "$tmp/out")
 [ "$devices" -gt 0 ] || { echo "FAIL: none of the devices asked for is here (${*:-the defaults})"; exit 1; }
 echo "without faults: $(grep '^ran on ' "$tmp/out" | cut -c8- | paste -sd' ' -)"
 n=0 reached=0 clean=0 unclean=0 crashed=0 leaked=0 absorbed=0
 while :; do
     n=$((n + 1))
-    env "$var=$n" "$prog" $flag "$@" >"$tmp/out" 2>"$tmp/err"
+    # shellcheck disable=SC2086
+    env "$var=$n" $vg "$prog" $flag "$@" >"$tmp/out" 2>"$tmp/err"
     rc=$?
+    if [ "$rc" = 99 ] && [ -n "$vg" ]; then # memcheck: its report in place of the LSan one
+        echo "LeakSanitizer-equivalent (memcheck):" >>"$tmp/err"
+        grep -A14 "Invalid\|uninitialised\|definitely lost in" "$tmp/memcheck.log" | head -n 30 >>"$tmp/err"
+    fi
     if ! grep -q "$var=$n: " "$tmp/err"; then
         [ "$rc" = 0 ] || { cat "$tmp/err"; echo "FAIL: the run without a failing $what exited $rc"; exit 1; }
         break
@@ -38,8 +50,8 @@ while :; do
     site=$(grep -m1 '^oom: \|^failed: \|fails$' "$tmp/err" | cut -c1-150)
     if grep -q "LeakSanitizer" "$tmp/err"; then
         leaked=$((leaked + 1))
-        echo "LEAK at $what $n (${site:-no call said so}):"
-        grep -A12 "LeakSanitizer" "$tmp/err" | head -n 14
+        echo "LEAK (or, under memcheck, an invalid access) at $what $n (${site:-no call said so}):"
+        grep -A30 "LeakSanitizer" "$tmp/err" | head -n 32
     elif [ "$rc" -ge 128 ] || grep -q "ERROR: AddressSanitizer\|runtime error:" "$tmp/err"; then
         crashed=$((crashed + 1))
         echo "CRASH at $what $n (exit $rc, ${site:-no call said so}):"
