@@ -124,7 +124,9 @@ int main(int argc, char **argv) {
             for (int r = 0; r < reps; r++) {
                 double t0 = now_s();
                 if (kmux_cast(st, n, src, KMUX_F32, half, KMUX_BF16, NULL) != KMUX_OK) {
-                    printf("kmux_cast on %s failed: %s\n", kmux_device_id(dev), kmux_last_error());
+                    char msg[1024]; /* first: kmux_device_id is a kmux call and clears it */
+                    snprintf(msg, sizeof msg, "%s", kmux_last_error());
+                    printf("kmux_cast on %s failed: %s\n", kmux_device_id(dev), msg);
                     bad = 1;
                     break;
                 }

@@ -122,6 +122,7 @@ static void start_backend(kmux_context *ctx, kmux_backend_instance *b,
                           const kmux_backend_ops *raw) {
     ops_holder *h = kmux_sys_calloc(1, sizeof *h);
     if (!h) {
+        snprintf(b->name, sizeof b->name, "%s", raw->name ? raw->name : "?"); /* for the message */
         set_reason(b, "out of memory (%zu bytes)", sizeof *h);
         b->out_of_memory = 1;
         return;

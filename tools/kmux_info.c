@@ -140,8 +140,10 @@ static void print_device(kmux_device *dev) {
 
 static json_t *device_json(kmux_device *dev) {
     kmux_device_props p;
-    if (kmux_device_props_get(dev, &p) != KMUX_OK)
-        return json_pack("{s:s, s:s}", "id", kmux_device_id(dev), "error", kmux_last_error());
+    if (kmux_device_props_get(dev, &p) != KMUX_OK) {
+        json_t *err = json_string(kmux_last_error()); /* first: kmux_device_id clears it */
+        return json_pack("{s:s, s:o}", "id", kmux_device_id(dev), "error", err);
+    }
     json_t *dts = json_array(), *peaks = json_object();
     for (int t = 1; t < KMUX_DTYPE_COUNT; t++) {
         if (p.dtype_support[t]) json_array_append_new(dts, json_string(kmux_dtype_name(t)));

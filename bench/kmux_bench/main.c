@@ -132,9 +132,11 @@ static int select_targets(kmux_context *ctx, const char *list, kb_target *t, int
     for (int i = 0; i < n; ++i) {
         kmux_status s = kmux_device_props_get(t[i].dev, &t[i].props);
         if (s == KMUX_OK) s = kmux_stream_create(t[i].dev, &t[i].stream);
-        if (s != KMUX_OK) {
+        if (s != KMUX_OK) { /* the message first: kmux_device_id is a kmux call and clears it */
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s", kmux_last_error());
             fprintf(stderr, "kmux-bench: %s: %s: %s\n", kmux_device_id(t[i].dev),
-                    kmux_status_str(s), kmux_last_error());
+                    kmux_status_str(s), msg);
             return -1;
         }
     }
@@ -216,6 +218,8 @@ int main(int argc, char **argv) {
     if (st != KMUX_OK) {
         fprintf(stderr, "kmux-bench: kmux_context_create: %s: %s\n", kmux_status_str(st),
                 kmux_last_error());
+        kb_problem_list_free(&problems);
+        kb_options_free(&o);
         return 1;
     }
     int rc = 0;

@@ -3,23 +3,26 @@
 #   alloc:  KMUX_FAULT_ALLOC = 1, 2, 3, ... (the N-th host allocation of the core and its plugins
 #           fails) until a run no longer reaches N;
 #   vendor: KMUX_FAKE_FAIL_CALL = 1, 2, 3, ... (the N-th counted call of the fake GPU runtime or
-#           driver fails with its "unknown error", fake_gpu_core.h) until a run no longer reaches N.
+#           driver fails with its "unknown error", fake_gpu_core.h) until a run no longer reaches N;
+#   alloc-cmd: as alloc, for any kmux program (PROGRAM ARGS..., e.g. kmux-bench on two
+#           problems): clean when it exits 0, or exits 1 or 2 having printed every kmux status it
+#           met with its message (no "KMUX_ERR_...:" line that ends there).
 # At every N the run must be clean: exit 0 (every kmux call returned KMUX_OK or the injected
 # failure as a status with a message, the call made again then succeeded, every result right;
 # alloc: every device of a run without faults used), no crash, and under ASan no leak
 # (LeakSanitizer's report). Prints the figures: fault points reached / failed cleanly / unclean
 # / crashed / leaked.
-#   fault_sweep.sh alloc|vendor PROGRAM [DEVICE...]
+#   fault_sweep.sh alloc|vendor PROGRAM [DEVICE...]   fault_sweep.sh alloc-cmd PROGRAM [ARG...]
 # FAULT_SWEEP_VALGRIND=1 runs each fault under valgrind's memcheck (tests/valgrind/run.sh): an
 # invalid access or a definite leak on any fault path counts as leaked.
 set -u
-mode=${1:?usage: $0 alloc|vendor PROGRAM [DEVICE...]}
-prog=${2:?usage: $0 alloc|vendor PROGRAM [DEVICE...]}
+mode=${1:?usage: $0 alloc|vendor|alloc-cmd PROGRAM [ARG...]}
+prog=${2:?usage: $0 alloc|vendor|alloc-cmd PROGRAM [ARG...]}
 shift 2
 case $mode in
-alloc) var=KMUX_FAULT_ALLOC what=allocation flag= ;;
+alloc | alloc-cmd) var=KMUX_FAULT_ALLOC what=allocation flag= ;;
 vendor) var=KMUX_FAKE_FAIL_CALL what="vendor call" flag=--vendor ;;
-*) echo "usage: $0 alloc|vendor PROGRAM [DEVICE...]"; exit 2 ;;
+*) echo "usage: $0 alloc|vendor|alloc-cmd PROGRAM [ARG...]"; exit 2 ;;
 esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -30,8 +33,10 @@ if [ "${FAULT_SWEEP_VALGRIND:-0}" = 1 ]; then
 fi
 $vg "$prog" $flag "$@" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; echo "FAIL: the program fails without faults"; exit 1; }
 devices=$(grep -c '^ran on ' "$tmp/out")
-[ "$devices" -gt 0 ] || { echo "FAIL: none of the devices asked for is here (${*:-the defaults})"; exit 1; }
-echo "without faults: $(grep '^ran on ' "$tmp/out" | cut -c8- | paste -sd' ' -)"
+if [ "$mode" != alloc-cmd ]; then
+    [ "$devices" -gt 0 ] || { echo "FAIL: none of the devices asked for is here (${*:-the defaults})"; exit 1; }
+    echo "without faults: $(grep '^ran on ' "$tmp/out" | cut -c8- | paste -sd' ' -)"
+fi
 n=0 reached=0 clean=0 unclean=0 crashed=0 leaked=0 absorbed=0
 while :; do
     n=$((n + 1))
@@ -56,6 +61,11 @@ while :; do
         crashed=$((crashed + 1))
         echo "CRASH at $what $n (exit $rc, ${site:-no call said so}):"
         tail -n 12 "$tmp/err"
+    elif [ "$mode" = alloc-cmd ] && { [ "$rc" -gt 2 ] || grep -q 'KMUX_[A-Z_]*:[[:space:]]*$' "$tmp/err"; }; then
+        unclean=$((unclean + 1))
+        echo "UNCLEAN at $what $n: exit $rc: $(grep -v "$var=" "$tmp/err" | head -n 2 | tr '\n' ' ')"
+    elif [ "$mode" = alloc-cmd ]; then
+        clean=$((clean + 1))
     elif [ "$rc" != 0 ]; then
         unclean=$((unclean + 1))
         echo "UNCLEAN at $what $n: $(grep -m1 'UNCLEAN' "$tmp/err")"
@@ -72,7 +82,7 @@ while :; do
     [ "$n" -lt 20000 ] || { echo "FAIL: still reaching $what $n"; exit 1; }
 done
 echo "$what failure points reached $reached: failed cleanly $clean, unclean $unclean, crashed $crashed, leaked $leaked"
-[ "$mode" = alloc ] || echo "  of the clean ones, $absorbed absorbed: no kmux call returned the failure (listed above)"
+[ "$mode" != vendor ] || echo "  of the clean ones, $absorbed absorbed: no kmux call returned the failure (listed above)"
 [ "$reached" -gt 0 ] || { echo "FAIL: no $what was counted (is $var wired?)"; exit 1; }
 [ $((unclean + crashed + leaked)) = 0 ] || exit 1
 echo PASS
