@@ -123,6 +123,7 @@ KMUX_AVX2 void kmux_cast_f32_to_f16_avx2(int64_t n, const float *src, uint16_t *
     int64_t i = 0;
     if (stream) { /* head up to 16-byte alignment of dst, then aligned streaming stores */
         int64_t head = (int64_t)((16 - ((uintptr_t)dst & 15)) & 15) / 2;
+        if (head > n) head = n; /* a short call: all of it is head (was read and written past n) */
         if (((uintptr_t)dst & 1) == 0 && head > 0) {
             kmux_cast_f32_to_f16_avx2(head, src, dst, saturate, scale, 0);
             i = head;
@@ -209,6 +210,7 @@ KMUX_AVX2 void kmux_cast_f32_to_bf16_avx2(int64_t n, const float *src, uint16_t 
     int64_t i = 0;
     if (stream) {
         int64_t head = (int64_t)((32 - ((uintptr_t)dst & 31)) & 31) / 2;
+        if (head > n) head = n; /* a short call: all of it is head (was read and written past n) */
         if (((uintptr_t)dst & 1) == 0 && head > 0) {
             kmux_cast_f32_to_bf16_avx2(head, src, dst, saturate, scale, 0);
             i = head;
