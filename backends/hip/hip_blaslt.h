@@ -23,15 +23,19 @@
 #include "kmux.h"
 
 enum {
-    /* hipblasStatus_t */
+    /* hipblasStatus_t (hipblas-common.h) */
     KMUX_HIPBLAS_SUCCESS = 0,
     KMUX_HIPBLAS_NOT_INITIALIZED = 1,
     KMUX_HIPBLAS_ALLOC_FAILED = 2,
     KMUX_HIPBLAS_INVALID_VALUE = 3,
+    KMUX_HIPBLAS_MAPPING_ERROR = 4,
     KMUX_HIPBLAS_EXECUTION_FAILED = 5,
     KMUX_HIPBLAS_INTERNAL_ERROR = 6,
     KMUX_HIPBLAS_NOT_SUPPORTED = 7,
     KMUX_HIPBLAS_ARCH_MISMATCH = 8,
+    KMUX_HIPBLAS_HANDLE_IS_NULLPTR = 9,
+    KMUX_HIPBLAS_INVALID_ENUM = 10,
+    KMUX_HIPBLAS_UNKNOWN = 11,
     /* hipblasOperation_t */
     KMUX_HIPBLAS_OP_N = 111,
     KMUX_HIPBLAS_OP_T = 112,
@@ -73,6 +77,25 @@ enum {
     /* hipblasLtMatmulPreferenceAttributes_t */
     KMUX_HIPBLASLT_PREF_MAX_WORKSPACE_BYTES = 1 /* uint64_t */
 };
+
+/** The name of a hipblasStatus_t ("HIPBLAS_STATUS_INTERNAL_ERROR"), as hipblasStatusToString;
+ *  "HIPBLAS_STATUS_?" for a value the enum above does not list. */
+static inline const char *kmux_hipblas_status_name(int s) {
+    static const char *const names[] = {
+        [KMUX_HIPBLAS_SUCCESS] = "HIPBLAS_STATUS_SUCCESS",
+        [KMUX_HIPBLAS_NOT_INITIALIZED] = "HIPBLAS_STATUS_NOT_INITIALIZED",
+        [KMUX_HIPBLAS_ALLOC_FAILED] = "HIPBLAS_STATUS_ALLOC_FAILED",
+        [KMUX_HIPBLAS_INVALID_VALUE] = "HIPBLAS_STATUS_INVALID_VALUE",
+        [KMUX_HIPBLAS_MAPPING_ERROR] = "HIPBLAS_STATUS_MAPPING_ERROR",
+        [KMUX_HIPBLAS_EXECUTION_FAILED] = "HIPBLAS_STATUS_EXECUTION_FAILED",
+        [KMUX_HIPBLAS_INTERNAL_ERROR] = "HIPBLAS_STATUS_INTERNAL_ERROR",
+        [KMUX_HIPBLAS_NOT_SUPPORTED] = "HIPBLAS_STATUS_NOT_SUPPORTED",
+        [KMUX_HIPBLAS_ARCH_MISMATCH] = "HIPBLAS_STATUS_ARCH_MISMATCH",
+        [KMUX_HIPBLAS_HANDLE_IS_NULLPTR] = "HIPBLAS_STATUS_HANDLE_IS_NULLPTR",
+        [KMUX_HIPBLAS_INVALID_ENUM] = "HIPBLAS_STATUS_INVALID_ENUM",
+        [KMUX_HIPBLAS_UNKNOWN] = "HIPBLAS_STATUS_UNKNOWN"};
+    return s >= 0 && s < (int)(sizeof names / sizeof names[0]) ? names[s] : "HIPBLAS_STATUS_?";
+}
 
 /** hipblasLtMatmulAlgo_t (AMD platform). */
 typedef struct kmux_hipblaslt_algo {

@@ -284,7 +284,10 @@ static kmux_status run_rocblas(kmux_hip_state *st, const hip_matmul_plan *p, kmu
     }
     kmux_hip_leave(st, &g);
     if (e != KMUX_ROCBLAS_SUCCESS)
-        return st->host->set_error(e == 2 || e == 4 ? KMUX_ERR_UNSUPPORTED : KMUX_ERR_DEVICE,
+        return st->host->set_error(e == KMUX_ROCBLAS_NOT_IMPLEMENTED ||
+                                           e == KMUX_ROCBLAS_INVALID_SIZE
+                                       ? KMUX_ERR_UNSUPPORTED
+                                       : KMUX_ERR_DEVICE,
                                    "hip: kmux_matmul_execute on hip:%d: %s: %s (%d)", s->device,
                                    rb->base.version, kmux_rocblas_status_name(e), e);
     return KMUX_OK;

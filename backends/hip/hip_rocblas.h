@@ -16,7 +16,14 @@
 #include "kmux.h"
 
 enum {
+    /* rocblas_status (rocblas-types.h) */
     KMUX_ROCBLAS_SUCCESS = 0,
+    KMUX_ROCBLAS_INVALID_HANDLE = 1,
+    KMUX_ROCBLAS_NOT_IMPLEMENTED = 2,
+    KMUX_ROCBLAS_INVALID_POINTER = 3,
+    KMUX_ROCBLAS_INVALID_SIZE = 4,
+    KMUX_ROCBLAS_MEMORY_ERROR = 5,
+    KMUX_ROCBLAS_INTERNAL_ERROR = 6,
     KMUX_ROCBLAS_OP_N = 111, /* rocblas_operation_none */
     KMUX_ROCBLAS_OP_T = 112, /* rocblas_operation_transpose */
     KMUX_ROCBLAS_F16 = 150,  /* rocblas_datatype_f16_r */
@@ -27,6 +34,20 @@ enum {
     KMUX_ROCBLAS_ATOMICS_NOT_ALLOWED = 0, /* rocblas_atomics_mode: bitwise reproducible */
     KMUX_ROCBLAS_ATOMICS_ALLOWED = 1      /* rocBLAS's default */
 };
+
+/** The name of a rocblas_status ("rocblas_status_internal_error"), as rocblas_status_to_string;
+ *  "rocblas_status_?" for a value the enum above does not list. */
+static inline const char *kmux_rocblas_status_name(int s) {
+    static const char *const names[] = {
+        [KMUX_ROCBLAS_SUCCESS] = "rocblas_status_success",
+        [KMUX_ROCBLAS_INVALID_HANDLE] = "rocblas_status_invalid_handle",
+        [KMUX_ROCBLAS_NOT_IMPLEMENTED] = "rocblas_status_not_implemented",
+        [KMUX_ROCBLAS_INVALID_POINTER] = "rocblas_status_invalid_pointer",
+        [KMUX_ROCBLAS_INVALID_SIZE] = "rocblas_status_invalid_size",
+        [KMUX_ROCBLAS_MEMORY_ERROR] = "rocblas_status_memory_error",
+        [KMUX_ROCBLAS_INTERNAL_ERROR] = "rocblas_status_internal_error"};
+    return s >= 0 && s < (int)(sizeof names / sizeof names[0]) ? names[s] : "rocblas_status_?";
+}
 
 typedef struct kmux_hip_rocblas {
     kmux_hip_lib base; /**< opened once; its version string: rocblas_get_version_string */
